@@ -1,0 +1,88 @@
+"""pytvm's FFI: type indices, DataType, Device, PackedFunc, the global registry, objects, errors."""
+
+from __future__ import annotations
+
+from .c_function import CFunction, runtime_library
+from .device import (
+    DEVICE_NAME_TO_TYPE,
+    RPC_SESS_MASK,
+    Device,
+    DeviceType,
+    cpu,
+    cuda,
+    device,
+    ext_dev,
+    hexagon,
+)
+from .dtype import DataType, DataTypeCode, dtype
+from .errors import (
+    TVMAttributeError,
+    TVMError,
+    TVMIndexError,
+    TVMKeyError,
+    TVMMemoryError,
+    TVMOSError,
+    TVMTypeError,
+    TVMValueError,
+    format_error,
+    parse_error,
+    register_error,
+)
+from .function import PackedFunc, PyFunction, as_packed_func
+from .object import (
+    Object,
+    register_object,
+    type_index_to_class,
+    type_index_to_key,
+    type_key_to_index,
+)
+from .registry import (
+    get_global_func,
+    init_api,
+    list_global_func_names,
+    register_func,
+    remove_global_func,
+)
+from .type_index import TypeIndex
+
+__all__ = [
+    "CFunction",
+    "DEVICE_NAME_TO_TYPE",
+    "DataType",
+    "DataTypeCode",
+    "Device",
+    "DeviceType",
+    "Object",
+    "PackedFunc",
+    "PyFunction",
+    "RPC_SESS_MASK",
+    "TVMAttributeError",
+    "TVMError",
+    "TVMIndexError",
+    "TVMKeyError",
+    "TVMMemoryError",
+    "TVMOSError",
+    "TVMTypeError",
+    "TVMValueError",
+    "TypeIndex",
+    "as_packed_func",
+    "cpu",
+    "cuda",
+    "device",
+    "dtype",
+    "ext_dev",
+    "format_error",
+    "get_global_func",
+    "hexagon",
+    "init_api",
+    "list_global_func_names",
+    "parse_error",
+    "register_error",
+    "register_func",
+    "register_object",
+    "remove_global_func",
+    "runtime_library",
+    "type_index_to_class",
+    "type_index_to_key",
+    "type_key_to_index",
+]

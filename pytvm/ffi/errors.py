@@ -1,0 +1,177 @@
+"""Error kinds that keep their Python class when they cross the C boundary or the RPC wire.
+
+An error travels as text: an optional Python-style traceback block, then ``Kind: message``.
+:func:`format_error` writes that text for an exception and :func:`parse_error` turns it back
+into an exception whose class is the one registered for ``Kind`` (a subclass of both
+:class:`TVMError` and the matching built-in), so ``except ValueError`` still works after a hop.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable
+
+__all__ = [
+    "TVMError",
+    "TVMValueError",
+    "TVMTypeError",
+    "TVMAttributeError",
+    "TVMIndexError",
+    "TVMKeyError",
+    "TVMMemoryError",
+    "TVMOSError",
+    "register_error",
+    "error_class",
+    "format_error",
+    "parse_error",
+]
+
+
+class TVMError(RuntimeError):
+    """Base class of every pytvm error; its kind name on the wire is ``RuntimeError``.
+
+    ``traceback`` holds the traceback text of the side that raised it, when it came from
+    another language or process (empty otherwise).
+    """
+
+    traceback: str = ""
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument; keep the message readable for every kind.
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class TVMValueError(TVMError, ValueError):
+    """A bad value (wrong shape, dtype string, size ...)."""
+
+
+class TVMTypeError(TVMError, TypeError):
+    """A value of the wrong type."""
+
+
+class TVMAttributeError(TVMError, AttributeError):
+    """A missing attribute or function."""
+
+
+class TVMIndexError(TVMError, IndexError):
+    """An index out of range."""
+
+
+class TVMKeyError(TVMError, KeyError):
+    """A missing key."""
+
+
+class TVMMemoryError(TVMError, MemoryError):
+    """An allocation that failed."""
+
+
+class TVMOSError(TVMError, OSError):
+    """An operating-system level failure (file, socket, process)."""
+
+
+_KIND_TO_CLASS: dict[str, type[TVMError]] = {}
+_CLASS_TO_KIND: dict[type, str] = {}
+
+
+def register_error(kind: str | None = None) -> Callable[[type[TVMError]], type[TVMError]]:
+    """Register an error class under a kind name (default: the class name).
+
+    Examples
+    --------
+    >>> @register_error("MyDeviceError")
+    ... class MyDeviceError(TVMError):
+    ...     pass
+    >>> type(parse_error("MyDeviceError: bad")).__name__
+    'MyDeviceError'
+    """
+
+    def register(cls: type[TVMError]) -> type[TVMError]:
+        _KIND_TO_CLASS[kind or cls.__name__] = cls
+        _CLASS_TO_KIND[cls] = kind or cls.__name__
+        return cls
+
+    return register
+
+
+for _kind, _cls in (
+    ("RuntimeError", TVMError),
+    ("TVMError", TVMError),
+    ("InternalError", TVMError),
+    ("ValueError", TVMValueError),
+    ("TypeError", TVMTypeError),
+    ("AttributeError", TVMAttributeError),
+    ("IndexError", TVMIndexError),
+    ("KeyError", TVMKeyError),
+    ("MemoryError", TVMMemoryError),
+    ("OSError", TVMOSError),
+):
+    _KIND_TO_CLASS[_kind] = _cls
+    _KIND_TO_CLASS[_cls.__name__] = _cls
+    _CLASS_TO_KIND.setdefault(_cls, _kind)
+
+
+def error_class(kind: str) -> type[TVMError]:
+    """The class registered for ``kind``; :class:`TVMError` for unknown kinds."""
+    return _KIND_TO_CLASS.get(kind, TVMError)
+
+
+def _kind_of(exc: BaseException) -> str:
+    """The wire kind of an exception: the first registered or built-in class name in its MRO."""
+    for klass in type(exc).__mro__:
+        kind = _CLASS_TO_KIND.get(klass)
+        if kind is not None:
+            return kind
+        if klass.__module__ == "builtins" and klass not in (Exception, BaseException):
+            return klass.__name__
+    return "RuntimeError"
+
+
+def _message_of(exc: BaseException) -> str:
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        return str(exc.args[0])
+    return str(exc)
+
+
+def format_error(exc: BaseException, with_traceback: bool = True) -> str:
+    """The text an exception travels as: traceback block (optional) then ``Kind: message``."""
+    head = ""
+    if with_traceback:
+        if exc.__traceback__ is not None:
+            frames = "".join(traceback.format_tb(exc.__traceback__))
+            head = "Traceback (most recent call last):\n" + frames
+        inherited = getattr(exc, "traceback", "")
+        if inherited:
+            head = inherited + ("" if inherited.endswith("\n") else "\n") + head
+    return f"{head}{_kind_of(exc)}: {_message_of(exc)}"
+
+
+_KIND_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*): ", re.ASCII)
+
+
+def parse_error(text: str, context: str = "") -> TVMError:
+    """Rebuild an exception from text written by :func:`format_error` (or a C caller).
+
+    ``context`` (e.g. ``"in remote[0]"``) is prefixed to the message so the user sees where the
+    error happened. Text with no ``Kind:`` prefix becomes a plain :class:`TVMError`.
+    """
+    lines = text.split("\n")
+    start = 0
+    # Skip any number of stacked traceback blocks: a header line, then indented frame lines.
+    while start < len(lines) and lines[start].startswith("Traceback (most recent call last)"):
+        start += 1
+        while start < len(lines) and (lines[start].startswith(" ") or not lines[start]):
+            start += 1
+    trace = "\n".join(lines[:start])
+    body = "\n".join(lines[start:])
+    match = _KIND_LINE.match(body)
+    cls: type[TVMError] = TVMError
+    if match and match.group(1).rsplit(".", 1)[-1] in _KIND_TO_CLASS:
+        cls = _KIND_TO_CLASS[match.group(1).rsplit(".", 1)[-1]]
+        body = body[match.end() :]
+    message = f"{context}: {body}" if context else body
+    err = cls(message)
+    err.traceback = trace
+    if trace and hasattr(err, "add_note"):
+        err.add_note(trace.rstrip("\n"))
+    return err

@@ -1,0 +1,18 @@
+"""pytvm's runtime: device APIs, NDArray (DLPack in and out), modules, time_evaluator."""
+
+from __future__ import annotations
+
+from .device_api import CPUDeviceAPI, DeviceAPI, DeviceAttrKind, registered_device_apis
+from .dlpack import from_dlpack
+from .ndarray import NDArray, array, empty
+
+__all__ = [
+    "CPUDeviceAPI",
+    "DeviceAPI",
+    "DeviceAttrKind",
+    "NDArray",
+    "array",
+    "empty",
+    "from_dlpack",
+    "registered_device_apis",
+]

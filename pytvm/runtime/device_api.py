@@ -1,0 +1,182 @@
+"""``DeviceAPI``: how memory on one kind of device is allocated, copied and synchronised.
+
+Device APIs are found through global functions named ``device_api.<name>`` (``device_api.cpu``,
+``device_api.hexagon``, ``device_api.rpc`` ...), so a user can register or override one from
+Python exactly as seed 000's ``device_api.hexagon``. ``DeviceAPI.get(dev)`` picks
+``device_api.rpc`` for any RPC-masked device type (type >= 128).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from enum import IntEnum
+from typing import Any
+
+from ..ffi import Device, Object, register_object
+from ..ffi.c_abi import DLTensor
+from ..ffi.dtype import DataType
+from ..ffi.errors import TVMError, TVMMemoryError, TVMValueError
+from ..ffi.registry import get_global_func, list_global_func_names, register_func, registry_version
+
+__all__ = [
+    "DeviceAPI",
+    "DeviceAttrKind",
+    "CPUDeviceAPI",
+    "registered_device_apis",
+    "nbytes_of",
+]
+
+
+class DeviceAttrKind(IntEnum):
+    """The attributes ``DeviceAPI.get_attr`` answers (TVM's ``DeviceAttrKind``)."""
+
+    EXIST = 0
+    MAX_THREADS_PER_BLOCK = 1
+    WARP_SIZE = 2
+    MAX_SHARED_MEMORY_PER_BLOCK = 3
+    COMPUTE_VERSION = 4
+    DEVICE_NAME = 5
+    MAX_CLOCK_RATE = 6
+    MULTI_PROCESSOR_COUNT = 7
+    MAX_THREAD_DIMENSIONS = 8
+    MAX_REGISTERS_PER_BLOCK = 9
+    GCN_ARCH = 10
+    API_VERSION = 11
+    DRIVER_VERSION = 12
+    L2_CACHE_SIZE_BYTES = 13
+    TOTAL_GLOBAL_MEMORY = 14
+    AVAILABLE_GLOBAL_MEMORY = 15
+
+
+def nbytes_of(tensor: DLTensor) -> int:
+    """Bytes spanned by a compact DLTensor."""
+    count = 1
+    for i in range(tensor.ndim):
+        count *= tensor.shape[i]
+    dtype = tensor.dtype
+    return count * ((dtype.bits * dtype.lanes + 7) // 8)
+
+
+@register_object("runtime.DeviceAPI")
+class DeviceAPI(Object):
+    """Interface of a device API. Pointers are integers (addresses in the device's space)."""
+
+    name = "abstract"
+
+    def set_device(self, dev: Device) -> None:
+        """Make ``dev`` current for the calling thread."""
+
+    def get_attr(self, dev: Device, kind: int) -> Any:
+        """An attribute of ``dev`` (see ``DeviceAttrKind``); None if unknown."""
+        return None
+
+    def alloc_data(self, dev: Device, nbytes: int, alignment: int, dtype: DataType,
+                   mem_scope: str | None = None) -> int:
+        """Allocate ``nbytes`` on ``dev``; returns the data pointer."""
+        raise NotImplementedError
+
+    def free_data(self, dev: Device, ptr: int) -> None:
+        """Free memory from ``alloc_data``."""
+        raise NotImplementedError
+
+    def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
+        """Copy the bytes of ``src`` into ``dst`` (same size, compact); either may be on host."""
+        raise NotImplementedError
+
+    def stream_sync(self, dev: Device, stream: int | None) -> None:
+        """Wait until work queued on ``stream`` of ``dev`` is done."""
+
+    def create_stream(self, dev: Device) -> int | None:
+        """A new stream of ``dev`` (None: the device has only its default stream)."""
+        return None
+
+    def free_stream(self, dev: Device, stream: int | None) -> None:
+        """Release a stream from ``create_stream``."""
+
+    def set_stream(self, dev: Device, stream: int | None) -> None:
+        """Make ``stream`` the current stream of ``dev``."""
+
+    def get_current_stream(self, dev: Device) -> int | None:
+        """The current stream of ``dev``."""
+        return None
+
+    def alloc_workspace(self, dev: Device, nbytes: int, dtype_hint: DataType) -> int:
+        """Scratch memory for kernels; by default the same as ``alloc_data``."""
+        return self.alloc_data(dev, nbytes, 64, dtype_hint)
+
+    def free_workspace(self, dev: Device, ptr: int) -> None:
+        """Release scratch memory."""
+        self.free_data(dev, ptr)
+
+    _cache: dict[str, tuple[int, DeviceAPI]] = {}
+
+    @staticmethod
+    def get(dev: Device, allow_missing: bool = False) -> DeviceAPI | None:
+        """The device API serving ``dev``: ``device_api.rpc`` when the type carries a session
+        mask, else ``device_api.<device name>``."""
+        name = "rpc" if dev.is_remote else dev.device_name
+        cached = DeviceAPI._cache.get(name)
+        version = registry_version()
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        factory = get_global_func(f"device_api.{name}", allow_missing=True)
+        if factory is None:
+            if allow_missing:
+                return None
+            hint = (" (RPC-masked device: connect an RPC session first)" if dev.is_remote
+                    else f"; register one with pytvm.register_func('device_api.{name}', ...)")
+            raise TVMValueError(f"no device API for {dev}: global function "
+                                f"'device_api.{name}' is not registered{hint}")
+        api = factory()
+        if not isinstance(api, DeviceAPI):
+            raise TVMError(f"device_api.{name} returned {type(api).__name__}, not a DeviceAPI")
+        DeviceAPI._cache[name] = (version, api)
+        return api
+
+
+_libc = ctypes.CDLL(None)
+_libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                                 ctypes.c_size_t]
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+class CPUDeviceAPI(DeviceAPI):
+    """Host memory: aligned heap blocks, copies with ``memmove``, nothing to synchronise."""
+
+    name = "cpu"
+
+    def get_attr(self, dev: Device, kind: int) -> Any:
+        if kind == DeviceAttrKind.EXIST:
+            return 1
+        if kind == DeviceAttrKind.DEVICE_NAME:
+            return "cpu"
+        return None
+
+    def alloc_data(self, dev: Device, nbytes: int, alignment: int, dtype: DataType,
+                   mem_scope: str | None = None) -> int:
+        ptr = ctypes.c_void_p()
+        align = max(alignment, ctypes.sizeof(ctypes.c_void_p))
+        if _libc.posix_memalign(ctypes.byref(ptr), align, max(nbytes, 1)) != 0:
+            raise TVMMemoryError(f"cannot allocate {nbytes} bytes on {dev}")
+        return ptr.value or 0
+
+    def free_data(self, dev: Device, ptr: int) -> None:
+        _libc.free(ptr)
+
+    def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
+        nbytes = nbytes_of(src)
+        if nbytes != nbytes_of(dst):
+            raise TVMValueError(f"copy size mismatch: source has {nbytes} bytes, destination "
+                                f"{nbytes_of(dst)}")
+        ctypes.memmove((dst.data or 0) + dst.byte_offset, (src.data or 0) + src.byte_offset,
+                       nbytes)
+
+
+_CPU_API = CPUDeviceAPI()
+register_func("device_api.cpu", lambda: _CPU_API)
+
+
+def registered_device_apis() -> list[str]:
+    """Names ``n`` for which a ``device_api.n`` global function is registered, sorted."""
+    return sorted(name.split(".", 1)[1] for name in list_global_func_names()
+                  if name.startswith("device_api."))

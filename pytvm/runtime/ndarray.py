@@ -1,0 +1,299 @@
+"""``NDArray``: a tensor in a device's memory, described by a ``DLTensor`` (seed 000's flows).
+
+Every copy goes through the device API of the device holding the data:
+``copyfrom(numpy)`` is seed 000's ``copy_from_bytes`` (``copy_data_from_to`` then
+``stream_sync``), whatever the device is -- host memory, an accelerator, or a remote device
+whose device API is ``device_api.rpc``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ffi import Device, Object, cpu, register_object
+from ..ffi.c_abi import DLDataType, DLDevice, DLTensor
+from ..ffi.c_function import register_arg_setter, set_dltensor_wrapper
+from ..ffi.device import device as make_device
+from ..ffi.dtype import DataType
+from ..ffi.dtype import dtype as make_dtype
+from ..ffi.errors import TVMTypeError, TVMValueError
+from ..ffi.type_index import TypeIndex
+from .device_api import DeviceAPI
+
+__all__ = ["NDArray", "empty", "array", "ALIGNMENT"]
+
+#: Alignment of every allocation made for an ``NDArray``.
+ALIGNMENT = 64
+
+# NDArrays by the address of their DLTensor, so a DLTensor* back from C finds its array.
+_BY_ADDRESS: weakref.WeakValueDictionary[int, NDArray] = weakref.WeakValueDictionary()
+
+
+class _Allocation:
+    """Frees an NDArray's memory through the device API that allocated it."""
+
+    __slots__ = ("api", "dev", "ptr")
+
+    def __init__(self, api: DeviceAPI, dev: Device, ptr: int) -> None:
+        self.api, self.dev, self.ptr = api, dev, ptr
+
+    def __del__(self) -> None:
+        try:
+            self.api.free_data(self.dev, self.ptr)
+        except Exception:  # noqa: BLE001 - a vanished remote must not break garbage collection
+            pass
+
+
+@register_object("ffi.Tensor")
+class NDArray(Object):
+    """An n-dimensional array on a device.
+
+    Make one with :func:`pytvm.nd.array`, :func:`pytvm.nd.empty` or
+    :func:`pytvm.nd.from_dlpack`.
+
+    Examples
+    --------
+    >>> import numpy as np, pytvm
+    >>> a = pytvm.nd.array(np.arange(4, dtype="int32"))
+    >>> a.shape, a.dtype, str(a.device)
+    ((4,), 'int32', 'cpu(0)')
+    >>> a.copyfrom(np.array([5, 6, 7, 8], "int32")).numpy().tolist()
+    [5, 6, 7, 8]
+    """
+
+    def __init__(self, data: int, shape: Sequence[int], dtype: DataType, dev: Device,
+                 owner: Any = None, byte_offset: int = 0) -> None:
+        ndim = len(shape)
+        self._shape = tuple(int(s) for s in shape)
+        self._shape_buf = (ctypes.c_int64 * max(ndim, 1))(*self._shape)
+        self._dtype = dtype
+        self._device = dev
+        self._owner = owner
+        dl = DLTensor()
+        dl.data = data or None
+        dl.device = DLDevice(dev.device_type, dev.device_id)
+        dl.ndim = ndim
+        dl.dtype = DLDataType(dtype.code, dtype.bits, dtype.lanes)
+        dl.shape = ctypes.cast(self._shape_buf, ctypes.POINTER(ctypes.c_int64))
+        dl.strides = None
+        dl.byte_offset = byte_offset
+        self._dl = dl
+        self._dl_address = ctypes.addressof(dl)
+        _BY_ADDRESS[self._dl_address] = self
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape."""
+        return self._shape
+
+    @property
+    def dtype(self) -> str:
+        """The element type as a string, e.g. ``"float32"``."""
+        return str(self._dtype)
+
+    @property
+    def data_type(self) -> DataType:
+        """The element type as a ``DataType``."""
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        """The device holding the data (RPC-masked for a remote array)."""
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def byte_offset(self) -> int:
+        """Offset of the first element from the data pointer, in bytes."""
+        return int(self._dl.byte_offset)
+
+    @property
+    def data_ptr(self) -> int:
+        """The data pointer (an address in the device's memory)."""
+        return self._dl.data or 0
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of data."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def dltensor(self) -> DLTensor:
+        """The ``DLTensor`` describing this array (valid while the array lives)."""
+        return self._dl
+
+    @property
+    def dltensor_address(self) -> int:
+        """Address of the ``DLTensor``: what C kernels receive as a ``DLTensor*``."""
+        return self._dl_address
+
+    # ------------------------------------------------------------------ copies
+
+    def _check_same(self, shape: tuple[int, ...], dtype: str, what: str) -> None:
+        if shape != self._shape or dtype != self.dtype:
+            raise TVMValueError(
+                f"{what}: shape/dtype mismatch: array is {self._shape} {self.dtype}, "
+                f"source is {shape} {dtype}"
+            )
+
+    def copyfrom(self, source: Any) -> NDArray:
+        """Copy data from a numpy array (or array-like) or another NDArray into this array."""
+        if isinstance(source, NDArray):
+            source.copyto(self)
+            return self
+        if isinstance(source, np.ndarray):
+            self._check_same(source.shape, str(make_dtype(source.dtype)), "copyfrom")
+        else:
+            source = np.asarray(source, dtype=self._dtype.numpy_dtype())
+            self._check_same(source.shape, str(make_dtype(source.dtype)), "copyfrom")
+        host = np.ascontiguousarray(source)  # a non-contiguous input is copied, never misread
+        self.copy_from_bytes(host)
+        return self
+
+    def copy_from_bytes(self, host: np.ndarray | bytes | bytearray | memoryview) -> None:
+        """Seed 000's CopyFromBytes: device API ``copy_data_from_to`` host -> here, then sync."""
+        buf = np.frombuffer(host, dtype=np.uint8) if not isinstance(host, np.ndarray) else host
+        if buf.nbytes != self.nbytes:
+            raise TVMValueError(f"copy_from_bytes: got {buf.nbytes} bytes, array {self._shape} "
+                                f"{self.dtype} holds {self.nbytes}")
+        api = DeviceAPI.get(self._device)
+        assert api is not None
+        api.copy_data_from_to(_host_view(buf, self), self._dl, None)
+        api.stream_sync(self._device, None)
+
+    def copy_to_bytes(self, host: np.ndarray) -> None:
+        """Copy this array's bytes into a contiguous host buffer of the same size, then sync."""
+        if host.nbytes != self.nbytes or not host.flags.c_contiguous:
+            raise TVMValueError(f"copy_to_bytes needs a contiguous buffer of {self.nbytes} "
+                                f"bytes, got {host.nbytes}")
+        api = DeviceAPI.get(self._device)
+        assert api is not None
+        api.copy_data_from_to(self._dl, _host_view(host, self), None)
+        api.stream_sync(self._device, None)
+
+    def numpy(self) -> np.ndarray:
+        """A numpy copy of the data."""
+        out = np.empty(self._shape, dtype=self._dtype.numpy_dtype())
+        self.copy_to_bytes(out)
+        return out
+
+    def copyto(self, target: Device | NDArray) -> NDArray:
+        """Copy to a device (a new array) or into an existing array of the same shape/dtype."""
+        if isinstance(target, NDArray):
+            target._check_same(self._shape, self.dtype, "copyto")
+            _copy_between(self, target)
+            return target
+        if isinstance(target, Device):
+            out = empty(self._shape, self._dtype, target)
+            _copy_between(self, out)
+            return out
+        raise TVMTypeError(f"copyto expects a Device or an NDArray, got {type(target).__name__}")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        head = f"<pytvm.NDArray shape={self._shape}, dtype={self.dtype}, {self._device}>"
+        if self._device.is_remote or self.size > 1000:
+            return head
+        return f"{head}\n{self.numpy()!r}"
+
+    # DLPack export lives in dlpack.py; these delegate so NDArray stays the one public type.
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        """Export through DLPack, sharing memory (see ``pytvm.runtime.dlpack``)."""
+        from .dlpack import to_dlpack_capsule
+
+        return to_dlpack_capsule(self, stream, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (self._device.device_type, self._device.device_id)
+
+
+def _host_view(buf: np.ndarray, like: NDArray) -> DLTensor:
+    """A DLTensor over host memory, shaped like ``like`` (the copy target/source)."""
+    host = DLTensor()
+    host.data = buf.ctypes.data or None
+    host.device = DLDevice(1, 0)
+    host.ndim = like._dl.ndim
+    host.dtype = like._dl.dtype
+    host.shape = like._dl.shape
+    host.strides = None
+    host.byte_offset = 0
+    return host
+
+
+def _copy_between(src: NDArray, dst: NDArray) -> None:
+    """TVMArrayCopyFromTo: the device API of the non-CPU side does the copy."""
+    dev = src._device if src._device.device_type != 1 else dst._device
+    api = DeviceAPI.get(dev)
+    assert api is not None
+    api.copy_data_from_to(src._dl, dst._dl, None)
+    api.stream_sync(dev, None)
+
+
+def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    for d in dims:
+        if not isinstance(d, (int, np.integer)) or d < 0:
+            raise TVMValueError(f"bad shape {shape!r}: dimensions must be non-negative ints")
+    return tuple(int(d) for d in dims)
+
+
+def empty(shape: int | Sequence[int], dtype: str | DataType | Any = "float32",
+          device: Device | str | None = None, mem_scope: str | None = None) -> NDArray:
+    """An uninitialised array on ``device`` (default ``cpu(0)``)."""
+    dims = _normalize_shape(shape)
+    dt = make_dtype(dtype)
+    dev = cpu(0) if device is None else make_device(device)
+    api = DeviceAPI.get(dev)
+    assert api is not None
+    nbytes = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+    ptr = api.alloc_data(dev, nbytes, ALIGNMENT, dt, mem_scope)
+    return NDArray(ptr, dims, dt, dev, owner=_Allocation(api, dev, ptr))
+
+
+def array(arr: Any, device: Device | str | None = None) -> NDArray:
+    """An array on ``device`` holding a copy of ``arr`` (numpy, array-like or NDArray)."""
+    if isinstance(arr, NDArray):
+        return arr.copyto(cpu(0) if device is None else make_device(device))
+    host = np.asarray(arr)
+    out = empty(host.shape, make_dtype(host.dtype), device)
+    return out.copyfrom(host)
+
+
+def _set_ndarray(values: Any, i: int, v: NDArray, keep: list) -> int:
+    values[i] = v._dl_address
+    return TypeIndex.DL_TENSOR_PTR
+
+
+def _wrap_dltensor(address: int) -> NDArray:
+    """A DLTensor* from C: the NDArray it belongs to, or a borrowed view of C's memory."""
+    found = _BY_ADDRESS.get(address)
+    if found is not None:
+        return found
+    dl = DLTensor.from_address(address)
+    shape = [dl.shape[i] for i in range(dl.ndim)]
+    dtype = DataType(dl.dtype.code, dl.dtype.bits, dl.dtype.lanes)
+    dev = Device(dl.device.device_type, dl.device.device_id)
+    return NDArray(dl.data or 0, shape, dtype, dev, owner=None, byte_offset=dl.byte_offset)
+
+
+register_arg_setter(NDArray, _set_ndarray)
+set_dltensor_wrapper(_wrap_dltensor)

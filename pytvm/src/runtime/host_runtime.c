@@ -1,0 +1,383 @@
+/*!
+ * \file host_runtime.c
+ * \brief The C runtime API for compiled kernels running inside a Python process.
+ *
+ * Errors are thread-local strings; function handles are reference-counted nodes around a
+ * TVMPackedCFunc; the registry and modules are answered by Python hooks; workspaces on the CPU
+ * are aligned heap blocks; parallel launches run on a persistent pthread pool.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "host_runtime.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ errors */
+
+static _Thread_local char* tls_last_error = NULL;
+static _Thread_local size_t tls_last_error_cap = 0;
+
+void TVMAPISetLastError(const char* msg) {
+  size_t len;
+  if (msg == NULL) msg = "";
+  len = strlen(msg) + 1;
+  if (len > tls_last_error_cap) {
+    char* grown = (char*)realloc(tls_last_error, len);
+    if (grown == NULL) return; /* keep the previous message rather than lose the process */
+    tls_last_error = grown;
+    tls_last_error_cap = len;
+  }
+  memcpy(tls_last_error, msg, len);
+}
+
+const char* TVMGetLastError(void) { return tls_last_error != NULL ? tls_last_error : ""; }
+
+/* ------------------------------------------------------------------ hooks */
+
+static PyTVMHooks g_hooks;
+static int g_hooks_set = 0;
+
+void PyTVMSetHooks(const PyTVMHooks* hooks) {
+  g_hooks = *hooks;
+  g_hooks_set = 1;
+}
+
+static int no_hooks(const char* what) {
+  TVMAPISetLastError("RuntimeError: the pytvm host runtime is not initialised (no hooks) for ");
+  (void)what;
+  return -1;
+}
+
+/* ------------------------------------------------------------------ function handles */
+
+typedef struct {
+  TVMPackedCFunc func;
+  void* resource;
+  TVMPackedCFuncFinalizer fin;
+  atomic_int refcount;
+  uint32_t magic;
+} FuncNode;
+
+#define FUNC_NODE_MAGIC 0x70664e31u /* "pfN1": catches handles that are not function nodes */
+
+static FuncNode* as_node(TVMFunctionHandle h) {
+  FuncNode* node = (FuncNode*)h;
+  if (node == NULL || node->magic != FUNC_NODE_MAGIC) {
+    TVMAPISetLastError("ValueError: not a valid function handle");
+    return NULL;
+  }
+  return node;
+}
+
+int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_handle,
+                           TVMPackedCFuncFinalizer fin, TVMFunctionHandle* out) {
+  FuncNode* node;
+  if (func == NULL || out == NULL) {
+    TVMAPISetLastError("ValueError: TVMFuncCreateFromCFunc needs a function and an out pointer");
+    return -1;
+  }
+  node = (FuncNode*)malloc(sizeof(FuncNode));
+  if (node == NULL) {
+    TVMAPISetLastError("MemoryError: cannot allocate a function handle");
+    return -1;
+  }
+  node->func = func;
+  node->resource = resource_handle;
+  node->fin = fin;
+  atomic_init(&node->refcount, 1);
+  node->magic = FUNC_NODE_MAGIC;
+  *out = node;
+  return 0;
+}
+
+int TVMFuncRetain(TVMFunctionHandle func) {
+  FuncNode* node = as_node(func);
+  if (node == NULL) return -1;
+  atomic_fetch_add(&node->refcount, 1);
+  return 0;
+}
+
+int TVMFuncFree(TVMFunctionHandle func) {
+  FuncNode* node;
+  if (func == NULL) return 0;
+  node = as_node(func);
+  if (node == NULL) return -1;
+  if (atomic_fetch_sub(&node->refcount, 1) == 1) {
+    if (node->fin != NULL) node->fin(node->resource);
+    node->magic = 0;
+    free(node);
+  }
+  return 0;
+}
+
+int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int num_args,
+                TVMValue* ret_val, int* ret_type_code) {
+  FuncNode* node = as_node(func);
+  if (node == NULL) return -1;
+  *ret_type_code = kTVMNullptr;
+  return node->func(args, arg_type_codes, num_args, ret_val, ret_type_code, node->resource);
+}
+
+int PyTVMFuncGetCFunc(TVMFunctionHandle func, TVMPackedCFunc* out_func, void** out_resource) {
+  FuncNode* node = as_node(func);
+  if (node == NULL) return -1;
+  *out_func = node->func;
+  *out_resource = node->resource;
+  return 0;
+}
+
+int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
+  if (!g_hooks_set) return no_hooks("TVMFuncGetGlobal");
+  return g_hooks.get_global(name, out);
+}
+
+int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
+  if (!g_hooks_set) return no_hooks("TVMFuncRegisterGlobal");
+  return g_hooks.register_global(name, f, override);
+}
+
+int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_imports,
+                      TVMFunctionHandle* out) {
+  if (!g_hooks_set) return no_hooks("TVMModGetFunction");
+  return g_hooks.mod_get_function(mod, func_name, query_imports, out);
+}
+
+int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* out) {
+  int ret;
+  if (!g_hooks_set) return no_hooks("TVMBackendGetFuncFromEnv");
+  ret = g_hooks.mod_get_function(mod_node, func_name, 1, out);
+  if (ret == 0 && *out == NULL) {
+    ret = g_hooks.get_global(func_name, out);
+  }
+  if (ret == 0 && *out == NULL) {
+    size_t len = strlen(func_name) + 64;
+    char* msg = (char*)malloc(len);
+    if (msg != NULL) {
+      (void)snprintf(msg, len, "AttributeError: cannot find function %s", func_name);
+      TVMAPISetLastError(msg);
+      free(msg);
+    }
+    return -1;
+  }
+  return ret;
+}
+
+/* ------------------------------------------------------------------ workspace */
+
+#define WORKSPACE_ALIGN 64
+
+void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
+                               int dtype_code_hint, int dtype_bits_hint) {
+  if (device_type == kDLCPU) {
+    void* ptr = NULL;
+    size_t size = (size_t)((nbytes + WORKSPACE_ALIGN - 1) / WORKSPACE_ALIGN * WORKSPACE_ALIGN);
+    if (posix_memalign(&ptr, WORKSPACE_ALIGN, size == 0 ? WORKSPACE_ALIGN : size) != 0) {
+      TVMAPISetLastError("MemoryError: TVMBackendAllocWorkspace: out of memory");
+      return NULL;
+    }
+    return ptr;
+  }
+  if (!g_hooks_set) {
+    (void)no_hooks("TVMBackendAllocWorkspace");
+    return NULL;
+  }
+  return g_hooks.alloc_workspace(device_type, device_id, nbytes, dtype_code_hint,
+                                 dtype_bits_hint);
+}
+
+int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
+  if (device_type == kDLCPU) {
+    free(ptr);
+    return 0;
+  }
+  if (!g_hooks_set) return no_hooks("TVMBackendFreeWorkspace");
+  return g_hooks.free_workspace(device_type, device_id, ptr);
+}
+
+/* ------------------------------------------------------------------ timing */
+
+static double now_seconds(void) {
+  struct timespec ts;
+  (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int PyTVMTimeCall(TVMPackedCFunc f, void* resource, TVMValue* args, int* codes, int num_args,
+                  int number, double* out_seconds) {
+  int i;
+  double start = now_seconds();
+  for (i = 0; i < number; ++i) {
+    TVMValue ret;
+    int ret_code = kTVMNullptr;
+    if (f(args, codes, num_args, &ret, &ret_code, resource) != 0) return -1;
+  }
+  *out_seconds = now_seconds() - start;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ thread pool */
+
+typedef struct {
+  atomic_int arrived;
+  atomic_int generation;
+  int num_task;
+} Barrier;
+
+typedef struct {
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;
+  pthread_cond_t done;
+  pthread_t* threads;
+  int num_workers;        /* threads in the pool (tasks 1..num_workers run there) */
+  unsigned long job_id;   /* incremented for every launch */
+  FTVMParallelLambda flambda;
+  void* cdata;
+  int num_task;
+  int pending;            /* worker tasks not yet finished in the current job */
+  int failed;
+  TVMParallelGroupEnv env;
+  Barrier barrier;
+} ThreadPool;
+
+static ThreadPool g_pool;
+static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int g_requested_threads = 0;
+static _Thread_local int tls_in_parallel = 0;
+
+static int detect_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+int PyTVMNumThreads(void) { return g_requested_threads > 0 ? g_requested_threads : detect_threads(); }
+
+void PyTVMSetNumThreads(int num_threads) { g_requested_threads = num_threads > 0 ? num_threads : 0; }
+
+static void* worker_main(void* arg) {
+  int worker = (int)(intptr_t)arg; /* runs task worker + 1 */
+  unsigned long seen = 0;
+  tls_in_parallel = 1;
+  for (;;) {
+    FTVMParallelLambda flambda;
+    void* cdata;
+    int task;
+    pthread_mutex_lock(&g_pool.mutex);
+    while (g_pool.job_id == seen) pthread_cond_wait(&g_pool.wake, &g_pool.mutex);
+    seen = g_pool.job_id;
+    task = worker + 1;
+    flambda = g_pool.flambda;
+    cdata = g_pool.cdata;
+    if (task >= g_pool.num_task) {
+      pthread_mutex_unlock(&g_pool.mutex);
+      continue;
+    }
+    pthread_mutex_unlock(&g_pool.mutex);
+    {
+      int rc = flambda(task, &g_pool.env, cdata);
+      pthread_mutex_lock(&g_pool.mutex);
+      if (rc != 0) g_pool.failed = 1;
+      if (--g_pool.pending == 0) pthread_cond_signal(&g_pool.done);
+      pthread_mutex_unlock(&g_pool.mutex);
+    }
+  }
+  return NULL;
+}
+
+static void pool_init(void) {
+  (void)pthread_mutex_init(&g_pool.mutex, NULL);
+  (void)pthread_cond_init(&g_pool.wake, NULL);
+  (void)pthread_cond_init(&g_pool.done, NULL);
+}
+
+static int ensure_workers(int wanted) {
+  int i;
+  pthread_t* grown;
+  if (g_pool.num_workers >= wanted) return 0;
+  grown = (pthread_t*)realloc(g_pool.threads, sizeof(pthread_t) * (size_t)wanted);
+  if (grown == NULL) return -1;
+  g_pool.threads = grown;
+  for (i = g_pool.num_workers; i < wanted; ++i) {
+    if (pthread_create(&g_pool.threads[i], NULL, worker_main, (void*)(intptr_t)i) != 0) return -1;
+    (void)pthread_detach(g_pool.threads[i]);
+    g_pool.num_workers = i + 1;
+  }
+  return 0;
+}
+
+int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
+  int rc0;
+  int failed;
+  if (num_task <= 0) num_task = PyTVMNumThreads();
+  if (num_task == 1 || tls_in_parallel) {
+    /* One task, or a launch nested inside a task: run the tasks here, in order. */
+    TVMParallelGroupEnv env;
+    Barrier barrier;
+    int task;
+    atomic_init(&barrier.arrived, 0);
+    atomic_init(&barrier.generation, 0);
+    barrier.num_task = 1;
+    env.sync_handle = &barrier;
+    env.num_task = num_task;
+    for (task = 0; task < num_task; ++task) {
+      if (flambda(task, &env, cdata) != 0) return -1;
+    }
+    return 0;
+  }
+  (void)pthread_once(&g_pool_once, pool_init);
+  pthread_mutex_lock(&g_launch_mutex);
+  pthread_mutex_lock(&g_pool.mutex);
+  if (ensure_workers(num_task - 1) != 0) {
+    pthread_mutex_unlock(&g_pool.mutex);
+    pthread_mutex_unlock(&g_launch_mutex);
+    TVMAPISetLastError("RuntimeError: TVMBackendParallelLaunch: cannot start worker threads");
+    return -1;
+  }
+  g_pool.flambda = flambda;
+  g_pool.cdata = cdata;
+  g_pool.num_task = num_task;
+  g_pool.pending = num_task - 1;
+  g_pool.failed = 0;
+  g_pool.env.sync_handle = &g_pool.barrier;
+  g_pool.env.num_task = num_task;
+  atomic_store(&g_pool.barrier.arrived, 0);
+  g_pool.barrier.num_task = num_task;
+  g_pool.job_id++;
+  pthread_cond_broadcast(&g_pool.wake);
+  pthread_mutex_unlock(&g_pool.mutex);
+
+  tls_in_parallel = 1;
+  rc0 = flambda(0, &g_pool.env, cdata);
+  tls_in_parallel = 0;
+
+  pthread_mutex_lock(&g_pool.mutex);
+  while (g_pool.pending > 0) pthread_cond_wait(&g_pool.done, &g_pool.mutex);
+  failed = g_pool.failed || rc0 != 0;
+  pthread_mutex_unlock(&g_pool.mutex);
+  pthread_mutex_unlock(&g_launch_mutex);
+  return failed ? -1 : 0;
+}
+
+int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
+  Barrier* barrier = (Barrier*)penv->sync_handle;
+  int generation;
+  (void)task_id;
+  if (barrier->num_task <= 1) return 0;
+  generation = atomic_load(&barrier->generation);
+  if (atomic_fetch_add(&barrier->arrived, 1) == barrier->num_task - 1) {
+    atomic_store(&barrier->arrived, 0);
+    atomic_fetch_add(&barrier->generation, 1);
+  } else {
+    while (atomic_load(&barrier->generation) == generation) {
+      sched_yield();
+    }
+  }
+  return 0;
+}
