@@ -9,7 +9,9 @@ registry and module lookups from C come back here through hooks.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
+import operator
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +43,8 @@ _INT = ctypes.c_int
 
 _lib: ctypes.CDLL | None = None
 _lib_lock = threading.Lock()
+_fast_call: Callable[..., Any] | None = None
+_fast_module: Any = None
 
 
 def runtime_library() -> ctypes.CDLL:
@@ -54,7 +58,43 @@ def runtime_library() -> ctypes.CDLL:
             _declare(lib)
             lib.PyTVMSetHooks(ctypes.byref(_hooks))
             _lib = lib
+            _load_fastcall()
     return _lib
+
+
+def _load_fastcall() -> None:
+    """Use the fast-call extension for Python -> C calls when it can be built here."""
+    global _fast_call, _fast_module
+    path = libinfo.fastcall_extension_path()
+    if path is None:
+        return
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.ExtensionFileLoader("_pytvm_fastcall", str(path))
+    spec = importlib.util.spec_from_file_location("_pytvm_fastcall", path, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    module.configure(_fast_convert, _fast_decode, _raise_pending, _tensor_type)
+    _fast_module = module
+    _fast_call = module.call
+
+
+def _fast_convert(arg: Any) -> tuple[int, int, Any]:
+    values = (_I64 * 1)()
+    keep: list = []
+    setter = _ARG_SETTERS.get(type(arg)) or _find_setter(type(arg))
+    code = setter(values, 0, arg, keep)
+    return code, values[0], keep
+
+
+def _fast_decode(raw: int, code: int) -> Any:
+    return _decode(raw, code, owned=True)
+
+
+def _raise_pending() -> None:
+    raise _take_error()
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -189,10 +229,22 @@ _BASE_SETTERS: list[tuple[type, Setter]] = [
 ]
 
 
-def register_arg_setter(cls: type, setter: Setter) -> None:
-    """Teach the C boundary a new argument type (used by the runtime for ``NDArray``)."""
+_tensor_type: Any = None
+
+
+def register_arg_setter(cls: type, setter: Setter, is_tensor: bool = False) -> None:
+    """Teach the C boundary a new argument type (used by the runtime for ``NDArray``).
+
+    ``is_tensor`` marks the array class whose instances carry ``_dl_address`` (the address of
+    their DLTensor), which the fast-call path then passes as type index 7 directly.
+    """
+    global _tensor_type
     _ARG_SETTERS[cls] = setter
     _BASE_SETTERS.insert(0, (cls, setter))
+    if is_tensor:
+        _tensor_type = cls
+        if _fast_module is not None:
+            _fast_module.configure(_fast_convert, _fast_decode, _raise_pending, cls)
 
 
 def _find_setter(cls: type) -> Setter:
@@ -333,7 +385,7 @@ class CFunction(PackedFunc):
     ``owner`` is anything that must outlive the function (the loaded library).
     """
 
-    __slots__ = ("_fptr", "_faddr", "_resource", "_node", "_owner")
+    __slots__ = ("_fptr", "_faddr", "_resource", "_node", "_owner", "_invoke")
 
     def __init__(self, faddr: int, resource: int = 0, node: int = 0, owner: Any = None,
                  name: str = "") -> None:
@@ -344,8 +396,13 @@ class CFunction(PackedFunc):
         self._resource = resource
         self._node = node
         self._owner = owner
+        # With the extension, a call is attrgetter -> partial -> C: no Python frame per call.
+        self._invoke = (functools.partial(_fast_call, faddr, resource) if _fast_call is not None
+                        else self._call_ctypes)
 
-    def __call__(self, *args: Any) -> Any:
+    __call__ = property(operator.attrgetter("_invoke"))  # type: ignore[assignment]
+
+    def _call_ctypes(self, *args: Any) -> Any:
         ret = _I64()
         ret_code = _INT()
         if args:

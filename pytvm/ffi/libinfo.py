@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -27,9 +28,11 @@ __all__ = [
     "cc_version",
     "cache_dir",
     "runtime_library_path",
+    "fastcall_extension_path",
 ]
 
 _RUNTIME_SOURCES = ("runtime/host_runtime.c",)
+_FASTCALL_SOURCE = "runtime/fastcall.c"
 
 
 def package_dir() -> Path:
@@ -75,7 +78,7 @@ def cache_dir() -> Path:
 
 def _sources_digest() -> str:
     digest = hashlib.sha256()
-    for rel in _RUNTIME_SOURCES:
+    for rel in (*_RUNTIME_SOURCES, _FASTCALL_SOURCE):
         digest.update((source_dir() / rel).read_bytes())
     for header in sorted(include_dir().rglob("*.h")) + sorted(source_dir().rglob("*.h")):
         digest.update(header.read_bytes())
@@ -83,28 +86,48 @@ def _sources_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-@lru_cache(maxsize=1)
-def runtime_library_path() -> Path:
-    """Path of the host runtime library, building it once per source version if needed."""
-    target = cache_dir() / _sources_digest() / "libpytvm_runtime.so"
+def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Path:
+    """Compile ``sources`` into the shared object ``target`` unless it is already there."""
     if target.exists():
         return target
     cc = find_cc()
     if cc is None:
         raise TVMError(
-            "no C compiler found (looked for cc, gcc, clang): pytvm needs one to build its host "
-            "runtime library before loading compiled modules; install gcc or clang"
+            f"no C compiler found (looked for cc, gcc, clang): pytvm needs one to build {what} "
+            "before loading compiled modules; install gcc or clang"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         staged = Path(tmp) / target.name
         cmd = [cc, "-std=c11", "-O2", "-fPIC", "-shared", f"-I{include_dir()}",
-               f"-I{source_dir() / 'runtime'}",
-               *[str(source_dir() / rel) for rel in _RUNTIME_SOURCES],
+               f"-I{source_dir() / 'runtime'}", *extra, *map(str, sources),
                "-o", str(staged), "-lpthread"]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
-            raise TVMError(f"building the host runtime library failed:\n$ {' '.join(cmd)}\n"
-                           f"{result.stderr}")
+            raise TVMError(f"building {what} failed:\n$ {' '.join(cmd)}\n{result.stderr}")
         os.replace(staged, target)  # atomic: concurrent builders race harmlessly
     return target
+
+
+@lru_cache(maxsize=1)
+def runtime_library_path() -> Path:
+    """Path of the host runtime library, building it once per source version if needed."""
+    target = cache_dir() / _sources_digest() / "libpytvm_runtime.so"
+    return _build(target, [source_dir() / rel for rel in _RUNTIME_SOURCES], [],
+                  "the host runtime library")
+
+
+@lru_cache(maxsize=1)
+def fastcall_extension_path() -> Path | None:
+    """Path of the optional fast-call CPython extension; None if it cannot be built here
+    (no compiler or no Python headers), in which case calls go through ctypes."""
+    python_include = Path(sysconfig.get_paths()["include"])
+    if find_cc() is None or not (python_include / "Python.h").exists():
+        return None
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    target = cache_dir() / _sources_digest() / f"_pytvm_fastcall{suffix}"
+    try:
+        return _build(target, [source_dir() / _FASTCALL_SOURCE], [f"-I{python_include}"],
+                      "the fast-call extension")
+    except TVMError:
+        return None

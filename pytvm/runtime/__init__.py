@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from .device_api import CPUDeviceAPI, DeviceAPI, DeviceAttrKind, registered_device_apis
 from .dlpack import from_dlpack
+from .module import LibraryModule, Module, load_module
 from .ndarray import NDArray, array, empty
+from .time_evaluator import BenchmarkResult
 
 __all__ = [
+    "BenchmarkResult",
+    "LibraryModule",
+    "Module",
+    "load_module",
     "CPUDeviceAPI",
     "DeviceAPI",
     "DeviceAttrKind",

@@ -295,5 +295,5 @@ def _wrap_dltensor(address: int) -> NDArray:
     return NDArray(dl.data or 0, shape, dtype, dev, owner=None, byte_offset=dl.byte_offset)
 
 
-register_arg_setter(NDArray, _set_ndarray)
+register_arg_setter(NDArray, _set_ndarray, is_tensor=True)
 set_dltensor_wrapper(_wrap_dltensor)

@@ -1,0 +1,214 @@
+"""``Module``: a named collection of packed functions, with imports (seed 004's runtime.Module).
+
+Kinds are told apart by ``type_key`` as in TVM: ``"library"`` for a shared object loaded with
+:func:`load_module`, ``"rpc"`` for a module living on a remote server, and so on. Loading is
+dispatched on the file extension to the global function ``runtime.module.loadfile_<ext>``, so new
+formats plug in by registering one function.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..ffi import Device, Object, PackedFunc, register_object
+from ..ffi.c_function import CFunction, runtime_library
+from ..ffi.errors import TVMAttributeError, TVMOSError, TVMValueError
+from ..ffi.function import as_packed_func
+from ..ffi.registry import get_global_func, register_func
+
+__all__ = ["Module", "LibraryModule", "load_module", "ENTRY_FUNC"]
+
+#: Symbol of a library's entry function, called by ``mod(...)`` (TVM's ``__tvm_main__``).
+ENTRY_FUNC = "__tvm_main__"
+_MODULE_CTX = "__tvm_module_ctx"
+
+
+@register_object("ffi.Module")
+class Module(Object):
+    """A module: look up functions by name, import other modules, save, time functions.
+
+    Examples
+    --------
+    >>> mod = Module.from_functions("example", {"twice": lambda x: 2 * x})
+    >>> mod["twice"](21), mod.type_key
+    (42, 'example')
+    """
+
+    def __init__(self) -> None:
+        self.imported_modules: list[Module] = []
+        self._functions: dict[str, PackedFunc] = {}
+
+    @property
+    def type_key(self) -> str:  # type: ignore[override]
+        """The module kind (``"library"``, ``"rpc"``, ...)."""
+        return "module"
+
+    @staticmethod
+    def from_functions(kind: str, functions: dict[str, Any]) -> Module:
+        """A module serving Python callables (useful for tests and host-side glue)."""
+        return _FunctionTableModule(kind, functions)
+
+    # ------------------------------------------------------------------ lookup
+
+    def _get_own_function(self, name: str) -> PackedFunc | None:
+        """This module's own function ``name``, or None; subclasses implement the lookup."""
+        return self._functions.get(name)
+
+    def get_function(self, name: str, query_imports: bool = False,
+                     allow_missing: bool = False) -> PackedFunc | None:
+        """The function ``name`` of this module (and its imports if ``query_imports``)."""
+        func = self._get_own_function(name)
+        if func is None and query_imports:
+            for imported in self.imported_modules:
+                func = imported.get_function(name, query_imports=True, allow_missing=True)
+                if func is not None:
+                    break
+        if func is None and not allow_missing:
+            raise TVMAttributeError(f"module {self.type_key!r} has no function {name!r}"
+                                    + ("" if query_imports else " (imports not searched)"))
+        return func
+
+    def __getitem__(self, name: str) -> PackedFunc:
+        if not isinstance(name, str):
+            raise TVMValueError(f"module functions are looked up by str, got {name!r}")
+        func = self.get_function(name)
+        assert func is not None
+        return func
+
+    def implements_function(self, name: str, query_imports: bool = False) -> bool:
+        """Whether ``get_function(name)`` would succeed."""
+        return self.get_function(name, query_imports, allow_missing=True) is not None
+
+    def __call__(self, *args: Any) -> Any:
+        """Call the module's entry function (``__tvm_main__``)."""
+        return self[ENTRY_FUNC](*args)
+
+    def import_module(self, module: Module) -> None:
+        """Add ``module`` to this module's imports (searched by ``get_function``)."""
+        if not isinstance(module, Module):
+            raise TVMValueError(f"import_module expects a Module, got {type(module).__name__}")
+        self.imported_modules.append(module)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
+        """Write this module's own binary (for a library: the shared object) to a file."""
+        raise TVMValueError(f"module {self.type_key!r} cannot be saved")
+
+    def export_library(self, file_name: str | os.PathLike[str]) -> None:
+        """Write a shared object that ``load_module`` loads back with the same functions."""
+        raise TVMValueError(f"module {self.type_key!r} cannot be exported as a library")
+
+    # ------------------------------------------------------------------ timing
+
+    def time_evaluator(self, func_name: str, dev: Device, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
+                       cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
+                       cache_flush_bytes: int = 0, f_preproc: str = "") -> Any:
+        """A function that times ``func_name`` on ``dev`` and returns a ``BenchmarkResult``.
+
+        The timing loop runs where the module lives (in C for compiled functions, on the server
+        for a remote module); see ``runtime.RPCTimeEvaluator``.
+        """
+        from .time_evaluator import make_evaluator
+
+        return make_evaluator(self, func_name, dev, number, repeat, min_repeat_ms,
+                              limit_zero_time_iterations, cooldown_interval_ms,
+                              repeats_to_cooldown, cache_flush_bytes, f_preproc)
+
+    def __repr__(self) -> str:
+        return f"Module({self.type_key}, {id(self):#x})"
+
+
+class _FunctionTableModule(Module):
+    def __init__(self, kind: str, functions: dict[str, Any]) -> None:
+        super().__init__()
+        self._kind = kind
+        for name, func in functions.items():
+            self._functions[name] = as_packed_func(func, name)
+
+    @property
+    def type_key(self) -> str:  # type: ignore[override]
+        return self._kind
+
+
+class LibraryModule(Module):
+    """Packed C functions exported by a shared object (``dlopen``); ``type_key`` ``"library"``.
+
+    Exported symbols must have the packed signature. The module's context symbol
+    ``__tvm_module_ctx`` (when present) is set so kernels find functions of imported modules
+    with ``TVMBackendGetFuncFromEnv``; each function receives the module as ``resource_handle``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        runtime_library()  # kernels resolve TVMBackend* against it
+        self.path = Path(path).resolve()
+        try:
+            self._lib = ctypes.CDLL(str(self.path), mode=ctypes.RTLD_LOCAL)
+        except OSError as err:
+            raise TVMOSError(f"cannot load shared object {str(path)!r}: {err}") from None
+        try:
+            ctypes.c_void_p.in_dll(self._lib, _MODULE_CTX).value = self.handle
+        except ValueError:
+            pass  # a library with no module context
+
+    @property
+    def type_key(self) -> str:  # type: ignore[override]
+        return "library"
+
+    def _get_own_function(self, name: str) -> PackedFunc | None:
+        func = self._functions.get(name)
+        if func is not None:
+            return func
+        try:
+            symbol = getattr(self._lib, name)
+        except AttributeError:
+            return None
+        address = ctypes.cast(symbol, ctypes.c_void_p).value or 0
+        func = CFunction(address, resource=self.handle, owner=self, name=name)
+        self._functions[name] = func
+        return func
+
+    def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
+        shutil.copyfile(self.path, file_name)
+
+    def export_library(self, file_name: str | os.PathLike[str]) -> None:
+        if self.imported_modules:
+            raise TVMValueError(
+                f"export_library: {self.path.name} has {len(self.imported_modules)} imported "
+                "module(s); linking imports into one shared object needs modules built by the "
+                "compiler; load and import them at run time instead")
+        shutil.copyfile(self.path, file_name)
+
+
+def _load_shared_object(path: str) -> Module:
+    return LibraryModule(path)
+
+
+for _ext in ("so", "dll", "dylib"):
+    register_func(f"runtime.module.loadfile_{_ext}", _load_shared_object)
+
+
+def load_module(path: str | os.PathLike[str], fmt: str = "") -> Module:
+    """Load a module from a file; the format is the extension unless ``fmt`` is given.
+
+    ``.so`` (and ``.dll``/``.dylib``) load as library modules; other formats are served by the
+    global function ``runtime.module.loadfile_<fmt>``.
+    """
+    text = os.fspath(path)
+    if not os.path.exists(text):
+        raise TVMOSError(f"load_module: no such file {text!r}")
+    fmt = fmt or Path(text).suffix.lstrip(".")
+    loader = get_global_func(f"runtime.module.loadfile_{fmt}", allow_missing=True)
+    if loader is None:
+        raise TVMValueError(f"load_module: unknown module format {fmt!r} of {text!r}; register "
+                            f"a loader as 'runtime.module.loadfile_{fmt}'")
+    module = loader(text)
+    if not isinstance(module, Module):
+        raise TVMValueError(f"runtime.module.loadfile_{fmt} returned {type(module).__name__}")
+    return module
