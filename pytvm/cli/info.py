@@ -34,6 +34,11 @@ def collect() -> dict[str, Any]:
 
     cc_path = libinfo.find_cc()
     cc = None if cc_path is None else {"path": cc_path, "version": libinfo.cc_version(cc_path)}
+    try:
+        runtime_lib: str | None = str(libinfo.runtime_library_path())
+    except pytvm.TVMError:
+        runtime_lib = None
+    fastcall = libinfo.fastcall_extension_path() if runtime_lib else None
     return {
         "version": pytvm.__version__,
         "python": platform.python_version(),
@@ -41,6 +46,8 @@ def collect() -> dict[str, Any]:
         "cc": cc,
         "device_apis": list(device_api.registered_device_apis()),
         "global_functions": len(pytvm.list_global_func_names()),
+        "runtime_library": runtime_lib,
+        "call_path": "fast-call extension" if fastcall else "ctypes",
     }
 
 
@@ -53,6 +60,8 @@ def _format_text(report: dict[str, Any]) -> str:
         ("cc", "not found" if cc is None else f"{cc['path']} ({cc['version']})"),
         ("device apis", ", ".join(report["device_apis"]) or "none"),
         ("global functions", str(report["global_functions"])),
+        ("runtime library", report["runtime_library"] or "cannot be built (no C compiler)"),
+        ("python->C calls", report["call_path"]),
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name + ':':<{width + 1}} {value}" for name, value in rows)
