@@ -335,8 +335,9 @@ def _get_function_owned(raw: int) -> PackedFunc | None:
     func, resource = ctypes.c_void_p(), ctypes.c_void_p()
     check_call(_lib.PyTVMFuncGetCFunc(raw, ctypes.byref(func), ctypes.byref(resource)))
     if func.value == _TRAMPOLINE_ADDR:
+        python_func = _CALLBACKS[resource.value or 0]  # the Python function we handed out
         _lib.TVMFuncFree(raw)
-        return _CALLBACKS[resource.value or 0]  # the Python function we handed out
+        return python_func
     return CFunction(func.value or 0, resource.value or 0, node=raw)
 
 
@@ -536,7 +537,10 @@ def _hook_register_global(name: bytes, handle: int, override: int) -> int:
 
 
 def _hook_mod_get_function(mod: int, name: bytes, query_imports: int, out: Any) -> int:
-    module = object_from_handle(mod or 0, TypeIndex.MODULE)
+    if not mod:  # a kernel built without a module context: only globals are visible
+        out[0] = None
+        return 0
+    module = object_from_handle(mod, TypeIndex.MODULE)
     func = module.get_function(name.decode("utf-8"), query_imports=bool(query_imports),
                                allow_missing=True)
     out[0] = _new_node(func) if func is not None else None

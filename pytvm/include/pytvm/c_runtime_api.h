@@ -63,6 +63,10 @@ typedef void* TVMStreamHandle;
 
 /*!
  * \brief The one packed function signature.
+ *
+ * Ownership: argument handles are borrowed for the duration of the call (TVMFuncRetain one to
+ * keep it); a function handle written to out_ret_value carries one reference that the caller
+ * now owns.
  * \return 0 on success; non-zero after TVMAPISetLastError on failure.
  */
 typedef int (*TVMPackedCFunc)(TVMValue* args, int* type_codes, int num_args,
