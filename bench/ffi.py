@@ -36,8 +36,10 @@ def _build_nop(workdir: Path) -> pytvm.PackedFunc:
     lib = workdir / "nop.so"
     cc = libinfo.find_cc()
     assert cc, "bench/ffi.py needs a C compiler"
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{libinfo.include_dir()}", str(src),
-                    "-o", str(lib)], check=True)
+    subprocess.run(
+        [cc, "-O2", "-shared", "-fPIC", f"-I{libinfo.include_dir()}", str(src), "-o", str(lib)],
+        check=True,
+    )
     return load_module(lib)["nop"]
 
 
@@ -77,8 +79,10 @@ def main() -> None:
             ("Python->Python, 1 int", (1,), (1,), py_nop, tvm_py_nop),
             ("Python->Python, 4 ints", (1, 2, 3, 4), (1, 2, 3, 4), py_nop, tvm_py_nop),
         ]
-        print(f"packed-call overhead, ns/call (best of {opts.repeat} x {opts.number}), "
-              f"pinned to one core; tvm_ffi {tvm_ffi.__version__}")
+        print(
+            f"packed-call overhead, ns/call (best of {opts.repeat} x {opts.number}), "
+            f"pinned to one core; tvm_ffi {tvm_ffi.__version__}"
+        )
         header = f"{'case':28} {'plain py':>9} {'pytvm':>9} {'tvm_ffi':>9} {'pytvm/tvm_ffi':>14}"
         print(header)
         print("-" * len(header))

@@ -75,8 +75,10 @@ def main() -> None:
         print("\n1. compile packed C kernels with the system compiler")
         start = time.perf_counter()
         mod = load_module(_compile(Path(tmp)))
-        print(f"   loaded {mod} in {(time.perf_counter() - start) * 1e3:.0f} ms "
-              "(first run also builds the host runtime library)")
+        print(
+            f"   loaded {mod} in {(time.perf_counter() - start) * 1e3:.0f} ms "
+            "(first run also builds the host runtime library)"
+        )
 
         print("\n2. call a C kernel on NDArrays")
         n = 1 << 20
@@ -89,9 +91,11 @@ def main() -> None:
 
         result = mod.time_evaluator("vadd", pytvm.cpu(), number=20, repeat=5)(a, b, c)
         gbps = 3 * 4 * n / result.mean / 1e9
-        print(f"   time_evaluator: mean {result.mean * 1e6:.1f} us, median "
-              f"{result.median * 1e6:.1f} us over {len(result.results)} repeats "
-              f"({gbps:.1f} GB/s moved)")
+        print(
+            f"   time_evaluator: mean {result.mean * 1e6:.1f} us, median "
+            f"{result.median * 1e6:.1f} us over {len(result.results)} repeats "
+            f"({gbps:.1f} GB/s moved)"
+        )
 
         print("\n3. C calls back into Python through the global registry")
         pytvm.register_func("demo.scale", lambda x, k: x * k, override=True)
@@ -119,8 +123,10 @@ def main() -> None:
 
         fast = pytvm.ffi.c_function._fast_call is not None
         call_ns = min(_time_calls(mod["call_python"], ("demo.scale", 1, 1)) for _ in range(3))
-        print(f"\nPython->C call path: {'fast-call extension' if fast else 'ctypes'}; "
-              f"a C->Python round trip costs {call_ns:.2f} us")
+        print(
+            f"\nPython->C call path: {'fast-call extension' if fast else 'ctypes'}; "
+            f"a C->Python round trip costs {call_ns:.2f} us"
+        )
 
 
 def _time_calls(func: pytvm.PackedFunc, args: tuple, number: int = 2000) -> float:

@@ -97,8 +97,15 @@ def _raise_pending() -> None:
     raise _take_error()
 
 
+# Runtime API functions the host library exports under private names (see c_runtime_api.h).
+_PRIVATE_API = ("TVMAPISetLastError", "TVMGetLastError", "TVMFuncCreateFromCFunc", "TVMFuncFree",
+                "TVMFuncRetain", "TVMFuncCall", "TVMFuncGetGlobal")
+
+
 def _declare(lib: ctypes.CDLL) -> None:
     vp, i = ctypes.c_void_p, ctypes.c_int
+    for name in _PRIVATE_API:
+        setattr(lib, name, lib[f"pytvm_{name}"])
     lib.TVMGetLastError.restype = ctypes.c_char_p
     lib.TVMAPISetLastError.argtypes = [ctypes.c_char_p]
     lib.TVMFuncCreateFromCFunc.argtypes = [vp, vp, vp, ctypes.POINTER(vp)]
@@ -388,8 +395,9 @@ class CFunction(PackedFunc):
 
     __slots__ = ("_fptr", "_faddr", "_resource", "_node", "_owner", "_invoke")
 
-    def __init__(self, faddr: int, resource: int = 0, node: int = 0, owner: Any = None,
-                 name: str = "") -> None:
+    def __init__(
+        self, faddr: int, resource: int = 0, node: int = 0, owner: Any = None, name: str = ""
+    ) -> None:
         runtime_library()
         self.name = name
         self._faddr = faddr
@@ -398,8 +406,11 @@ class CFunction(PackedFunc):
         self._node = node
         self._owner = owner
         # With the extension, a call is attrgetter -> partial -> C: no Python frame per call.
-        self._invoke = (functools.partial(_fast_call, faddr, resource) if _fast_call is not None
-                        else self._call_ctypes)
+        self._invoke = (
+            functools.partial(_fast_call, faddr, resource)
+            if _fast_call is not None
+            else self._call_ctypes
+        )
 
     __call__ = property(operator.attrgetter("_invoke"))  # type: ignore[assignment]
 
@@ -408,11 +419,13 @@ class CFunction(PackedFunc):
         ret_code = _INT()
         if args:
             values, codes, keep = _pack_args(args)
-            rc = self._fptr(values, codes, len(args), ctypes.byref(ret), ctypes.byref(ret_code),
-                            self._resource)
+            rc = self._fptr(
+                values, codes, len(args), ctypes.byref(ret), ctypes.byref(ret_code), self._resource
+            )
         else:
-            rc = self._fptr(None, None, 0, ctypes.byref(ret), ctypes.byref(ret_code),
-                            self._resource)
+            rc = self._fptr(
+                None, None, 0, ctypes.byref(ret), ctypes.byref(ret_code), self._resource
+            )
         if rc != 0:
             raise _take_error()
         code = ret_code.value
@@ -423,8 +436,11 @@ class CFunction(PackedFunc):
         lib = runtime_library()
         values, codes, keep = _pack_args(args) if args else (None, None, [])
         seconds = ctypes.c_double()
-        check_call(lib.PyTVMTimeCall(self._faddr, self._resource, values, codes, len(args),
-                                     number, ctypes.byref(seconds)))
+        check_call(
+            lib.PyTVMTimeCall(
+                self._faddr, self._resource, values, codes, len(args), number, ctypes.byref(seconds)
+            )
+        )
         return seconds.value
 
     def c_handle(self) -> int:
@@ -433,8 +449,11 @@ class CFunction(PackedFunc):
             runtime_library().TVMFuncRetain(self._node)
             return self._node
         out = ctypes.c_void_p()
-        check_call(runtime_library().TVMFuncCreateFromCFunc(self._faddr, self._resource, None,
-                                                            ctypes.byref(out)))
+        check_call(
+            runtime_library().TVMFuncCreateFromCFunc(
+                self._faddr, self._resource, None, ctypes.byref(out)
+            )
+        )
         return out.value or 0
 
     def __del__(self) -> None:
@@ -456,8 +475,9 @@ def _new_node(func: PackedFunc) -> int:
     key = next(_callback_keys)
     _CALLBACKS[key] = func
     out = ctypes.c_void_p()
-    check_call(lib.TVMFuncCreateFromCFunc(_TRAMPOLINE_ADDR, key, _FINALIZER_ADDR,
-                                          ctypes.byref(out)))
+    check_call(
+        lib.TVMFuncCreateFromCFunc(_TRAMPOLINE_ADDR, key, _FINALIZER_ADDR, ctypes.byref(out))
+    )
     return out.value or 0
 
 
@@ -488,8 +508,9 @@ def _set_pending(exc: BaseException) -> int:
     return -1
 
 
-def _trampoline(args: int, codes: int, num_args: int, ret: int, ret_code: int,
-                resource: int) -> int:
+def _trampoline(
+    args: int, codes: int, num_args: int, ret: int, ret_code: int, resource: int
+) -> int:
     """Entry point of every Python function called from C."""
     try:
         func = _CALLBACKS[resource or 0]
@@ -512,6 +533,7 @@ _FINALIZER_ADDR = ctypes.cast(_FINALIZER, ctypes.c_void_p).value
 
 
 # ----------------------------------------------------------------------------- hooks from C
+
 
 def _guard(func: Callable[..., int]) -> Callable[..., int]:
     def guarded(*args: Any) -> int:
@@ -541,8 +563,9 @@ def _hook_mod_get_function(mod: int, name: bytes, query_imports: int, out: Any) 
         out[0] = None
         return 0
     module = object_from_handle(mod, TypeIndex.MODULE)
-    func = module.get_function(name.decode("utf-8"), query_imports=bool(query_imports),
-                               allow_missing=True)
+    func = module.get_function(
+        name.decode("utf-8"), query_imports=bool(query_imports), allow_missing=True
+    )
     out[0] = _new_node(func) if func is not None else None
     return 0
 
@@ -551,8 +574,9 @@ _workspace_alloc: Callable[[Device, int, DataType], int] | None = None
 _workspace_free: Callable[[Device, int], None] | None = None
 
 
-def set_workspace_allocator(alloc: Callable[[Device, int, DataType], int],
-                            free: Callable[[Device, int], None]) -> None:
+def set_workspace_allocator(
+    alloc: Callable[[Device, int, DataType], int], free: Callable[[Device, int], None]
+) -> None:
     """Install how C kernels get workspace on non-CPU devices (the runtime's device APIs)."""
     global _workspace_alloc, _workspace_free
     _workspace_alloc, _workspace_free = alloc, free

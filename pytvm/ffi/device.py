@@ -7,8 +7,17 @@ from enum import IntEnum
 
 from .errors import TVMTypeError, TVMValueError
 
-__all__ = ["Device", "DeviceType", "device", "cpu", "cuda", "hexagon", "ext_dev",
-           "RPC_SESS_MASK", "DEVICE_NAME_TO_TYPE"]
+__all__ = [
+    "Device",
+    "DeviceType",
+    "device",
+    "cpu",
+    "cuda",
+    "hexagon",
+    "ext_dev",
+    "RPC_SESS_MASK",
+    "DEVICE_NAME_TO_TYPE",
+]
 
 #: Device types at or above this carry an RPC session: type = base + 128 * (session index + 1).
 RPC_SESS_MASK = 128
@@ -37,10 +46,16 @@ class DeviceType(IntEnum):
 
 #: Every name ``device()`` accepts, TVM's aliases included.
 DEVICE_NAME_TO_TYPE: dict[str, int] = {
-    "cpu": 1, "llvm": 1, "c": 1, "stackvm": 1,
-    "cuda": 2, "nvptx": 2, "gpu": 2,
+    "cpu": 1,
+    "llvm": 1,
+    "c": 1,
+    "stackvm": 1,
+    "cuda": 2,
+    "nvptx": 2,
+    "gpu": 2,
     "cuda_host": 3,
-    "cl": 4, "opencl": 4,
+    "cl": 4,
+    "opencl": 4,
     "vulkan": 7,
     "metal": 8,
     "vpi": 9,
@@ -55,9 +70,22 @@ DEVICE_NAME_TO_TYPE: dict[str, int] = {
     "trn": 18,
 }
 _TYPE_TO_NAME: dict[int, str] = {
-    1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi",
-    10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi", 15: "webgpu",
-    16: "hexagon", 17: "maia", 18: "trn",
+    1: "cpu",
+    2: "cuda",
+    3: "cuda_host",
+    4: "opencl",
+    7: "vulkan",
+    8: "metal",
+    9: "vpi",
+    10: "rocm",
+    11: "rocm_host",
+    12: "ext_dev",
+    13: "cuda_managed",
+    14: "oneapi",
+    15: "webgpu",
+    16: "hexagon",
+    17: "maia",
+    18: "trn",
 }
 
 
@@ -76,8 +104,9 @@ class Device:
 
     def __post_init__(self) -> None:
         if not isinstance(self.device_type, int) or not isinstance(self.device_id, int):
-            raise TVMTypeError(f"Device fields must be int, got {self.device_type!r}, "
-                               f"{self.device_id!r}")
+            raise TVMTypeError(
+                f"Device fields must be int, got {self.device_type!r}, {self.device_id!r}"
+            )
         if not (0 <= self.device_type < 2**31 and -(2**31) <= self.device_id < 2**31):
             raise TVMValueError(f"Device({self.device_type}, {self.device_id}) is out of range")
 
@@ -145,7 +174,8 @@ def device(dev_type: str | int | Device, dev_id: int = 0) -> Device:
         dev_id = int(id_text)
     if name not in DEVICE_NAME_TO_TYPE:
         raise TVMValueError(
-            f"unknown device name {name!r}; known: {', '.join(sorted(DEVICE_NAME_TO_TYPE))}")
+            f"unknown device name {name!r}; known: {', '.join(sorted(DEVICE_NAME_TO_TYPE))}"
+        )
     return Device(DEVICE_NAME_TO_TYPE[name], dev_id)
 
 

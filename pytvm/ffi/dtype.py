@@ -53,8 +53,13 @@ _FIXED_WIDTH = {
     "float4_e2m1fn": (DataTypeCode.FLOAT4_E2M1FN, 4),
 }
 _FIXED_NAME = {code: name for name, (code, _) in _FIXED_WIDTH.items()}
-_PREFIX = {"int": DataTypeCode.INT, "uint": DataTypeCode.UINT, "float": DataTypeCode.FLOAT,
-           "bfloat": DataTypeCode.BFLOAT, "complex": DataTypeCode.COMPLEX}
+_PREFIX = {
+    "int": DataTypeCode.INT,
+    "uint": DataTypeCode.UINT,
+    "float": DataTypeCode.FLOAT,
+    "bfloat": DataTypeCode.BFLOAT,
+    "complex": DataTypeCode.COMPLEX,
+}
 _PREFIX_NAME = {code: name for name, code in _PREFIX.items()}
 _DEFAULT_BITS = {"int": 32, "uint": 32, "float": 32, "bfloat": 16, "complex": 64}
 _SYNTAX = re.compile(r"^([a-z]+?)(\d*)(?:x(\d+))?$")
@@ -129,8 +134,9 @@ def _parse(text: str) -> DataType:
         return DataType(DataTypeCode.BOOL, 8, 1)
     if text == "handle":
         return DataType(DataTypeCode.HANDLE, 64, 1)
-    base, _, lanes_text = text.partition("x") if text.startswith(tuple(_FIXED_WIDTH)) else (
-        text, "", "")
+    base, _, lanes_text = (
+        text.partition("x") if text.startswith(tuple(_FIXED_WIDTH)) else (text, "", "")
+    )
     if base in _FIXED_WIDTH:
         code, bits = _FIXED_WIDTH[base]
         lanes = int(lanes_text) if lanes_text.isdigit() else 1
@@ -169,8 +175,12 @@ def _format(t: DataType) -> str:
     return base if t.lanes == 1 else f"{base}x{t.lanes}"
 
 
-_NUMPY_KIND = {"i": DataTypeCode.INT, "u": DataTypeCode.UINT, "f": DataTypeCode.FLOAT,
-               "c": DataTypeCode.COMPLEX}
+_NUMPY_KIND = {
+    "i": DataTypeCode.INT,
+    "u": DataTypeCode.UINT,
+    "f": DataTypeCode.FLOAT,
+    "c": DataTypeCode.COMPLEX,
+}
 
 
 @lru_cache(maxsize=128)
@@ -181,8 +191,9 @@ def _from_numpy(dt: np.dtype[Any]) -> DataType:
         return DataType(_NUMPY_KIND[dt.kind], dt.itemsize * 8, 1)
     if dt.name in ("bfloat16",) or dt.name in _FIXED_WIDTH:
         return _parse(dt.name)
-    raise TVMTypeError(f"numpy dtype {dt} has no DataType (expected bool, int, uint, float "
-                       "or complex)")
+    raise TVMTypeError(
+        f"numpy dtype {dt} has no DataType (expected bool, int, uint, float or complex)"
+    )
 
 
 @lru_cache(maxsize=128)

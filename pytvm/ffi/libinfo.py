@@ -99,9 +99,20 @@ def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Pa
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         staged = Path(tmp) / target.name
-        cmd = [cc, "-std=c11", "-O2", "-fPIC", "-shared", f"-I{include_dir()}",
-               f"-I{source_dir() / 'runtime'}", *extra, *map(str, sources),
-               "-o", str(staged), "-lpthread"]
+        cmd = [
+            cc,
+            "-std=c11",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            f"-I{include_dir()}",
+            f"-I{source_dir() / 'runtime'}",
+            *extra,
+            *map(str, sources),
+            "-o",
+            str(staged),
+            "-lpthread",
+        ]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             raise TVMError(f"building {what} failed:\n$ {' '.join(cmd)}\n{result.stderr}")
@@ -113,8 +124,9 @@ def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Pa
 def runtime_library_path() -> Path:
     """Path of the host runtime library, building it once per source version if needed."""
     target = cache_dir() / _sources_digest() / "libpytvm_runtime.so"
-    return _build(target, [source_dir() / rel for rel in _RUNTIME_SOURCES], [],
-                  "the host runtime library")
+    return _build(
+        target, [source_dir() / rel for rel in _RUNTIME_SOURCES], [], "the host runtime library"
+    )
 
 
 @lru_cache(maxsize=1)
@@ -127,7 +139,11 @@ def fastcall_extension_path() -> Path | None:
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     target = cache_dir() / _sources_digest() / f"_pytvm_fastcall{suffix}"
     try:
-        return _build(target, [source_dir() / _FASTCALL_SOURCE], [f"-I{python_include}"],
-                      "the fast-call extension")
+        return _build(
+            target,
+            [source_dir() / _FASTCALL_SOURCE],
+            [f"-I{python_include}"],
+            "the fast-call extension",
+        )
     except TVMError:
         return None

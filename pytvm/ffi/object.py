@@ -105,8 +105,10 @@ class Object:
         """
         made = fconstructor(*args)
         if not isinstance(made, Object):
-            raise TVMTypeError(f"constructor {getattr(fconstructor, 'name', fconstructor)!r} "
-                               f"returned {type(made).__name__}, expected an object")
+            raise TVMTypeError(
+                f"constructor {getattr(fconstructor, 'name', fconstructor)!r} "
+                f"returned {type(made).__name__}, expected an object"
+            )
         if not isinstance(made, type(self)) and not isinstance(self, type(made)):
             raise TVMTypeError(f"constructor returned a {made.type_key}, expected {self.type_key}")
         self.__dict__.update(made.__dict__)
@@ -144,8 +146,10 @@ def register_object(type_key: str | type | None = None) -> Any:
         index = _index_for_key(key)
         previous = _INDEX_TO_CLASS.get(index)
         if previous is not None and previous.__qualname__ != cls.__qualname__:
-            raise TVMValueError(f"object type key {key!r} is already registered to "
-                                f"{previous.__module__}.{previous.__qualname__}")
+            raise TVMValueError(
+                f"object type key {key!r} is already registered to "
+                f"{previous.__module__}.{previous.__qualname__}"
+            )
         cls._type_key = key
         cls._type_index = index
         _INDEX_TO_CLASS[index] = cls
@@ -166,6 +170,8 @@ def object_from_handle(handle: int, type_index: int) -> Object:
     """The live object a handle names; ``ValueError`` if it is gone or of another type."""
     obj = _LIVE.get(handle)
     if obj is None:
-        raise TVMValueError(f"object handle {handle:#x} (type index {type_index}) does not name a "
-                            "live object; it was freed or never came from this process")
+        raise TVMValueError(
+            f"object handle {handle:#x} (type index {type_index}) does not name a "
+            "live object; it was freed or never came from this process"
+        )
     return obj

@@ -49,9 +49,7 @@ def _register(name: str, func: Callable[..., Any], override: bool) -> PackedFunc
 @overload
 def register_func(func_name: F, f: None = None, override: bool = False) -> F: ...
 @overload
-def register_func(
-    func_name: str, f: None = None, override: bool = False
-) -> Callable[[F], F]: ...
+def register_func(func_name: str, f: None = None, override: bool = False) -> Callable[[F], F]: ...
 @overload
 def register_func(func_name: str, f: F, override: bool = False) -> F: ...
 
@@ -127,7 +125,7 @@ def init_api(namespace: str, module_name: str) -> None:
     for full_name in list_global_func_names():
         if not full_name.startswith(prefix):
             continue
-        short = full_name[len(prefix):]
+        short = full_name[len(prefix) :]
         if "." in short:
             continue
         setattr(target, short, _functions[full_name])

@@ -70,8 +70,14 @@ class DeviceAPI(Object):
         """An attribute of ``dev`` (see ``DeviceAttrKind``); None if unknown."""
         return None
 
-    def alloc_data(self, dev: Device, nbytes: int, alignment: int, dtype: DataType,
-                   mem_scope: str | None = None) -> int:
+    def alloc_data(
+        self,
+        dev: Device,
+        nbytes: int,
+        alignment: int,
+        dtype: DataType,
+        mem_scope: str | None = None,
+    ) -> int:
         """Allocate ``nbytes`` on ``dev``; returns the data pointer."""
         raise NotImplementedError
 
@@ -123,10 +129,15 @@ class DeviceAPI(Object):
         if factory is None:
             if allow_missing:
                 return None
-            hint = (" (RPC-masked device: connect an RPC session first)" if dev.is_remote
-                    else f"; register one with pytvm.register_func('device_api.{name}', ...)")
-            raise TVMValueError(f"no device API for {dev}: global function "
-                                f"'device_api.{name}' is not registered{hint}")
+            hint = (
+                " (RPC-masked device: connect an RPC session first)"
+                if dev.is_remote
+                else f"; register one with pytvm.register_func('device_api.{name}', ...)"
+            )
+            raise TVMValueError(
+                f"no device API for {dev}: global function "
+                f"'device_api.{name}' is not registered{hint}"
+            )
         api = factory()
         if not isinstance(api, DeviceAPI):
             raise TVMError(f"device_api.{name} returned {type(api).__name__}, not a DeviceAPI")
@@ -135,8 +146,7 @@ class DeviceAPI(Object):
 
 
 _libc = ctypes.CDLL(None)
-_libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                 ctypes.c_size_t]
+_libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
 _libc.free.argtypes = [ctypes.c_void_p]
 
 
@@ -152,8 +162,14 @@ class CPUDeviceAPI(DeviceAPI):
             return "cpu"
         return None
 
-    def alloc_data(self, dev: Device, nbytes: int, alignment: int, dtype: DataType,
-                   mem_scope: str | None = None) -> int:
+    def alloc_data(
+        self,
+        dev: Device,
+        nbytes: int,
+        alignment: int,
+        dtype: DataType,
+        mem_scope: str | None = None,
+    ) -> int:
         ptr = ctypes.c_void_p()
         align = max(alignment, ctypes.sizeof(ctypes.c_void_p))
         if _libc.posix_memalign(ctypes.byref(ptr), align, max(nbytes, 1)) != 0:
@@ -166,10 +182,10 @@ class CPUDeviceAPI(DeviceAPI):
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
         nbytes = nbytes_of(src)
         if nbytes != nbytes_of(dst):
-            raise TVMValueError(f"copy size mismatch: source has {nbytes} bytes, destination "
-                                f"{nbytes_of(dst)}")
-        ctypes.memmove((dst.data or 0) + dst.byte_offset, (src.data or 0) + src.byte_offset,
-                       nbytes)
+            raise TVMValueError(
+                f"copy size mismatch: source has {nbytes} bytes, destination {nbytes_of(dst)}"
+            )
+        ctypes.memmove((dst.data or 0) + dst.byte_offset, (src.data or 0) + src.byte_offset, nbytes)
 
 
 _CPU_API = CPUDeviceAPI()
@@ -178,5 +194,6 @@ register_func("device_api.cpu", lambda: _CPU_API)
 
 def registered_device_apis() -> list[str]:
     """Names ``n`` for which a ``device_api.n`` global function is registered, sorted."""
-    return sorted(name.split(".", 1)[1] for name in list_global_func_names()
-                  if name.startswith("device_api."))
+    return sorted(
+        name.split(".", 1)[1] for name in list_global_func_names() if name.startswith("device_api.")
+    )

@@ -38,18 +38,24 @@ _KINDS = {_LEGACY: DLManagedTensor, _VERSIONED: DLManagedTensorVersioned}
 
 _py = ctypes.pythonapi
 _new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
-    ("PyCapsule_New", _py))
+    ("PyCapsule_New", _py)
+)
 _is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", _py))
+    ("PyCapsule_IsValid", _py)
+)
 _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", _py))
+    ("PyCapsule_GetPointer", _py)
+)
 _set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_SetName", _py))
+    ("PyCapsule_SetName", _py)
+)
 # The capsule destructor runs on a dying object: take it as a raw pointer, never a py_object.
 _is_valid_raw = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", _py))
+    ("PyCapsule_IsValid", _py)
+)
 _get_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", _py))
+    ("PyCapsule_GetPointer", _py)
+)
 
 # Exported tensors not yet released by their consumer: key -> (managed struct, array).
 _EXPORTED: dict[int, tuple[Any, NDArray]] = {}
@@ -73,17 +79,27 @@ def _capsule_destructor(capsule: int) -> None:
             _release(ctypes.pointer(kind.from_address(address)))
 
 
-def to_dlpack_capsule(array: NDArray, stream: Any = None, *, max_version: Any = None,
-                      dl_device: Any = None, copy: Any = None) -> Any:
+def to_dlpack_capsule(
+    array: NDArray,
+    stream: Any = None,
+    *,
+    max_version: Any = None,
+    dl_device: Any = None,
+    copy: Any = None,
+) -> Any:
     """A capsule sharing ``array``'s memory (the DLPack ``__dlpack__`` protocol)."""
     if array.device.is_remote:
-        raise TVMValueError(f"cannot export {array.device} through DLPack: the memory is on a "
-                            "remote machine; copy it here first with .copyto(pytvm.cpu())")
+        raise TVMValueError(
+            f"cannot export {array.device} through DLPack: the memory is on a "
+            "remote machine; copy it here first with .copyto(pytvm.cpu())"
+        )
     if copy is True:
         raise TVMValueError("__dlpack__(copy=True) is not supported; call .copyto() first")
     if dl_device is not None and tuple(dl_device) != array.__dlpack_device__():
-        raise TVMValueError(f"__dlpack__(dl_device={dl_device}) differs from the array's device "
-                            f"{array.device}; cross-device export is not supported")
+        raise TVMValueError(
+            f"__dlpack__(dl_device={dl_device}) differs from the array's device "
+            f"{array.device}; cross-device export is not supported"
+        )
     key = next(_export_keys)
     if max_version is not None and tuple(max_version)[0] >= 1:
         managed: Any = DLManagedTensorVersioned()
@@ -153,25 +169,37 @@ def from_dlpack(source: Any) -> NDArray:
     capsule = _capsule_of(source)
     name = next((n for n in _KINDS if _is_valid(capsule, n)), None)
     if name is None:
-        raise TVMTypeError(f"from_dlpack expects an object with __dlpack__ or an unused DLPack "
-                           f"capsule, got {type(source).__name__}")
+        raise TVMTypeError(
+            f"from_dlpack expects an object with __dlpack__ or an unused DLPack "
+            f"capsule, got {type(source).__name__}"
+        )
     address = _get_pointer(capsule, name)
     kind = _KINDS[name]
     managed = kind.from_address(address)
     if name == _VERSIONED and managed.version.major > DLPACK_VERSION[0]:
-        raise TVMValueError(f"from_dlpack: DLPack version {managed.version.major}."
-                            f"{managed.version.minor} is newer than supported {DLPACK_VERSION}")
+        raise TVMValueError(
+            f"from_dlpack: DLPack version {managed.version.major}."
+            f"{managed.version.minor} is newer than supported {DLPACK_VERSION}"
+        )
     dl = managed.dl_tensor
     shape = [dl.shape[i] for i in range(dl.ndim)]
     strides = [dl.strides[i] for i in range(dl.ndim)] if dl.strides else None
     if not _is_compact(shape, strides):
-        raise TVMValueError(f"from_dlpack: tensor of shape {shape} has strides {strides}; only "
-                            "compact row-major tensors are supported (make it contiguous first)")
+        raise TVMValueError(
+            f"from_dlpack: tensor of shape {shape} has strides {strides}; only "
+            "compact row-major tensors are supported (make it contiguous first)"
+        )
     _set_name(capsule, _USED[name])
     dtype = DataType(dl.dtype.code, dl.dtype.bits, dl.dtype.lanes)
     dev = Device(dl.device.device_type, dl.device.device_id)
-    array = NDArray(dl.data or 0, shape, dtype, dev, owner=_Borrowed(address, kind, source),
-                    byte_offset=dl.byte_offset)
+    array = NDArray(
+        dl.data or 0,
+        shape,
+        dtype,
+        dev,
+        owner=_Borrowed(address, kind, source),
+        byte_offset=dl.byte_offset,
+    )
     if name == _VERSIONED and managed.flags & DLPACK_FLAG_READ_ONLY:
         array._read_only = True
     return array

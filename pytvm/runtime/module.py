@@ -58,8 +58,9 @@ class Module(Object):
         """This module's own function ``name``, or None; subclasses implement the lookup."""
         return self._functions.get(name)
 
-    def get_function(self, name: str, query_imports: bool = False,
-                     allow_missing: bool = False) -> PackedFunc | None:
+    def get_function(
+        self, name: str, query_imports: bool = False, allow_missing: bool = False
+    ) -> PackedFunc | None:
         """The function ``name`` of this module (and its imports if ``query_imports``)."""
         func = self._get_own_function(name)
         if func is None and query_imports:
@@ -68,8 +69,10 @@ class Module(Object):
                 if func is not None:
                     break
         if func is None and not allow_missing:
-            raise TVMAttributeError(f"module {self.type_key!r} has no function {name!r}"
-                                    + ("" if query_imports else " (imports not searched)"))
+            raise TVMAttributeError(
+                f"module {self.type_key!r} has no function {name!r}"
+                + ("" if query_imports else " (imports not searched)")
+            )
         return func
 
     def __getitem__(self, name: str) -> PackedFunc:
@@ -105,10 +108,19 @@ class Module(Object):
 
     # ------------------------------------------------------------------ timing
 
-    def time_evaluator(self, func_name: str, dev: Device, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
-                       cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
-                       cache_flush_bytes: int = 0, f_preproc: str = "") -> Any:
+    def time_evaluator(
+        self,
+        func_name: str,
+        dev: Device,
+        number: int = 10,
+        repeat: int = 1,
+        min_repeat_ms: int = 0,
+        limit_zero_time_iterations: int = 100,
+        cooldown_interval_ms: int = 0,
+        repeats_to_cooldown: int = 1,
+        cache_flush_bytes: int = 0,
+        f_preproc: str = "",
+    ) -> Any:
         """A function that times ``func_name`` on ``dev`` and returns a ``BenchmarkResult``.
 
         The timing loop runs where the module lives (in C for compiled functions, on the server
@@ -116,9 +128,19 @@ class Module(Object):
         """
         from .time_evaluator import make_evaluator
 
-        return make_evaluator(self, func_name, dev, number, repeat, min_repeat_ms,
-                              limit_zero_time_iterations, cooldown_interval_ms,
-                              repeats_to_cooldown, cache_flush_bytes, f_preproc)
+        return make_evaluator(
+            self,
+            func_name,
+            dev,
+            number,
+            repeat,
+            min_repeat_ms,
+            limit_zero_time_iterations,
+            cooldown_interval_ms,
+            repeats_to_cooldown,
+            cache_flush_bytes,
+            f_preproc,
+        )
 
     def __repr__(self) -> str:
         return f"Module({self.type_key}, {id(self):#x})"
@@ -166,7 +188,7 @@ class LibraryModule(Module):
         if func is not None:
             return func
         try:
-            symbol = getattr(self._lib, name)
+            symbol = self._lib[name]  # item access: getattr refuses dunder names (__tvm_main__)
         except AttributeError:
             return None
         address = ctypes.cast(symbol, ctypes.c_void_p).value or 0
@@ -182,7 +204,8 @@ class LibraryModule(Module):
             raise TVMValueError(
                 f"export_library: {self.path.name} has {len(self.imported_modules)} imported "
                 "module(s); linking imports into one shared object needs modules built by the "
-                "compiler; load and import them at run time instead")
+                "compiler; load and import them at run time instead"
+            )
         shutil.copyfile(self.path, file_name)
 
 
@@ -206,8 +229,10 @@ def load_module(path: str | os.PathLike[str], fmt: str = "") -> Module:
     fmt = fmt or Path(text).suffix.lstrip(".")
     loader = get_global_func(f"runtime.module.loadfile_{fmt}", allow_missing=True)
     if loader is None:
-        raise TVMValueError(f"load_module: unknown module format {fmt!r} of {text!r}; register "
-                            f"a loader as 'runtime.module.loadfile_{fmt}'")
+        raise TVMValueError(
+            f"load_module: unknown module format {fmt!r} of {text!r}; register "
+            f"a loader as 'runtime.module.loadfile_{fmt}'"
+        )
     module = loader(text)
     if not isinstance(module, Module):
         raise TVMValueError(f"runtime.module.loadfile_{fmt} returned {type(module).__name__}")

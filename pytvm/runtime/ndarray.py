@@ -66,8 +66,15 @@ class NDArray(Object):
     [5, 6, 7, 8]
     """
 
-    def __init__(self, data: int, shape: Sequence[int], dtype: DataType, dev: Device,
-                 owner: Any = None, byte_offset: int = 0) -> None:
+    def __init__(
+        self,
+        data: int,
+        shape: Sequence[int],
+        dtype: DataType,
+        dev: Device,
+        owner: Any = None,
+        byte_offset: int = 0,
+    ) -> None:
         ndim = len(shape)
         self._shape = tuple(int(s) for s in shape)
         self._shape_buf = (ctypes.c_int64 * max(ndim, 1))(*self._shape)
@@ -170,8 +177,10 @@ class NDArray(Object):
         """Seed 000's CopyFromBytes: device API ``copy_data_from_to`` host -> here, then sync."""
         buf = np.frombuffer(host, dtype=np.uint8) if not isinstance(host, np.ndarray) else host
         if buf.nbytes != self.nbytes:
-            raise TVMValueError(f"copy_from_bytes: got {buf.nbytes} bytes, array {self._shape} "
-                                f"{self.dtype} holds {self.nbytes}")
+            raise TVMValueError(
+                f"copy_from_bytes: got {buf.nbytes} bytes, array {self._shape} "
+                f"{self.dtype} holds {self.nbytes}"
+            )
         api = DeviceAPI.get(self._device)
         assert api is not None
         api.copy_data_from_to(_host_view(buf, self), self._dl, None)
@@ -180,8 +189,9 @@ class NDArray(Object):
     def copy_to_bytes(self, host: np.ndarray) -> None:
         """Copy this array's bytes into a contiguous host buffer of the same size, then sync."""
         if host.nbytes != self.nbytes or not host.flags.c_contiguous:
-            raise TVMValueError(f"copy_to_bytes needs a contiguous buffer of {self.nbytes} "
-                                f"bytes, got {host.nbytes}")
+            raise TVMValueError(
+                f"copy_to_bytes needs a contiguous buffer of {self.nbytes} bytes, got {host.nbytes}"
+            )
         api = DeviceAPI.get(self._device)
         assert api is not None
         api.copy_data_from_to(self._dl, _host_view(host, self), None)
@@ -256,8 +266,12 @@ def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
-def empty(shape: int | Sequence[int], dtype: str | DataType | Any = "float32",
-          device: Device | str | None = None, mem_scope: str | None = None) -> NDArray:
+def empty(
+    shape: int | Sequence[int],
+    dtype: str | DataType | Any = "float32",
+    device: Device | str | None = None,
+    mem_scope: str | None = None,
+) -> NDArray:
     """An uninitialised array on ``device`` (default ``cpu(0)``)."""
     dims = _normalize_shape(shape)
     dt = make_dtype(dtype)

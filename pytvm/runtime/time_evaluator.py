@@ -57,10 +57,12 @@ class BenchmarkResult:
 
     def __str__(self) -> str:
         ms = [r * 1e3 for r in self.results]
-        return (f"Execution time summary:\n {'mean (ms)':>10} {'median (ms)':>12} "
-                f"{'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
-                f" {np.mean(ms):10.4f} {np.median(ms):12.4f} {np.max(ms):10.4f} "
-                f"{np.min(ms):10.4f} {np.std(ms):10.4f}")
+        return (
+            f"Execution time summary:\n {'mean (ms)':>10} {'median (ms)':>12} "
+            f"{'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
+            f" {np.mean(ms):10.4f} {np.median(ms):12.4f} {np.max(ms):10.4f} "
+            f"{np.min(ms):10.4f} {np.std(ms):10.4f}"
+        )
 
 
 def _run_batch(func: PackedFunc, args: tuple[Any, ...], number: int) -> float:
@@ -73,18 +75,27 @@ def _run_batch(func: PackedFunc, args: tuple[Any, ...], number: int) -> float:
     return time.perf_counter() - start
 
 
-def time_function(func: PackedFunc, dev: Device, args: tuple[Any, ...], number: int,
-                  repeat: int, min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
-                  cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
-                  f_preproc: PackedFunc | None = None) -> list[float]:
+def time_function(
+    func: PackedFunc,
+    dev: Device,
+    args: tuple[Any, ...],
+    number: int,
+    repeat: int,
+    min_repeat_ms: int = 0,
+    limit_zero_time_iterations: int = 100,
+    cooldown_interval_ms: int = 0,
+    repeats_to_cooldown: int = 1,
+    f_preproc: PackedFunc | None = None,
+) -> list[float]:
     """Per-repeat mean seconds of ``func(*args)``, as TVM's time evaluator measures them.
 
     One warm-up call; then each repeat runs ``number`` calls, growing ``number`` until a repeat
     lasts at least ``min_repeat_ms``; the device is synchronised at the end of every repeat.
     """
     if number <= 0 or repeat <= 0:
-        raise TVMValueError(f"time_evaluator needs number > 0 and repeat > 0, got number="
-                            f"{number}, repeat={repeat}")
+        raise TVMValueError(
+            f"time_evaluator needs number > 0 and repeat > 0, got number={number}, repeat={repeat}"
+        )
     api = DeviceAPI.get(dev)
     assert api is not None
     func(*args)  # warm up (and surface errors before timing)
@@ -102,8 +113,9 @@ def time_function(func: PackedFunc, dev: Device, args: tuple[Any, ...], number: 
                 total = elapsed + 0.0  # C-timed: sync cost is not part of the kernel
             else:
                 total = time.perf_counter() - start
-            if total * 1e3 >= min_repeat_ms or (total == 0 and
-                                                 zero_tries >= limit_zero_time_iterations):
+            if total * 1e3 >= min_repeat_ms or (
+                total == 0 and zero_tries >= limit_zero_time_iterations
+            ):
                 break
             if total == 0:
                 zero_tries += 1
@@ -117,10 +129,20 @@ def time_function(func: PackedFunc, dev: Device, args: tuple[Any, ...], number: 
 
 
 @register_func("runtime.RPCTimeEvaluator")
-def _rpc_time_evaluator(mod: Any, name: str, device_type: int, device_id: int, number: int,
-                        repeat: int, min_repeat_ms: int, limit_zero_time_iterations: int,
-                        cooldown_interval_ms: int, repeats_to_cooldown: int,
-                        cache_flush_bytes: int, f_preproc_name: str) -> PackedFunc:
+def _rpc_time_evaluator(
+    mod: Any,
+    name: str,
+    device_type: int,
+    device_id: int,
+    number: int,
+    repeat: int,
+    min_repeat_ms: int,
+    limit_zero_time_iterations: int,
+    cooldown_interval_ms: int,
+    repeats_to_cooldown: int,
+    cache_flush_bytes: int,
+    f_preproc_name: str,
+) -> PackedFunc:
     """TVM's evaluator factory: returns a function whose result is the float64 means as bytes."""
     dev = Device(device_type, device_id)
     func = mod.get_function(name) if mod is not None else get_global_func(name)
@@ -134,25 +156,54 @@ def _rpc_time_evaluator(mod: Any, name: str, device_type: int, device_id: int, n
             if preproc is not None:
                 preproc(*inner)
 
-        means = time_function(func, dev, args, number, repeat, min_repeat_ms,
-                              limit_zero_time_iterations, cooldown_interval_ms,
-                              repeats_to_cooldown,
-                              flushing_preproc if (flush is not None or preproc) else None)
+        means = time_function(
+            func,
+            dev,
+            args,
+            number,
+            repeat,
+            min_repeat_ms,
+            limit_zero_time_iterations,
+            cooldown_interval_ms,
+            repeats_to_cooldown,
+            flushing_preproc if (flush is not None or preproc) else None,
+        )
         return struct.pack(f"<{len(means)}d", *means)
 
     return PyFunction(evaluate, f"time_evaluator({name})")
 
 
-def make_evaluator(mod: Any, func_name: str, dev: Device, number: int, repeat: int,
-                   min_repeat_ms: int, limit_zero_time_iterations: int,
-                   cooldown_interval_ms: int, repeats_to_cooldown: int, cache_flush_bytes: int,
-                   f_preproc: str) -> Any:
+def make_evaluator(
+    mod: Any,
+    func_name: str,
+    dev: Device,
+    number: int,
+    repeat: int,
+    min_repeat_ms: int,
+    limit_zero_time_iterations: int,
+    cooldown_interval_ms: int,
+    repeats_to_cooldown: int,
+    cache_flush_bytes: int,
+    f_preproc: str,
+) -> Any:
     """Client side of ``time_evaluator``: call the evaluator factory where the module lives."""
     factory = getattr(mod, "remote_time_evaluator_factory", None) or get_global_func(
-        "runtime.RPCTimeEvaluator")
-    feval = factory(mod, func_name, dev.device_type, dev.device_id, number, repeat,
-                    min_repeat_ms, limit_zero_time_iterations, cooldown_interval_ms,
-                    repeats_to_cooldown, cache_flush_bytes, f_preproc)
+        "runtime.RPCTimeEvaluator"
+    )
+    feval = factory(
+        mod,
+        func_name,
+        dev.device_type,
+        dev.device_id,
+        number,
+        repeat,
+        min_repeat_ms,
+        limit_zero_time_iterations,
+        cooldown_interval_ms,
+        repeats_to_cooldown,
+        cache_flush_bytes,
+        f_preproc,
+    )
 
     def evaluator(*args: Any) -> BenchmarkResult:
         blob = feval(*args)

@@ -18,8 +18,20 @@ def compile_c(source: str, workdir: Path, name: str = "lib") -> Path:
     src = workdir / f"{name}.c"
     src.write_text(source)
     out = workdir / f"{name}.so"
-    cmd = [cc, "-O2", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC",
-           f"-I{libinfo.include_dir()}", str(src), "-o", str(out), "-lpthread"]
+    cmd = [
+        cc,
+        "-O2",
+        "-std=c11",
+        "-Wall",
+        "-Werror",
+        "-shared",
+        "-fPIC",
+        f"-I{libinfo.include_dir()}",
+        str(src),
+        "-o",
+        str(out),
+        "-lpthread",
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"compiling {src} failed:\n{result.stderr}")

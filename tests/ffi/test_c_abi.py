@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import ctypes
-from pathlib import Path
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -27,7 +28,10 @@ PACKED(echo) {
   if (codes[0] == kTVMPackedFuncHandle) TVMFuncRetain(args[0].v_handle);
   *ret = args[0]; *rc = codes[0]; return 0;
 }
-PACKED(type_of) { (void)args; (void)n; (void)res; ret->v_int64 = codes[0]; *rc = kTVMArgInt; return 0; }
+PACKED(type_of) {
+  (void)args; (void)n; (void)res;
+  ret->v_int64 = codes[0]; *rc = kTVMArgInt; return 0;
+}
 PACKED(describe) {
   static char buf[256];
   (void)codes; (void)n; (void)res;
@@ -61,7 +65,10 @@ PACKED(call_global) {
 /* call_arg(f, *args): call a function passed as argument */
 PACKED(call_arg) {
   (void)res;
-  if (codes[0] != kTVMPackedFuncHandle) { TVMAPISetLastError("TypeError: want function"); return -1; }
+  if (codes[0] != kTVMPackedFuncHandle) {
+    TVMAPISetLastError("TypeError: want function");
+    return -1;
+  }
   return TVMFuncCall(args[0].v_handle, args + 1, codes + 1, n - 1, ret, rc);
 }
 /* what_c_sees(name): call a global that fails, return the error text C read */
@@ -148,16 +155,25 @@ def get(request: pytest.FixtureRequest, lib: ctypes.CDLL, monkeypatch: pytest.Mo
         pytest.skip("fast-call extension not available here")
 
     def make(name: str) -> CFunction:
-        return CFunction(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value, owner=lib,
-                         name=name)
+        return CFunction(
+            ctypes.cast(getattr(lib, name), ctypes.c_void_p).value, owner=lib, name=name
+        )
 
     return make
 
 
 @pytest.mark.parametrize(
     "value, code",
-    [(None, 0), (7, 1), (True, 2), (2.5, 3), (DataType.parse("float32x4"), 5),
-     (pytvm.hexagon(3), 6), ("text", 8), (b"raw\x00bytes", 9)],
+    [
+        (None, 0),
+        (7, 1),
+        (True, 2),
+        (2.5, 3),
+        (DataType.parse("float32x4"), 5),
+        (pytvm.hexagon(3), 6),
+        ("text", 8),
+        (b"raw\x00bytes", 9),
+    ],
 )
 def test_values_cross_with_their_type_index(get, value: object, code: int) -> None:
     assert get("type_of")(value) == code
@@ -166,8 +182,7 @@ def test_values_cross_with_their_type_index(get, value: object, code: int) -> No
 
 
 def test_c_reads_every_pod_kind(get) -> None:
-    out = get("describe")("héllo", b"12345", 0.25, DataType.parse("int8x2"),
-                          pytvm.hexagon(1), -3)
+    out = get("describe")("héllo", b"12345", 0.25, DataType.parse("int8x2"), pytvm.hexagon(1), -3)
     assert out == "héllo|5|0.25|0.8.2|16:1|-3"
 
 
@@ -254,3 +269,38 @@ def test_nested_parallel_launch_runs_inline(get) -> None:
 def test_unsupported_argument_type_is_named(get) -> None:
     with pytest.raises(TypeError, match="builtins.set"):
         get("type_of")({1})
+
+
+ISOLATION_SCRIPT = r"""
+import ctypes, sys
+import numpy as np
+import tvm  # loads another TVM runtime exporting TVMAPISetLastError, TVMBackendParallelLaunch...
+import pytvm
+from pytvm.ffi import CFunction
+pytvm.ffi.runtime_library()
+lib = ctypes.CDLL(sys.argv[1])
+def get(name):
+    return CFunction(ctypes.cast(lib[name], ctypes.c_void_p).value, owner=lib, name=name)
+out = pytvm.nd.array(np.full(4 * 256 + 4, -1, "int32"))
+get("parallel")(out)
+assert out.numpy()[-4:].tolist() == [256, 512, 768, 0], out.numpy()[-4:]
+try:
+    get("fail_tagged")()
+except ValueError as err:
+    assert "bad shape" in str(err), err
+else:
+    raise AssertionError("no error")
+print("isolated")
+"""
+
+
+def test_kernels_bind_to_pytvm_runtime_even_with_tvm_loaded_first(
+    lib: ctypes.CDLL,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ISOLATION_SCRIPT, lib._name],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "isolated" in result.stdout, result.stderr

@@ -8,8 +8,21 @@ from hypothesis import strategies as st
 
 from pytvm import DataType
 
-NAMES = ["float32", "int8", "uint8", "bool", "float16", "bfloat16", "float32x4", "handle",
-         "int64", "uint1", "float8_e4m3fn", "float64", "int32x8"]
+NAMES = [
+    "float32",
+    "int8",
+    "uint8",
+    "bool",
+    "float16",
+    "bfloat16",
+    "float32x4",
+    "handle",
+    "int64",
+    "uint1",
+    "float8_e4m3fn",
+    "float64",
+    "int32x8",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -23,9 +36,23 @@ def test_dtype_fields_match_tvm_ffi(name: str) -> None:
     assert (ours.code, ours.bits, ours.lanes) == (theirs.type_code, theirs.bits, theirs.lanes)
 
 
-@pytest.mark.parametrize("np_name", ["bool", "int8", "int16", "int32", "int64", "uint8",
-                                     "uint16", "uint32", "uint64", "float16", "float32",
-                                     "float64"])
+@pytest.mark.parametrize(
+    "np_name",
+    [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+    ],
+)
 def test_dtype_numpy_round_trip(np_name: str) -> None:
     dt = DataType.from_numpy(np_name)
     assert str(dt) == np_name

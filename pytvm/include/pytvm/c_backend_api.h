@@ -22,14 +22,17 @@ typedef int (*TVMBackendPackedCFunc)(TVMValue* args, int* type_codes, int num_ar
  *        global registry. mod_node is the module's context (the __tvm_module_ctx symbol).
  */
 TVM_DLL int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name,
-                                     TVMFunctionHandle* out);
+                                     TVMFunctionHandle* out)
+    PYTVM_API_SYMBOL(TVMBackendGetFuncFromEnv);
 
 /*! \brief Scratch memory for a kernel; NULL (and a last error) on failure. */
 TVM_DLL void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
-                                       int dtype_code_hint, int dtype_bits_hint);
+                                       int dtype_code_hint, int dtype_bits_hint)
+    PYTVM_API_SYMBOL(TVMBackendAllocWorkspace);
 
 /*! \brief Release memory from TVMBackendAllocWorkspace. */
-TVM_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr);
+TVM_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr)
+    PYTVM_API_SYMBOL(TVMBackendFreeWorkspace);
 
 /*! \brief What each task of a parallel launch sees. */
 typedef struct {
@@ -44,10 +47,12 @@ typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* 
  * \brief Run flambda on num_task tasks (0: one per worker thread) and wait for all.
  * \return 0 when every task returned 0.
  */
-TVM_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
+TVM_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task)
+    PYTVM_API_SYMBOL(TVMBackendParallelLaunch);
 
 /*! \brief Wait until every task of the current launch reaches this barrier. */
-TVM_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
+TVM_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv)
+    PYTVM_API_SYMBOL(TVMBackendParallelBarrier);
 
 #ifdef __cplusplus
 }

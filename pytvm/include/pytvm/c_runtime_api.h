@@ -18,6 +18,21 @@ extern "C" {
 #define TVM_DLL __attribute__((visibility("default")))
 #endif
 
+/*
+ * On a host the runtime API lives in pytvm's host runtime library under private symbol names
+ * (pytvm_TVMFuncCall, ...), bound to the standard names below with asm labels. A kernel built
+ * against these headers therefore calls pytvm's runtime even in a process that has also loaded
+ * another TVM runtime exporting the standard names. The device C runtime (PYTVM_CRT) provides
+ * the standard names themselves.
+ */
+#if defined(PYTVM_CRT)
+#define PYTVM_API_SYMBOL(name)
+#else
+#define PYTVM_API_STR2_(x) #x
+#define PYTVM_API_STR_(x) PYTVM_API_STR2_(x)
+#define PYTVM_API_SYMBOL(name) __asm__(PYTVM_API_STR_(__USER_LABEL_PREFIX__) "pytvm_" #name)
+#endif
+
 /*! \brief Type index of a value in a packed call (tvm-ffi numbering). */
 typedef enum {
   kTVMNullptr = 0,
@@ -77,35 +92,44 @@ typedef int (*TVMPackedCFunc)(TVMValue* args, int* type_codes, int num_args,
 typedef void (*TVMPackedCFuncFinalizer)(void* resource_handle);
 
 /*! \brief Set the calling thread's last error ("Kind: message" keeps the error kind). */
-TVM_DLL void TVMAPISetLastError(const char* msg);
+TVM_DLL void TVMAPISetLastError(const char* msg)
+    PYTVM_API_SYMBOL(TVMAPISetLastError);
 
 /*! \brief The calling thread's last error message. */
-TVM_DLL const char* TVMGetLastError(void);
+TVM_DLL const char* TVMGetLastError(void)
+    PYTVM_API_SYMBOL(TVMGetLastError);
 
 /*! \brief Look up a global function; *out is NULL when none is registered under name.
  *  A non-NULL handle holds a reference the caller releases with TVMFuncFree. */
-TVM_DLL int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out);
+TVM_DLL int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out)
+    PYTVM_API_SYMBOL(TVMFuncGetGlobal);
 
 /*! \brief Register a function handle as a global function. */
-TVM_DLL int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override);
+TVM_DLL int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override)
+    PYTVM_API_SYMBOL(TVMFuncRegisterGlobal);
 
 /*! \brief Call a function handle. */
 TVM_DLL int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes,
-                        int num_args, TVMValue* ret_val, int* ret_type_code);
+                        int num_args, TVMValue* ret_val, int* ret_type_code)
+    PYTVM_API_SYMBOL(TVMFuncCall);
 
 /*! \brief Wrap a C function as a function handle (one reference, owned by the caller). */
 TVM_DLL int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_handle,
-                                   TVMPackedCFuncFinalizer fin, TVMFunctionHandle* out);
+                                   TVMPackedCFuncFinalizer fin, TVMFunctionHandle* out)
+    PYTVM_API_SYMBOL(TVMFuncCreateFromCFunc);
 
 /*! \brief Take one more reference to a function handle. */
-TVM_DLL int TVMFuncRetain(TVMFunctionHandle func);
+TVM_DLL int TVMFuncRetain(TVMFunctionHandle func)
+    PYTVM_API_SYMBOL(TVMFuncRetain);
 
 /*! \brief Release one reference to a function handle. */
-TVM_DLL int TVMFuncFree(TVMFunctionHandle func);
+TVM_DLL int TVMFuncFree(TVMFunctionHandle func)
+    PYTVM_API_SYMBOL(TVMFuncFree);
 
 /*! \brief Get a function of a module (imports searched when query_imports is non-zero). */
 TVM_DLL int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_imports,
-                              TVMFunctionHandle* out);
+                              TVMFunctionHandle* out)
+    PYTVM_API_SYMBOL(TVMModGetFunction);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pytvm
+from pytvm.runtime import BenchmarkResult, Module, load_module
+from pytvm.testing import compile_c
+
+pytestmark = pytest.mark.needs_cc
+
+KERNELS = r"""
+#include "pytvm/c_backend_api.h"
+void* __tvm_module_ctx = NULL;
+static int64_t g_calls = 0;
+
+#define PACKED(name) \
+  TVM_DLL int name(TVMValue* args, int* codes, int n, TVMValue* ret, int* rc, void* res)
+
+PACKED(vadd) {
+  DLTensor *a = (DLTensor*)args[0].v_handle, *b = (DLTensor*)args[1].v_handle,
+           *c = (DLTensor*)args[2].v_handle;
+  (void)codes; (void)n; (void)ret; (void)res;
+  for (int64_t i = 0; i < a->shape[0]; ++i)
+    ((float*)c->data)[i] = ((float*)a->data)[i] + ((float*)b->data)[i];
+  *rc = kTVMNullptr;
+  return 0;
+}
+PACKED(counted) {
+  (void)args; (void)codes; (void)n; (void)res;
+  volatile int64_t spin = 0;
+  for (int i = 0; i < 20000; ++i) spin += i;
+  ret->v_int64 = ++g_calls; *rc = kTVMArgInt; return 0;
+}
+PACKED(resource_is_set) {
+  (void)args; (void)codes; (void)n;
+  ret->v_int64 = res != NULL; *rc = kTVMArgInt; return 0;
+}
+/* via_env(name, x): call name(x) found through the module context */
+PACKED(via_env) {
+  TVMFunctionHandle f;
+  (void)res;
+  if (TVMBackendGetFuncFromEnv(__tvm_module_ctx, args[0].v_str, &f) != 0) return -1;
+  int r = TVMFuncCall(f, args + 1, codes + 1, n - 1, ret, rc);
+  TVMFuncFree(f);
+  return r;
+}
+PACKED(__tvm_main__) {
+  (void)codes; (void)n; (void)res;
+  ret->v_int64 = args[0].v_int64 * 2; *rc = kTVMArgInt; return 0;
+}
+"""
+
+HELPER = r"""
+#include "pytvm/c_backend_api.h"
+TVM_DLL int helper(TVMValue* args, int* codes, int n, TVMValue* ret, int* rc, void* res) {
+  (void)codes; (void)n; (void)res;
+  ret->v_int64 = args[0].v_int64 + 1000; *rc = kTVMArgInt; return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    workdir = tmp_path_factory.mktemp("modules")
+    return compile_c(KERNELS, workdir, "kernels"), compile_c(HELPER, workdir, "helper")
+
+
+def test_library_module_runs_kernel(built: tuple[Path, Path]) -> None:
+    mod = load_module(built[0])
+    assert mod.type_key == "library"
+    a = pytvm.nd.array(np.arange(8, dtype="float32"))
+    c = pytvm.nd.empty((8,), "float32")
+    mod["vadd"](a, a, c)
+    np.testing.assert_array_equal(c.numpy(), 2 * np.arange(8, dtype="float32"))
+    assert mod.get_function("vadd") is mod["vadd"]
+    assert mod(21) == 42  # __tvm_main__
+    assert mod["resource_is_set"]() == 1
+
+
+def test_missing_function_is_named(built: tuple[Path, Path]) -> None:
+    mod = load_module(built[0])
+    with pytest.raises(AttributeError, match="'no_such_kernel'"):
+        mod["no_such_kernel"]
+    assert mod.get_function("no_such_kernel", allow_missing=True) is None
+
+
+def test_imports_are_searched_by_kernels_and_lookup(built: tuple[Path, Path]) -> None:
+    mod, helper = load_module(built[0]), load_module(built[1])
+    with pytest.raises(AttributeError, match="helper"):
+        mod["via_env"]("helper", 1)
+    mod.import_module(helper)
+    assert mod.imported_modules == [helper]
+    assert mod.get_function("helper", query_imports=True)(1) == 1001
+    assert mod["via_env"]("helper", 5) == 1005
+    pytvm.register_func("testmod.global_fn", lambda x: -x, override=True)
+    assert mod["via_env"]("testmod.global_fn", 5) == -5
+
+
+def test_save_and_export_load_back(built: tuple[Path, Path], tmp_path: Path) -> None:
+    mod = load_module(built[0])
+    mod.save(tmp_path / "saved.so")
+    mod.export_library(tmp_path / "exported.so")
+    for name in ("saved.so", "exported.so"):
+        assert load_module(tmp_path / name)(4) == 8
+    mod.import_module(load_module(built[1]))
+    with pytest.raises(ValueError, match="imported"):
+        mod.export_library(tmp_path / "with_imports.so")
+
+
+def test_load_module_errors(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="nothing.so"):
+        load_module(tmp_path / "nothing.so")
+    (tmp_path / "x.weird").write_text("")
+    with pytest.raises(ValueError, match="runtime.module.loadfile_weird"):
+        load_module(tmp_path / "x.weird")
+    (tmp_path / "x.so").write_text("not elf")
+    with pytest.raises(OSError, match="cannot load shared object"):
+        load_module(tmp_path / "x.so")
+
+
+def test_custom_loader_by_extension(tmp_path: Path) -> None:
+    pytvm.register_func(
+        "runtime.module.loadfile_mytest",
+        lambda path: Module.from_functions("mytest", {"path": lambda: path}),
+    )
+    try:
+        (tmp_path / "m.mytest").write_text("")
+        mod = load_module(tmp_path / "m.mytest")
+        assert mod.type_key == "mytest" and mod["path"]().endswith("m.mytest")
+    finally:
+        pytvm.remove_global_func("runtime.module.loadfile_mytest")
+
+
+def test_time_evaluator_statistics(built: tuple[Path, Path]) -> None:
+    mod = load_module(built[0])
+    a = pytvm.nd.array(np.ones(256, "float32"))
+    result = mod.time_evaluator("vadd", pytvm.cpu(), number=10, repeat=3)(a, a, a)
+    assert isinstance(result, BenchmarkResult) and len(result.results) == 3
+    assert result.min <= result.median <= result.max
+    assert result.mean == pytest.approx(np.mean(result.results))
+    assert result.min > 0 and "mean (ms)" in str(result)
+
+
+def test_time_evaluator_grows_number_to_min_repeat_ms(tmp_path: Path) -> None:
+    mod = load_module(compile_c(KERNELS, tmp_path, "fresh"))  # fresh library: own call counter
+    result = mod.time_evaluator("counted", pytvm.cpu(), number=1, repeat=1, min_repeat_ms=20)()
+    calls = mod["counted"]() - 1
+    assert calls > 2  # warm-up + more than the initial single call
+    assert result.results[0] * calls >= 0.015
+
+
+def test_time_evaluator_on_python_functions_and_bad_args() -> None:
+    mod = Module.from_functions("py", {"work": lambda x: sum(range(x))})
+    result = mod.time_evaluator("work", pytvm.cpu(), number=5, repeat=2)(100)
+    assert len(result.results) == 2 and result.mean > 0
+    with pytest.raises(ValueError, match="number > 0"):
+        mod.time_evaluator("work", pytvm.cpu(), number=0)(100)
+
+
+def test_rpc_time_evaluator_global_returns_float64_bytes(built: tuple[Path, Path]) -> None:
+    mod = load_module(built[0])
+    factory = pytvm.get_global_func("runtime.RPCTimeEvaluator")
+    feval = factory(mod, "counted", 1, 0, 3, 4, 0, 100, 0, 1, 0, "")
+    blob = feval()
+    assert isinstance(blob, bytes) and len(blob) == 4 * 8
+    assert all(t > 0 for t in struct.unpack("<4d", blob))
+
+
+def test_export_copies_bytes_exactly(built: tuple[Path, Path], tmp_path: Path) -> None:
+    load_module(built[1]).export_library(tmp_path / "copy.so")
+    assert (tmp_path / "copy.so").read_bytes() == built[1].read_bytes()
+    shutil.copy(built[1], tmp_path / "again.so")
+    assert load_module(tmp_path / "again.so")["helper"](1) == 1001

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import pytvm
+from pytvm import Device
+from pytvm.runtime import DeviceAPI
+from pytvm.runtime.device_api import nbytes_of
+
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_numpy_round_trip(dtype: str) -> None:
+    host = (np.arange(24) % 7).astype(dtype).reshape(2, 3, 4)
+    a = pytvm.nd.array(host)
+    assert a.shape == (2, 3, 4) and a.dtype == dtype and a.device == pytvm.cpu(0)
+    assert a.byte_offset == 0
+    np.testing.assert_array_equal(a.numpy(), host)
+
+
+def test_copyfrom_accepts_ndarray_list_and_array() -> None:
+    a = pytvm.nd.empty((3,), "int32")
+    a.copyfrom([1, 2, 3])
+    assert a.numpy().tolist() == [1, 2, 3]
+    b = pytvm.nd.array(np.array([7, 8, 9], "int32"))
+    a.copyfrom(b)
+    assert a.numpy().tolist() == [7, 8, 9]
+
+
+def test_copyto_device_and_array() -> None:
+    a = pytvm.nd.array(np.arange(4, dtype="float32"))
+    b = a.copyto(pytvm.cpu(0))
+    assert b is not a and b.numpy().tolist() == [0, 1, 2, 3]
+    c = pytvm.nd.empty((4,), "float32")
+    assert a.copyto(c) is c and c.numpy().tolist() == [0, 1, 2, 3]
+
+
+def test_shape_mismatch_shows_both() -> None:
+    a = pytvm.nd.empty((2, 3), "float32")
+    with pytest.raises(ValueError, match=r"\(2, 3\) float32.*\(3, 2\) float32"):
+        a.copyfrom(np.zeros((3, 2), "float32"))
+
+
+def test_dtype_mismatch_shows_both() -> None:
+    a = pytvm.nd.empty((2,), "float32")
+    with pytest.raises(ValueError, match=r"float32.*float64"):
+        a.copyfrom(np.zeros(2, "float64"))
+    with pytest.raises(ValueError, match=r"int32"):
+        a.copyto(pytvm.nd.empty((2,), "int32"))
+
+
+def test_non_contiguous_input_is_copied_correctly() -> None:
+    host = np.arange(24, dtype="float32").reshape(4, 6)[:, ::2]
+    assert not host.flags.c_contiguous
+    np.testing.assert_array_equal(pytvm.nd.array(host).numpy(), host)
+    a = pytvm.nd.empty(host.shape, "float32").copyfrom(host.T.T)
+    np.testing.assert_array_equal(a.numpy(), host)
+
+
+def test_zero_size_and_scalar_arrays() -> None:
+    assert pytvm.nd.array(np.zeros((0, 3), "float32")).numpy().shape == (0, 3)
+    scalar = pytvm.nd.array(np.array(3.5, "float64"))
+    assert scalar.shape == () and scalar.numpy() == 3.5
+
+
+def test_bad_shape_is_rejected() -> None:
+    with pytest.raises(ValueError, match="non-negative"):
+        pytvm.nd.empty((2, -1))
+
+
+class DictDeviceAPI(DeviceAPI):
+    """A device whose memory is a Python dict: proves copies go through the device API."""
+
+    def __init__(self) -> None:
+        self.memory: dict[int, bytearray] = {}
+        self.calls: list[str] = []
+        self.next_ptr = 0x1000
+
+    def alloc_data(self, dev: Device, nbytes: int, alignment: int, dtype, mem_scope=None) -> int:
+        self.calls.append("alloc_data")
+        ptr, self.next_ptr = self.next_ptr, self.next_ptr + 0x1000
+        self.memory[ptr] = bytearray(nbytes)
+        return ptr
+
+    def free_data(self, dev: Device, ptr: int) -> None:
+        self.calls.append("free_data")
+        del self.memory[ptr]
+
+    def copy_data_from_to(self, src, dst, stream) -> None:
+        self.calls.append("copy_data_from_to")
+        n = nbytes_of(src)
+        if src.device.device_type == 12:  # device -> host
+            ctypes.memmove(dst.data + dst.byte_offset, bytes(self.memory[src.data]), n)
+        else:  # host -> device
+            self.memory[dst.data][:] = ctypes.string_at(src.data + src.byte_offset, n)
+
+    def stream_sync(self, dev: Device, stream) -> None:
+        self.calls.append("stream_sync")
+
+
+def test_device_api_registered_from_python_serves_copies() -> None:
+    api = DictDeviceAPI()
+    pytvm.register_func("device_api.ext_dev", lambda: api, override=True)
+    try:
+        a = pytvm.nd.empty((2,), "int32", pytvm.ext_dev(0))
+        a.copyfrom(np.array([2, 3], "int32"))
+        assert api.calls == ["alloc_data", "copy_data_from_to", "stream_sync"]
+        assert bytes(api.memory[a.data_ptr]) == np.array([2, 3], "int32").tobytes()
+        assert a.numpy().tolist() == [2, 3]
+        assert "ext_dev" in pytvm.runtime.registered_device_apis()
+        ptr = a.data_ptr
+        del a
+        assert ptr not in api.memory and api.calls[-1] == "free_data"
+    finally:
+        pytvm.remove_global_func("device_api.ext_dev")
+
+
+def test_rpc_device_without_rpc_api_is_a_clear_error() -> None:
+    if pytvm.get_global_func("device_api.rpc", allow_missing=True) is not None:
+        pytest.skip("an RPC device API is registered")
+    with pytest.raises(ValueError, match="device_api.rpc"):
+        DeviceAPI.get(Device(129, 0))

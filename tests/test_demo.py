@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.needs_cc
+def test_demo_runs_end_to_end() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytvm.demo"], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "matches numpy: True" in out
+    assert "call_python('demo.scale', 21, 2) = 42" in out
+    assert "caught as KeyError" in out
+    assert "c.numpy()[0] = 42.0" in out
