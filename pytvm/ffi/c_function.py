@@ -85,7 +85,10 @@ def _fast_convert(arg: Any) -> tuple[int, int, Any]:
     values = (_I64 * 1)()
     keep: list = []
     setter = _ARG_SETTERS.get(type(arg)) or _find_setter(type(arg))
-    code = setter(values, 0, arg, keep)
+    try:
+        code = setter(values, 0, arg, keep)
+    except (OverflowError, UnicodeError) as err:  # same error as _pack_args
+        raise TVMTypeError(f"argument {arg!r} cannot be passed to C: {err}") from None
     return code, values[0], keep
 
 
@@ -150,6 +153,8 @@ def _set_none(values: Any, i: int, v: Any, keep: list) -> int:
 
 
 def _set_int(values: Any, i: int, v: Any, keep: list) -> int:
+    if not -(1 << 63) <= v < 1 << 63:  # ctypes would silently keep the low 64 bits
+        raise OverflowError(f"integer {v} does not fit in int64")
     values[i] = v
     return TypeIndex.INT
 

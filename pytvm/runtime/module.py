@@ -94,6 +94,15 @@ class Module(Object):
         """Add ``module`` to this module's imports (searched by ``get_function``)."""
         if not isinstance(module, Module):
             raise TVMValueError(f"import_module expects a Module, got {type(module).__name__}")
+        stack, seen = [module], {id(module)}
+        while stack:  # as TVM: an import cycle would make lookups through imports recurse forever
+            current = stack.pop()
+            if current is self:
+                raise TVMValueError(f"import_module: cyclic import of {module!r} into {self!r}")
+            for child in current.imported_modules:
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append(child)
         self.imported_modules.append(module)
 
     # ------------------------------------------------------------------ persistence

@@ -145,7 +145,8 @@ def _rpc_time_evaluator(
 ) -> PackedFunc:
     """TVM's evaluator factory: returns a function whose result is the float64 means as bytes."""
     dev = Device(device_type, device_id)
-    func = mod.get_function(name) if mod is not None else get_global_func(name)
+    # As TVM: a module's imports are searched too (the kernels of a graph's library, ...).
+    func = mod.get_function(name, query_imports=True) if mod is not None else get_global_func(name)
     preproc = get_global_func(f_preproc_name) if f_preproc_name else None
     flush = np.empty(cache_flush_bytes // 8 + 1, dtype=np.float64) if cache_flush_bytes else None
 

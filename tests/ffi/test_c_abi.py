@@ -132,6 +132,16 @@ static int outer_task(int task, TVMParallelGroupEnv* penv, void* cdata) {
   (void)penv;
   return TVMBackendParallelLaunch(inner_task, &in, 4);
 }
+static int fail_in_task_two(int task, TVMParallelGroupEnv* penv, void* cdata) {
+  (void)penv; (void)cdata;
+  if (task == 2) { TVMAPISetLastError("IndexError: task 2 went out of range"); return -1; }
+  return 0;
+}
+PACKED(parallel_fail) {
+  (void)args; (void)codes; (void)n; (void)ret; (void)res;
+  *rc = kTVMNullptr;
+  return TVMBackendParallelLaunch(fail_in_task_two, NULL, 4);
+}
 PACKED(nested_parallel) {
   DLTensor* t = (DLTensor*)args[0].v_handle;
   (void)codes; (void)n; (void)ret; (void)res;
@@ -264,6 +274,16 @@ def test_nested_parallel_launch_runs_inline(get) -> None:
     out = pytvm.nd.array(np.full(8, -1, "int32"))
     get("nested_parallel")(out)
     assert out.numpy().tolist() == [0, 1, 2, 3, 100, 101, 102, 103]
+
+
+def test_worker_task_error_reaches_caller(get) -> None:
+    with pytest.raises(IndexError, match="task 2 went out of range"):
+        get("parallel_fail")()
+
+
+def test_int_out_of_int64_range_is_refused(get) -> None:
+    with pytest.raises(TypeError, match="int64"):
+        get("type_of")(1 << 70)
 
 
 def test_unsupported_argument_type_is_named(get) -> None:

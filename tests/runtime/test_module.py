@@ -176,3 +176,11 @@ def test_export_copies_bytes_exactly(built: tuple[Path, Path], tmp_path: Path) -
     assert (tmp_path / "copy.so").read_bytes() == built[1].read_bytes()
     shutil.copy(built[1], tmp_path / "again.so")
     assert load_module(tmp_path / "again.so")["helper"](1) == 1001
+
+
+def test_cyclic_import_is_refused() -> None:
+    a = Module.from_functions("a", {})
+    b = Module.from_functions("b", {})
+    a.import_module(b)
+    with pytest.raises(ValueError, match="cyclic"):
+        b.import_module(a)

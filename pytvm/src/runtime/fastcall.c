@@ -27,13 +27,13 @@ static int pack_one(PyObject* arg, TVMValue* value, int* code, TVMByteArray* byt
   PyTypeObject* type = Py_TYPE(arg);
   if (type == &PyLong_Type) {
     int overflow = 0;
-    value->v_int64 = PyLong_AsLongLongAndOverflow(arg, &overflow);
-    if (overflow != 0) {
-      PyErr_Format(PyExc_TypeError, "integer %R does not fit in int64", arg);
-      return -1;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (overflow == 0) {
+      value->v_int64 = v;
+      *code = kTVMArgInt;
+      return 0;
     }
-    *code = kTVMArgInt;
-    return 0;
+    /* Out of int64 range: the converter below raises the ctypes path's error. */
   }
   if (type == &PyFloat_Type) {
     value->v_float64 = PyFloat_AS_DOUBLE(arg);
@@ -60,10 +60,12 @@ static int pack_one(PyObject* arg, TVMValue* value, int* code, TVMByteArray* byt
   }
   if (type == &PyUnicode_Type) {
     const char* text = PyUnicode_AsUTF8(arg); /* cached in the str, alive as long as it is */
-    if (text == NULL) return -1;
-    value->v_str = text;
-    *code = kTVMStr;
-    return 0;
+    if (text != NULL) {
+      value->v_str = text;
+      *code = kTVMStr;
+      return 0;
+    }
+    PyErr_Clear(); /* not encodable (lone surrogate): the converter raises the ctypes error */
   }
   if (type == &PyBytes_Type) {
     bytes->data = PyBytes_AS_STRING(arg);

@@ -242,6 +242,7 @@ typedef struct {
   int num_task;
   int pending;            /* worker tasks not yet finished in the current job */
   int failed;
+  char* error;            /* last error of the first worker task that failed (malloc'd) */
   TVMParallelGroupEnv env;
   Barrier barrier;
 } ThreadPool;
@@ -283,6 +284,10 @@ static void* worker_main(void* arg) {
     {
       int rc = flambda(task, &g_pool.env, cdata);
       pthread_mutex_lock(&g_pool.mutex);
+      if (rc != 0 && !g_pool.failed) {
+        /* The error text is thread-local: keep it for the launching thread. */
+        g_pool.error = strdup(TVMGetLastError());
+      }
       if (rc != 0) g_pool.failed = 1;
       if (--g_pool.pending == 0) pthread_cond_signal(&g_pool.done);
       pthread_mutex_unlock(&g_pool.mutex);
@@ -315,6 +320,7 @@ static int ensure_workers(int wanted) {
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   int rc0;
   int failed;
+  char* worker_error;
   if (num_task <= 0) num_task = PyTVMNumThreads();
   if (num_task == 1 || tls_in_parallel) {
     /* One task, or a launch nested inside a task: run the tasks here, in order. */
@@ -360,8 +366,16 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
   pthread_mutex_lock(&g_pool.mutex);
   while (g_pool.pending > 0) pthread_cond_wait(&g_pool.done, &g_pool.mutex);
   failed = g_pool.failed || rc0 != 0;
+  worker_error = g_pool.error;
+  g_pool.error = NULL;
   pthread_mutex_unlock(&g_pool.mutex);
   pthread_mutex_unlock(&g_launch_mutex);
+  if (failed && rc0 == 0) {
+    /* Task 0 (this thread) succeeded: report the worker's error here, not a stale one. */
+    TVMAPISetLastError(worker_error != NULL ? worker_error
+                                            : "RuntimeError: a parallel task failed");
+  }
+  free(worker_error);
   return failed ? -1 : 0;
 }
 
