@@ -101,8 +101,15 @@ def _raise_pending() -> None:
 
 
 # Runtime API functions the host library exports under private names (see c_runtime_api.h).
-_PRIVATE_API = ("TVMAPISetLastError", "TVMGetLastError", "TVMFuncCreateFromCFunc", "TVMFuncFree",
-                "TVMFuncRetain", "TVMFuncCall", "TVMFuncGetGlobal")
+_PRIVATE_API = (
+    "TVMAPISetLastError",
+    "TVMGetLastError",
+    "TVMFuncCreateFromCFunc",
+    "TVMFuncFree",
+    "TVMFuncRetain",
+    "TVMFuncCall",
+    "TVMFuncGetGlobal",
+)
 
 
 def _declare(lib: ctypes.CDLL) -> None:
