@@ -91,6 +91,8 @@ class DataType:
     @staticmethod
     def parse(text: str) -> DataType:
         """Parse a TVM type string such as ``"float32"``, ``"uint8"``, ``"float32x4"``."""
+        if not isinstance(text, str):  # checked before the cache, which needs a hashable key
+            raise TVMTypeError(f"DataType.parse expects a str, got {type(text).__name__}")
         return _parse(text)
 
     @property
@@ -134,15 +136,14 @@ def _parse(text: str) -> DataType:
         return DataType(DataTypeCode.BOOL, 8, 1)
     if text == "handle":
         return DataType(DataTypeCode.HANDLE, 64, 1)
-    base, _, lanes_text = (
-        text.partition("x") if text.startswith(tuple(_FIXED_WIDTH)) else (text, "", "")
-    )
-    if base in _FIXED_WIDTH:
-        code, bits = _FIXED_WIDTH[base]
-        lanes = int(lanes_text) if lanes_text.isdigit() else 1
-        if lanes_text and not lanes_text.isdigit():
+    # Names with a fixed width ("bool", "float8_e4m3fn") take only a lanes suffix ("boolx4").
+    base, sep, lanes_text = text.partition("x")
+    if base == "bool" or base in _FIXED_WIDTH:
+        valid_lanes = lanes_text.isascii() and lanes_text.isdigit() and 0 < int(lanes_text) < 65536
+        if sep and not valid_lanes:
             raise _bad(text)
-        return DataType(code, bits, lanes)
+        code, bits = (DataTypeCode.BOOL, 8) if base == "bool" else _FIXED_WIDTH[base]
+        return DataType(code, bits, int(lanes_text) if sep else 1)
     match = _SYNTAX.match(text)
     if not match or match.group(1) not in _PREFIX:
         raise _bad(text)

@@ -159,16 +159,29 @@ class NDArray(Object):
                 f"source is {shape} {dtype}"
             )
 
+    def _host_layout(self) -> tuple[tuple[int, ...], str]:
+        """Shape and element type of this array as numpy sees it: vector lanes become the last
+        axis (``(2,) float32x4`` is ``(2, 4) float32``), as in TVM."""
+        t = self._dtype
+        if t.lanes == 1:
+            return self._shape, self.dtype
+        return (*self._shape, t.lanes), str(DataType(t.code, t.bits, 1))
+
     def copyfrom(self, source: Any) -> NDArray:
         """Copy data from a numpy array (or array-like) or another NDArray into this array."""
         if isinstance(source, NDArray):
             source.copyto(self)
             return self
-        if isinstance(source, np.ndarray):
-            self._check_same(source.shape, str(make_dtype(source.dtype)), "copyfrom")
-        else:
+        if not isinstance(source, np.ndarray):
             source = np.asarray(source, dtype=self._dtype.numpy_dtype())
-            self._check_same(source.shape, str(make_dtype(source.dtype)), "copyfrom")
+        shape, dtype = self._host_layout()
+        if source.shape != shape or str(make_dtype(source.dtype)) != dtype:
+            raise TVMValueError(
+                f"copyfrom: shape/dtype mismatch: array is {shape} {dtype}, "
+                f"source is {source.shape} {make_dtype(source.dtype)}"
+            )
+        if not source.dtype.isnative:  # the device holds native byte order (">i4" -> "<i4")
+            source = source.astype(source.dtype.newbyteorder("="))
         host = np.ascontiguousarray(source)  # a non-contiguous input is copied, never misread
         self.copy_from_bytes(host)
         return self
@@ -199,7 +212,7 @@ class NDArray(Object):
 
     def numpy(self) -> np.ndarray:
         """A numpy copy of the data."""
-        out = np.empty(self._shape, dtype=self._dtype.numpy_dtype())
+        out = np.empty(self._host_layout()[0], dtype=self._dtype.numpy_dtype())
         self.copy_to_bytes(out)
         return out
 
