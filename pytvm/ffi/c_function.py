@@ -177,6 +177,10 @@ def _set_float(values: Any, i: int, v: Any, keep: list) -> int:
 
 
 def _set_str(values: Any, i: int, v: Any, keep: list) -> int:
+    if "\0" in v:  # C would see only the text before the NUL
+        raise UnicodeError(
+            f"str with an embedded NUL cannot pass as a C string: {v!r}; pass it as bytes"
+        )
     buf = ctypes.create_string_buffer(v.encode("utf-8"))
     keep.append(buf)
     values[i] = ctypes.addressof(buf)
@@ -230,7 +234,16 @@ _ARG_SETTERS: dict[type, Setter] = {
     Device: _set_device,
     ctypes.c_void_p: _set_pointer,
 }
-for _np_type in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32):
+for _np_type in (
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+):  # _set_int refuses values outside int64
     _ARG_SETTERS[_np_type] = lambda values, i, v, keep: _set_int(values, i, int(v), keep)
 for _np_type in (np.float16, np.float32, np.float64):
     _ARG_SETTERS[_np_type] = lambda values, i, v, keep: _set_float(values, i, float(v), keep)
@@ -505,7 +518,14 @@ def _store_return(ret: int, ret_code: int, value: Any) -> None:
         values[0] = _new_node(value)  # C owns this reference
         code = TypeIndex.FUNCTION
     else:
-        setter = _ARG_SETTERS.get(type(value)) or _find_setter(type(value))
+        setter = _ARG_SETTERS.get(type(value))
+        if setter is None:
+            try:
+                setter = _find_setter(type(value))
+            except TVMTypeError as err:
+                raise TVMTypeError(
+                    f"a Python function returned a value C cannot receive: {err}"
+                ) from None
         code = setter(values, 0, value, keep)
     keep.append(value)
     _tls.ret_keep = keep

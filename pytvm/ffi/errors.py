@@ -8,6 +8,7 @@ into an exception whose class is the one registered for ``Kind`` (a subclass of 
 
 from __future__ import annotations
 
+import builtins
 import re
 import traceback
 from collections.abc import Callable
@@ -149,6 +150,17 @@ def format_error(exc: BaseException, with_traceback: bool = True) -> str:
 _KIND_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*): ", re.ASCII)
 
 
+def _registered_base_of_builtin(kind: str) -> type[TVMError]:
+    """For an unregistered built-in kind (``FileNotFoundError``), the class registered for its
+    nearest base (``OSError``), so ``except OSError`` still catches it after a hop."""
+    builtin = getattr(builtins, kind, None)
+    if isinstance(builtin, type) and issubclass(builtin, BaseException):
+        for klass in builtin.__mro__[1:]:
+            if klass.__name__ in _KIND_TO_CLASS:
+                return _KIND_TO_CLASS[klass.__name__]
+    return TVMError
+
+
 def parse_error(text: str, context: str = "") -> TVMError:
     """Rebuild an exception from text written by :func:`format_error` (or a C caller).
 
@@ -169,6 +181,8 @@ def parse_error(text: str, context: str = "") -> TVMError:
     if match and match.group(1).rsplit(".", 1)[-1] in _KIND_TO_CLASS:
         cls = _KIND_TO_CLASS[match.group(1).rsplit(".", 1)[-1]]
         body = body[match.end() :]
+    elif match:  # keep the whole text, so the exact kind name still shows
+        cls = _registered_base_of_builtin(match.group(1))
     message = f"{context}: {body}" if context else body
     err = cls(message)
     err.traceback = trace

@@ -174,4 +174,11 @@ def object_from_handle(handle: int, type_index: int) -> Object:
             f"object handle {handle:#x} (type index {type_index}) does not name a "
             "live object; it was freed or never came from this process"
         )
+    expected = _INDEX_TO_CLASS.get(type_index)
+    if obj.type_index != type_index and expected is not None and not isinstance(obj, expected):
+        raise TVMValueError(
+            f"object handle {handle:#x} came back tagged with type index {type_index} "
+            f"({expected.__qualname__}) but names a {type(obj).__qualname__} "
+            f"(type index {obj.type_index}); the C side mixed up its type codes"
+        )
     return obj

@@ -104,10 +104,15 @@ def to_dlpack_capsule(
     if max_version is not None and tuple(max_version)[0] >= 1:
         managed: Any = DLManagedTensorVersioned()
         managed.version = DLPackVersion(*DLPACK_VERSION)
-        managed.flags = 0
+        managed.flags = DLPACK_FLAG_READ_ONLY if array._read_only else 0
         managed.deleter = _DELETER_VERSIONED
         name = _VERSIONED
     else:
+        if array._read_only:  # a legacy capsule cannot say "read-only" (numpy refuses too)
+            raise TVMValueError(
+                "cannot export a read-only array as a legacy DLPack capsule: the consumer "
+                "could write to it; ask for DLPack >= 1.0 (max_version=(1, 0)) or copy it first"
+            )
         managed = DLManagedTensor()
         managed.deleter = _DELETER
         name = _LEGACY
@@ -132,7 +137,7 @@ class _Borrowed:
 
 
 def _is_compact(shape: list[int], strides: list[int] | None) -> bool:
-    if strides is None:
+    if strides is None or 0 in shape:  # an empty tensor has no layout (numpy exports strides 0)
         return True
     expected = 1
     for dim, stride in zip(reversed(shape), reversed(strides)):

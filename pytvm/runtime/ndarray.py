@@ -66,6 +66,9 @@ class NDArray(Object):
     [5, 6, 7, 8]
     """
 
+    #: True for memory a DLPack producer marked read-only: copies into it are refused.
+    _read_only: bool = False
+
     def __init__(
         self,
         data: int,
@@ -186,8 +189,16 @@ class NDArray(Object):
         self.copy_from_bytes(host)
         return self
 
+    def _check_writable(self, what: str) -> None:
+        if self._read_only:
+            raise TVMValueError(
+                f"{what}: this {self._shape} {self.dtype} array views memory its DLPack producer "
+                "marked read-only; write into a copy instead (.copyto(pytvm.cpu()))"
+            )
+
     def copy_from_bytes(self, host: np.ndarray | bytes | bytearray | memoryview) -> None:
         """Seed 000's CopyFromBytes: device API ``copy_data_from_to`` host -> here, then sync."""
+        self._check_writable("copy_from_bytes")
         buf = np.frombuffer(host, dtype=np.uint8) if not isinstance(host, np.ndarray) else host
         if buf.nbytes != self.nbytes:
             raise TVMValueError(
@@ -220,6 +231,7 @@ class NDArray(Object):
         """Copy to a device (a new array) or into an existing array of the same shape/dtype."""
         if isinstance(target, NDArray):
             target._check_same(self._shape, self.dtype, "copyto")
+            target._check_writable("copyto")
             _copy_between(self, target)
             return target
         if isinstance(target, Device):

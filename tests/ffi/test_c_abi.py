@@ -123,9 +123,25 @@ PACKED(parallel) {
 typedef struct { int32_t* data; int outer; } Inner;
 static int inner_task(int task, TVMParallelGroupEnv* penv, void* cdata) {
   Inner* in = (Inner*)cdata;
-  (void)penv;
-  in->data[in->outer * 4 + task] = in->outer * 100 + task;
+  for (int i = task; i < 4; i += penv->num_task) in->data[in->outer * 4 + i] = in->outer * 100 + i;
   return 0;
+}
+/* nested_barrier(out): a nested launch whose tasks meet at a barrier */
+static int neighbours(int task, TVMParallelGroupEnv* penv, void* cdata) {
+  int32_t* d = (int32_t*)cdata;
+  for (int i = task; i < 4; i += penv->num_task) d[i] = i + 1;
+  TVMBackendParallelBarrier(task, penv);
+  for (int i = task; i < 4; i += penv->num_task) d[4 + i] = d[(i + 1) % 4];
+  return 0;
+}
+static int launch_neighbours(int task, TVMParallelGroupEnv* penv, void* cdata) {
+  (void)penv;
+  return task == 0 ? TVMBackendParallelLaunch(neighbours, cdata, 4) : 0;
+}
+PACKED(nested_barrier) {
+  (void)codes; (void)n; (void)ret; (void)res;
+  *rc = kTVMNullptr;
+  return TVMBackendParallelLaunch(launch_neighbours, ((DLTensor*)args[0].v_handle)->data, 2);
 }
 static int outer_task(int task, TVMParallelGroupEnv* penv, void* cdata) {
   Inner in = {(int32_t*)cdata, task};
@@ -270,6 +286,12 @@ def test_parallel_launch_with_barrier(get) -> None:
     assert data[length:].tolist() == [256, 512, 768, 0]
 
 
+def test_nested_parallel_launch_with_barrier_sees_all_phase_one_writes(get) -> None:
+    out = pytvm.nd.array(np.zeros(8, "int32"))
+    get("nested_barrier")(out)
+    assert out.numpy().tolist() == [1, 2, 3, 4, 2, 3, 4, 1]
+
+
 def test_nested_parallel_launch_runs_inline(get) -> None:
     out = pytvm.nd.array(np.full(8, -1, "int32"))
     get("nested_parallel")(out)
@@ -324,3 +346,69 @@ def test_kernels_bind_to_pytvm_runtime_even_with_tvm_loaded_first(
         timeout=120,
     )
     assert result.returncode == 0 and "isolated" in result.stdout, result.stderr
+
+
+def test_c_returns_str_and_bytes_arguments(get) -> None:
+    assert get("echo")("héllo") == "héllo"
+    assert get("echo")(b"raw\x00bytes") == b"raw\x00bytes"
+
+
+@pytest.mark.parametrize(
+    "func, args, expected",
+    [
+        (lambda x: x * 2, (21,), 42),
+        (lambda x: x / 4, (5,), 1.25),
+        (lambda s: s.upper(), ("abc",), "ABC"),
+        (lambda b: b[::-1], (b"\x01\x02",), b"\x02\x01"),
+        (lambda: None, (), None),
+        (lambda d: pytvm.cpu(d.device_id), (pytvm.hexagon(2),), pytvm.cpu(2)),
+        (
+            lambda t: DataType(t.code, t.bits, 1),
+            (DataType.parse("int8x4"),),
+            DataType.parse("int8"),
+        ),
+    ],
+)
+def test_python_global_returns_each_kind_to_c(get, func, args, expected) -> None:
+    pytvm.register_func("testabi.ret", func, override=True)
+    try:
+        assert get("call_global")("testabi.ret", *args) == expected
+    finally:
+        pytvm.remove_global_func("testabi.ret")
+
+
+NO_HOOKS_SCRIPT = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])  # the host runtime alone: pytvm never installed its hooks
+lib.pytvm_TVMGetLastError.restype = ctypes.c_char_p
+out = ctypes.c_void_p()
+assert lib.pytvm_TVMFuncGetGlobal(b"x", ctypes.byref(out)) != 0
+print(lib.pytvm_TVMGetLastError().decode())
+"""
+
+
+def test_runtime_without_hooks_says_which_call_failed() -> None:
+    path = pytvm.ffi.libinfo.runtime_library_path()
+    result = subprocess.run(
+        [sys.executable, "-c", NO_HOOKS_SCRIPT, str(path)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("RuntimeError: TVMFuncGetGlobal: ")
+    assert "not initialised" in result.stdout
+
+
+def test_numpy_uint64_passes_and_out_of_range_is_refused(get) -> None:
+    assert get("echo")(np.uint64(5)) == 5
+    with pytest.raises(TypeError, match="int64"):
+        get("echo")(np.uint64(1 << 63))
+
+
+def test_str_with_embedded_nul_is_refused(get) -> None:
+    with pytest.raises(TypeError, match="NUL"):
+        get("echo")("a\x00b")
+
+
+def test_unsupported_return_value_names_the_return(get) -> None:
+    pytvm.register_func("testabi.returns_set", lambda: {1}, override=True)
+    with pytest.raises(TypeError, match="returned a value C cannot receive"):
+        get("call_global")("testabi.returns_set")

@@ -22,6 +22,8 @@ NAMES = [
     "float8_e4m3fn",
     "float64",
     "int32x8",
+    "boolx4",
+    "float8_e4m3fnx4",
 ]
 
 
@@ -59,10 +61,18 @@ def test_dtype_numpy_round_trip(np_name: str) -> None:
     assert dt.numpy_dtype() == np.dtype(np_name)
 
 
-@pytest.mark.parametrize("bad", ["floaty", "float32x", "int0", "", "x86", "float32x0"])
+@pytest.mark.parametrize(
+    "bad",
+    ["floaty", "float32x", "int0", "", "x86", "float32x0", "float8_e4m3fnx", "boolx0", "boolean"],
+)
 def test_dtype_bad_string_names_it(bad: str) -> None:
     with pytest.raises(ValueError, match=repr(bad).replace("[", r"\[")):
         DataType.parse(bad)
+
+
+def test_dtype_parse_rejects_non_str_with_type_error() -> None:
+    with pytest.raises(TypeError, match="expects a str, got list"):
+        DataType.parse(["float32"])  # type: ignore[arg-type]
 
 
 def test_dtype_without_numpy_equivalent_raises_type_error() -> None:

@@ -36,3 +36,18 @@ def test_custom_error_kind_registers() -> None:
 
 def test_context_prefixes_message() -> None:
     assert str(parse_error("ValueError: bad", context="remote[0]")) == "remote[0]: bad"
+
+
+def test_unknown_kind_keeps_whole_text() -> None:
+    err = parse_error("FooError: boom")
+    assert type(err) is TVMError and str(err) == "FooError: boom"
+
+
+def test_builtin_subclass_kind_maps_to_registered_base() -> None:
+    try:
+        raise FileNotFoundError("weights.bin")
+    except OSError as exc:
+        text = format_error(exc)
+    err = parse_error(text)
+    assert isinstance(err, OSError) and isinstance(err, TVMError)
+    assert str(err) == "FileNotFoundError: weights.bin"  # the exact kind still shows

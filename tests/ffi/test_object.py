@@ -7,7 +7,12 @@ import pytest
 
 import pytvm
 from pytvm.ffi import CFunction, Object, register_object
-from pytvm.ffi.object import type_index_to_class, type_index_to_key, type_key_to_index
+from pytvm.ffi.object import (
+    object_from_handle,
+    type_index_to_class,
+    type_index_to_key,
+    type_key_to_index,
+)
 from pytvm.testing import compile_c
 
 
@@ -73,3 +78,11 @@ def test_object_through_c_keeps_identity_and_class(tmp_path: Path) -> None:
     assert back is p and type(back) is Point
     f = pytvm.ffi.as_packed_func(lambda: 7)
     assert echo(f) is f  # a Python function handed to C comes back as itself
+
+
+def test_handle_with_wrong_type_index_is_refused() -> None:
+    p = Point(1, 1)
+    assert object_from_handle(p.handle, Point._type_index) is p
+    assert object_from_handle(p.handle, type_key_to_index("ffi.Object")) is p  # a base is fine
+    with pytest.raises(ValueError, match="type index 68"):
+        object_from_handle(p.handle, type_key_to_index("ffi.Function"))

@@ -67,3 +67,20 @@ def test_producer_released_when_array_dies() -> None:
     del a
     gc.collect()
     assert ref() is None
+
+
+def test_read_only_flag_survives_re_export() -> None:
+    host = np.arange(3, dtype="float32")
+    host.flags.writeable = False
+    a = pytvm.nd.from_dlpack(host)
+    view = np.from_dlpack(a)
+    assert not view.flags.writeable and view.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="read-only"):
+        a.__dlpack__()  # a legacy capsule cannot carry the flag
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0, 4)])
+def test_zero_size_arrays_cross_both_ways(shape: tuple[int, ...]) -> None:
+    host = np.zeros(shape, "float32")  # numpy exports strides 0 here: still compact
+    assert pytvm.nd.from_dlpack(host).shape == shape
+    assert np.from_dlpack(pytvm.nd.array(host)).shape == shape

@@ -137,3 +137,30 @@ def test_rpc_device_without_rpc_api_is_a_clear_error() -> None:
         pytest.skip("an RPC device API is registered")
     with pytest.raises(ValueError, match="device_api.rpc"):
         DeviceAPI.get(Device(129, 0))
+
+
+def test_non_native_byte_order_is_converted() -> None:
+    big_endian = np.array([1, 2, 258], ">i4")
+    assert pytvm.nd.array(big_endian).numpy().tolist() == [1, 2, 258]
+    a = pytvm.nd.empty((3,), "int32").copyfrom(big_endian)
+    assert a.numpy().tolist() == [1, 2, 258]
+
+
+def test_vector_lanes_are_the_last_numpy_axis() -> None:
+    a = pytvm.nd.empty((2,), "float32x4")
+    host = np.arange(8, dtype="float32").reshape(2, 4)
+    np.testing.assert_array_equal(a.copyfrom(host).numpy(), host)
+    with pytest.raises(ValueError, match=r"\(2, 4\) float32.*\(2,\) float32"):
+        a.copyfrom(np.zeros(2, "float32"))
+
+
+def test_read_only_dlpack_memory_refuses_writes() -> None:
+    host = np.zeros(3, "float32")
+    host.flags.writeable = False
+    a = pytvm.nd.from_dlpack(host)
+    with pytest.raises(ValueError, match="read-only"):
+        a.copyfrom(np.ones(3, "float32"))
+    with pytest.raises(ValueError, match="read-only"):
+        pytvm.nd.array(np.ones(3, "float32")).copyto(a)
+    assert host.tolist() == [0, 0, 0]
+    assert a.copyto(pytvm.cpu(0)).copyfrom(np.ones(3, "float32")).numpy().tolist() == [1, 1, 1]

@@ -45,6 +45,9 @@ typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* 
 
 /*!
  * \brief Run flambda on num_task tasks (0: one per worker thread) and wait for all.
+ *
+ * num_task is a request: a launch nested inside a task runs inline as task 0 of 1, so flambda
+ * must split its work by penv->num_task, never by the num_task it asked for.
  * \return 0 when every task returned 0.
  */
 TVM_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task)

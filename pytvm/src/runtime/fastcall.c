@@ -9,6 +9,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 #include "pytvm/c_runtime_api.h"
 
@@ -59,13 +60,15 @@ static int pack_one(PyObject* arg, TVMValue* value, int* code, TVMByteArray* byt
     return 0;
   }
   if (type == &PyUnicode_Type) {
-    const char* text = PyUnicode_AsUTF8(arg); /* cached in the str, alive as long as it is */
-    if (text != NULL) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(arg, &size); /* cached in the str */
+    if (text != NULL && (Py_ssize_t)strlen(text) == size) {
       value->v_str = text;
       *code = kTVMStr;
       return 0;
     }
-    PyErr_Clear(); /* not encodable (lone surrogate): the converter raises the ctypes error */
+    /* Not encodable (lone surrogate) or holding a NUL: the converter raises the ctypes error. */
+    PyErr_Clear();
   }
   if (type == &PyBytes_Type) {
     bytes->data = PyBytes_AS_STRING(arg);

@@ -50,8 +50,12 @@ void PyTVMSetHooks(const PyTVMHooks* hooks) {
 }
 
 static int no_hooks(const char* what) {
-  TVMAPISetLastError("RuntimeError: the pytvm host runtime is not initialised (no hooks) for ");
-  (void)what;
+  char msg[160];
+  (void)snprintf(msg, sizeof(msg),
+                 "RuntimeError: %s: the pytvm host runtime is not initialised (no hooks set); "
+                 "load it with pytvm.ffi.runtime_library()",
+                 what);
+  TVMAPISetLastError(msg);
   return -1;
 }
 
@@ -323,19 +327,18 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
   char* worker_error;
   if (num_task <= 0) num_task = PyTVMNumThreads();
   if (num_task == 1 || tls_in_parallel) {
-    /* One task, or a launch nested inside a task: run the tasks here, in order. */
+    /* One task, or a launch nested inside a task: run here as the only task (task 0 of 1), as
+     * TVM does on one thread. A lambda splits its work by penv->num_task, so task 0 of 1 does
+     * all of it, and a barrier inside stays correct (tasks run one after another could not
+     * meet at a barrier). */
     TVMParallelGroupEnv env;
     Barrier barrier;
-    int task;
     atomic_init(&barrier.arrived, 0);
     atomic_init(&barrier.generation, 0);
     barrier.num_task = 1;
     env.sync_handle = &barrier;
-    env.num_task = num_task;
-    for (task = 0; task < num_task; ++task) {
-      if (flambda(task, &env, cdata) != 0) return -1;
-    }
-    return 0;
+    env.num_task = 1;
+    return flambda(0, &env, cdata) != 0 ? -1 : 0;
   }
   (void)pthread_once(&g_pool_once, pool_init);
   pthread_mutex_lock(&g_launch_mutex);
