@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import timeit
@@ -33,14 +32,7 @@ TVM_DLL int nop(TVMValue* args, int* codes, int n, TVMValue* ret, int* ret_code,
 def _build_nop(workdir: Path) -> pytvm.PackedFunc:
     src = workdir / "nop.c"
     src.write_text(_NOP_C)
-    lib = workdir / "nop.so"
-    cc = libinfo.find_cc()
-    assert cc, "bench/ffi.py needs a C compiler"
-    subprocess.run(
-        [cc, "-O2", "-shared", "-fPIC", f"-I{libinfo.include_dir()}", str(src), "-o", str(lib)],
-        check=True,
-    )
-    return load_module(lib)["nop"]
+    return load_module(libinfo.compile_shared([src], workdir / "nop.so"))["nop"]
 
 
 def _ns(func, args: tuple, number: int, repeat: int) -> float:

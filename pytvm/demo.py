@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -56,14 +55,10 @@ TVM_DLL int call_python(TVMValue* args, int* codes, int n, TVMValue* ret, int* r
 
 
 def _compile(workdir: Path) -> Path:
-    cc = libinfo.find_cc()
-    if cc is None:
-        raise SystemExit("make demo needs a C compiler (cc, gcc or clang)")
-    src, lib = workdir / "kernels.c", workdir / "kernels.so"
+    src = workdir / "kernels.c"
     src.write_text(KERNELS)
-    cmd = [cc, "-O2", "-shared", "-fPIC", f"-I{libinfo.include_dir()}", str(src), "-o", str(lib)]
-    subprocess.run(cmd, check=True)
-    print(f"  $ {Path(cc).name} -O2 -shared -fPIC -I<pytvm/include> kernels.c -o kernels.so")
+    lib = libinfo.compile_shared([src], workdir / "kernels.so", what="the demo kernels")
+    print("  $ cc -std=c11 -O2 -fPIC -shared -I<pytvm/include> kernels.c -o kernels.so")
     return lib
 
 

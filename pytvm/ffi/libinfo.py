@@ -29,6 +29,7 @@ __all__ = [
     "cache_dir",
     "runtime_library_path",
     "fastcall_extension_path",
+    "compile_shared",
 ]
 
 _RUNTIME_SOURCES = ("runtime/host_runtime.c",)
@@ -86,37 +87,49 @@ def _sources_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Path:
-    """Compile ``sources`` into the shared object ``target`` unless it is already there."""
-    if target.exists():
-        return target
+def compile_shared(
+    sources: list[Path], output: Path, options: list[str] | tuple[str, ...] = (), what: str = ""
+) -> Path:
+    """Compile C ``sources`` into the shared object ``output`` with the system compiler.
+
+    pytvm's headers are on the include path (``#include "pytvm/c_backend_api.h"``). Raises
+    ``TVMError`` with the compiler's messages if there is no compiler or compiling fails.
+    """
+    what = what or output.name
     cc = find_cc()
     if cc is None:
         raise TVMError(
-            f"no C compiler found (looked for cc, gcc, clang): pytvm needs one to build {what} "
-            "before loading compiled modules; install gcc or clang"
+            f"no C compiler found (looked for cc, gcc, clang): pytvm needs one to "
+            f"build {what}; install gcc or clang"
         )
+    cmd = [
+        cc,
+        "-std=c11",
+        "-O2",
+        "-fPIC",
+        "-shared",
+        f"-I{include_dir()}",
+        f"-I{source_dir() / 'runtime'}",
+        *options,
+        *map(str, sources),
+        "-o",
+        str(output),
+        "-lpthread",
+    ]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise TVMError(f"building {what} failed:\n$ {' '.join(cmd)}\n{result.stderr}")
+    return output
+
+
+def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Path:
+    """Build a cached shared object once; concurrent builders race harmlessly."""
+    if target.exists():
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        staged = Path(tmp) / target.name
-        cmd = [
-            cc,
-            "-std=c11",
-            "-O2",
-            "-fPIC",
-            "-shared",
-            f"-I{include_dir()}",
-            f"-I{source_dir() / 'runtime'}",
-            *extra,
-            *map(str, sources),
-            "-o",
-            str(staged),
-            "-lpthread",
-        ]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise TVMError(f"building {what} failed:\n$ {' '.join(cmd)}\n{result.stderr}")
-        os.replace(staged, target)  # atomic: concurrent builders race harmlessly
+        staged = compile_shared(sources, Path(tmp) / target.name, extra, what)
+        os.replace(staged, target)  # atomic
     return target
 
 

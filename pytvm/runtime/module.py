@@ -19,6 +19,7 @@ from ..ffi.c_function import CFunction, runtime_library
 from ..ffi.errors import TVMAttributeError, TVMOSError, TVMValueError
 from ..ffi.function import as_packed_func
 from ..ffi.registry import get_global_func, register_func
+from .time_evaluator import make_evaluator
 
 __all__ = ["Module", "LibraryModule", "load_module", "ENTRY_FUNC"]
 
@@ -135,8 +136,6 @@ class Module(Object):
         The timing loop runs where the module lives (in C for compiled functions, on the server
         for a remote module); see ``runtime.RPCTimeEvaluator``.
         """
-        from .time_evaluator import make_evaluator
-
         return make_evaluator(
             self,
             func_name,
