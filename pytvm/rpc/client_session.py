@@ -1,0 +1,202 @@
+"""``ClientSession``: a session whose requests go over an endpoint to the next hop.
+
+It is what ``pytvm.rpc.connect`` returns underneath, and what the session constructors
+``rpc.Connect`` and ``rpc.PopenSession`` build on a server -- there it becomes the serving
+session, so every request the server receives is forwarded unchanged (nested sessions).
+Handles dropped by the garbage collector are queued and freed, pipelined, before the next
+request, so a collector never writes into the middle of another request.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..ffi.device import Device
+from ..ffi.errors import TVMValueError
+from ..ffi.registry import register_func
+from .base import (
+    RPC_CODE_DUPLICATE,
+    RPC_CODE_MISMATCH,
+    RPC_MAGIC,
+    RPCError,
+    recv_key,
+    recvall,
+    send_key,
+    set_nodelay,
+)
+from .channel import Channel, SocketChannel, popen_pipe
+from .endpoint import Endpoint
+from .protocol import Handle, RPCCode, TensorDesc
+from .session import Session, SessionModule
+
+__all__ = ["ClientSession", "connect_channel", "socket_session", "popen_session"]
+
+
+class ClientSession(Session):
+    """Forward requests through ``endpoint``; ``process`` (if any) is the peer, reaped on close."""
+
+    def __init__(
+        self, endpoint: Endpoint, name: str, process: subprocess.Popen[bytes] | None = None
+    ) -> None:
+        self.endpoint = endpoint
+        self.name = name
+        self.process = process
+        self._free_handles: list[int] = []
+        self._free_data: list[tuple[Device, int]] = []
+        self._closed = False
+        self._close_lock = threading.Lock()
+
+    def _flush_frees(self) -> None:
+        if self._free_handles:
+            handles, self._free_handles = self._free_handles, []
+            self.endpoint.syscalls_pipelined(RPCCode.FREE_HANDLE, [[Handle(h)] for h in handles])
+        if self._free_data:
+            blocks, self._free_data = self._free_data, []
+            for dev, ptr in blocks:
+                self.endpoint.syscall(RPCCode.DEV_FREE_DATA, [dev, Handle(ptr)])
+
+    def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        self._flush_frees()
+        return self.endpoint.call(handle, args)
+
+    def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        self._flush_frees()
+        return self.endpoint.syscall(code, args)
+
+    def copy_to_remote(self, desc: TensorDesc, data: memoryview) -> None:
+        self._flush_frees()
+        self.endpoint.copy_to_remote(desc, data)
+
+    def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
+        self._flush_frees()
+        if out is None:
+            out = memoryview(bytearray(nbytes))
+        self.endpoint.copy_from_remote(desc, out[:nbytes])
+        return out
+
+    def free_handle_later(self, handle: int) -> None:
+        if not self._closed:
+            self._free_handles.append(handle)  # list.append is atomic: safe from __del__
+
+    def free_data(self, dev: Device, ptr: int) -> None:
+        if not self._closed:
+            self._free_data.append((self._unmask(dev), ptr))
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session ended (closed here or by the peer)."""
+        return self._closed or self.endpoint.closed
+
+    def close(self) -> None:
+        """Free what is still queued, send kShutdown and release the channel (idempotent)."""
+        with self._close_lock:
+            if self._closed:
+                return
+            try:
+                if not self.endpoint.closed:
+                    self._flush_frees()
+            except (OSError, RPCError):
+                pass
+            finally:
+                self._closed = True
+                self.endpoint.shutdown()
+                if self.process is not None:
+                    try:
+                        self.process.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        self.process.kill()
+                        self.process.wait()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown or a dead peer
+            pass
+
+
+def connect_channel(
+    channel: Channel,
+    name: str,
+    constructor_args: Sequence[Any] = (),
+    remote_key: str = "",
+    process: subprocess.Popen[bytes] | None = None,
+) -> ClientSession:
+    """A client session over an open ``channel``: sends kInitServer with ``constructor_args``."""
+    endpoint = Endpoint(channel, name, remote_key)
+    session = ClientSession(endpoint, name, process)
+    try:
+        endpoint.init_server(list(constructor_args))
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
+def socket_session(
+    host: str,
+    port: int,
+    key: str,
+    constructor_args: Sequence[Any] = (),
+    timeout: float | None = None,
+) -> ClientSession:
+    """Dial ``host:port``, handshake with ``key`` (already ``client:``-prefixed), init."""
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as err:
+        raise ConnectionError(f"cannot connect to RPC server {host}:{port}: {err}") from err
+    sock.settimeout(None)
+    set_nodelay(sock)
+    try:
+        send_key(sock, RPC_MAGIC, key)
+        (code,) = struct.unpack("<i", recvall(sock, 4))
+        if code == RPC_CODE_MISMATCH:
+            raise RPCError(f"{host}:{port}: cannot find a server that matches key {key!r}")
+        if code == RPC_CODE_DUPLICATE:
+            raise RPCError(f"{host}:{port}: the proxy already has a server with key {key!r}")
+        if code != RPC_MAGIC:
+            raise RPCError(f"{host}:{port} is not a TVM RPC server (reply magic {code:#x})")
+        remote_key = recv_key(sock)
+    except BaseException:
+        sock.close()
+        raise
+    return connect_channel(
+        SocketChannel(sock), f"{host}:{port}", constructor_args, remote_key=remote_key
+    )
+
+
+def popen_session(binary: str | bytes | os.PathLike[str], *argv: str) -> ClientSession:
+    """Start ``binary <read_fd> <write_fd>`` and talk to it over the two pipes (no handshake).
+
+    ``binary`` may be a path or the executable's bytes (written to a private temp file).
+    """
+    path: str
+    if isinstance(binary, (bytes, bytearray)):
+        fd, path = tempfile.mkstemp(prefix="pytvm-popen-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(binary)
+        os.chmod(path, 0o700)
+    else:
+        path = os.fspath(binary)
+        if not os.access(path, os.X_OK):
+            raise TVMValueError(f"rpc.PopenSession: {path!r} is not an executable file")
+    channel, proc = popen_pipe([path, *argv])
+    return connect_channel(channel, f"process {proc.pid} ({os.path.basename(path)})", process=proc)
+
+
+@register_func("rpc.Connect")
+def _connect_constructor(url: str, port: int, key: str = "", *rest: Any) -> SessionModule:
+    """TVM's nested-session constructor: ``[url, port, key, enable_logging, *init_args]``."""
+    init = list(rest[1:]) if rest else []
+    return SessionModule(socket_session(str(url), int(port), "client:" + str(key), init))
+
+
+@register_func("rpc.PopenSession")
+def _popen_constructor(binary: Any, *argv: Any) -> SessionModule:
+    return SessionModule(popen_session(binary, *[str(a) for a in argv]))

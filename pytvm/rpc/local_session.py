@@ -1,0 +1,375 @@
+"""``LocalSession``: executes RPC requests in this process (the last hop of every session).
+
+Wire values become local ones -- a DLTensor descriptor an :class:`~pytvm.runtime.NDArray` view,
+a handle the object it names -- and results go back as TVM's kReturn layout. Objects handed to
+the peer are kept alive in a handle table until kFreeHandle. Host memory is only touched inside
+blocks this session allocated or tensors it handed out, so a bad pointer from the wire is an
+error, never a crash.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ffi import Device, Object, PackedFunc
+from ..ffi.c_abi import DLDataType, DLDevice, DLTensor
+from ..ffi.dtype import DataType
+from ..ffi.errors import TVMValueError
+from ..ffi.function import PyFunction
+from ..ffi.registry import get_global_func, register_func
+from ..ffi.type_index import TypeIndex
+from ..runtime.device_api import DeviceAPI
+from ..runtime.module import Module
+from ..runtime.ndarray import ALIGNMENT, NDArray
+from .base import ProtocolError
+from .protocol import BytesObject, Handle, ObjectRef, RPCCode, StrObject, TensorDesc
+from .session import Session, SessionModule
+
+__all__ = ["LocalSession"]
+
+_CPU = 1
+_UINT8 = DataType(1, 8, 1)
+
+
+class LocalSession(Session):
+    """Serve requests against this process's global functions and device APIs."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self._objects: dict[int, list[Any]] = {}  # handle -> [object, reference count]
+        self._regions: dict[int, int] = {}  # host pointer -> bytes usable from it
+        self._allocations: dict[int, tuple[Device, int]] = {}  # pointer -> (device, nbytes)
+        self._lock = threading.RLock()  # a collector may free while a request holds it
+
+    # ------------------------------------------------------------------ handles
+
+    def export(self, obj: Any) -> int:
+        """A handle for ``obj``, keeping it alive until a matching kFreeHandle."""
+        handle = id(obj)
+        with self._lock:
+            entry = self._objects.get(handle)
+            if entry is None:
+                self._objects[handle] = [obj, 1]
+                if isinstance(obj, NDArray) and obj.device.device_type == _CPU:
+                    self._regions[obj.data_ptr] = obj.byte_offset + obj.nbytes
+            else:
+                entry[1] += 1
+        return handle
+
+    def _free(self, handle: int) -> None:
+        with self._lock:
+            entry = self._objects.get(handle)
+            if entry is None:
+                raise TVMValueError(
+                    f"kFreeHandle: {handle:#x} is not a live handle of this session"
+                )
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._objects[handle]
+                obj = entry[0]
+                if isinstance(obj, NDArray) and obj.data_ptr not in self._allocations:
+                    self._regions.pop(obj.data_ptr, None)
+
+    def lookup(self, handle: int, what: str) -> Any:
+        """The object behind ``handle``; a clear error for an unknown one."""
+        entry = self._objects.get(handle)
+        if entry is None:
+            raise TVMValueError(f"{what} handle {handle:#x} is not a live handle of this session")
+        return entry[0]
+
+    @property
+    def live_handles(self) -> int:
+        """Handles the peer still holds (objects plus allocations)."""
+        return len(self._objects) + len(self._allocations)
+
+    # ------------------------------------------------------------------ calls
+
+    def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        func = self.lookup(handle, "function")
+        if not callable(func):
+            raise TVMValueError(f"handle {handle:#x} is a {type(func).__name__}, not a function")
+        result = func(*[self._to_local(a, i) for i, a in enumerate(args)])
+        return self._to_wire(result)
+
+    def _to_local(self, value: Any, index: int) -> Any:
+        kind = type(value)
+        if kind is TensorDesc:
+            return self._tensor(value, value.nbytes, f"argument {index}")
+        if kind is Handle:
+            if value.type_index == TypeIndex.OPAQUE_PTR:
+                return ctypes.c_void_p(value.value) if value.value else None
+            return self.lookup(value.value, f"argument {index}")
+        if kind is ObjectRef:
+            return self.lookup(value.handle, f"argument {index}")
+        if kind is StrObject:
+            return str(value)
+        if kind is BytesObject:
+            return bytes(value)
+        return value
+
+    def _to_wire(self, result: Any) -> list[Any]:
+        """A function result as kReturn values: its type index, then its encoding."""
+        if result is None:
+            return [TypeIndex.NONE, None]
+        if isinstance(result, bool):
+            return [TypeIndex.BOOL, result]
+        if isinstance(result, (int, np.integer)):
+            return [TypeIndex.INT, int(result)]
+        if isinstance(result, (float, np.floating)):
+            return [TypeIndex.FLOAT, float(result)]
+        if isinstance(result, str):
+            return [TypeIndex.STR, str(result)]
+        if isinstance(result, (bytes, bytearray, memoryview)):
+            return [TypeIndex.BYTES, bytes(result)]
+        if isinstance(result, (DataType, Device)):
+            return [
+                TypeIndex.DATA_TYPE if isinstance(result, DataType) else TypeIndex.DEVICE,
+                result,
+            ]
+        if isinstance(result, ctypes.c_void_p):
+            return [TypeIndex.OPAQUE_PTR, Handle(result.value or 0)]
+        if isinstance(result, NDArray):
+            desc = TensorDesc(
+                result.data_ptr, result.device, result.data_type, result.shape, result.byte_offset
+            )
+            return [TypeIndex.TENSOR, desc, Handle(self.export(result))]
+        if isinstance(result, PackedFunc):
+            return [TypeIndex.FUNCTION, Handle(self.export(result))]
+        if isinstance(result, Module):
+            return [TypeIndex.MODULE, Handle(self.export(result))]
+        if isinstance(result, Object):
+            return [result.type_index, Handle(self.export(result))]
+        if callable(result):
+            return [TypeIndex.FUNCTION, Handle(self.export(PyFunction(result)))]
+        raise TVMValueError(
+            f"cannot return a {type(result).__name__} over RPC: return None, a number, str, "
+            "bytes, DataType, Device, NDArray, function, module or object"
+        )
+
+    # ------------------------------------------------------------------ memory
+
+    def _check_host(self, desc: TensorDesc, nbytes: int, what: str) -> None:
+        """Host memory may only be touched inside a block this session knows."""
+        size = self._regions.get(desc.data)
+        if size is None or desc.byte_offset + nbytes > size:
+            raise TVMValueError(
+                f"{what}: host pointer {desc.data:#x} + {desc.byte_offset} .. +{nbytes} bytes is "
+                "not inside memory allocated by this session"
+            )
+
+    def _tensor(self, desc: TensorDesc, nbytes: int, what: str) -> NDArray:
+        if desc.device.device_type == _CPU:
+            self._check_host(desc, nbytes, what)
+        return NDArray(desc.data, desc.shape, desc.dtype, desc.device, byte_offset=desc.byte_offset)
+
+    def copy_target(self, desc: TensorDesc, nbytes: int) -> memoryview | None:
+        if desc.device.device_type != _CPU:
+            return None
+        self._check_host(desc, nbytes, "kCopyToRemote")
+        return _host_memory(desc.data + desc.byte_offset, nbytes)
+
+    def copy_to_remote(self, desc: TensorDesc, data: memoryview) -> None:
+        target = self.copy_target(desc, len(data))
+        if target is not None:
+            target[:] = data
+            return
+        host = np.frombuffer(data, dtype=np.uint8)
+        dst = _byte_view(desc, len(data))
+        api = _api(desc.device)
+        api.copy_data_from_to(_byte_view_host(host), dst, None)
+        api.stream_sync(desc.device, None)
+
+    def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
+        if desc.device.device_type == _CPU:
+            self._check_host(desc, nbytes, "kCopyFromRemote")
+            view = _host_memory(desc.data + desc.byte_offset, nbytes)
+            if out is None:
+                return view
+            out[:] = view
+            return out
+        host = np.empty(nbytes, dtype=np.uint8) if out is None else np.frombuffer(out, np.uint8)
+        api = _api(desc.device)
+        api.copy_data_from_to(_byte_view(desc, nbytes), _byte_view_host(host), None)
+        api.stream_sync(desc.device, None)
+        return memoryview(host) if out is None else out
+
+    # ------------------------------------------------------------------ syscalls
+
+    def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        handler = _SYSCALLS.get(code)
+        if handler is None:
+            raise ProtocolError(f"unknown syscall {code} (status UnknownRPCSyscall)")
+        return handler(self, list(args))
+
+    def _get_global_func(self, args: list[Any]) -> Any:
+        (name,) = _expect(args, (str,), "kGetGlobalFunc")
+        func = get_global_func(str(name), allow_missing=True)
+        return Handle(self.export(func) if func is not None else 0)
+
+    def _free_handle(self, args: list[Any]) -> Any:
+        (handle,) = _expect(args, (Handle,), "kFreeHandle")
+        self._free(handle.value)
+
+    def _alloc(self, dev: Device, nbytes: int, align: int, dtype: DataType, scope: Any) -> Handle:
+        if nbytes < 0:
+            raise TVMValueError(f"cannot allocate {nbytes} bytes")
+        ptr = _api(dev).alloc_data(dev, nbytes, align, dtype, scope)
+        with self._lock:
+            self._allocations[ptr] = (dev, nbytes)
+            if dev.device_type == _CPU:
+                self._regions[ptr] = nbytes
+        return Handle(ptr)
+
+    def _dev_alloc_data(self, args: list[Any]) -> Any:
+        dev, nbytes, align, dtype = _expect(args, (Device, int, int, DataType), "kDevAllocData")
+        return self._alloc(dev, nbytes, max(align, 1), dtype, None)
+
+    def _dev_alloc_with_scope(self, args: list[Any]) -> Any:
+        desc, scope = _expect(args, (TensorDesc, (str, type(None))), "kDevAllocDataWithScope")
+        scope = None if scope in (None, "global") else str(scope)
+        return self._alloc(desc.device, desc.nbytes, ALIGNMENT, desc.dtype, scope)
+
+    def _dev_free_data(self, args: list[Any]) -> Any:
+        dev, ptr = _expect(args, (Device, Handle), "kDevFreeData")
+        with self._lock:
+            known = self._allocations.pop(ptr.value, None)
+            if known is None:
+                raise TVMValueError(
+                    f"kDevFreeData: {ptr.value:#x} was not allocated by this session (or is freed)"
+                )
+            self._regions.pop(ptr.value, None)
+        _api(dev).free_data(dev, ptr.value)
+
+    def _copy_among(self, args: list[Any]) -> Any:
+        src, dst, stream = _expect(args, (TensorDesc, TensorDesc, Handle), "kCopyAmongRemote")
+        if src.nbytes != dst.nbytes:
+            raise TVMValueError(f"kCopyAmongRemote: {src.nbytes} bytes into {dst.nbytes}")
+        a, b = src.device.device_type, dst.device.device_type
+        if a != _CPU and b != _CPU and a != b:
+            raise TVMValueError(f"kCopyAmongRemote between device types {a} and {b}")
+        dev = src.device if a != _CPU else dst.device
+        src_t = self._tensor(src, src.nbytes, "kCopyAmongRemote source")
+        dst_t = self._tensor(dst, dst.nbytes, "kCopyAmongRemote destination")
+        _api(dev).copy_data_from_to(src_t.dltensor, dst_t.dltensor, stream.value or None)
+
+    def _dev_simple(self, args: list[Any], code: RPCCode) -> Any:
+        if code == RPCCode.DEV_SET_DEVICE:
+            (dev,) = _expect(args, (Device,), code.name)
+            _api(dev).set_device(dev)
+            return None
+        if code == RPCCode.DEV_GET_ATTR:
+            dev, kind = _expect(args, (Device, int), code.name)
+            api = DeviceAPI.get(dev, allow_missing=kind == 0)
+            return 0 if api is None else api.get_attr(dev, kind)
+        if code == RPCCode.DEV_CREATE_STREAM:
+            (dev,) = _expect(args, (Device,), code.name)
+            return Handle(_api(dev).create_stream(dev) or 0)
+        if code == RPCCode.DEV_GET_CURRENT_STREAM:
+            (dev,) = _expect(args, (Device,), code.name)
+            return Handle(_api(dev).get_current_stream(dev) or 0)
+        dev, stream = _expect(args, (Device, Handle), code.name)
+        api = _api(dev)
+        method = {
+            RPCCode.DEV_STREAM_SYNC: api.stream_sync,
+            RPCCode.DEV_FREE_STREAM: api.free_stream,
+            RPCCode.DEV_SET_STREAM: api.set_stream,
+        }[code]
+        method(dev, stream.value or None)
+        return None
+
+
+def _simple(code: RPCCode) -> Any:
+    return lambda self, args: self._dev_simple(args, code)
+
+
+_SYSCALLS: dict[int, Any] = {
+    RPCCode.GET_GLOBAL_FUNC: LocalSession._get_global_func,
+    RPCCode.FREE_HANDLE: LocalSession._free_handle,
+    RPCCode.DEV_ALLOC_DATA: LocalSession._dev_alloc_data,
+    RPCCode.DEV_ALLOC_DATA_WITH_SCOPE: LocalSession._dev_alloc_with_scope,
+    RPCCode.DEV_FREE_DATA: LocalSession._dev_free_data,
+    RPCCode.COPY_AMONG_REMOTE: LocalSession._copy_among,
+    **{
+        code: _simple(code)
+        for code in (
+            RPCCode.DEV_SET_DEVICE,
+            RPCCode.DEV_GET_ATTR,
+            RPCCode.DEV_STREAM_SYNC,
+            RPCCode.DEV_CREATE_STREAM,
+            RPCCode.DEV_FREE_STREAM,
+            RPCCode.DEV_SET_STREAM,
+            RPCCode.DEV_GET_CURRENT_STREAM,
+        )
+    },
+}
+
+
+def _expect(args: list[Any], kinds: tuple[Any, ...], what: str) -> list[Any]:
+    """Check a syscall's argument count and types; ``ProtocolError`` naming the bad one."""
+    if len(args) != len(kinds):
+        raise ProtocolError(f"{what} takes {len(kinds)} arguments, got {len(args)}")
+    for i, (value, kind) in enumerate(zip(args, kinds)):
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if not ok:
+            raise ProtocolError(
+                f"{what} argument {i}: expected {getattr(kind, '__name__', kind)}, "
+                f"got {type(value).__name__}"
+            )
+    return args
+
+
+def _api(dev: Device) -> DeviceAPI:
+    api = DeviceAPI.get(dev)
+    assert api is not None
+    return api
+
+
+def _host_memory(address: int, nbytes: int) -> memoryview:
+    return memoryview((ctypes.c_char * nbytes).from_address(address)).cast("B")
+
+
+def _byte_view(desc: TensorDesc, nbytes: int) -> DLTensor:
+    """``nbytes`` of a device tensor as a 1-d uint8 DLTensor (copies of chunks use this)."""
+    return _dl(desc.data, desc.device, nbytes, desc.byte_offset)
+
+
+def _byte_view_host(host: np.ndarray) -> DLTensor:
+    return _dl(host.ctypes.data, Device(_CPU, 0), host.nbytes, 0)
+
+
+def _dl(data: int, dev: Device, nbytes: int, byte_offset: int) -> DLTensor:
+    shape = (ctypes.c_int64 * 1)(nbytes)
+    dl = DLTensor()
+    dl.data = data or None
+    dl.device = DLDevice(dev.device_type, dev.device_id)
+    dl.ndim = 1
+    dl.dtype = DLDataType(_UINT8.code, _UINT8.bits, _UINT8.lanes)
+    dl.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    dl.strides = None
+    dl.byte_offset = byte_offset
+    dl._keep = shape  # type: ignore[attr-defined]  # the shape array lives as long as dl
+    return dl
+
+
+# ------------------------------------------------------------------ global functions
+
+
+@register_func("rpc.LocalSession")
+def _local_session_constructor() -> SessionModule:
+    return SessionModule(LocalSession())
+
+
+@register_func("tvm.rpc.server.ModuleGetFunction")
+def _module_get_function(mod: Module, name: str, query_imports: bool = True) -> Any:
+    return mod.get_function(str(name), query_imports=bool(query_imports), allow_missing=True)
+
+
+@register_func("tvm.rpc.server.ImportModule")
+def _import_module(parent: Module, child: Module) -> None:
+    parent.import_module(child)

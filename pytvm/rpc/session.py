@@ -1,0 +1,247 @@
+"""The session interface every RPC hop implements, the ``rpc`` module that carries one, and the
+process-wide session table that gives remote devices their type mask (spec section 7).
+
+A :class:`Session` speaks wire values (``pytvm.rpc.protocol``): ``call_func`` takes decoded
+arguments and returns the kReturn values (type tag first), ``syscall`` runs codes 9-21, and the
+two copy methods move raw bytes. A :class:`~pytvm.rpc.local_session.LocalSession` executes them
+in this process; a :class:`~pytvm.rpc.client_session.ClientSession` forwards them over an
+endpoint. A server's serving session is one or the other, which is what makes nested sessions
+work: the request is simply handed to the next hop unchanged.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from ..ffi.c_abi import DLTensor
+from ..ffi.device import Device
+from ..ffi.dtype import DataType
+from ..ffi.errors import TVMError, TVMValueError
+from ..runtime.device_api import DeviceAPI, DeviceAttrKind
+from ..runtime.module import Module
+from .base import RPC_SESS_MASK
+from .protocol import Handle, RPCCode, TensorDesc
+
+__all__ = [
+    "Session",
+    "SessionModule",
+    "MAX_SESSIONS",
+    "insert_session",
+    "get_session",
+    "session_of_module",
+]
+
+#: Slots in the session table (TVM's kMaxSession).
+MAX_SESSIONS = 32
+
+
+class Session(DeviceAPI):
+    """One end of an RPC session, at the level of wire values.
+
+    A session is also the device API of its remote devices (seed 000: ``RPCClientSession`` is
+    both): the ``DeviceAPI`` methods below take RPC-masked devices and host ``DLTensor`` views,
+    strip the mask and turn each call into the matching syscall or copy.
+    """
+
+    #: A short description of where requests go (for error messages and traces).
+    name: str = "session"
+    #: Slot in the session table once inserted (-1: not in the table).
+    table_index: int = -1
+
+    def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        """Call the function ``handle``; returns the kReturn values, result type index first."""
+        raise NotImplementedError
+
+    def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        """Run syscall ``code`` (9-21) with wire arguments; returns its single result value."""
+        raise NotImplementedError
+
+    def copy_to_remote(self, desc: TensorDesc, data: memoryview) -> None:
+        """Write ``data`` at ``desc.data + desc.byte_offset``."""
+        raise NotImplementedError
+
+    def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
+        """Read ``nbytes`` from ``desc.data + desc.byte_offset``: into ``out`` if given (returns
+        it), else into a new buffer."""
+        raise NotImplementedError
+
+    def copy_target(self, desc: TensorDesc, nbytes: int) -> memoryview | None:
+        """Memory the incoming bytes of a kCopyToRemote can be received into directly, or None
+        (then they are staged and passed to :meth:`copy_to_remote`)."""
+        return None
+
+    def free_handle_later(self, handle: int) -> None:
+        """Release ``handle`` at the next convenient point (safe from a garbage collector)."""
+        self.syscall(RPCCode.FREE_HANDLE, [Handle(handle)])
+
+    def close(self) -> None:
+        """End the session; later requests fail."""
+
+    # ------------------------------------------------------------------ as a device API
+
+    def _unmask(self, dev: Device) -> Device:
+        index = dev.rpc_session_index
+        if index is not None and index != self.table_index:
+            raise TVMValueError(
+                f"{dev} belongs to RPC session slot {index}, not to this session "
+                f"(slot {self.table_index}, {self.name})"
+            )
+        return dev.without_session()
+
+    def desc_of(self, tensor: DLTensor) -> TensorDesc:
+        """The wire descriptor of a local DLTensor describing remote memory (mask stripped)."""
+        dev = self._unmask(Device(tensor.device.device_type, tensor.device.device_id))
+        dt = tensor.dtype
+        shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+        return TensorDesc(
+            tensor.data or 0, dev, DataType(dt.code, dt.bits, dt.lanes), shape, tensor.byte_offset
+        )
+
+    def set_device(self, dev: Device) -> None:
+        self.syscall(RPCCode.DEV_SET_DEVICE, [self._unmask(dev)])
+
+    def get_attr(self, dev: Device, kind: int) -> Any:
+        real = self._unmask(dev)
+        if kind == DeviceAttrKind.EXIST and real.device_type == _CPU:
+            return 1  # TVM answers this one locally
+        return self.syscall(RPCCode.DEV_GET_ATTR, [real, int(kind)])
+
+    def alloc_data(
+        self,
+        dev: Device,
+        nbytes: int,
+        alignment: int,
+        dtype: DataType,
+        mem_scope: str | None = None,
+    ) -> int:
+        real = self._unmask(dev)
+        if mem_scope in (None, "global"):
+            ptr = self.syscall(RPCCode.DEV_ALLOC_DATA, [real, int(nbytes), int(alignment), dtype])
+        else:
+            template = TensorDesc(0, real, DataType(1, 8, 1), (int(nbytes),))
+            ptr = self.syscall(RPCCode.DEV_ALLOC_DATA_WITH_SCOPE, [template, mem_scope])
+        return _pointer(ptr, "allocation")
+
+    def free_data(self, dev: Device, ptr: int) -> None:
+        self.syscall(RPCCode.DEV_FREE_DATA, [self._unmask(dev), Handle(ptr)])
+
+    def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
+        src_remote = src.device.device_type >= RPC_SESS_MASK
+        dst_remote = dst.device.device_type >= RPC_SESS_MASK
+        if src_remote and dst_remote:
+            self.syscall(
+                RPCCode.COPY_AMONG_REMOTE,
+                [self.desc_of(src), self.desc_of(dst), Handle(stream or 0)],
+            )
+        elif dst_remote and src.device.device_type == _CPU:
+            desc = self.desc_of(dst)
+            self.copy_to_remote(desc, _host_memory((src.data or 0) + src.byte_offset, desc.nbytes))
+        elif src_remote and dst.device.device_type == _CPU:
+            desc = self.desc_of(src)
+            out = _host_memory((dst.data or 0) + dst.byte_offset, desc.nbytes)
+            self.copy_from_remote(desc, desc.nbytes, out)
+        else:
+            raise TVMValueError(
+                f"cannot copy between device types {src.device.device_type} and "
+                f"{dst.device.device_type} through {self.name}: one side must be this session's "
+                "remote device and the other host memory or the same session"
+            )
+
+    def stream_sync(self, dev: Device, stream: int | None) -> None:
+        real = self._unmask(dev)
+        if real.device_type == _CPU and not stream:
+            return  # host copies on the server are synchronous; save the round trip
+        self.syscall(RPCCode.DEV_STREAM_SYNC, [real, Handle(stream or 0)])
+
+    def create_stream(self, dev: Device) -> int | None:
+        return (
+            _pointer(self.syscall(RPCCode.DEV_CREATE_STREAM, [self._unmask(dev)]), "stream") or None
+        )
+
+    def free_stream(self, dev: Device, stream: int | None) -> None:
+        self.syscall(RPCCode.DEV_FREE_STREAM, [self._unmask(dev), Handle(stream or 0)])
+
+    def set_stream(self, dev: Device, stream: int | None) -> None:
+        self.syscall(RPCCode.DEV_SET_STREAM, [self._unmask(dev), Handle(stream or 0)])
+
+    def get_current_stream(self, dev: Device) -> int | None:
+        value = self.syscall(RPCCode.DEV_GET_CURRENT_STREAM, [self._unmask(dev)])
+        return _pointer(value, "stream") or None
+
+
+_CPU = 1
+
+
+def _pointer(value: Any, what: str) -> int:
+    if isinstance(value, Handle):
+        return value.value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TVMValueError(f"the server answered a {what} request with {value!r}, not a pointer")
+
+
+def _host_memory(address: int, nbytes: int) -> memoryview:
+    return memoryview((ctypes.c_char * nbytes).from_address(address)).cast("B")
+
+
+class SessionModule(Module):
+    """The ``rpc`` module a session constructor returns; it carries the :class:`Session`."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+    @property
+    def type_key(self) -> str:  # type: ignore[override]
+        return "rpc"
+
+    def __repr__(self) -> str:
+        return f"<pytvm rpc module: {self.session.name}>"
+
+
+def session_of_module(value: Any, constructor: str) -> Session:
+    """The session inside a constructor's result; a clear error if it returned something else."""
+    if isinstance(value, SessionModule):
+        return value.session
+    if isinstance(value, Session):
+        return value
+    raise TVMValueError(
+        f"session constructor {constructor!r} returned {type(value).__name__}, expected an RPC "
+        "session module (pytvm.rpc.SessionModule)"
+    )
+
+
+# ------------------------------------------------------------------------------ the table
+
+_TABLE: list[weakref.ref[Session] | None] = [None] * MAX_SESSIONS
+_TABLE_LOCK = threading.Lock()
+
+
+def insert_session(session: Session) -> int:
+    """Put ``session`` in the first free slot; its remote devices get type
+    ``(slot + 1) * 128 + real_type``."""
+    with _TABLE_LOCK:
+        for index, ref in enumerate(_TABLE):
+            if ref is None or ref() is None:
+                _TABLE[index] = weakref.ref(session)
+                session.table_index = index
+                return index
+    raise TVMError(
+        f"all {MAX_SESSIONS} RPC session slots are in use; close sessions you no longer need"
+    )
+
+
+def get_session(table_index: int) -> Session:
+    """The live session in slot ``table_index``."""
+    ref = _TABLE[table_index] if 0 <= table_index < MAX_SESSIONS else None
+    session = ref() if ref is not None else None
+    if session is None:
+        raise TVMValueError(
+            f"no live RPC session in slot {table_index} (device type "
+            f"{(table_index + 1) * RPC_SESS_MASK}+): the session was closed or never existed"
+        )
+    return session
