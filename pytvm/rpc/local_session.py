@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,12 +37,16 @@ _CPU = 1
 _UINT8 = DataType(1, 8, 1)
 
 
+_SESSIONS: weakref.WeakSet[LocalSession] = weakref.WeakSet()
+
+
 class LocalSession(Session):
     """Serve requests against this process's global functions and device APIs."""
 
     name = "local"
 
     def __init__(self) -> None:
+        _SESSIONS.add(self)
         self._objects: dict[int, list[Any]] = {}  # handle -> [object, reference count]
         self._regions: dict[int, int] = {}  # host pointer -> bytes usable from it
         self._allocations: dict[int, tuple[Device, int]] = {}  # pointer -> (device, nbytes)
@@ -85,8 +90,8 @@ class LocalSession(Session):
 
     @property
     def live_handles(self) -> int:
-        """Handles the peer still holds (objects plus allocations)."""
-        return len(self._objects) + len(self._allocations)
+        """References the peer still holds: handle references plus allocations."""
+        return sum(entry[1] for entry in list(self._objects.values())) + len(self._allocations)
 
     # ------------------------------------------------------------------ calls
 
@@ -363,6 +368,13 @@ def _dl(data: int, dev: Device, nbytes: int, byte_offset: int) -> DLTensor:
 @register_func("rpc.LocalSession")
 def _local_session_constructor() -> SessionModule:
     return SessionModule(LocalSession())
+
+
+@register_func("rpc.server.live_handles")
+def _live_handles() -> int:
+    """Handles and allocations held by peers of every local session of this process (a server
+    worker has exactly one): lets a client check that what it dropped was freed."""
+    return sum(s.live_handles for s in list(_SESSIONS))
 
 
 @register_func("tvm.rpc.server.ModuleGetFunction")

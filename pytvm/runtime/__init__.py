@@ -6,6 +6,7 @@ from .device_api import CPUDeviceAPI, DeviceAPI, DeviceAttrKind, registered_devi
 from .dlpack import from_dlpack
 from .module import LibraryModule, Module, load_module
 from .ndarray import NDArray, array, empty
+from .system_lib import SystemLibModule, register_system_lib_function, system_lib
 from .time_evaluator import BenchmarkResult
 
 __all__ = [
@@ -21,4 +22,7 @@ __all__ = [
     "empty",
     "from_dlpack",
     "registered_device_apis",
+    "SystemLibModule",
+    "register_system_lib_function",
+    "system_lib",
 ]

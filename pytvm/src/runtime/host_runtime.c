@@ -306,6 +306,26 @@ static void pool_init(void) {
   (void)pthread_cond_init(&g_pool.done, NULL);
 }
 
+/* A forked child (an RPC server forks one worker process per session) has only the thread
+ * that forked: forget the parent's workers and lock states, so the next launch starts fresh
+ * workers instead of waiting for threads that do not exist. */
+static void pool_after_fork_child(void) {
+  (void)pthread_mutex_init(&g_pool.mutex, NULL);
+  (void)pthread_cond_init(&g_pool.wake, NULL);
+  (void)pthread_cond_init(&g_pool.done, NULL);
+  (void)pthread_mutex_init(&g_launch_mutex, NULL);
+  free(g_pool.threads);
+  g_pool.threads = NULL;
+  g_pool.num_workers = 0;
+  g_pool.pending = 0;
+  g_pool.failed = 0;
+  g_pool.error = NULL;
+}
+
+__attribute__((constructor)) static void register_fork_handler(void) {
+  (void)pthread_atfork(NULL, NULL, pool_after_fork_child);
+}
+
 static int ensure_workers(int wanted) {
   int i;
   pthread_t* grown;

@@ -1,0 +1,26 @@
+"""``python -m pytvm.rpc.pipe_server <read_fd> <write_fd>``: serve one RPC session over two
+pipes, the ``rpc.PopenSession`` convention (no handshake; exits when the client is done)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from .channel import PipeChannel
+from .endpoint import serve
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve on the two file descriptors given as arguments; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or not all(a.isdigit() for a in args):
+        print("usage: python -m pytvm.rpc.pipe_server <read_fd> <write_fd>", file=sys.stderr)
+        return 2
+    serve(PipeChannel(int(args[0]), int(args[1]), peer="popen parent"), "pipe server")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
