@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from pytvm.cli import info
+from pytvm.cli import info, rpc
 
 __all__ = ["build_parser", "main"]
 
 # Each subcommand module exposes ``add_parser(subparsers)`` and ``run(args) -> int``.
-_SUBCOMMANDS = (info,)
+_SUBCOMMANDS = (info, rpc)
 
 
 def build_parser() -> argparse.ArgumentParser:

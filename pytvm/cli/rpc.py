@@ -1,0 +1,183 @@
+"""``pytvm rpc``: run an RPC tracker, proxy or server, or query a tracker's status."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+def _address(text: str) -> tuple[str, int]:
+    """``"host:port"`` -> ``(host, port)``, as an argparse type."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected host:port, got {text!r}")
+    return host, int(port)
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register ``rpc`` and its ``tracker``/``query``/``proxy``/``server`` commands."""
+    parser = subparsers.add_parser(
+        "rpc",
+        help="run an RPC tracker, proxy or server, or query a tracker",
+        description="TVM-compatible RPC services.",
+    )
+    commands = parser.add_subparsers(dest="rpc_command", metavar="RPC_COMMAND", required=True)
+
+    tracker = commands.add_parser("tracker", help="run an RPC tracker until SIGINT/SIGTERM")
+    tracker.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    tracker.add_argument("--port", type=int, default=9190, help="first port to try")
+    tracker.add_argument("--port-end", type=int, default=9199, help="one past the last port")
+    tracker.add_argument("--silent", action="store_true", help="log only warnings")
+
+    query = commands.add_parser("query", help="print a tracker's server list and queues")
+    query.add_argument(
+        "--host",
+        default=os.environ.get("TVM_TRACKER_HOST", "127.0.0.1"),
+        help="tracker host (default: $TVM_TRACKER_HOST or 127.0.0.1)",
+    )
+    query.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("TVM_TRACKER_PORT", "9190")),
+        help="tracker port (default: $TVM_TRACKER_PORT or 9190)",
+    )
+    query.add_argument(
+        "--connect-timeout", type=float, default=5.0, help="seconds to retry a refused connect"
+    )
+
+    proxy = commands.add_parser("proxy", help="run an RPC proxy until SIGINT/SIGTERM")
+    proxy.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    proxy.add_argument("--port", type=int, default=9091, help="first port to try")
+    proxy.add_argument("--port-end", type=int, default=9199, help="one past the last port")
+    proxy.add_argument("--tracker", type=_address, help="register servers with host:port")
+
+    server = commands.add_parser("server", help="run an RPC server until SIGINT/SIGTERM")
+    server.add_argument("--host", default="127.0.0.1", help="address to listen on (or proxy)")
+    server.add_argument("--port", type=int, default=9090, help="first port to try (or proxy's)")
+    server.add_argument("--port-end", type=int, default=9199, help="one past the last port")
+    server.add_argument("--key", default="", help="rpc key (required with --tracker)")
+    server.add_argument("--tracker", type=_address, help="register with the tracker host:port")
+    server.add_argument("--custom-addr", help="address to report to the tracker")
+    server.add_argument(
+        "--through-proxy", action="store_true", help="--host/--port name a proxy to dial"
+    )
+    server.add_argument("--auth-token", help="token clients must present")
+    server.add_argument("--load-library", help="colon-separated libraries to load per session")
+    server.add_argument("--silent", action="store_true", help="log only warnings")
+    server.add_argument("--timeout", type=float, help="socket timeout in seconds")
+    server.set_defaults(rpc_server_parser=server)
+    return parser
+
+
+def _serve_until_signal(service: Any, wait: Callable[[], object], banner: str) -> None:
+    """Install SIGINT/SIGTERM handlers that terminate ``service``, print ``banner`` (so whoever
+    reads it may signal at once), and return once ``wait`` does.
+
+    ``wait`` runs in a helper thread while the main thread joins it in short slices: Python runs
+    signal handlers only in the main thread, and a signal the kernel delivers to another thread
+    would otherwise go unnoticed while the main thread sleeps in an untimed join.
+    """
+
+    def _stop(signum: int, frame: object) -> None:
+        del signum, frame
+        service.terminate()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    print(banner, flush=True)
+    waiter = threading.Thread(target=wait, name="pytvm-rpc-wait", daemon=True)
+    try:
+        waiter.start()
+        while waiter.is_alive():
+            waiter.join(0.25)
+    finally:
+        service.terminate()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _setup_logging(silent: bool) -> None:
+    logging.basicConfig(
+        level=logging.WARNING if silent else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _run_tracker(args: argparse.Namespace) -> int:
+    from pytvm.rpc.tracker import Tracker
+
+    _setup_logging(args.silent)
+    tracker = Tracker(host=args.host, port=args.port, port_end=args.port_end, silent=args.silent)
+    banner = f"tracker listening on {args.host}:{tracker.port}"
+    _serve_until_signal(tracker, tracker.serve_forever, banner)
+    return 0
+
+
+def _run_query(args: argparse.Namespace) -> int:
+    from pytvm.rpc.tracker_client import connect_tracker
+
+    with connect_tracker(args.host, args.port, connect_timeout=args.connect_timeout) as session:
+        print(f"Tracker address {args.host}:{args.port}\n")
+        print(session.text_summary(), end="", flush=True)
+    return 0
+
+
+def _run_proxy(args: argparse.Namespace) -> int:
+    from pytvm.rpc.proxy import Proxy
+
+    _setup_logging(False)
+    proxy = Proxy(host=args.host, port=args.port, port_end=args.port_end, tracker_addr=args.tracker)
+    _serve_until_signal(proxy, proxy.serve_forever, f"proxy listening on {args.host}:{proxy.port}")
+    return 0
+
+
+def _run_server(args: argparse.Namespace) -> int:
+    if args.tracker and not args.key:
+        args.rpc_server_parser.error("--key is required with --tracker")
+    from pytvm.rpc.server import Server
+
+    _setup_logging(args.silent)
+    server = Server(
+        host=args.host,
+        port=args.port,
+        port_end=args.port_end,
+        key=args.key,
+        tracker_addr=args.tracker,
+        custom_addr=args.custom_addr,
+        is_proxy=args.through_proxy,
+        auth_token=args.auth_token,
+        load_library=args.load_library,
+        silent=args.silent,
+        timeout=args.timeout,
+    )
+    where = "via proxy" if args.through_proxy else "listening on"
+    _serve_until_signal(server, server.wait, f"server {where} {args.host}:{server.port}")
+    return 0
+
+
+_RUNNERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "tracker": _run_tracker,
+    "query": _run_query,
+    "proxy": _run_proxy,
+    "server": _run_server,
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``pytvm rpc`` command chosen by ``args.rpc_command``; return the exit status."""
+    return _RUNNERS[args.rpc_command](args)
+
+
+if __name__ == "__main__":
+    from pytvm.cli.main import main
+
+    sys.exit(main(["rpc", *sys.argv[1:]]))

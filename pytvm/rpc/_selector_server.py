@@ -1,0 +1,387 @@
+"""The single-threaded ``selectors`` event loop shared by the tracker and the proxy.
+
+A :class:`SelectorServer` owns one listening socket, a background thread that runs the loop,
+a wake-up socket pair (so :meth:`SelectorServer.terminate` can interrupt ``select``) and a timer
+heap. Every accepted socket becomes a :class:`Channel`: a non-blocking, ``TCP_NODELAY`` stream
+with an output buffer, so a reply is handed to the kernel in one ``send`` and whatever the
+kernel does not take is written when the socket turns writable. All state is touched only by the
+loop thread; the public surface (``port``, ``terminate``, ``serve_forever``) is thread-safe.
+"""
+
+from __future__ import annotations
+
+import errno
+import heapq
+import itertools
+import logging
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import TypeVar
+
+from .base import set_nodelay
+
+__all__ = ["Channel", "SelectorServer", "bind_first_free_port"]
+
+logger = logging.getLogger("pytvm.rpc")
+
+_ServerT = TypeVar("_ServerT", bound="SelectorServer")
+
+#: Bytes asked of the kernel per ``recv``; large so bulk forwarding takes few system calls.
+RECV_BYTES = 1 << 18
+
+
+def bind_first_free_port(host: str, port: int, port_end: int) -> socket.socket:
+    """A listening TCP socket on the first free port of ``[port, port_end)`` at ``host``.
+
+    ``port=0`` asks the kernel for any free port. Raises ``OSError`` naming the range when every
+    port is taken.
+    """
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    candidates = [0] if port == 0 else range(port, port_end)
+    for candidate in candidates:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        if sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, candidate))
+        except OSError as err:
+            sock.close()
+            if err.errno in (errno.EADDRINUSE, errno.EACCES):
+                continue
+            raise
+        sock.listen(128)
+        return sock
+    raise OSError(
+        errno.EADDRINUSE,
+        f"cannot bind to any port in [{port}, {port_end}) on {host}; "
+        "free one or pass a different port range",
+    )
+
+
+class Channel:
+    """One accepted, non-blocking connection of a :class:`SelectorServer`.
+
+    Subclasses override :meth:`on_data` (bytes received), :meth:`on_close` (after the socket is
+    closed) and optionally :meth:`on_drained` (the output buffer became empty).
+    """
+
+    def __init__(self, server: SelectorServer, sock: socket.socket, addr: tuple[str, int]) -> None:
+        sock.setblocking(False)
+        set_nodelay(sock)
+        self.server = server
+        self.sock = sock
+        self.addr = addr
+        self.out = bytearray()
+        self.closed = False
+        self._reading = True
+        self._close_when_drained = False
+        self._mask = selectors.EVENT_READ
+        server._selector.register(sock, selectors.EVENT_READ, self)
+
+    # --------------------------------------------------------------- hooks
+    def on_data(self, data: bytes) -> None:
+        """Called with every chunk received."""
+
+    def on_close(self) -> None:
+        """Called once, after the socket is closed."""
+
+    def on_drained(self) -> None:
+        """Called when the output buffer has been fully written."""
+
+    # --------------------------------------------------------------- output
+    def write(self, data: bytes) -> bool:
+        """Queue ``data``, trying one ``send`` first; False if the channel is closed or broken."""
+        if self.closed:
+            return False
+        if not self.out:
+            try:
+                sent = self.sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError as err:
+                logger.info("send to %s failed: %s", self.addr, err)
+                self.server.close_later(self)
+                return False
+            if sent == len(data):
+                return True
+            self.out += memoryview(data)[sent:]
+            self._update_interest()
+        else:
+            self.out += data
+        return True
+
+    def close_after_flush(self) -> None:
+        """Stop reading and close once everything queued has been written."""
+        if self.closed:
+            return
+        if not self.out:
+            self.close()
+            return
+        self._close_when_drained = True
+        self._reading = False
+        self._update_interest()
+
+    def pause_reading(self) -> None:
+        """Stop reading (back-pressure) until :meth:`resume_reading`."""
+        if self._reading and not self.closed:
+            self._reading = False
+            self._update_interest()
+
+    def resume_reading(self) -> None:
+        """Read again after :meth:`pause_reading`."""
+        if not self._reading and not self.closed and not self._close_when_drained:
+            self._reading = True
+            self._update_interest()
+
+    def close(self) -> None:
+        """Close the socket now (idempotent) and call :meth:`on_close`."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._mask:
+            try:
+                self.server._selector.unregister(self.sock)
+            except (KeyError, ValueError):
+                pass
+        self._mask = 0
+        self.sock.close()
+        self.server._channels.discard(self)
+        self.out.clear()
+        self.on_close()
+
+    # --------------------------------------------------------------- loop side
+    def _update_interest(self) -> None:
+        if self.closed:
+            return
+        mask = (selectors.EVENT_READ if self._reading else 0) | (
+            selectors.EVENT_WRITE if self.out else 0
+        )
+        if mask == self._mask:
+            return
+        selector = self.server._selector
+        if not self._mask:
+            selector.register(self.sock, mask, self)
+        elif not mask:
+            selector.unregister(self.sock)  # paused with nothing to write: wait for resume
+        else:
+            selector.modify(self.sock, mask, self)
+        self._mask = mask
+
+    def flush_now(self, timeout: float) -> None:
+        """Write what is queued with a blocking send bounded by ``timeout`` (shutdown only)."""
+        if self.closed or not self.out:
+            return
+        try:
+            self.sock.settimeout(timeout)
+            self.sock.sendall(self.out)
+        except OSError:
+            pass
+        self.out.clear()
+
+    def handle_event(self, mask: int) -> None:
+        """Dispatch a selector event (loop thread only)."""
+        if mask & selectors.EVENT_WRITE:
+            self._flush()
+        if mask & selectors.EVENT_READ and self._reading and not self.closed:
+            self._read()
+
+    def _read(self) -> None:
+        try:
+            data = self.sock.recv(RECV_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as err:
+            logger.info("recv from %s failed: %s", self.addr, err)
+            self.close()
+            return
+        if not data:
+            self.close()
+            return
+        self.on_data(data)
+
+    def _flush(self) -> None:
+        if self.closed:
+            return
+        try:
+            sent = self.sock.send(self.out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as err:
+            logger.info("send to %s failed: %s", self.addr, err)
+            self.close()
+            return
+        del self.out[:sent]
+        if self.out:
+            return
+        if self._close_when_drained:
+            self.close()
+            return
+        self._update_interest()
+        self.on_drained()
+
+
+class SelectorServer:
+    """A listening socket served by one background thread running a ``selectors`` loop.
+
+    Subclasses build their state, then call :meth:`_start`; they override :meth:`_accepted` to
+    wrap a new socket into a :class:`Channel`, and may override :meth:`_shutdown_hook`.
+    """
+
+    def __init__(self, host: str, port: int, port_end: int, name: str) -> None:
+        self._listen = bind_first_free_port(host, port, port_end)
+        self._listen.setblocking(False)
+        self.host = host
+        self.port: int = self._listen.getsockname()[1]
+        self._name = name
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._selector.register(self._listen, selectors.EVENT_READ, "listen")
+        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = itertools.count()
+        self._to_close: list[Channel] = []
+        self._channels: set[Channel] = set()
+        self._stop_requested = threading.Event()
+        self._close_lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _start(self) -> None:
+        self._thread.start()
+
+    # --------------------------------------------------------------- public
+    def terminate(self) -> None:
+        """Stop the loop, join its thread and close every socket (idempotent)."""
+        self._stop_requested.set()
+        self._wake()
+        if threading.current_thread() is self._thread:
+            return  # the loop closes everything itself when it returns
+        if self._thread.ident is not None:
+            self._thread.join()
+        self._close_all()
+
+    def serve_forever(self) -> None:
+        """Block until the server is terminated (by :meth:`terminate` or by the protocol)."""
+        self._thread.join()
+        self.terminate()
+
+    def __enter__(self: _ServerT) -> _ServerT:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.terminate()
+
+    # --------------------------------------------------------------- loop helpers
+    def call_later(self, delay: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on the loop thread after ``delay`` seconds."""
+        heapq.heappush(self._timers, (time.monotonic() + delay, next(self._timer_seq), callback))
+
+    def close_later(self, channel: Channel) -> None:
+        """Close ``channel`` once the current event has been handled (safe inside callbacks)."""
+        self._to_close.append(channel)
+
+    def stop_soon(self) -> None:
+        """Ask the loop to exit after the current event (loop thread or any other)."""
+        self._stop_requested.set()
+        self._wake()
+
+    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Channel:
+        raise NotImplementedError
+
+    def _shutdown_hook(self) -> None:
+        """Called on the loop thread right before every socket is closed."""
+
+    # --------------------------------------------------------------- loop
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"\0")
+        except OSError:
+            pass
+
+    def _run(self) -> None:
+        if hasattr(signal, "pthread_sigmask"):
+            # Leave SIGINT/SIGTERM to the other threads, so the main thread wakes up at once.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            while not self._stop_requested.is_set():
+                timeout = None
+                if self._timers:
+                    timeout = max(0.0, self._timers[0][0] - time.monotonic())
+                for key, mask in self._selector.select(timeout):
+                    if self._stop_requested.is_set():
+                        break
+                    self._dispatch(key.data, mask)
+                    self._drain_close_queue()
+                now = time.monotonic()
+                while self._timers and self._timers[0][0] <= now:
+                    _, _, callback = heapq.heappop(self._timers)
+                    self._guarded(callback)
+                    self._drain_close_queue()
+        except Exception:  # the loop must never die silently
+            logger.exception("%s: event loop crashed", self._name)
+        finally:
+            try:
+                self._shutdown_hook()
+            except Exception:
+                logger.exception("%s: shutdown failed", self._name)
+            self._close_all()
+
+    def _dispatch(self, data: object, mask: int) -> None:
+        if data == "listen":
+            self._accept_all()
+        elif data == "wake":
+            try:
+                while self._wake_r.recv(4096):
+                    pass
+            except (BlockingIOError, InterruptedError):
+                pass
+        elif isinstance(data, Channel):
+            self._guarded(lambda: data.handle_event(mask))
+
+    def _guarded(self, callback: Callable[[], None]) -> None:
+        try:
+            callback()
+        except Exception:
+            logger.exception("%s: error in event handler", self._name)
+
+    def _accept_all(self) -> None:
+        while True:
+            try:
+                sock, addr = self._listen.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as err:
+                logger.warning("%s: accept failed: %s", self._name, err)
+                return
+            channel = self._accepted(sock, addr)
+            self._channels.add(channel)
+
+    def _drain_close_queue(self) -> None:
+        while self._to_close:
+            self._to_close.pop().close()
+
+    def _close_all(self) -> None:
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        for channel in list(self._channels):
+            channel.flush_now(timeout=1.0)
+            channel.close()
+        self._channels.clear()
+        for sock in (self._listen, self._wake_r, self._wake_w):
+            sock.close()
+        self._selector.close()

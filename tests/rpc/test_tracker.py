@@ -1,0 +1,530 @@
+"""The RPC tracker and its client, over real loopback sockets, and against stock TVM 0.27."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytvm.rpc.base import RPC_TRACKER_MAGIC, RPCError, TrackerCode, recvjson, sendjson
+from pytvm.rpc.tracker import Tracker
+from pytvm.rpc.tracker_client import TrackerSession, connect_tracker
+
+TIMEOUT = 10.0
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tracker() -> Iterator[Tracker]:
+    with Tracker(port=0, silent=True) as tr:
+        yield tr
+
+
+def _dial(port: int, handshake: bool = True) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    if handshake:
+        sock.sendall(struct.pack("<i", RPC_TRACKER_MAGIC))
+        assert struct.unpack("<i", sock.recv(4))[0] == RPC_TRACKER_MAGIC
+    return sock
+
+
+def _call(sock: socket.socket, message: Any) -> Any:
+    sendjson(sock, message)
+    return recvjson(sock)
+
+
+def _is_closed_by_peer(sock: socket.socket) -> bool:
+    """Wait (bounded) for the peer's next move: True on EOF or reset, False if data arrives."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def _wait_for(predicate: Callable[[], bool], what: str) -> None:
+    """Poll ``predicate`` (each call is a round trip, not a sleep) until true or time runs out."""
+    deadline = time.monotonic() + TIMEOUT
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+
+
+def _stop_tvm(service: Any) -> None:
+    """``terminate()`` a TVM ``Server``/``Tracker``; kill its worker if TVM lacks ``psutil``."""
+    worker = getattr(service.proc, "_proc", None) if service.proc else None
+    try:
+        service.terminate()
+    except ImportError:  # PopenWorker.kill imports psutil, which the test env may not have
+        if worker is not None:
+            worker.kill()
+            worker.wait(TIMEOUT)
+        service.proc = None
+
+
+def _summary(port: int) -> dict[str, Any]:
+    with _dial(port) as sock:
+        reply = _call(sock, [TrackerCode.SUMMARY])
+    assert reply[0] == TrackerCode.SUCCESS
+    summary: dict[str, Any] = reply[1]
+    return summary
+
+
+def _put(sock: socket.socket, key: str, port: int, match_key: str, addr: str | None = None) -> None:
+    assert _call(sock, [TrackerCode.PUT, key, [port, match_key], addr]) == TrackerCode.SUCCESS
+
+
+def _request_pending(sock: socket.socket, key: str, priority: int = 1) -> None:
+    """Send REQUEST and make sure the tracker has queued it: a PING behind it is answered."""
+    sendjson(sock, [TrackerCode.REQUEST, key, "", priority])
+    assert _call(sock, [TrackerCode.PING]) == TrackerCode.SUCCESS
+
+
+# ---------------------------------------------------------------------------- handshake
+
+
+def test_tracker_echoes_its_magic(tracker: Tracker) -> None:
+    with _dial(tracker.port, handshake=False) as sock:
+        sock.sendall(struct.pack("<i", RPC_TRACKER_MAGIC))
+        assert sock.recv(4) == struct.pack("<i", RPC_TRACKER_MAGIC)
+        assert _call(sock, [TrackerCode.PING]) == TrackerCode.SUCCESS
+
+
+def test_tracker_closes_connection_on_wrong_magic(tracker: Tracker) -> None:
+    with _dial(tracker.port, handshake=False) as sock:
+        sock.sendall(struct.pack("<i", 0xFF271))
+        assert _is_closed_by_peer(sock)
+    with _dial(tracker.port) as sock:
+        assert _call(sock, [TrackerCode.PING]) == TrackerCode.SUCCESS
+
+
+def test_tracker_binds_first_free_port_of_range() -> None:
+    with Tracker(port=0, silent=True) as first:
+        with Tracker(port=first.port, port_end=first.port + 50, silent=True) as second:
+            assert second.port > first.port
+        with pytest.raises(OSError, match="cannot bind"):
+            Tracker(port=first.port, port_end=first.port + 1, silent=True)
+
+
+def test_terminate_is_idempotent_and_closes_the_port() -> None:
+    tr = Tracker(port=0, silent=True)
+    port = tr.port
+    tr.terminate()
+    tr.terminate()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+
+
+# ---------------------------------------------------------------------------- matching
+
+
+def test_put_then_request_returns_peer_host_port_and_match_key(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as client:
+        _put(server, "x", 9090, "x:0.1")
+        reply = _call(client, [TrackerCode.REQUEST, "x", "", 1])
+        assert reply == [TrackerCode.SUCCESS, ["127.0.0.1", 9090, "x:0.1"]]
+
+
+def test_put_with_custom_addr_reports_that_host(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as client:
+        _put(server, "x", 9091, "x:0.2", addr="10.1.2.3")
+        reply = _call(client, [TrackerCode.REQUEST, "x", "", 1])
+        assert reply == [TrackerCode.SUCCESS, ["10.1.2.3", 9091, "x:0.2"]]
+
+
+def test_request_before_put_waits_then_is_matched(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as client:
+        _request_pending(client, "x")
+        assert _summary(tracker.port)["queue_info"]["x"] == {"free": 0, "pending": 1}
+        _put(server, "x", 9090, "x:0.3")
+        assert recvjson(client) == [TrackerCode.SUCCESS, ["127.0.0.1", 9090, "x:0.3"]]
+        assert _summary(tracker.port)["queue_info"]["x"] == {"free": 0, "pending": 0}
+
+
+def test_higher_priority_is_served_first_and_equal_priorities_in_order(tracker: Tracker) -> None:
+    with (
+        _dial(tracker.port) as server,
+        _dial(tracker.port) as low_first,
+        _dial(tracker.port) as high,
+        _dial(tracker.port) as low_second,
+    ):
+        _request_pending(low_first, "x", priority=1)
+        _request_pending(high, "x", priority=5)
+        _request_pending(low_second, "x", priority=1)
+        for i in range(3):
+            _put(server, "x", 9000 + i, f"x:{i}")
+        assert recvjson(high)[1][2] == "x:0"
+        assert recvjson(low_first)[1][2] == "x:1"
+        assert recvjson(low_second)[1][2] == "x:2"
+
+
+def test_free_resources_are_handed_out_oldest_first(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as client:
+        for i in range(3):
+            _put(server, "x", 9000 + i, f"x:{i}")
+        got = [_call(client, [TrackerCode.REQUEST, "x", "", 1])[1][2] for _ in range(3)]
+        assert got == ["x:0", "x:1", "x:2"]
+
+
+def test_requests_of_other_keys_do_not_match(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as client:
+        _put(server, "x", 9090, "x:0.1")
+        _request_pending(client, "y")
+        queues = _summary(tracker.port)["queue_info"]
+        assert queues == {"x": {"free": 1, "pending": 0}, "y": {"free": 0, "pending": 1}}
+
+
+def test_requester_that_disconnects_gives_the_resource_back(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server:
+        gone = _dial(tracker.port)
+        _request_pending(gone, "x")
+        gone.close()
+        _put(server, "x", 9090, "x:0.4")
+        assert _summary(tracker.port)["queue_info"]["x"] == {"free": 1, "pending": 0}
+        with _dial(tracker.port) as client:
+            reply = _call(client, [TrackerCode.REQUEST, "x", "", 1])
+        assert reply == [TrackerCode.SUCCESS, ["127.0.0.1", 9090, "x:0.4"]]
+
+
+def test_closing_server_connection_drops_its_resources(tracker: Tracker) -> None:
+    server = _dial(tracker.port)
+    sendjson(server, [TrackerCode.UPDATE_INFO, {"key": "server:x", "addr": [None, 9090]}])
+    assert recvjson(server) == TrackerCode.SUCCESS
+    _put(server, "x", 9090, "x:0.5")
+    _put(server, "x", 9090, "x:0.6")
+    with _dial(tracker.port) as other:
+        _put(other, "x", 9092, "x:0.7")
+        assert _summary(tracker.port)["queue_info"]["x"]["free"] == 3
+        server.close()
+        _wait_for(
+            lambda: _summary(tracker.port)["queue_info"]["x"]["free"] == 1,
+            "the closed server's resources to be dropped",
+        )
+        assert _summary(tracker.port)["server_info"] == []
+        with _dial(tracker.port) as client:
+            assert _call(client, [TrackerCode.REQUEST, "x", "", 1])[1][2] == "x:0.7"
+
+
+def test_closing_requester_removes_its_pending_request(tracker: Tracker) -> None:
+    requester = _dial(tracker.port)
+    _request_pending(requester, "x")
+    assert _summary(tracker.port)["queue_info"]["x"]["pending"] == 1
+    requester.close()
+    _wait_for(
+        lambda: _summary(tracker.port)["queue_info"]["x"]["pending"] == 0,
+        "the closed requester's request to be removed",
+    )
+
+
+# ---------------------------------------------------------------------------- other codes
+
+
+def test_summary_lists_queues_and_server_connections_only(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as client:
+        info = {"key": "server:x", "addr": [None, 9090]}
+        assert _call(server, [TrackerCode.UPDATE_INFO, info]) == TrackerCode.SUCCESS
+        _put(server, "x", 9090, "x:0.1")
+        info = {"key": "client:someone", "addr": [None, 1]}
+        assert _call(client, [TrackerCode.UPDATE_INFO, info]) == TrackerCode.SUCCESS
+        reply = _call(client, [TrackerCode.SUMMARY])
+    assert reply == [
+        TrackerCode.SUCCESS,
+        {
+            "queue_info": {"x": {"free": 1, "pending": 0}},
+            "server_info": [{"key": "server:x", "addr": ["127.0.0.1", 9090]}],
+        },
+    ]
+
+
+def test_get_pending_matchkeys_lists_this_connections_unclaimed_puts(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server, _dial(tracker.port) as other:
+        assert _call(server, [TrackerCode.GET_PENDING_MATCHKEYS]) == []
+        _put(server, "x", 9090, "x:0.1")
+        _put(server, "x", 9090, "x:0.2")
+        _put(other, "y", 9090, "y:0.3")
+        assert _call(server, [TrackerCode.GET_PENDING_MATCHKEYS]) == ["x:0.1", "x:0.2"]
+        with _dial(tracker.port) as client:
+            assert _call(client, [TrackerCode.REQUEST, "x", "", 1])[1][2] == "x:0.1"
+        assert _call(server, [TrackerCode.GET_PENDING_MATCHKEYS]) == ["x:0.2"]
+        assert _call(other, [TrackerCode.GET_PENDING_MATCHKEYS]) == ["y:0.3"]
+
+
+def test_stop_with_wrong_key_fails_and_tracker_keeps_serving(tracker: Tracker) -> None:
+    with _dial(tracker.port) as sock:
+        assert _call(sock, [TrackerCode.STOP, "tracker:wrong"]) == TrackerCode.FAIL
+        assert _call(sock, [TrackerCode.PING]) == TrackerCode.SUCCESS
+
+
+def test_stop_with_right_key_replies_and_shuts_down() -> None:
+    tr = Tracker(port=0, silent=True)
+    assert tr.stop_key.startswith("tracker:")
+    returned = threading.Event()
+
+    def serve() -> None:
+        tr.serve_forever()
+        returned.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        with _dial(tr.port) as bystander, _dial(tr.port) as sock:
+            assert _call(sock, [TrackerCode.STOP, tr.stop_key]) == TrackerCode.SUCCESS
+            assert _is_closed_by_peer(sock)
+            assert _is_closed_by_peer(bystander)
+        assert returned.wait(TIMEOUT)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", tr.port), timeout=TIMEOUT)
+    finally:
+        tr.terminate()
+
+
+BAD_MESSAGES = {
+    "zero length": struct.pack("<i", 0),
+    "negative length": struct.pack("<i", -5),
+    "length over 1 MiB": struct.pack("<i", (1 << 20) + 1),
+    "malformed json": struct.pack("<i", 3) + b"[1,",
+    "invalid utf-8": struct.pack("<i", 2) + b"\xff\xfe",
+    "unknown code": struct.pack("<i", 4) + b"[99]",
+    "not a list": struct.pack("<i", 1) + b"6",
+    "put without slot": struct.pack("<i", 8) + b'[3, "x"]',
+    "update_info not a dict": struct.pack("<i", 6) + b"[5, 1]",
+}
+
+
+@pytest.mark.parametrize("payload", BAD_MESSAGES.values(), ids=BAD_MESSAGES.keys())
+def test_bad_message_closes_only_that_connection(tracker: Tracker, payload: bytes) -> None:
+    with _dial(tracker.port) as bystander, _dial(tracker.port) as sock:
+        _put(bystander, "x", 9090, "x:0.1")
+        sock.sendall(payload)
+        assert _is_closed_by_peer(sock)
+        assert _call(bystander, [TrackerCode.PING]) == TrackerCode.SUCCESS
+        assert _summary(tracker.port)["queue_info"]["x"] == {"free": 1, "pending": 0}
+
+
+def test_bad_message_is_logged(tracker: Tracker, caplog: pytest.LogCaptureFixture) -> None:
+    with _dial(tracker.port) as sock:
+        sock.sendall(struct.pack("<i", 4) + b"[99]")
+        assert _is_closed_by_peer(sock)
+    assert "unknown tracker code 99" in caplog.text
+
+
+def test_messages_split_across_segments_and_pipelined_are_all_answered(tracker: Tracker) -> None:
+    body = json.dumps([TrackerCode.PING]).encode()
+    frame = struct.pack("<i", len(body)) + body
+    with _dial(tracker.port) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i in range(len(frame)):  # one byte per segment
+            sock.sendall(frame[i : i + 1])
+        assert recvjson(sock) == TrackerCode.SUCCESS
+        sock.sendall(frame * 3)  # three requests in one segment
+        assert [recvjson(sock) for _ in range(3)] == [0, 0, 0]
+
+
+# ---------------------------------------------------------------------------- pytvm client
+
+
+def test_tracker_session_summary_and_text_summary(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server:
+        info = {"key": "server:board", "addr": [None, 9090]}
+        assert _call(server, [TrackerCode.UPDATE_INFO, info]) == TrackerCode.SUCCESS
+        _put(server, "board", 9090, "board:0.1")
+        with connect_tracker("127.0.0.1", tracker.port) as session:
+            assert session.summary()["queue_info"] == {"board": {"free": 1, "pending": 0}}
+            text = session.text_summary()
+    assert "127.0.0.1:9090           server:board" in text
+    assert "board   1      1     0" in text
+    assert text.startswith("Server List\n")
+    assert "Queue Status" in text
+
+
+def test_tracker_session_rejects_a_non_tracker() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+
+        def answer() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(4)
+                conn.sendall(struct.pack("<i", 0xFF271))
+
+        threading.Thread(target=answer, daemon=True).start()
+        with pytest.raises(RPCError, match="not the tracker"):
+            TrackerSession(("127.0.0.1", listener.getsockname()[1]))
+
+
+@pytest.fixture
+def fake_client_module(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Stand in for ``pytvm.rpc.client``: ``connect`` fails for ports below 9000."""
+    calls: list[tuple[Any, ...]] = []
+
+    def connect(host: str, port: int, key: str = "", **kwargs: Any) -> Any:
+        calls.append((host, port, key, kwargs))
+        if port < 9000:
+            raise RPCError(f"cannot reach {host}:{port}")
+        return ("session", host, port, key)
+
+    module = types.ModuleType("pytvm.rpc.client")
+    module.connect = connect  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pytvm.rpc.client", module)
+    return calls
+
+
+def test_request_connects_to_the_assigned_server(
+    tracker: Tracker, fake_client_module: list[tuple[Any, ...]]
+) -> None:
+    with _dial(tracker.port) as server, connect_tracker("127.0.0.1", tracker.port) as session:
+        _put(server, "x", 9090, "x:0.1")
+        sess = session.request("x", session_timeout=7, auth_token="t")
+    assert sess == ("session", "127.0.0.1", 9090, "x:0.1")
+    kwargs = fake_client_module[0][3]
+    assert kwargs["session_timeout"] == 7 and kwargs["auth_token"] == "t"
+
+
+def test_request_retries_after_a_failed_connect(
+    tracker: Tracker, fake_client_module: list[tuple[Any, ...]]
+) -> None:
+    with _dial(tracker.port) as server, connect_tracker("127.0.0.1", tracker.port) as session:
+        _put(server, "x", 1, "x:dead")
+        _put(server, "x", 9090, "x:alive")
+        assert session.request("x")[3] == "x:alive"
+    assert [call[2] for call in fake_client_module] == ["x:dead", "x:alive"]
+
+
+def test_request_gives_up_after_max_retry_naming_key_and_error(
+    tracker: Tracker, fake_client_module: list[tuple[Any, ...]]
+) -> None:
+    with _dial(tracker.port) as server, connect_tracker("127.0.0.1", tracker.port) as session:
+        for i in range(2):
+            _put(server, "x", 1, f"x:{i}")
+        with pytest.raises(RPCError, match=r"'x'.*2 attempts.*cannot reach 127.0.0.1:1"):
+            session.request("x", max_retry=2)
+
+
+def test_request_reconnects_when_the_tracker_connection_broke(
+    tracker: Tracker, fake_client_module: list[tuple[Any, ...]]
+) -> None:
+    with _dial(tracker.port) as server, connect_tracker("127.0.0.1", tracker.port) as session:
+        _put(server, "x", 9090, "x:0.1")
+        assert session._sock is not None
+        session._sock.shutdown(socket.SHUT_RDWR)  # the tracker link dies under the session
+        assert session.request("x")[3] == "x:0.1"
+
+
+def test_request_and_run_retries_a_failing_function(
+    tracker: Tracker, fake_client_module: list[tuple[Any, ...]]
+) -> None:
+    runs: list[Any] = []
+
+    def work(sess: Any) -> str:
+        runs.append(sess)
+        if len(runs) == 1:
+            raise RuntimeError("server dropped out")
+        return "done"
+
+    with _dial(tracker.port) as server, connect_tracker("127.0.0.1", tracker.port) as session:
+        _put(server, "x", 9090, "x:0.1")
+        _put(server, "x", 9091, "x:0.2")
+        assert session.request_and_run("x", work) == "done"
+    assert [sess[3] for sess in runs] == ["x:0.1", "x:0.2"]
+
+
+# ---------------------------------------------------------------------------- TVM interop
+
+
+def test_tvm_tracker_session_reads_pytvm_tracker(tracker: Tracker) -> None:
+    tvm_rpc = pytest.importorskip("tvm.rpc")
+    with _dial(tracker.port) as server:
+        info = {"key": "server:x", "addr": [None, 9090]}
+        assert _call(server, [TrackerCode.UPDATE_INFO, info]) == TrackerCode.SUCCESS
+        _put(server, "x", 9090, "x:0.1")
+        tvm_session = tvm_rpc.connect_tracker("127.0.0.1", tracker.port)
+        try:
+            summary = tvm_session.summary()
+            text = tvm_session.text_summary()
+        finally:
+            tvm_session.close()
+        with connect_tracker("127.0.0.1", tracker.port) as session:
+            assert session.text_summary() == text
+    assert summary == {
+        "queue_info": {"x": {"free": 1, "pending": 0}},
+        "server_info": [{"key": "server:x", "addr": ["127.0.0.1", 9090]}],
+    }
+
+
+@contextlib.contextmanager
+def _tracker_process() -> Iterator[int]:
+    """A ``pytvm rpc tracker`` subprocess; yields its port.
+
+    TVM's C++ client keeps the GIL while it waits on its socket; a TVM server that polls the
+    tracker at that moment would wait forever on an in-process tracker thread.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytvm", "rpc", "tracker", "--port", "0", "--silent"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("tracker listening on "), line
+        yield int(line.rsplit(":", 1)[1])
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+
+
+def test_tvm_server_registers_with_pytvm_tracker_and_tvm_client_calls_it() -> None:
+    tvm_rpc = pytest.importorskip("tvm.rpc")
+    pytest.importorskip("cloudpickle")
+    with _tracker_process() as port:
+        server = tvm_rpc.Server(
+            host="127.0.0.1",
+            port=9300,
+            port_end=9400,
+            tracker_addr=("127.0.0.1", port),
+            key="x",
+            silent=True,
+        )
+        try:
+            _wait_for(
+                lambda: _summary(port)["queue_info"].get("x", {}).get("free") == 1,
+                "the TVM server to register",
+            )
+            assert _summary(port)["server_info"] == [
+                {"key": "server:x", "addr": ["127.0.0.1", server.port]}
+            ]
+            session = tvm_rpc.connect_tracker("127.0.0.1", port)
+            remote = session.request("x", max_retry=2)
+            assert remote.get_function("rpc.test.addone")(1) == 2
+            del remote
+            session.close()
+        finally:
+            _stop_tvm(server)
+
+
+def test_pytvm_tracker_session_reads_tvm_tracker() -> None:
+    tvm_tracker = pytest.importorskip("tvm.rpc.tracker")
+    tvm_tr = tvm_tracker.Tracker(host="127.0.0.1", port=9400, port_end=9500, silent=True)
+    try:
+        with connect_tracker("127.0.0.1", tvm_tr.port) as session:
+            assert session.summary() == {"queue_info": {}, "server_info": []}
+            with _dial(tvm_tr.port) as server:
+                info = {"key": "server:y", "addr": [None, 9090]}
+                assert _call(server, [TrackerCode.UPDATE_INFO, info]) == TrackerCode.SUCCESS
+                _put(server, "y", 9090, "y:0.1")
+                assert session.summary() == {
+                    "queue_info": {"y": {"free": 1, "pending": 0}},
+                    "server_info": [{"key": "server:y", "addr": ["127.0.0.1", 9090]}],
+                }
+                assert "127.0.0.1:9090           server:y" in session.text_summary()
+    finally:
+        _stop_tvm(tvm_tr)
