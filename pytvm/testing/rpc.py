@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +15,7 @@ from ..rpc.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
 from ..rpc.channel import SocketChannel
 from ..rpc.endpoint import serve
 
-__all__ = ["thread_server"]
+__all__ = ["thread_server", "service_process"]
 
 
 @contextmanager
@@ -43,3 +46,37 @@ def thread_server(sessions: int = 1) -> Iterator[int]:
         yield port
     finally:
         listener.close()
+
+
+@contextmanager
+def service_process(
+    *argv: str, pin: int | None = None
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """Run ``pytvm rpc <argv>`` (server, tracker or proxy) in a subprocess; yields the process
+    and the port from its banner. It gets SIGTERM (then SIGKILL) on exit.
+
+    A real subprocess matters for tests with a stock TVM client: TVM's C++ client holds the GIL
+    while it waits on its socket, so a pytvm service in the same process could never answer.
+    """
+    prefix = ["taskset", "-c", str(pin)] if pin is not None else []
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, "-m", "pytvm.cli", "rpc", *argv],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        match = re.search(r":(\d+)\s*$", banner)
+        if match is None:
+            raise RuntimeError(f"pytvm rpc {' '.join(argv)} did not start: {banner!r}")
+        yield proc, int(match.group(1))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

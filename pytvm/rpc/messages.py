@@ -1,0 +1,184 @@
+"""Whole RPC messages as records: decode a packet body into one, encode one into a packet.
+
+Part of :mod:`pytvm.rpc.protocol` (re-exported there); the endpoint streams large copies
+itself, everything else can go through :func:`decode_message` / :func:`encode_message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .base import ProtocolError
+from .protocol import (
+    DEFAULT_LIMITS,
+    SYSCALL_CODE_START,
+    Limits,
+    Reader,
+    RPCCode,
+    TensorDesc,
+    decode_code,
+    decode_copy_head,
+    decode_pseq,
+    encode_call,
+    encode_copy_ack,
+    encode_copy_from_remote,
+    encode_copy_to_remote,
+    encode_exception,
+    encode_init_server,
+    encode_return,
+    encode_shutdown,
+    encode_syscall,
+)
+
+__all__ = [
+    "InitServer",
+    "CallFunc",
+    "Return",
+    "ExceptionMsg",
+    "CopyToRemote",
+    "CopyFromRemote",
+    "CopyAck",
+    "Syscall",
+    "Shutdown",
+    "Message",
+    "decode_message",
+    "encode_message",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InitServer:
+    """kInitServer: protocol version and session-constructor arguments."""
+
+    version: str
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallFunc:
+    """kCallFunc: function handle and arguments."""
+
+    handle: int
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    """kReturn: the reply values (a kCallFunc reply starts with the result's type index)."""
+
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionMsg:
+    """kException: the error text of the peer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CopyToRemote:
+    """kCopyToRemote: destination descriptor and the bytes to write."""
+
+    desc: TensorDesc
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CopyFromRemote:
+    """kCopyFromRemote: source descriptor and how many bytes to read."""
+
+    desc: TensorDesc
+    nbytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CopyAck:
+    """kCopyAck: the bytes read by a kCopyFromRemote."""
+
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Syscall:
+    """A syscall (codes 9-21) and its arguments."""
+
+    code: RPCCode
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    """kShutdown."""
+
+
+Message = (
+    InitServer
+    | CallFunc
+    | Return
+    | ExceptionMsg
+    | CopyToRemote
+    | CopyFromRemote
+    | CopyAck
+    | Syscall
+    | Shutdown
+)
+
+
+def decode_message(body: bytes | bytearray | memoryview, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Decode one whole packet body (without its u64 length) into a message record."""
+    r = Reader(body, limits)
+    code = decode_code(r)
+    msg: Any
+    if code == RPCCode.CALL_FUNC:
+        handle = r.u64("function handle")
+        msg = CallFunc(handle, tuple(decode_pseq(r)))
+    elif code == RPCCode.RETURN:
+        msg = Return(tuple(decode_pseq(r, "return values")))
+    elif code >= SYSCALL_CODE_START:
+        msg = Syscall(code, tuple(decode_pseq(r, f"{code.name} args")))
+    elif code == RPCCode.EXCEPTION:
+        values = decode_pseq(r, "exception")
+        if len(values) != 1 or not isinstance(values[0], str):
+            raise ProtocolError(f"kException must carry one string, got {values!r}")
+        msg = ExceptionMsg(str(values[0]))
+    elif code == RPCCode.COPY_TO_REMOTE:
+        desc, nbytes = decode_copy_head(r, "kCopyToRemote")
+        msg = CopyToRemote(desc, bytes(r.take(nbytes, "kCopyToRemote data")))
+    elif code == RPCCode.COPY_FROM_REMOTE:
+        msg = CopyFromRemote(*decode_copy_head(r, "kCopyFromRemote"))
+    elif code == RPCCode.COPY_ACK:
+        msg = CopyAck(bytes(r.take(r.remaining, "kCopyAck data")))
+    elif code == RPCCode.INIT_SERVER:
+        version = r.text("protocol version")
+        msg = InitServer(version, tuple(decode_pseq(r, "constructor args")))
+    elif code == RPCCode.SHUTDOWN:
+        msg = Shutdown()
+    else:
+        raise ProtocolError(f"RPC code {code.name} is internal and never sent")
+    r.expect_end(code.name)
+    return msg
+
+
+def encode_message(msg: Any) -> bytes:
+    """The framed packet of a message record (inverse of :func:`decode_message`)."""
+    if isinstance(msg, CallFunc):
+        return encode_call(msg.handle, msg.args)
+    if isinstance(msg, Return):
+        return encode_return(msg.values)
+    if isinstance(msg, Syscall):
+        return encode_syscall(msg.code, msg.args)
+    if isinstance(msg, ExceptionMsg):
+        return encode_exception(msg.text)
+    if isinstance(msg, CopyToRemote):
+        return encode_copy_to_remote(msg.desc, len(msg.data)) + msg.data
+    if isinstance(msg, CopyFromRemote):
+        return encode_copy_from_remote(msg.desc, msg.nbytes)
+    if isinstance(msg, CopyAck):
+        return encode_copy_ack(len(msg.data)) + msg.data
+    if isinstance(msg, InitServer):
+        return encode_init_server(msg.args, msg.version)
+    if isinstance(msg, Shutdown):
+        return encode_shutdown()
+    raise ProtocolError(f"not an RPC message: {msg!r}")
