@@ -10,6 +10,7 @@ error, never a crash.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 import weakref
 from collections.abc import Sequence
@@ -48,7 +49,9 @@ class LocalSession(Session):
     def __init__(self) -> None:
         _SESSIONS.add(self)
         self._objects: dict[int, list[Any]] = {}  # handle -> [object, reference count]
-        self._regions: dict[int, int] = {}  # host pointer -> bytes usable from it
+        self._regions: dict[int, int] = {}  # host block this session allocated -> its bytes
+        # host pointer of tensors handed out -> (how many, bytes usable from the pointer)
+        self._tensor_regions: dict[int, tuple[int, int]] = {}
         self._allocations: dict[int, tuple[Device, int]] = {}  # pointer -> (device, nbytes)
         self._lock = threading.RLock()  # a collector may free while a request holds it
 
@@ -62,7 +65,9 @@ class LocalSession(Session):
             if entry is None:
                 self._objects[handle] = [obj, 1]
                 if isinstance(obj, NDArray) and obj.device.device_type == _CPU:
-                    self._regions[obj.data_ptr] = obj.byte_offset + obj.nbytes
+                    ptr, extent = obj.data_ptr, obj.byte_offset + obj.nbytes
+                    refs, known = self._tensor_regions.get(ptr, (0, 0))
+                    self._tensor_regions[ptr] = (refs + 1, max(known, extent))
             else:
                 entry[1] += 1
         return handle
@@ -78,8 +83,12 @@ class LocalSession(Session):
             if entry[1] == 0:
                 del self._objects[handle]
                 obj = entry[0]
-                if isinstance(obj, NDArray) and obj.data_ptr not in self._allocations:
-                    self._regions.pop(obj.data_ptr, None)
+                if isinstance(obj, NDArray) and obj.data_ptr in self._tensor_regions:
+                    refs, extent = self._tensor_regions[obj.data_ptr]
+                    if refs <= 1:
+                        del self._tensor_regions[obj.data_ptr]
+                    else:
+                        self._tensor_regions[obj.data_ptr] = (refs - 1, extent)
 
     def lookup(self, handle: int, what: str) -> Any:
         """The object behind ``handle``; a clear error for an unknown one."""
@@ -161,8 +170,10 @@ class LocalSession(Session):
 
     def _check_host(self, desc: TensorDesc, nbytes: int, what: str) -> None:
         """Host memory may only be touched inside a block this session knows."""
-        size = self._regions.get(desc.data)
-        if size is None or desc.byte_offset + nbytes > size:
+        size = max(
+            self._regions.get(desc.data, -1), self._tensor_regions.get(desc.data, (0, -1))[1]
+        )
+        if size < 0 or desc.byte_offset + nbytes > size:
             raise TVMValueError(
                 f"{what}: host pointer {desc.data:#x} + {desc.byte_offset} .. +{nbytes} bytes is "
                 "not inside memory allocated by this session"
@@ -222,8 +233,8 @@ class LocalSession(Session):
         self._free(handle.value)
 
     def _alloc(self, dev: Device, nbytes: int, align: int, dtype: DataType, scope: Any) -> Handle:
-        if nbytes < 0:
-            raise TVMValueError(f"cannot allocate {nbytes} bytes")
+        if not 0 <= nbytes <= sys.maxsize:
+            raise TVMValueError(f"cannot allocate {nbytes} bytes (outside 0..{sys.maxsize})")
         ptr = _api(dev).alloc_data(dev, nbytes, align, dtype, scope)
         with self._lock:
             self._allocations[ptr] = (dev, nbytes)

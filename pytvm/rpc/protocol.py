@@ -127,12 +127,19 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+_HANDLE_INDICES = (TypeIndex.OPAQUE_PTR, TypeIndex.FUNCTION, TypeIndex.MODULE)
+
+
 @dataclass(frozen=True, slots=True)
 class Handle:
     """An opaque remote handle: a pointer (4), or a Function (68) / Module (73) handle."""
 
     value: int
     type_index: int = TypeIndex.OPAQUE_PTR
+
+    def __post_init__(self) -> None:
+        if self.type_index not in _HANDLE_INDICES:
+            raise ProtocolError(f"Handle type index {self.type_index} is not one of 4, 68, 73")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +148,13 @@ class ObjectRef:
 
     handle: int
     type_index: int = TypeIndex.RPC_OBJECT_REF
+
+    def __post_init__(self) -> None:
+        t = self.type_index
+        if not (t in (TypeIndex.SMALL_STR, TypeIndex.SMALL_BYTES) or t >= 64) or t in (
+            _HANDLE_INDICES
+        ):
+            raise ProtocolError(f"ObjectRef outer type index {t} cannot be object-encoded")
 
 
 class StrObject(str):
@@ -279,7 +293,10 @@ def encode_value(value: Any) -> bytes:
             f"cannot put a {type(value).__name__} on the RPC wire; expected None, bool, int, "
             "float, str, bytes, DataType, Device, Handle, ObjectRef or TensorDesc"
         )
-    out: bytes = enc(value)
+    try:
+        out: bytes = enc(value)
+    except (struct.error, UnicodeEncodeError, OverflowError) as err:
+        raise ProtocolError(f"cannot encode {value!r}: {err}") from None
     return out
 
 

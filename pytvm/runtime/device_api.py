@@ -9,6 +9,7 @@ Python exactly as seed 000's ``device_api.hexagon``. ``DeviceAPI.get(dev)`` pick
 from __future__ import annotations
 
 import ctypes
+import sys
 from enum import IntEnum
 from typing import Any
 
@@ -170,6 +171,8 @@ class CPUDeviceAPI(DeviceAPI):
         dtype: DataType,
         mem_scope: str | None = None,
     ) -> int:
+        if not 0 <= nbytes <= sys.maxsize:  # c_size_t would silently drop the high bits
+            raise TVMMemoryError(f"cannot allocate {nbytes} bytes on {dev}")
         ptr = ctypes.c_void_p()
         align = max(alignment, ctypes.sizeof(ctypes.c_void_p))
         if _libc.posix_memalign(ctypes.byref(ptr), align, max(nbytes, 1)) != 0:
