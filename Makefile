@@ -35,6 +35,7 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-base
 	$(PY) bench/ffi.py
+	$(PY) bench/rpc.py
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check $(LINT_PATHS)

@@ -1,0 +1,609 @@
+"""RPC over loopback: pytvm against apache-tvm 0.27, same run, pinned cores.
+
+Every server, tracker and socket peer is a subprocess started with ``taskset -c <server core>``
+(the first usable core); this (client) process pins itself with ``os.sched_setaffinity`` first
+to that same core, then to another one, so each figure is given for "client and server on one
+core" and "client and server on two cores" (on loopback the two differ a lot: on one core a
+round trip is two context switches, on two it is two cross-core wake-ups). Sections:
+
+1. round-trip latency of ``rpc.test.addone(1)``, each client against each server, us/call;
+2. copy bandwidth host->remote (``.copyfrom`` into a remote array, and ``nd.array(x, dev)``,
+   which allocates on the server too) and remote->host (``.numpy()``), MiB/s;
+3. the plain-socket ceiling: ``sendall``/``recv_into`` of the largest size over loopback TCP
+   between two pinned processes, beside the RPC copies of section 2;
+4. tracker request to first call: from ``connect_tracker(...)`` and ``.request(key)`` to the
+   first ``addone`` returning, each library with its own tracker and one registered server;
+   median (and min, max) ms.
+
+Figures 1-3 are the best of several timed batches, the two libraries' batches taken in turn.
+A TVM client holds the GIL while it waits on its socket, so no pytvm server or tracker ever runs
+in this process. Run: ``python bench/rpc.py``; ``--quick`` is a smoke run (tiny sizes and
+counts, the client on the second core only, servers allowed on every core so they start fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "bench"
+MIB = 1 << 20
+_HDR = struct.Struct("<cQ")  # raw peer request: op ("w": client writes, "r": client reads), size
+
+
+# ---------------------------------------------------------------------------- subprocesses
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _Proc:
+    """A pinned subprocess in its own session; output goes to a file scanned for its address."""
+
+    def __init__(self, name: str, cores: str, argv: list[str], pattern: str, workdir: Path) -> None:
+        self.name = name
+        self.log = workdir / f"{name}.log"
+        self._pattern = re.compile(pattern)
+        with open(self.log, "wb") as out:
+            self.popen = subprocess.Popen(
+                ["taskset", "-c", cores, *argv],
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.port = 0
+
+    def wait_ready(self, timeout: float = 60.0) -> int:
+        """Wait for the address line; return the port it names."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            match = self._pattern.search(self.log.read_text(errors="replace"))
+            if match:
+                self.port = int(match.group(1))
+                return self.port
+            if self.popen.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.name} did not start; its output:\n{self.output()}")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+        pgid = self.popen.pid
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
+        try:
+            self.popen.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(5)
+
+
+class _Fleet:
+    """All subprocesses of one run; stops every one of them on exit, error or not."""
+
+    def __init__(self, cores: str, workdir: Path) -> None:
+        self.cores, self.workdir = cores, workdir
+        self.procs: list[_Proc] = []
+
+    def start(self, name: str, argv: list[str], pattern: str) -> _Proc:
+        proc = _Proc(name, self.cores, argv, pattern, self.workdir)
+        self.procs.append(proc)
+        return proc
+
+    def pytvm_server(self, name: str, tracker: int | None = None) -> _Proc:
+        port = _free_port()
+        argv = [sys.executable, "-m", "pytvm.cli", "rpc", "server", "--host", "127.0.0.1"]
+        argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
+        if tracker is not None:
+            argv += ["--key", KEY, "--tracker", f"127.0.0.1:{tracker}"]
+        return self.start(name, argv, r"server listening on [\d.]+:(\d+)")
+
+    def pytvm_tracker(self, name: str) -> _Proc:
+        port = _free_port()
+        argv = [sys.executable, "-m", "pytvm.cli", "rpc", "tracker", "--host", "127.0.0.1"]
+        argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
+        return self.start(name, argv, r"tracker listening on [\d.]+:(\d+)")
+
+    def tvm_server(self, name: str, tracker: int | None = None) -> _Proc:
+        port = _free_port()
+        argv = [sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1"]
+        argv += ["--port", str(port), "--port-end", str(port + 100)]
+        if tracker is not None:
+            argv += ["--key", KEY, "--tracker", f"127.0.0.1:{tracker}"]
+        return self.start(name, argv, r"bind to [\d.]+:(\d+)")
+
+    def tvm_tracker(self, name: str) -> _Proc:
+        port = _free_port()
+        argv = [sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1"]
+        argv += ["--port", str(port), "--port-end", str(port + 100)]
+        return self.start(name, argv, r"bind to [\d.]+:(\d+)")
+
+    def raw_peer(self, name: str) -> _Proc:
+        argv = [sys.executable, str(Path(__file__).resolve()), "--raw-peer"]
+        return self.start(name, argv, r"raw peer listening on [\d.]+:(\d+)")
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            proc.stop()
+
+
+# ---------------------------------------------------------------------------- raw socket peer
+
+
+def _recv_exact(sock: socket.socket, view: memoryview) -> None:
+    got = 0
+    while got < len(view):
+        n = sock.recv_into(view[got:])
+        if not n:
+            raise ConnectionError("peer closed")
+        got += n
+
+
+def _raw_peer() -> None:
+    """Serve raw transfers for section 3: "w" reads ``size`` bytes and acks one byte, "r" sends
+    ``size`` bytes. One connection at a time, until killed."""
+    listen = socket.socket()
+    listen.bind(("127.0.0.1", 0))
+    listen.listen(4)
+    print(f"raw peer listening on 127.0.0.1:{listen.getsockname()[1]}", flush=True)
+    buf = bytearray(1)
+    while True:
+        conn, _ = listen.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with conn:
+            head = memoryview(bytearray(_HDR.size))
+            try:
+                while True:
+                    _recv_exact(conn, head)
+                    op, size = _HDR.unpack(head)
+                    if len(buf) < size:
+                        buf = bytearray(size)
+                    view = memoryview(buf)[:size]
+                    if op == b"w":
+                        _recv_exact(conn, view)
+                        conn.sendall(b"k")
+                    else:
+                        conn.sendall(view)
+            except ConnectionError:
+                pass
+
+
+# ---------------------------------------------------------------------------- timing
+
+
+def _interleaved_best(
+    fns: dict[Any, Callable[[], object]], *, batch_s: float, rounds: int, budget_s: float
+) -> dict[Any, float]:
+    """Seconds per call for each of ``fns``: the best of ``rounds`` batches of about
+    ``batch_s``, the batches of all of them taken in turn (so a change in the machine's load
+    hits them alike). One that has spent ``budget_s`` stops after two batches.
+
+    One calibrating call each comes first; it only warms up unless it is already longer than a
+    batch, in which case it is a sample too (so a 2 s copy is not paid for once more).
+    """
+    samples: dict[Any, list[float]] = {}
+    spent: dict[Any, float] = {}
+    inner: dict[Any, int] = {}
+    for key, fn in fns.items():
+        t0 = time.perf_counter()
+        fn()
+        first = time.perf_counter() - t0
+        samples[key] = [first] if first >= batch_s else []
+        spent[key] = first
+        inner[key] = max(1, int(batch_s / max(first, 1e-7)))
+
+    def done(key: Any) -> bool:
+        n = len(samples[key])
+        return n >= rounds or (n >= 2 and spent[key] >= budget_s)
+
+    while not all(map(done, fns)):
+        for key, fn in fns.items():
+            if done(key):
+                continue
+            n = inner[key]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            elapsed = time.perf_counter() - t0
+            spent[key] += elapsed
+            samples[key].append(elapsed / n)
+    return {key: min(values) for key, values in samples.items()}
+
+
+def _pin(core: int) -> None:
+    os.sched_setaffinity(0, {core})
+
+
+# ---------------------------------------------------------------------------- the two libraries
+
+
+class _Lib:
+    """What the benchmark needs from one library, so the sections read the same for both."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        if name == "pytvm":
+            import pytvm
+            from pytvm import rpc
+
+            self.rpc = rpc
+            self.array: Callable[[np.ndarray, Any], Any] = pytvm.nd.array
+            self.empty: Callable[[Any, str, Any], Any] = pytvm.nd.empty
+            self.version = pytvm.__version__
+        else:
+            import tvm
+            from tvm import rpc
+
+            self.rpc = rpc
+            self.array = tvm.runtime.tensor
+            self.empty = tvm.runtime.empty
+            self.version = tvm.__version__
+
+    def connect(self, port: int) -> Any:
+        return self.rpc.connect("127.0.0.1", port)
+
+    def connect_tracker(self, port: int) -> Any:
+        return self.rpc.connect_tracker("127.0.0.1", port)
+
+
+def _close(sess: Any) -> None:
+    close = getattr(sess, "close", None)
+    if close is not None:
+        close()
+    gc.collect()
+
+
+# ---------------------------------------------------------------------------- sections
+
+
+def _latency(
+    libs: dict[str, _Lib], servers: dict[str, int], opts: argparse.Namespace
+) -> dict[tuple[str, str], float]:
+    """``{(client, server): us/call}`` for the four pairs.
+
+    A TVM server serves one session at a time, so the pairs run in two groups, the sessions of
+    a group open together and their batches taken in turn: the three pairs that need at most one
+    session on the TVM server, then the pytvm client with the TVM server.
+    """
+    out = _latency_group(
+        libs, servers, [("pytvm", "pytvm"), ("tvm", "tvm"), ("tvm", "pytvm")], opts
+    )
+    gc.collect()  # a TVM session ends when its last reference goes
+    out.update(_latency_group(libs, servers, [("pytvm", "tvm")], opts))
+    gc.collect()
+    return out
+
+
+def _latency_group(
+    libs: dict[str, _Lib],
+    servers: dict[str, int],
+    group: list[tuple[str, str]],
+    opts: argparse.Namespace,
+) -> dict[tuple[str, str], float]:
+    sessions = {pair: libs[pair[0]].connect(servers[pair[1]]) for pair in group}
+    try:
+        calls = {pair: sess.get_function("rpc.test.addone") for pair, sess in sessions.items()}
+        for pair, addone in calls.items():
+            assert addone(1) == 2, pair
+        fns = {pair: (lambda f=addone: f(1)) for pair, addone in calls.items()}
+        best = _interleaved_best(
+            fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
+        )
+        return {pair: t * 1e6 for pair, t in best.items()}
+    finally:
+        for sess in sessions.values():
+            _close(sess)
+
+
+_COPY_OPS = ("host->remote copyfrom", "host->remote nd.array", "remote->host numpy()")
+
+
+def _bandwidths(
+    libs: dict[str, _Lib], servers: dict[str, int], sizes: list[int], opts: argparse.Namespace
+) -> dict[tuple[str, str, int], float]:
+    """``{(lib, op, size): MiB/s}``, each client with its own server, the two in turn."""
+    out: dict[tuple[str, str, int], float] = {}
+    sessions = {name: lib.connect(servers[name]) for name, lib in libs.items()}
+    try:
+        devs = {name: sess.cpu() for name, sess in sessions.items()}
+        rng = np.random.default_rng(0)
+        for size in sizes:
+            host = rng.integers(0, 256, size, dtype=np.uint8)
+            fns: dict[tuple[str, str, int], Callable[[], object]] = {}
+            remotes = {}
+            for name, lib in libs.items():
+                dev = devs[name]
+                remote = remotes[name] = lib.empty((size,), "uint8", dev)
+                remote.copyfrom(host)
+                assert np.array_equal(remote.numpy(), host), f"{name}: round trip differs"
+                fns[name, _COPY_OPS[0], size] = lambda r=remote: r.copyfrom(host)
+                fns[name, _COPY_OPS[1], size] = lambda lib=lib, dev=dev: lib.array(host, dev)
+                fns[name, _COPY_OPS[2], size] = remote.numpy
+            for op in _COPY_OPS:
+                part = {key: fn for key, fn in fns.items() if key[1] == op}
+                best = _interleaved_best(
+                    part, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
+                )
+                for key, per in best.items():
+                    out[key] = size / MIB / per
+            del fns, remotes
+            gc.collect()
+        del devs
+        return out
+    finally:
+        for sess in sessions.values():
+            _close(sess)
+
+
+def _raw_bandwidth(port: int, size: int, opts: argparse.Namespace) -> dict[str, float]:
+    """``{op: MiB/s}`` of plain ``sendall``/``recv_into`` with the raw peer."""
+    buf = bytearray(size)
+    view = memoryview(buf)
+    ack = memoryview(bytearray(1))
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def write() -> None:
+            sock.sendall(_HDR.pack(b"w", size))
+            sock.sendall(view)
+            _recv_exact(sock, ack)
+
+        def read() -> None:
+            sock.sendall(_HDR.pack(b"r", size))
+            _recv_exact(sock, view)
+
+        fns = {_COPY_OPS[0]: write, _COPY_OPS[2]: read}
+        best = _interleaved_best(
+            fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
+        )
+        return {op: size / MIB / per for op, per in best.items()}
+
+
+def _wait_free(tracker_port: int, timeout: float = 30.0) -> None:
+    """Poll a tracker (either kind: the protocol is the same) until a ``KEY`` server is free."""
+    from pytvm.rpc.tracker_client import connect_tracker
+
+    deadline = time.monotonic() + timeout
+    with connect_tracker("127.0.0.1", tracker_port, connect_timeout=timeout) as tracker:
+        while time.monotonic() < deadline:
+            info = tracker.summary().get("queue_info", {}).get(KEY, {})
+            if info.get("free", 0) >= 1:
+                return
+            time.sleep(0.002)
+    raise RuntimeError(f"no free {KEY!r} server on tracker port {tracker_port}")
+
+
+def _first_call_ms(lib: _Lib, tracker_port: int) -> float:
+    """Milliseconds from ``connect_tracker`` to the first ``addone`` returning."""
+    _wait_free(tracker_port)
+    time.sleep(0.05)  # let the server settle (a pytvm server forks a spare when idle)
+    t0 = time.perf_counter()
+    tracker = lib.connect_tracker(tracker_port)
+    sess = tracker.request(KEY)
+    assert sess.get_function("rpc.test.addone")(1) == 2
+    elapsed = time.perf_counter() - t0
+    _close(sess)
+    del sess
+    _close(tracker)
+    del tracker
+    gc.collect()
+    return elapsed * 1e3
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def _cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _size_name(size: int) -> str:
+    if size >= MIB and size % MIB == 0:
+        return f"{size // MIB} MiB"
+    if size >= 1024 and size % 1024 == 0:
+        return f"{size // 1024} KiB"
+    return f"{size} B"
+
+
+def _table(title: str, columns: list[str], rows: list[tuple[str, list[float]]], fmt: str) -> None:
+    """Print ``rows``; every value but the last (a ratio, two decimals) in ``fmt``."""
+    width = max([28, *(len(name) for name, _ in rows)])
+    print(f"\n{title}")
+    header = f"{'case':{width}}" + "".join(f" {c:>13}" for c in columns)
+    print(header)
+    print("-" * len(header))
+    for name, values in rows:
+        cells = "".join(f" {v:>13{fmt}}" for v in values[:-1]) + f" {values[-1]:>13.2f}"
+        print(f"{name:{width}}{cells}")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and counts (smoke run)")
+    parser.add_argument("--reps", type=int, default=10, help="tracker request repetitions")
+    parser.add_argument(
+        "--pinning",
+        choices=("both", "same", "split"),
+        help="client on the servers' core, on another core, or both in turn (default: both; "
+        "--quick: split)",
+    )
+    parser.add_argument("--raw-peer", action="store_true", help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.raw_peer:
+        _raw_peer()
+        return
+    if opts.quick:
+        opts.sizes, opts.batch_s, opts.rounds, opts.budget_s = [1024, 256 * 1024], 0.005, 2, 0.1
+        opts.reps = min(opts.reps, 2)
+        opts.pinning = opts.pinning or "split"
+    else:
+        opts.sizes, opts.batch_s, opts.rounds, opts.budget_s = [1024, MIB, 64 * MIB], 0.2, 5, 3.0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    cores = sorted(os.sched_getaffinity(0))
+    server_core = cores[0]
+    pinnings = []
+    if opts.pinning in (None, "both", "same") or len(cores) == 1:
+        pinnings.append(("same core", server_core))
+    if opts.pinning in (None, "both", "split") and len(cores) > 1:
+        pinnings.append(("2 cores", cores[1]))
+    _pin(pinnings[-1][1])  # off the servers' core while they start
+    # --quick: the servers may start on every core (their imports are most of a smoke run)
+    server_cores = ",".join(map(str, cores)) if opts.quick else str(server_core)
+    with tempfile.TemporaryDirectory(prefix="pytvm-bench-rpc-") as tmp:
+        fleet = _Fleet(server_cores, Path(tmp))
+        try:
+            _run(fleet, pinnings, len(cores), opts)
+        finally:
+            fleet.stop_all()
+
+
+def _run(
+    fleet: _Fleet,
+    pinnings: list[tuple[str, int]],
+    usable: int,
+    opts: argparse.Namespace,
+) -> None:
+    # Trackers first (a TVM server waits 5 s before it retries a refused tracker connection).
+    py_trk = fleet.pytvm_tracker("pytvm-tracker")
+    tvm_trk = fleet.tvm_tracker("tvm-tracker")
+    plain = {
+        "pytvm": fleet.pytvm_server("pytvm-server"),
+        "tvm": fleet.tvm_server("tvm-server"),
+    }
+    raw = fleet.raw_peer("raw-peer")
+    libs = {"pytvm": _Lib("pytvm"), "tvm": _Lib("tvm")}  # meanwhile, on the other core
+    py_tsrv = fleet.pytvm_server("pytvm-tracked-server", tracker=py_trk.wait_ready())
+    tvm_tsrv = fleet.tvm_server("tvm-tracked-server", tracker=tvm_trk.wait_ready())
+    for proc in (*plain.values(), raw, py_tsrv, tvm_tsrv):
+        proc.wait_ready()
+    _wait_free(py_trk.port)
+    _wait_free(tvm_trk.port)
+
+    pin_text = ", ".join(f"{name}: client on core {core}" for name, core in pinnings)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print("RPC over loopback TCP, pytvm vs apache-tvm 0.27, same run")
+    print(f"CPU: {_cpu_model()}; {os.cpu_count()} cores, {usable} usable; load average {load}")
+    print(
+        f"pinning: servers, trackers and raw peer `taskset -c {fleet.cores}`; the client (this "
+        f"process) os.sched_setaffinity: {pin_text}"
+    )
+    print(
+        f"versions: python {platform.python_version()}, numpy {np.__version__}, "
+        f"pytvm {libs['pytvm'].version}, apache-tvm {libs['tvm'].version}"
+    )
+    if opts.quick:
+        print("--quick: tiny sizes and counts; the numbers mean nothing")
+
+    # 1. latency
+    servers = {name: proc.port for name, proc in plain.items()}
+    rows: list[tuple[str, list[float]]] = []
+    for pin_name, core in pinnings:
+        _pin(core)
+        lat = _latency(libs, servers, opts)
+        for label, (mine, peer) in (
+            ("own server", (lat["pytvm", "pytvm"], lat["tvm", "tvm"])),
+            ("pytvm server", (lat["pytvm", "pytvm"], lat["tvm", "pytvm"])),
+            ("tvm server", (lat["pytvm", "tvm"], lat["tvm", "tvm"])),
+        ):
+            rows.append((f"{pin_name}, {label}", [mine, peer, mine / peer]))
+    _table(
+        f"1. addone(1) round trip, us/call (best of {opts.rounds} batches); columns name the "
+        "client; 'own server': each client with its own library's server",
+        ["pytvm", "apache-tvm", "pytvm/tvm"],
+        rows,
+        ".1f",
+    )
+
+    # 2. copies, each client with its own server; 3. the raw socket
+    big = opts.sizes[-1]
+    bw: dict[str, dict[tuple[str, str, int], float]] = {}
+    raw_bw: dict[str, dict[str, float]] = {}
+    for pin_name, core in pinnings:
+        _pin(core)
+        bw[pin_name] = _bandwidths(libs, servers, opts.sizes, opts)
+        raw_bw[pin_name] = _raw_bandwidth(raw.port, big, opts)
+    rows = []
+    for pin_name, _ in pinnings:
+        for op in _COPY_OPS:
+            for size in opts.sizes:
+                mine, peer = bw[pin_name]["pytvm", op, size], bw[pin_name]["tvm", op, size]
+                rows.append((f"{pin_name}, {op}, {_size_name(size)}", [mine, peer, mine / peer]))
+    _table(
+        f"2. copy bandwidth, MiB/s (best of {opts.rounds} batches; of 2 where they take "
+        f"{opts.budget_s:g} s), each client with its own server",
+        ["pytvm", "apache-tvm", "pytvm/tvm"],
+        rows,
+        ".1f",
+    )
+    rows = []
+    for pin_name, _ in pinnings:
+        for op, label in ((_COPY_OPS[0], "send"), (_COPY_OPS[2], "recv")):
+            ceiling = raw_bw[pin_name][op]
+            mine, peer = bw[pin_name]["pytvm", op, big], bw[pin_name]["tvm", op, big]
+            row = [ceiling, mine, peer, mine / ceiling]
+            rows.append((f"{pin_name}, {label} {_size_name(big)}", row))
+    _table(
+        "3. plain-socket ceiling (sendall/recv_into, TCP_NODELAY), MiB/s, beside the RPC copies "
+        "of section 2 (send: copyfrom, recv: numpy())",
+        ["raw socket", "pytvm", "apache-tvm", "pytvm/raw"],
+        rows,
+        ".1f",
+    )
+
+    # 4. tracker, the two libraries in turn
+    rows = []
+    for pin_name, core in pinnings:
+        _pin(core)
+        mine, peer = [], []
+        for _ in range(opts.reps):
+            mine.append(_first_call_ms(libs["pytvm"], py_trk.port))
+            peer.append(_first_call_ms(libs["tvm"], tvm_trk.port))
+        for label, stat in (("median", statistics.median), ("min", min), ("max", max)):
+            row = [stat(mine), stat(peer)]
+            rows.append((f"{pin_name}, {label}", [*row, row[0] / row[1]]))
+    _table(
+        f"4. tracker request to first addone, ms over {opts.reps} repetitions (connect_tracker + "
+        "request + get_function + call), each client with its own tracker and server",
+        ["pytvm", "apache-tvm", "pytvm/tvm"],
+        rows,
+        ".2f",
+    )
+
+
+if __name__ == "__main__":
+    main()
