@@ -63,7 +63,8 @@ class ClientSession(Session):
                 self.endpoint.syscall(RPCCode.DEV_FREE_DATA, [dev, Handle(ptr)])
 
     def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
-        self._flush_frees()
+        if self._free_handles or self._free_data:
+            self._flush_frees()
         return self.endpoint.call(handle, args)
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:

@@ -30,8 +30,8 @@ from .protocol import (
     Limits,
     Reader,
     RPCCode,
+    ServerStatus,
     TensorDesc,
-    decode_code,
     decode_copy_head,
     decode_pseq,
     encode_call,
@@ -52,7 +52,8 @@ __all__ = ["Endpoint", "serve"]
 log = logging.getLogger("pytvm.rpc.endpoint")
 
 _U64 = struct.Struct("<Q")
-_LEN_CODE = struct.Struct("<Qi")
+_I32 = struct.Struct("<i")
+_CODES = {int(code): code for code in RPCCode}
 _CHUNK = 1 << 16
 _STAGE_STEP = 1 << 20
 MAX_PACKET_FUNC = "tvm.rpc.server.GetCRTMaxPacketSize"
@@ -163,6 +164,15 @@ class Endpoint:
                 )
             return size
 
+    def _next_packet(self) -> tuple[int, int]:
+        """``(code, body bytes after the code)`` of the next packet (code not validated)."""
+        size = self._packet_length()
+        if len(self._rbuf) - self._rpos < 4:
+            self._fill(4)
+        (code,) = _I32.unpack_from(self._rbuf, self._rpos)
+        self._rpos += 4
+        return code, size - 4
+
     # ------------------------------------------------------------------ client side
 
     def _send(self, *parts: bytes | memoryview) -> None:
@@ -179,34 +189,34 @@ class Endpoint:
             remote.add_note(note)
         raise remote
 
-    def _reply(self) -> tuple[RPCCode, int]:
+    def _reply(self) -> tuple[int, int]:
         """Wait for the reply to our request: (code, body bytes left). kException raises; a
         request from the peer is served first (the endpoint is symmetric)."""
         while True:
             try:
-                size = self._packet_length()
+                code, left = self._next_packet()
             except _PeerClosed:
                 self.closed = True
                 raise ConnectionError(
                     f"{self.channel.peer} closed the RPC channel while a reply was awaited"
                 ) from None
-            self._fill(4)
-            code = decode_code(Reader(self._read(4)))
+            if code == RPCCode.RETURN or code == RPCCode.COPY_ACK:
+                return code, left
             if code == RPCCode.EXCEPTION:
-                values = decode_pseq(Reader(self._read(size - 4), self.limits), "exception")
+                values = decode_pseq(Reader(self._read(left), self.limits), "exception")
                 self._raise_remote(str(values[0]) if values else "RPCError: empty exception")
-            if code in (RPCCode.RETURN, RPCCode.COPY_ACK):
-                return code, size - 4
-            if self.serving_session is None:
-                self._skip(size - 4)
-                raise ProtocolError(f"{self.channel.peer} sent {code.name} instead of a reply")
-            self._serve_packet(code, size - 4)
+            known = _CODES.get(code)
+            if known is None or self.serving_session is None:
+                self._skip(left)
+                name = known.name if known is not None else f"unknown code {code}"
+                raise ProtocolError(f"{self.channel.peer} sent {name} instead of a reply")
+            self._serve_packet(known, left)
 
     def _return_values(self) -> list[Any]:
         code, left = self._reply()
         if code != RPCCode.RETURN:
             self._skip(left)
-            raise ProtocolError(f"expected kReturn, got {code.name}")
+            raise ProtocolError(f"expected kReturn, got {_CODES[code].name}")
         r = Reader(self._read(left), self.limits)
         values = decode_pseq(r, "return values")
         r.expect_end("kReturn")
@@ -221,7 +231,9 @@ class Endpoint:
     def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
         """kCallFunc; returns the kReturn values (the result's type index first)."""
         with self._lock:
-            self._send(encode_call(handle, args))
+            if self.closed:
+                self._send()  # raises the "closed" error
+            self.channel.send(encode_call(handle, args))
             return self._return_values()
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
@@ -291,7 +303,7 @@ class Endpoint:
                 if code != RPCCode.COPY_ACK or left != len(chunk):
                     self._skip(left)
                     raise ProtocolError(
-                        f"expected kCopyAck of {len(chunk)} bytes, got {code.name} of {left}"
+                        f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
                     )
                 self._read_into(chunk)
 
@@ -314,24 +326,26 @@ class Endpoint:
         try:
             while True:
                 try:
-                    size = self._packet_length()
+                    code_number, left = self._next_packet()
                 except _PeerClosed:
                     return
                 except ProtocolError as err:  # an untrusted length: answer, then give up
                     log.warning("%s: %s", self.name, err)
                     self._send(encode_exception(format_error(err, with_traceback=False)))
                     return
-                self._fill(4)
-                try:
-                    code = decode_code(Reader(self._read(4)))
-                except ProtocolError as err:
-                    self._skip(size - 4)
+                code = _CODES.get(code_number)
+                if code is None:
+                    self._skip(left)
+                    err = ProtocolError(
+                        f"unknown RPC code {code_number} (status "
+                        f"{ServerStatus.UNKNOWN_RPC_CODE.name})"
+                    )
                     self._send(encode_exception(format_error(err, with_traceback=False)))
                     continue
                 if code == RPCCode.SHUTDOWN:
-                    self._skip(size - 4)
+                    self._skip(left)
                     return
-                self._serve_packet(code, size - 4)
+                self._serve_packet(code, left)
         except (ConnectionError, BrokenPipeError) as err:
             log.info("%s: peer %s went away: %s", self.name, self.channel.peer, err)
         finally:

@@ -199,6 +199,7 @@ _TAG_I64 = struct.Struct("<iq")
 _TAG_U64 = struct.Struct("<iQ")
 _TAG_F64 = struct.Struct("<id")
 _TAG_LEN = struct.Struct("<iQ")
+_LEN_CODE = struct.Struct("<Qi")
 _DTYPE = struct.Struct("<BBH")
 _DESC_HEAD = struct.Struct("<Qiii")
 _OBJ_HEAD = struct.Struct("<iIQ")
@@ -307,8 +308,8 @@ def encode_pseq(values: Any) -> bytes:
 
 def packet(code: int, *parts: bytes) -> bytes:
     """A whole framed packet: ``u64 body_len``, ``i32 code``, then ``parts``."""
-    body_len = 4 + sum(len(p) for p in parts)
-    return b"".join((_U64.pack(body_len), _I32.pack(code), *parts))
+    body = b"".join(parts)
+    return _LEN_CODE.pack(4 + len(body), code) + body
 
 
 def encode_init_server(args: Any = (), version: str = PROTOCOL_VERSION) -> bytes:
@@ -401,26 +402,45 @@ class Reader:
         self.pos = start + n
         return self.buf[start : self.pos]
 
+    def short(self, n: int, field: str) -> ProtocolError:
+        """The error for a field of ``n`` bytes that the packet is too short to hold."""
+        left = len(self.buf) - self.pos
+        return ProtocolError(f"{field}: needs {n} bytes but the packet has {left} left")
+
     def unpack(self, st: struct.Struct, field: str) -> tuple[Any, ...]:
-        if st.size > len(self.buf) - self.pos:
-            raise ProtocolError(
-                f"{field}: needs {st.size} bytes but the packet has {len(self.buf) - self.pos} left"
-            )
-        out = st.unpack_from(self.buf, self.pos)
+        try:
+            out = st.unpack_from(self.buf, self.pos)
+        except struct.error:
+            raise self.short(st.size, field) from None
         self.pos += st.size
         return out
 
     def i32(self, field: str) -> int:
-        return int(self.unpack(_I32, field)[0])
+        try:
+            (value,) = _I32.unpack_from(self.buf, self.pos)
+        except struct.error:
+            raise self.short(4, field) from None
+        self.pos += 4
+        return int(value)
 
     def u32(self, field: str) -> int:
         return int(self.unpack(_U32, field)[0])
 
     def i64(self, field: str) -> int:
-        return int(self.unpack(_I64, field)[0])
+        try:
+            (value,) = _I64.unpack_from(self.buf, self.pos)
+        except struct.error:
+            raise self.short(8, field) from None
+        self.pos += 8
+        return int(value)
 
     def u64(self, field: str) -> int:
-        return int(self.unpack(_U64, field)[0])
+        try:
+            (value,) = _U64.unpack_from(self.buf, self.pos)
+        except struct.error:
+            raise self.short(8, field) from None
+        self.pos += 8
+        return int(value)
 
     def blob(self, field: str) -> bytes:
         """``u64 len`` + that many bytes, bounded by ``Limits.max_bytes`` and the packet."""
@@ -529,12 +549,28 @@ def decode_value(r: Reader, field: str) -> Any:
 def decode_pseq(r: Reader, what: str = "args") -> list[Any]:
     """A packed sequence; the count is bounded by ``Limits.max_args`` and the bytes left."""
     n = r.i32(f"{what} count")
+    buf = r.buf
     # Every value takes at least its 4-byte type index, so n is also bounded by the packet.
-    if n < 0 or n > r.limits.max_args or 4 * n > r.remaining:
+    if n < 0 or n > r.limits.max_args or 4 * n > len(buf) - r.pos:
         raise ProtocolError(
             f"{what} count {n} impossible (limit {r.limits.max_args}, {r.remaining} bytes left)"
         )
-    return [decode_value(r, f"{what}[{i}]") for i in range(n)]
+    out: list[Any] = []
+    for i in range(n):
+        pos = r.pos
+        # Fast path for the commonest kinds; anything unusual or short takes the checked path.
+        if len(buf) - pos >= 12:
+            tag, payload = _TAG_I64.unpack_from(buf, pos)
+            if tag == TypeIndex.INT:
+                out.append(payload)
+                r.pos = pos + 12
+                continue
+            if tag == TypeIndex.FLOAT:
+                out.append(_F64.unpack_from(buf, pos + 4)[0])
+                r.pos = pos + 12
+                continue
+        out.append(decode_value(r, f"{what}[{i}]"))
+    return out
 
 
 def decode_code(r: Reader) -> RPCCode:

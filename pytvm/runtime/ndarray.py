@@ -9,6 +9,7 @@ whose device API is ``device_api.rpc``.
 from __future__ import annotations
 
 import ctypes
+import math
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -136,7 +137,7 @@ class NDArray(Object):
     @property
     def size(self) -> int:
         """Number of elements."""
-        return int(np.prod(self._shape, dtype=np.int64))
+        return math.prod(self._shape)
 
     @property
     def nbytes(self) -> int:
@@ -303,7 +304,7 @@ def empty(
     dev = cpu(0) if device is None else make_device(device)
     api = DeviceAPI.get(dev)
     assert api is not None
-    nbytes = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+    nbytes = math.prod(dims) * dt.itemsize
     ptr = api.alloc_data(dev, nbytes, ALIGNMENT, dt, mem_scope)
     return NDArray(ptr, dims, dt, dev, owner=_Allocation(api, dev, ptr))
 
