@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -20,6 +21,16 @@ __all__ = [
 ]
 
 _lock = threading.Lock()
+
+
+def _reset_lock_after_fork() -> None:
+    # A forked child (an RPC server's session worker) has only the forking thread; a lock some
+    # other thread held at fork time would stay held forever.
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_lock_after_fork)
 _functions: dict[str, PackedFunc] = {}
 _version = 0
 

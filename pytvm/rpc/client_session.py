@@ -10,6 +10,7 @@ request, so a collector never writes into the middle of another request.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -157,10 +158,11 @@ def socket_session(
     try:
         send_key(sock, RPC_MAGIC, key)
         (code,) = struct.unpack("<i", recvall(sock, 4))
+        shown = re.sub(r"-token=\S*", "-token=***", key)  # never echo a secret into logs
         if code == RPC_CODE_MISMATCH:
-            raise RPCError(f"{host}:{port}: cannot find a server that matches key {key!r}")
+            raise RPCError(f"{host}:{port}: cannot find a server that matches key {shown!r}")
         if code == RPC_CODE_DUPLICATE:
-            raise RPCError(f"{host}:{port}: the proxy already has a server with key {key!r}")
+            raise RPCError(f"{host}:{port}: the proxy already has a server with key {shown!r}")
         if code != RPC_MAGIC:
             raise RPCError(f"{host}:{port} is not a TVM RPC server (reply magic {code:#x})")
         remote_key = recv_key(sock)

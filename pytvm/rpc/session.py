@@ -12,6 +12,7 @@ work: the request is simply handed to the next hop unchanged.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import weakref
 from collections.abc import Sequence
@@ -219,6 +220,14 @@ def session_of_module(value: Any, constructor: str) -> Session:
 
 _TABLE: list[weakref.ref[Session] | None] = [None] * MAX_SESSIONS
 _TABLE_LOCK = threading.Lock()
+
+
+def _reset_lock_after_fork() -> None:
+    global _TABLE_LOCK
+    _TABLE_LOCK = threading.Lock()  # a forked session worker has only the forking thread
+
+
+os.register_at_fork(after_in_child=_reset_lock_after_fork)
 
 
 def insert_session(session: Session) -> int:

@@ -233,3 +233,8 @@ def test_bad_pointer_from_the_wire_is_an_error_not_a_crash(remote: rpc.RPCSessio
     with pytest.raises(ValueError, match="not allocated by this session"):
         remote.session.syscall(RPCCode.DEV_FREE_DATA, [pytvm.Device(1, 0), Handle(0xDEAD0)])
     assert remote.get_function("test.rpc.add")(1, 1) == 2
+
+
+def test_device_of_an_empty_session_slot_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="no live RPC session in slot 31"):
+        pytvm.nd.empty((2,), "float32", pytvm.Device(32 * 128 + 1, 0))

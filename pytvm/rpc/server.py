@@ -1,0 +1,797 @@
+"""The RPC server: accepts TVM RPC connections and serves each session in its own forked process.
+
+Process model (``spec/rpc-protocol.md`` sections 1, 8, 9.4, 10.2):
+
+* A daemon thread runs one ``selectors`` loop over the listening socket, a wake-up socket pair,
+  the tracker connection and, per worker, a process fd (``os.pidfd_open``: readable when it
+  exits) and a ``SOCK_SEQPACKET`` control socket carrying small JSON messages.
+* Every accepted connection goes at once to a worker process made with ``os.fork()``. To keep a
+  fork off the critical path one *spare* worker is forked ahead of time (again a while after
+  each session starts, when the global function registry changed, or when the server is idle)
+  and receives the connection over its control socket (``SCM_RIGHTS``).
+* The worker (``server_env.run_worker``) reads the handshake, asks the loop whether the key is
+  acceptable (so a tracker match key is claimed by exactly one session), answers ``RPC_MAGIC`` +
+  ``server:<key>`` or ``RPC_CODE_MISMATCH``, serves the session in a fresh temporary workspace,
+  removes it and exits. Sessions without a tracker run concurrently.
+* Session timeout (client option ``-timeout=S`` or the server's ``timeout``, the smaller wins):
+  the loop keeps its copy of the connection; when ``S`` runs out it kills the worker's process
+  group and writes a kException ``RPCSessionTimeoutError: ...`` packet onto the connection.
+* Key options: ``-timeout=<seconds>``, ``-token=<t>`` (checked with ``hmac.compare_digest`` when
+  the server has an ``auth_token``).
+* Tracker mode registers ``[PUT, key, [port, match_key], custom_addr]`` and accepts only
+  ``client:<match_key>``, one session at a time, with a new match key after every session.
+* Proxy mode dials the proxy as ``server:<key>`` and serves one session per pairing.
+"""
+
+from __future__ import annotations
+
+import glob
+import hmac
+import json
+import logging
+import os
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from ..ffi.errors import TVMOSError, TVMValueError
+from ..ffi.registry import registry_version
+from ._selector_server import bind_first_free_port
+from .base import (
+    RPC_CODE_DUPLICATE,
+    RPC_CODE_MISMATCH,
+    RPC_MAGIC,
+    RPC_TRACKER_MAGIC,
+    ProtocolError,
+    TrackerCode,
+    random_key,
+    recv_key,
+    recvall,
+    recvjson,
+    send_key,
+    sendjson,
+    set_nodelay,
+    split_key_options,
+)
+from .protocol import encode_exception_packet
+from .server_env import (
+    EXIT_ERROR,
+    EXIT_HANDSHAKE,
+    EXIT_REFUSED,
+    EXIT_SERVED,
+    EXIT_UNUSED,
+    HANDSHAKE_TIMEOUT,
+    run_worker,
+    workspace_prefix,
+)
+
+__all__ = ["Server"]
+
+logger = logging.getLogger("pytvm.rpc.server")
+
+_IO_TIMEOUT = 10.0
+#: Seconds after a session starts before the next spare is forked (a fork competes for the CPU
+#: with the new session's first calls); an idle server forks it at once.
+_SPARE_DELAY = 0.01
+_SPARE_FAILURES = 3
+_I32 = struct.Struct("<i")
+
+
+@dataclass
+class _Worker:
+    """The loop's record of one session process."""
+
+    pid: int
+    pidfd: int
+    ctrl: socket.socket
+    conn: socket.socket | None  # the loop's copy, kept while a timeout may need it
+    peer: str
+    version: int  # registry_version() at fork time
+    ready: bool = False  # it has dropped what it inherited from the server process
+    over: bool = False  # the session ended (the process may still be cleaning up)
+    deadline: float | None = None
+    timeout: float = 0.0
+    tracker_session: bool = False
+    proxy_session: bool = False
+
+
+class Server:
+    """A TVM-compatible RPC server; each session runs in its own forked worker process.
+
+    Parameters
+    ----------
+    host : str
+        Address to listen on; with ``is_proxy`` the proxy's address.
+    port, port_end : int
+        The first free port of ``[port, port_end)`` is used (``port=0``: any free port); with
+        ``is_proxy`` the proxy's port.
+    key : str
+        The rpc key; clients must present ``client:<key>`` (required with a tracker).
+    tracker_addr : tuple of (str, int), optional
+        Register with this tracker and accept only the match keys it hands out.
+    custom_addr : str, optional
+        The address reported to the tracker (default: the tracker sees our peer address).
+    is_proxy : bool
+        Dial the proxy at ``host:port`` instead of listening.
+    auth_token : str, optional
+        Clients must append `` -token=<auth_token>`` to their key.
+    load_library : str or sequence of str, optional
+        Shared libraries (colon-separated in a str) loaded with ``RTLD_GLOBAL`` in each session.
+    silent : bool
+        Log only warnings and errors.
+    timeout : float, optional
+        Session time limit in seconds (a client's ``-timeout`` may only shorten it).
+    retry_period, max_retry : float, int
+        Proxy mode: wait between failed dials, and failed dials in a row before giving up.
+    ping_period, unmatch_timeout : float
+        Tracker mode: seconds between pending-key polls, and how long a handed-out match key may
+        stay unused (beyond one period) before a new one is registered (TVM: 2 s and 4 s).
+
+    Notes
+    -----
+    A session sees the global functions of this process as they are when it connects: the spare
+    worker is replaced when the function registry changed since it was forked. Other process
+    state is the spare's snapshot. Loop and workers use ``os.pidfd_open`` (Linux 5.3+).
+
+    Examples
+    --------
+    >>> from pytvm.rpc.client import connect
+    >>> with Server(port=0, key="demo", silent=True) as server:
+    ...     sess = connect("127.0.0.1", server.port, key="demo")
+    ...     sess.get_function("rpc.test.addone")(41)
+    42
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 9091,
+        port_end: int = 9199,
+        key: str = "",
+        tracker_addr: tuple[str, int] | None = None,
+        custom_addr: str | None = None,
+        is_proxy: bool = False,
+        auth_token: str | None = None,
+        load_library: str | Sequence[str] | None = None,
+        silent: bool = False,
+        timeout: float | None = None,
+        *,
+        retry_period: float = 5.0,
+        max_retry: int = 5,
+        ping_period: float = 2.0,
+        unmatch_timeout: float = 4.0,
+    ) -> None:
+        if not hasattr(os, "pidfd_open"):
+            raise TVMOSError("the RPC server needs os.pidfd_open (Linux 5.3 or newer)")
+        if tracker_addr is not None and not key:
+            raise TVMValueError("a server registered with a tracker needs a key; pass key=...")
+        if " " in key:
+            raise TVMValueError(f"rpc key {key!r} contains a space; keys are single tokens")
+        self.host, self.key, self.is_proxy = host, key, is_proxy
+        self.tracker_addr = tracker_addr
+        self.custom_addr = custom_addr
+        self.auth_token = auth_token
+        self.timeout = float(timeout) if timeout else 0.0
+        self.silent = silent
+        self.libraries = _resolve_libraries(load_library)
+        self.retry_period, self.max_retry = retry_period, max_retry
+        self.ping_period, self.unmatch_timeout = ping_period, unmatch_timeout
+
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.RLock()  # reentrant: terminate() may run in a signal handler
+        self._idle = threading.Condition(self._lock)
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self._wake_r, selectors.EVENT_READ, self._on_wake)
+        self._workers: dict[int, _Worker] = {}
+        self._spare: _Worker | None = None
+        self._spare_failures = 0
+        self._refill_at = 0.0
+        self._listen: socket.socket | None = None
+        if is_proxy:
+            self.port = port
+        else:
+            self._listen = bind_first_free_port(host, port, port_end)
+            self._listen.setblocking(False)
+            self.port = self._listen.getsockname()[1]
+            self._sel.register(self._listen, selectors.EVENT_READ, self._on_accept)
+            self._info("rpc server listening on %s:%d", host, self.port)
+        # tracker state (loop thread only)
+        self._tracker: socket.socket | None = None
+        self._match_key = key
+        self._old_keys: set[str] = set()
+        self._tracker_busy = False
+        self._unmatched = 0
+        self._next_poll = 0.0
+        self._next_tracker_try = 0.0
+        # proxy state (loop thread only)
+        self._proxy: socket.socket | None = None
+        self._proxy_retries = 0
+        self._next_dial: float | None = 0.0
+        self._dialed_at = 0.0
+
+        self._thread = threading.Thread(target=self._run, name="pytvm-rpc-server", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ public
+    def terminate(self) -> None:
+        """Stop serving: end the loop, kill live session workers, leave the tracker.
+
+        Idempotent, and safe to call from a signal handler while :meth:`wait` blocks.
+        """
+        self._stop.set()
+        with self._lock:
+            if not self._done.is_set():
+                try:
+                    self._wake_w.send(b"x")
+                except OSError:
+                    pass
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=30)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server has stopped; False if ``timeout`` seconds passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = 0.5 if deadline is None else min(0.5, max(0.0, deadline - time.monotonic()))
+            if self._done.wait(step):  # short steps keep signal handlers running promptly
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no session worker is alive (every accepted connection has been served and
+        reaped) and the spare worker, if any, holds none of this process's descriptors; False if
+        ``timeout`` seconds passed first."""
+        with self._idle:
+            return self._idle.wait_for(
+                lambda: not self._workers and (self._spare is None or self._spare.ready), timeout
+            )
+
+    @property
+    def session_count(self) -> int:
+        """Session workers currently alive (handshaking or serving)."""
+        return len(self._workers)
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.terminate()
+
+    # ------------------------------------------------------------------ loop
+    def _info(self, msg: str, *args: Any) -> None:
+        if not self.silent:
+            logger.info(msg, *args)
+
+    def _run(self) -> None:
+        # SIGINT/SIGTERM go to the main thread, so a CLI's handler runs without delay.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            while not self._stop.is_set():
+                now = time.monotonic()
+                self._tick(now)
+                if self._stop.is_set():
+                    break
+                wake = self._next_wakeup()
+                delay = None if wake is None else max(0.0, wake - time.monotonic())
+                for selkey, _ in self._sel.select(delay):
+                    # A callback earlier in this batch may have closed (and a new fd reused)
+                    # this descriptor: only still-registered keys are dispatched.
+                    if self._stop.is_set() or self._sel.get_map().get(selkey.fd) is not selkey:
+                        continue
+                    callback: Callable[[Any], None] = selkey.data
+                    callback(selkey.fileobj)
+        except Exception:
+            logger.exception("rpc server loop failed; stopping")
+        finally:
+            self._shutdown()
+
+    def _tick(self, now: float) -> None:
+        for worker in [w for w in self._workers.values() if w.deadline and w.deadline <= now]:
+            self._expire(worker)
+        self._refill_spare(now)
+        if self.tracker_addr is not None:
+            if self._tracker is None and now >= self._next_tracker_try:
+                self._tracker_connect()
+            elif self._tracker is not None and not self._tracker_busy and now >= self._next_poll:
+                self._poll_pending()
+        if self.is_proxy and self._proxy is None and self._next_dial is not None:
+            if now >= self._next_dial:
+                self._next_dial = None
+                self._proxy_dial()
+
+    def _next_wakeup(self) -> float | None:
+        times = [w.deadline for w in self._workers.values() if w.deadline]
+        if self._spare is None and self._spare_failures < _SPARE_FAILURES:
+            times.append(self._refill_at)
+        if self.tracker_addr is not None:
+            if self._tracker is None:
+                times.append(self._next_tracker_try)
+            elif not self._tracker_busy:
+                times.append(self._next_poll)
+        if self.is_proxy and self._proxy is None and self._next_dial is not None:
+            times.append(self._next_dial)
+        return min(times) if times else None
+
+    def _on_wake(self, sock: socket.socket) -> None:
+        try:
+            sock.recv(64)
+        except OSError:
+            pass
+
+    def _shutdown(self) -> None:
+        self._stop.set()
+        for worker in [*self._workers.values(), *filter(None, [self._spare])]:
+            self._kill(worker)
+            self._finish(worker)
+        for sock in (self._listen, self._tracker, self._proxy):
+            if sock is not None:
+                sock.close()
+        self._listen = self._tracker = self._proxy = None
+        self._sel.close()
+        with self._lock:
+            self._done.set()
+            self._wake_r.close()
+            self._wake_w.close()
+        self._info("rpc server on port %d stopped", self.port)
+
+    # ------------------------------------------------------------------ workers
+    def _on_accept(self, listen: socket.socket) -> None:
+        try:
+            conn, addr = listen.accept()
+        except OSError:
+            return
+        conn.setblocking(True)
+        set_nodelay(conn)
+        self._start_worker(conn, f"{addr[0]}:{addr[1]}", None)
+
+    def _start_worker(
+        self, conn: socket.socket, peer: str, client_key: str | None
+    ) -> _Worker | None:
+        """Hand ``conn`` to the spare worker, or fork one; ``client_key`` None: it handshakes."""
+        spare, self._spare = self._spare, None
+        self._refill_at = time.monotonic() + _SPARE_DELAY
+        if spare is not None and spare.version == registry_version():
+            try:
+                msg = json.dumps({"client_key": client_key}).encode()
+                socket.send_fds(spare.ctrl, [msg], [conn.fileno()])
+            except OSError:
+                pass
+            else:
+                spare.conn, spare.peer = conn, peer
+                self._workers[spare.pid] = spare
+                return spare
+        if spare is not None:  # global functions changed since it forked, or it died
+            self._kill(spare)
+            self._finish(spare)
+        return self._spawn(conn, peer, client_key)
+
+    def _refill_spare(self, now: float, force: bool = False) -> None:
+        """Fork the next spare when it is due (``force``: now, e.g. no session is running)."""
+        if self._spare is not None or self._spare_failures >= _SPARE_FAILURES:
+            return
+        if force or now >= self._refill_at:
+            self._spawn(None, "spare", None)
+
+    def _spawn(
+        self, conn: socket.socket | None, peer: str, client_key: str | None
+    ) -> _Worker | None:
+        """Fork a worker for ``conn`` (None: a spare, which waits for a connection)."""
+        parent_ctrl, child_ctrl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        keep = {child_ctrl.fileno()} | ({conn.fileno()} if conn is not None else set())
+        version = registry_version()
+        try:
+            pid = os.fork()
+        except OSError as err:
+            logger.error("cannot fork a session worker for %s: %s", peer, err)
+            for sock in (conn, parent_ctrl, child_ctrl):
+                if sock is not None:
+                    sock.close()
+            return None
+        if pid == 0:  # the worker; never returns
+            code = EXIT_ERROR
+            try:
+                code = run_worker(child_ctrl, conn, client_key, self.libraries, keep)
+            except BaseException:
+                try:
+                    logger.exception("rpc session worker for %s failed", peer)
+                except BaseException:
+                    pass
+            finally:
+                os._exit(code)
+        child_ctrl.close()
+        parent_ctrl.setblocking(False)
+        try:
+            os.setpgid(pid, pid)  # also done by the worker; whichever runs first wins
+        except OSError:
+            pass
+        worker = _Worker(pid, os.pidfd_open(pid), parent_ctrl, conn, peer, version)
+        if conn is None:
+            self._spare = worker
+        else:
+            self._workers[pid] = worker
+        self._sel.register(worker.pidfd, selectors.EVENT_READ, lambda _: self._on_exit(worker))
+        self._sel.register(parent_ctrl, selectors.EVENT_READ, lambda _: self._on_ctrl(worker))
+        return worker
+
+    def _on_ctrl(self, worker: _Worker) -> None:
+        try:
+            raw = worker.ctrl.recv(1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            raw = b""
+        if not raw:  # the worker is exiting; its pidfd reports when it is gone
+            self._sel.unregister(worker.ctrl)
+            return
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            logger.error("worker %d sent a malformed control message %r", worker.pid, raw[:80])
+            return
+        if "key" in msg:
+            reply = self._decide(worker, msg["key"])
+            try:
+                worker.ctrl.send(json.dumps(reply).encode())
+            except OSError:
+                pass
+        elif "done" in msg:
+            self._session_over(worker)
+        elif "ready" in msg:
+            with self._idle:
+                worker.ready = True
+                self._idle.notify_all()
+
+    def _decide(self, worker: _Worker, client_key: str) -> dict[str, Any]:
+        """Accept or refuse a worker's client; accepting starts the session's clock."""
+        head, options = split_key_options(client_key)
+        reason = self._refusal(head, options)
+        if reason is not None:
+            logger.warning("refused rpc client %s: %s", worker.peer, reason)
+            if worker.conn is not None:
+                worker.conn.close()
+                worker.conn = None
+            return {"ok": False}
+        self._start_session(worker, options)
+        self._spare_failures = 0
+        if self.tracker_addr is not None:
+            self._tracker_busy = worker.tracker_session = True
+        self._info("rpc session for %s started (worker %d)", worker.peer, worker.pid)
+        return {"ok": True, "server_key": "server:" + self.key}
+
+    def _refusal(self, head: str, options: dict[str, str]) -> str | None:
+        """Why a client key is refused, or None."""
+        expected = self._match_key if self.tracker_addr is not None else self.key
+        if self.tracker_addr is not None and self._tracker_busy:
+            return f"key mismatch: a tracker session is active, {head!r} is no longer valid"
+        if head != "client:" + expected:
+            return f"key mismatch: got {head!r}, expected 'client:{expected}'"
+        return self._token_refusal(options)
+
+    def _token_refusal(self, options: dict[str, str]) -> str | None:
+        if self.auth_token is not None:
+            token = options.get("token")
+            if token is None:
+                return "missing auth token (the key needs ' -token=<token>')"
+            if not hmac.compare_digest(token.encode(), self.auth_token.encode()):
+                return "wrong auth token"
+        return None
+
+    def _start_session(self, worker: _Worker, options: dict[str, str]) -> None:
+        limits = [self.timeout] if self.timeout > 0 else []
+        if "timeout" in options:
+            try:
+                asked = float(options["timeout"])
+            except ValueError:
+                logger.warning("ignoring bad -timeout=%r from %s", options["timeout"], worker.peer)
+            else:
+                if asked > 0:
+                    limits.append(asked)
+        if limits:
+            worker.timeout = min(limits)
+            worker.deadline = time.monotonic() + worker.timeout
+        elif worker.conn is not None:
+            worker.conn.close()
+            worker.conn = None
+
+    def _on_exit(self, worker: _Worker) -> None:
+        try:
+            pid, status = os.waitpid(worker.pid, os.WNOHANG)
+            if pid == 0:
+                return
+            code = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:
+            code = EXIT_ERROR
+        how = {
+            EXIT_SERVED: "ended",
+            EXIT_REFUSED: "refused",
+            EXIT_HANDSHAKE: "closed during the handshake",
+            EXIT_UNUSED: "was not used",
+        }.get(code, f"failed (exit code {code})")
+        if worker is self._spare:  # died before it got a connection
+            self._spare = None
+            self._spare_failures += 1
+            logger.warning("spare rpc session worker %d %s", worker.pid, how)
+        elif code in (EXIT_SERVED, EXIT_REFUSED, EXIT_HANDSHAKE):
+            self._info("rpc session for %s %s", worker.peer, how)
+        else:
+            logger.warning("rpc session for %s %s", worker.peer, how)
+        self._finish(worker, clean=code >= 0)  # a worker that exited removed its workspace
+
+    def _expire(self, worker: _Worker) -> None:
+        self._kill(worker)
+        text = f"RPCSessionTimeoutError: session timed out after {worker.timeout:g} s"
+        logger.warning("rpc session for %s timed out after %g s", worker.peer, worker.timeout)
+        if worker.conn is not None:
+            try:
+                worker.conn.settimeout(1.0)
+                worker.conn.sendall(encode_exception_packet(text))
+                worker.conn.shutdown(socket.SHUT_WR)
+                worker.conn.setblocking(False)
+                while worker.conn.recv(1 << 16):  # drain, so close sends FIN rather than RST
+                    pass
+            except OSError:
+                pass
+        self._finish(worker)
+
+    def _kill(self, worker: _Worker) -> None:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(worker.pid, signal.SIGKILL)
+                break
+            except OSError:
+                continue
+        try:
+            os.waitpid(worker.pid, 0)
+        except ChildProcessError:
+            pass
+
+    def _finish(self, worker: _Worker, clean: bool = False) -> None:
+        """Forget a reaped worker: close its fds, re-register, remove what a killed one left."""
+        for fileobj in (worker.pidfd, worker.ctrl):
+            try:
+                self._sel.unregister(fileobj)
+            except (KeyError, ValueError):
+                pass
+        os.close(worker.pidfd)
+        worker.ctrl.close()
+        if worker.conn is not None:
+            worker.conn.close()
+        if worker.pid in self._workers:
+            self._session_over(worker)
+        if not clean:  # a killed worker could not remove its workspace
+            pattern = os.path.join(tempfile.gettempdir(), workspace_prefix(worker.pid) + "*")
+            for path in glob.glob(pattern):
+                shutil.rmtree(path, ignore_errors=True)
+        with self._idle:  # last: wait_idle() returns once everything above is done
+            self._workers.pop(worker.pid, None)
+            self._idle.notify_all()
+
+    def _session_over(self, worker: _Worker) -> None:
+        """Free what a session held (its worker said so, or exited): the tracker slot, the proxy."""
+        if worker.over or self._stop.is_set():
+            return
+        worker.over = True
+        # The spare comes first: the next client may arrive as soon as a key is out.
+        busy = any(not w.over for w in self._workers.values() if w is not worker)
+        self._refill_spare(time.monotonic(), force=not busy)
+        if worker.tracker_session:
+            self._tracker_busy = False
+            if self._tracker is not None:
+                self._put_new_key()
+        elif worker.proxy_session:
+            self._next_dial = time.monotonic()
+
+    # ------------------------------------------------------------------ tracker
+    def _tracker_call(self, msg: list[Any]) -> Any:
+        assert self._tracker is not None
+        sendjson(self._tracker, msg)
+        return recvjson(self._tracker)
+
+    def _tracker_connect(self) -> None:
+        assert self.tracker_addr is not None
+        sock = None
+        try:
+            sock = _dial(self.tracker_addr)
+            sock.sendall(_I32.pack(RPC_TRACKER_MAGIC))
+            (magic,) = _I32.unpack(recvall(sock, 4))
+            if magic != RPC_TRACKER_MAGIC:
+                raise ProtocolError(f"{self.tracker_addr} answered magic {magic:#x}, not a tracker")
+            self._tracker = sock
+            info = {"key": "server:" + self.key, "addr": [self.custom_addr, self.port]}
+            if self._tracker_call([TrackerCode.UPDATE_INFO, info]) != TrackerCode.SUCCESS:
+                raise ProtocolError("tracker refused UPDATE_INFO")
+        except (OSError, ProtocolError, ValueError) as err:
+            self._tracker = None
+            if sock is not None:
+                sock.close()
+            self._next_tracker_try = time.monotonic() + self.ping_period
+            logger.warning("cannot register with tracker %s: %s; retrying", self.tracker_addr, err)
+            return
+        self._sel.register(sock, selectors.EVENT_READ, self._on_tracker_readable)
+        self._info("registered with tracker %s as %r", self.tracker_addr, self.key)
+        if not self._tracker_busy:
+            self._put_new_key()
+
+    def _put_new_key(self) -> None:
+        self._old_keys.add(self._match_key)
+        self._match_key = random_key(self.key + ":", self._old_keys)
+        self._unmatched = 0
+        self._next_poll = time.monotonic() + self.ping_period
+        msg = [TrackerCode.PUT, self.key, [self.port, self._match_key], self.custom_addr]
+        try:
+            if self._tracker_call(msg) != TrackerCode.SUCCESS:
+                raise ProtocolError("tracker refused PUT")
+        except (OSError, ProtocolError, ValueError) as err:
+            self._tracker_lost(err)
+
+    def _poll_pending(self) -> None:
+        self._next_poll = time.monotonic() + self.ping_period
+        try:
+            pending = self._tracker_call([TrackerCode.GET_PENDING_MATCHKEYS])
+        except (OSError, ProtocolError, ValueError) as err:
+            self._tracker_lost(err)
+            return
+        self._unmatched = 0 if self._match_key in pending else self._unmatched + 1
+        if self._unmatched * self.ping_period > self.unmatch_timeout + self.ping_period:
+            self._info("match key handed out but unused; registering a new one")
+            self._put_new_key()
+
+    def _on_tracker_readable(self, sock: socket.socket) -> None:
+        # The tracker only ever answers; anything readable now is a close or a protocol error.
+        try:
+            sock.settimeout(0)
+            data = sock.recv(1)
+            sock.settimeout(_IO_TIMEOUT)
+        except BlockingIOError:
+            sock.settimeout(_IO_TIMEOUT)
+            return
+        except OSError as err:
+            self._tracker_lost(err)
+            return
+        self._tracker_lost("connection closed" if not data else "unexpected data")
+
+    def _tracker_lost(self, why: object) -> None:
+        if self._tracker is not None:
+            try:
+                self._sel.unregister(self._tracker)
+            except (KeyError, ValueError):
+                pass
+            self._tracker.close()
+        self._tracker = None
+        self._next_tracker_try = time.monotonic()
+        logger.warning("lost tracker %s (%s); reconnecting", self.tracker_addr, why)
+
+    # ------------------------------------------------------------------ proxy
+    def _proxy_dial(self) -> None:
+        self._dialed_at = time.monotonic()
+        sock = None
+        try:
+            sock = _dial((self.host, self.port))
+            send_key(sock, RPC_MAGIC, "server:" + self.key)
+        except OSError as err:
+            if sock is not None:
+                sock.close()
+            self._proxy_failed(err)
+            return
+        self._proxy = sock
+        self._sel.register(sock, selectors.EVENT_READ, self._on_proxy_reply)
+
+    def _on_proxy_reply(self, sock: socket.socket) -> None:
+        self._sel.unregister(sock)
+        self._proxy = None
+        try:
+            sock.settimeout(HANDSHAKE_TIMEOUT)
+            (magic,) = _I32.unpack(recvall(sock, 4))
+            if magic == RPC_CODE_DUPLICATE:
+                logger.error(
+                    "proxy %s:%d already has a server with key %r; stopping",
+                    self.host,
+                    self.port,
+                    self.key,
+                )
+                sock.close()
+                self._stop.set()
+                return
+            if magic == RPC_CODE_MISMATCH:
+                self._info("proxy found no client for key %r in time; dialing again", self.key)
+                sock.close()
+                quick = time.monotonic() - self._dialed_at < 1.0
+                self._next_dial = time.monotonic() + (self.retry_period if quick else 0.0)
+                return
+            if magic != RPC_MAGIC:
+                raise ProtocolError(f"{self.host}:{self.port} answered {magic:#x}, not a proxy")
+            client_key = recv_key(sock)
+        except (OSError, ProtocolError) as err:
+            sock.close()
+            self._proxy_failed(err)
+            return
+        self._proxy_retries = 0
+        sock.settimeout(None)
+        peer = f"proxy {self.host}:{self.port}"
+        _, options = split_key_options(client_key)
+        reason = self._token_refusal(options)  # the proxy already matched the key
+        if reason is not None:
+            logger.warning("refused rpc client via %s: %s", peer, reason)
+            try:  # the client already got the proxy's success reply: answer its kInitServer
+                sock.sendall(encode_exception_packet(f"RPCError: server refused client: {reason}"))
+            except OSError:
+                pass
+            sock.close()
+            self._next_dial = time.monotonic()
+            return
+        worker = self._start_worker(sock, peer, client_key)
+        if worker is None:
+            self._next_dial = time.monotonic()
+            return
+        worker.proxy_session = True
+        self._start_session(worker, options)
+        self._info("rpc session via %s started (worker %d)", peer, worker.pid)
+
+    def _proxy_failed(self, err: BaseException) -> None:
+        self._proxy_retries += 1
+        if self._proxy_retries > self.max_retry:
+            logger.error(
+                "cannot reach proxy %s:%d after %d retries: %s; stopping",
+                self.host,
+                self.port,
+                self.max_retry,
+                err,
+            )
+            self._stop.set()
+            return
+        logger.warning(
+            "proxy %s:%d: %s; retry %d/%d in %g s",
+            self.host,
+            self.port,
+            err,
+            self._proxy_retries,
+            self.max_retry,
+            self.retry_period,
+        )
+        self._next_dial = time.monotonic() + self.retry_period
+
+
+def _dial(addr: tuple[str, int]) -> socket.socket:
+    """A TCP connection to ``addr``; refuses a loopback self-connection (while nothing listens
+    on a port of the ephemeral range, a connect may pick that very port as its source)."""
+    sock = socket.create_connection(addr, timeout=_IO_TIMEOUT)
+    if sock.getsockname() == sock.getpeername():
+        sock.close()
+        raise ConnectionRefusedError(f"nothing listens on {addr[0]}:{addr[1]}")
+    set_nodelay(sock)
+    return sock
+
+
+def _resolve_libraries(load_library: str | Sequence[str] | None) -> list[str]:
+    """Absolute paths of the libraries to load in each session; an error names a missing one."""
+    if not load_library:
+        return []
+    names = load_library.split(":") if isinstance(load_library, str) else list(load_library)
+    paths = []
+    for name in filter(None, names):
+        path = os.path.abspath(name)
+        if not os.path.isfile(path):
+            raise TVMValueError(
+                f"load_library: no file {name!r} (resolved to {path!r}); pass existing "
+                "shared libraries, colon-separated"
+            )
+        paths.append(path)
+    return paths
