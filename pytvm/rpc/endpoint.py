@@ -336,11 +336,11 @@ class Endpoint:
                 code = _CODES.get(code_number)
                 if code is None:
                     self._skip(left)
-                    err = ProtocolError(
+                    unknown = ProtocolError(
                         f"unknown RPC code {code_number} (status "
                         f"{ServerStatus.UNKNOWN_RPC_CODE.name})"
                     )
-                    self._send(encode_exception(format_error(err, with_traceback=False)))
+                    self._send(encode_exception(format_error(unknown, with_traceback=False)))
                     continue
                 if code == RPCCode.SHUTDOWN:
                     self._skip(left)

@@ -1,0 +1,266 @@
+"""How a :class:`~pytvm.rpc.server.Server` reaches the outside: registration with a tracker
+(spec section 9.4) and dialing out to a proxy (section 10.2). Mixins of ``Server``; they use its
+selector loop and state."""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import socket
+import struct
+import time
+from typing import Any
+
+from .base import (
+    RPC_CODE_DUPLICATE,
+    RPC_CODE_MISMATCH,
+    RPC_MAGIC,
+    RPC_TRACKER_MAGIC,
+    ProtocolError,
+    TrackerCode,
+    random_key,
+    recv_key,
+    recvall,
+    recvjson,
+    send_key,
+    sendjson,
+    set_nodelay,
+    split_key_options,
+)
+from .protocol import encode_exception_packet
+from .server_env import HANDSHAKE_TIMEOUT
+
+__all__ = ["TrackerLink", "ProxyLink", "dial"]
+
+logger = logging.getLogger("pytvm.rpc.server")
+
+_IO_TIMEOUT = 10.0
+_I32 = struct.Struct("<i")
+
+
+class TrackerLink:
+    """Keeps the server registered with its tracker under a fresh match key per session."""
+
+    _sel: selectors.BaseSelector
+    _tracker: socket.socket | None
+    tracker_addr: tuple[str, int] | None
+    key: str
+    custom_addr: str | None
+    port: int
+    ping_period: float
+    unmatch_timeout: float
+    _tracker_busy: bool
+    _match_key: str
+    _old_keys: set[str]
+    _unmatched: int
+    _next_poll: float
+    _next_tracker_try: float
+
+    def _info(self, msg: str, *args: Any) -> None:
+        raise NotImplementedError
+
+    def _tracker_call(self, msg: list[Any]) -> Any:
+        assert self._tracker is not None
+        sendjson(self._tracker, msg)
+        return recvjson(self._tracker)
+
+    def _tracker_connect(self) -> None:
+        assert self.tracker_addr is not None
+        sock = None
+        try:
+            sock = dial(self.tracker_addr)
+            sock.sendall(_I32.pack(RPC_TRACKER_MAGIC))
+            (magic,) = _I32.unpack(recvall(sock, 4))
+            if magic != RPC_TRACKER_MAGIC:
+                raise ProtocolError(f"{self.tracker_addr} answered magic {magic:#x}, not a tracker")
+            self._tracker = sock
+            info = {"key": "server:" + self.key, "addr": [self.custom_addr, self.port]}
+            if self._tracker_call([TrackerCode.UPDATE_INFO, info]) != TrackerCode.SUCCESS:
+                raise ProtocolError("tracker refused UPDATE_INFO")
+        except (OSError, ProtocolError, ValueError) as err:
+            self._tracker = None
+            if sock is not None:
+                sock.close()
+            self._next_tracker_try = time.monotonic() + self.ping_period
+            logger.warning("cannot register with tracker %s: %s; retrying", self.tracker_addr, err)
+            return
+        self._sel.register(sock, selectors.EVENT_READ, self._on_tracker_readable)
+        self._info("registered with tracker %s as %r", self.tracker_addr, self.key)
+        if not self._tracker_busy:
+            self._put_new_key()
+
+    def _put_new_key(self) -> None:
+        self._old_keys.add(self._match_key)
+        self._match_key = random_key(self.key + ":", self._old_keys)
+        self._unmatched = 0
+        self._next_poll = time.monotonic() + self.ping_period
+        msg = [TrackerCode.PUT, self.key, [self.port, self._match_key], self.custom_addr]
+        try:
+            if self._tracker_call(msg) != TrackerCode.SUCCESS:
+                raise ProtocolError("tracker refused PUT")
+        except (OSError, ProtocolError, ValueError) as err:
+            self._tracker_lost(err)
+
+    def _poll_pending(self) -> None:
+        self._next_poll = time.monotonic() + self.ping_period
+        try:
+            pending = self._tracker_call([TrackerCode.GET_PENDING_MATCHKEYS])
+        except (OSError, ProtocolError, ValueError) as err:
+            self._tracker_lost(err)
+            return
+        self._unmatched = 0 if self._match_key in pending else self._unmatched + 1
+        if self._unmatched * self.ping_period > self.unmatch_timeout + self.ping_period:
+            self._info("match key handed out but unused; registering a new one")
+            self._put_new_key()
+
+    def _on_tracker_readable(self, sock: socket.socket) -> None:
+        # The tracker only ever answers; anything readable now is a close or a protocol error.
+        try:
+            sock.settimeout(0)
+            data = sock.recv(1)
+            sock.settimeout(_IO_TIMEOUT)
+        except BlockingIOError:
+            sock.settimeout(_IO_TIMEOUT)
+            return
+        except OSError as err:
+            self._tracker_lost(err)
+            return
+        self._tracker_lost("connection closed" if not data else "unexpected data")
+
+    def _tracker_lost(self, why: object) -> None:
+        if self._tracker is not None:
+            try:
+                self._sel.unregister(self._tracker)
+            except (KeyError, ValueError):
+                pass
+            self._tracker.close()
+        self._tracker = None
+        self._next_tracker_try = time.monotonic()
+        logger.warning("lost tracker %s (%s); reconnecting", self.tracker_addr, why)
+
+
+class ProxyLink:
+    """Dials the proxy as ``server:<key>`` and serves one session per pairing."""
+
+    _sel: selectors.BaseSelector
+    _stop: Any
+    _proxy: socket.socket | None
+    host: str
+    port: int
+    key: str
+    retry_period: float
+    max_retry: int
+    _proxy_retries: int
+    _dialed_at: float
+    _next_dial: float | None
+
+    def _info(self, msg: str, *args: Any) -> None:
+        raise NotImplementedError
+
+    def _token_refusal(self, options: dict[str, str]) -> str | None:
+        raise NotImplementedError
+
+    def _start_worker(self, sock: socket.socket, peer: str, client_key: str) -> Any:
+        raise NotImplementedError
+
+    def _start_session(self, worker: Any, options: dict[str, str]) -> None:
+        raise NotImplementedError
+
+    def _proxy_dial(self) -> None:
+        self._dialed_at = time.monotonic()
+        sock = None
+        try:
+            sock = dial((self.host, self.port))
+            send_key(sock, RPC_MAGIC, "server:" + self.key)
+        except OSError as err:
+            if sock is not None:
+                sock.close()
+            self._proxy_failed(err)
+            return
+        self._proxy = sock
+        self._sel.register(sock, selectors.EVENT_READ, self._on_proxy_reply)
+
+    def _on_proxy_reply(self, sock: socket.socket) -> None:
+        self._sel.unregister(sock)
+        self._proxy = None
+        try:
+            sock.settimeout(HANDSHAKE_TIMEOUT)
+            (magic,) = _I32.unpack(recvall(sock, 4))
+            if magic == RPC_CODE_DUPLICATE:
+                logger.error(
+                    "proxy %s:%d already has a server with key %r; stopping",
+                    self.host,
+                    self.port,
+                    self.key,
+                )
+                sock.close()
+                self._stop.set()
+                return
+            if magic == RPC_CODE_MISMATCH:
+                self._info("proxy found no client for key %r in time; dialing again", self.key)
+                sock.close()
+                quick = time.monotonic() - self._dialed_at < 1.0
+                self._next_dial = time.monotonic() + (self.retry_period if quick else 0.0)
+                return
+            if magic != RPC_MAGIC:
+                raise ProtocolError(f"{self.host}:{self.port} answered {magic:#x}, not a proxy")
+            client_key = recv_key(sock)
+        except (OSError, ProtocolError) as err:
+            sock.close()
+            self._proxy_failed(err)
+            return
+        self._proxy_retries = 0
+        sock.settimeout(None)
+        peer = f"proxy {self.host}:{self.port}"
+        _, options = split_key_options(client_key)
+        reason = self._token_refusal(options)  # the proxy already matched the key
+        if reason is not None:
+            logger.warning("refused rpc client via %s: %s", peer, reason)
+            try:  # the client already got the proxy's success reply: answer its kInitServer
+                sock.sendall(encode_exception_packet(f"RPCError: server refused client: {reason}"))
+            except OSError:
+                pass
+            sock.close()
+            self._next_dial = time.monotonic()
+            return
+        worker = self._start_worker(sock, peer, client_key)
+        if worker is None:
+            self._next_dial = time.monotonic()
+            return
+        worker.proxy_session = True
+        self._start_session(worker, options)
+        self._info("rpc session via %s started (worker %d)", peer, worker.pid)
+
+    def _proxy_failed(self, err: BaseException) -> None:
+        self._proxy_retries += 1
+        if self._proxy_retries > self.max_retry:
+            logger.error(
+                "cannot reach proxy %s:%d after %d retries: %s; stopping",
+                self.host,
+                self.port,
+                self.max_retry,
+                err,
+            )
+            self._stop.set()
+            return
+        logger.warning(
+            "proxy %s:%d: %s; retry %d/%d in %g s",
+            self.host,
+            self.port,
+            err,
+            self._proxy_retries,
+            self.max_retry,
+            self.retry_period,
+        )
+        self._next_dial = time.monotonic() + self.retry_period
+
+
+def dial(addr: tuple[str, int]) -> socket.socket:
+    """A TCP connection to ``addr``; refuses a loopback self-connection (while nothing listens
+    on a port of the ephemeral range, a connect may pick that very port as its source)."""
+    sock = socket.create_connection(addr, timeout=_IO_TIMEOUT)
+    if sock.getsockname() == sock.getpeername():
+        sock.close()
+        raise ConnectionRefusedError(f"nothing listens on {addr[0]}:{addr[1]}")
+    set_nodelay(sock)
+    return sock
