@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,6 @@ from ..ffi.errors import TVMAttributeError, TVMTypeError, TVMValueError
 from ..ffi.type_index import TypeIndex
 from ..runtime.module import Module
 from ..runtime.ndarray import NDArray
-from ..runtime.time_evaluator import BenchmarkResult
 from .client_session import popen_session, socket_session
 from .local_session import LocalSession as _LocalSession
 from .protocol import Handle, ObjectRef, RPCCode, TensorDesc
@@ -236,41 +234,9 @@ class RemoteModule(Module):
     def import_module(self, module: Module) -> None:
         self._rpc.get_function("tvm.rpc.server.ImportModule")(self, module)
 
-    def time_evaluator(
-        self,
-        func_name: str,
-        dev: Device,
-        number: int = 10,
-        repeat: int = 1,
-        min_repeat_ms: int = 0,
-        limit_zero_time_iterations: int = 100,
-        cooldown_interval_ms: int = 0,
-        repeats_to_cooldown: int = 1,
-        cache_flush_bytes: int = 0,
-        f_preproc: str = "",
-    ) -> Callable[..., BenchmarkResult]:
-        """Time ``func_name`` on the server; only the per-repeat means travel back."""
-        real = dev.without_session()
-        feval = self._rpc.get_function("runtime.RPCTimeEvaluator")(
-            self,
-            func_name,
-            real.device_type,
-            real.device_id,
-            number,
-            repeat,
-            min_repeat_ms,
-            limit_zero_time_iterations,
-            cooldown_interval_ms,
-            repeats_to_cooldown,
-            cache_flush_bytes,
-            f_preproc,
-        )
-
-        def evaluator(*args: Any) -> BenchmarkResult:
-            blob = bytes(feval(*args))
-            return BenchmarkResult(struct.unpack(f"<{len(blob) // 8}d", blob))
-
-        return evaluator
+    def evaluator_factory(self) -> PackedFunc:
+        """The server's ``runtime.RPCTimeEvaluator``: timing runs there, means travel back."""
+        return self._rpc.get_function("runtime.RPCTimeEvaluator")
 
 
 class RemoteObject(Object):

@@ -150,6 +150,10 @@ class Module(Object):
             f_preproc,
         )
 
+    def evaluator_factory(self) -> PackedFunc:
+        """The ``runtime.RPCTimeEvaluator`` of the process this module lives in."""
+        return get_global_func("runtime.RPCTimeEvaluator")
+
     def __repr__(self) -> str:
         return f"Module({self.type_key}, {id(self):#x})"
 

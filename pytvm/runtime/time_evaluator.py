@@ -187,12 +187,15 @@ def make_evaluator(
     cache_flush_bytes: int,
     f_preproc: str,
 ) -> Any:
-    """Client side of ``time_evaluator``: call the evaluator factory where the module lives."""
-    feval = get_global_func("runtime.RPCTimeEvaluator")(
+    """Client side of ``time_evaluator``: call the evaluator factory where the module lives
+    (``mod.evaluator_factory()``: the local ``runtime.RPCTimeEvaluator``, or the server's for a
+    remote module, which then gets the device without its RPC session mask)."""
+    real = dev.without_session()
+    feval = mod.evaluator_factory()(
         mod,
         func_name,
-        dev.device_type,
-        dev.device_id,
+        real.device_type,
+        real.device_id,
         number,
         repeat,
         min_repeat_ms,
@@ -204,7 +207,7 @@ def make_evaluator(
     )
 
     def evaluator(*args: Any) -> BenchmarkResult:
-        blob = feval(*args)
+        blob = bytes(feval(*args))
         return BenchmarkResult(struct.unpack(f"<{len(blob) // 8}d", blob))
 
     return evaluator
