@@ -238,3 +238,25 @@ def test_bad_pointer_from_the_wire_is_an_error_not_a_crash(remote: rpc.RPCSessio
 def test_device_of_an_empty_session_slot_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="no live RPC session in slot 31"):
         pytvm.nd.empty((2,), "float32", pytvm.Device(32 * 128 + 1, 0))
+
+
+def test_device_syscalls_reach_the_servers_device_api(remote: rpc.RPCSession) -> None:
+    from pytvm.runtime import DeviceAttrKind
+
+    api = pytvm.runtime.DeviceAPI.get(remote.cpu())
+    assert api is not None and api.name == "rpc"
+    dev = remote.cpu(0)
+    api.set_device(dev)  # kDevSetDevice
+    assert api.get_attr(dev, DeviceAttrKind.DEVICE_NAME) == "cpu"  # kDevGetAttr
+    assert api.get_attr(remote.ext_dev(0), DeviceAttrKind.EXIST) == 0  # no such API there
+    stream = api.create_stream(dev)  # kDevCreateStream: the CPU has only its default stream
+    api.set_stream(dev, stream)  # kDevSetStream
+    assert api.get_current_stream(dev) is None  # kDevGetCurrentStream
+    api.stream_sync(dev, stream)
+    api.free_stream(dev, stream)  # kDevFreeStream
+    live = remote.get_function("rpc.server.live_handles")
+    base = live()
+    ptr = api.alloc_data(dev, 256, 64, DataType.parse("float32"))  # kDevAllocData
+    assert ptr != 0 and live() == base + 1
+    api.free_data(dev, ptr)  # kDevFreeData (queued, sent before the next request)
+    assert live() == base
