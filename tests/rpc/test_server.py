@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tvm
+import tvm.rpc
 
 import pytvm
 from pytvm.ffi.errors import TVMValueError
@@ -31,6 +33,7 @@ from pytvm.rpc.base import (
 )
 from pytvm.rpc.client import connect
 from pytvm.rpc.server import Server
+from pytvm.testing.rpc import service_process
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -165,15 +168,18 @@ def test_wrong_magic_is_closed_silently() -> None:
         assert server.wait_idle(10)
 
 
-def test_stock_tvm_client() -> None:
-    tvm_rpc = pytest.importorskip("tvm.rpc")
-    with Server(port=0, key="tvmkey", silent=True) as server:
-        sess = tvm_rpc.connect("127.0.0.1", server.port, key="tvmkey")
+def test_stock_tvm_client_with_a_token_in_its_key() -> None:
+    # A subprocess server: TVM's C++ client may hold the GIL while it waits on its socket.
+    args = ("server", "--port", "0", "--port-end", "1", "--key", "tvmkey", "--silent")
+    with service_process(*args, "--auth-token", "s3cret") as (_, port):
+        sess = tvm.rpc.connect("127.0.0.1", port, key="tvmkey -token=s3cret")
         assert sess.get_function("rpc.test.addone")(1) == 2
         sess.upload(bytearray(b"from tvm"), "f.txt")
         assert bytes(sess.download("f.txt")) == b"from tvm"
         sess.remove("f.txt")
         del sess
+        with pytest.raises(Exception, match="(?i)match"):
+            tvm.rpc.connect("127.0.0.1", port, key="tvmkey -token=wrong")
 
 
 @pytest.mark.needs_cc
