@@ -83,7 +83,7 @@ def _load_fastcall() -> None:
 
 def _fast_convert(arg: Any) -> tuple[int, int, Any]:
     values = (_I64 * 1)()
-    keep: list = []
+    keep: list[Any] = []
     setter = _ARG_SETTERS.get(type(arg)) or _find_setter(type(arg))
     try:
         code = setter(values, 0, arg, keep)
@@ -141,7 +141,7 @@ def _take_error() -> BaseException:
     it on this thread and C passed its message through unchanged, else one parsed from text."""
     assert _lib is not None
     text = (_lib.TVMGetLastError() or b"").decode("utf-8", "replace")
-    pending = getattr(_tls, "pending", None)
+    pending: tuple[BaseException, str] | None = getattr(_tls, "pending", None)
     _tls.pending = None
     if pending is not None and pending[1] == text:
         return pending[0]
@@ -150,33 +150,33 @@ def _take_error() -> BaseException:
 
 # ----------------------------------------------------------------------------- Python -> C
 
-# setter(values: c_int64 array, index, value, keep: list) -> type index
-Setter = Callable[[Any, int, Any, list], int]
+# setter(values: c_int64 array, index, value, keep: list[Any]) -> type index
+Setter = Callable[[Any, int, Any, list[Any]], int]
 
 
-def _set_none(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_none(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     values[i] = 0
     return TypeIndex.NONE
 
 
-def _set_int(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_int(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     if not -(1 << 63) <= v < 1 << 63:  # ctypes would silently keep the low 64 bits
         raise OverflowError(f"integer {v} does not fit in int64")
     values[i] = v
     return TypeIndex.INT
 
 
-def _set_bool(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_bool(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     values[i] = 1 if v else 0
     return TypeIndex.BOOL
 
 
-def _set_float(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_float(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     ctypes.c_double.from_buffer(values, 8 * i).value = v
     return TypeIndex.FLOAT
 
 
-def _set_str(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_str(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     if "\0" in v:  # C would see only the text before the NUL
         raise UnicodeError(
             f"str with an embedded NUL cannot pass as a C string: {v!r}; pass it as bytes"
@@ -187,7 +187,7 @@ def _set_str(values: Any, i: int, v: Any, keep: list) -> int:
     return TypeIndex.RAW_STR
 
 
-def _set_bytes(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_bytes(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     data = ctypes.create_string_buffer(bytes(v), len(v))
     arr = TVMByteArray(ctypes.addressof(data), len(v))
     keep.append((data, arr))
@@ -195,29 +195,29 @@ def _set_bytes(values: Any, i: int, v: Any, keep: list) -> int:
     return TypeIndex.BYTE_ARRAY_PTR
 
 
-def _set_dtype(values: Any, i: int, v: DataType, keep: list) -> int:
+def _set_dtype(values: Any, i: int, v: DataType, keep: list[Any]) -> int:
     values[i] = v.code | (v.bits << 8) | (v.lanes << 16)
     return TypeIndex.DATA_TYPE
 
 
-def _set_device(values: Any, i: int, v: Device, keep: list) -> int:
+def _set_device(values: Any, i: int, v: Device, keep: list[Any]) -> int:
     values[i] = (v.device_type & 0xFFFFFFFF) | (v.device_id << 32)
     return TypeIndex.DEVICE
 
 
-def _set_function(values: Any, i: int, v: PackedFunc, keep: list) -> int:
+def _set_function(values: Any, i: int, v: PackedFunc, keep: list[Any]) -> int:
     node = _new_node(v)
     keep.append(_NodeRef(node))
     values[i] = node
     return TypeIndex.FUNCTION
 
 
-def _set_object(values: Any, i: int, v: Object, keep: list) -> int:
+def _set_object(values: Any, i: int, v: Object, keep: list[Any]) -> int:
     values[i] = v.handle
     return v.type_index
 
 
-def _set_pointer(values: Any, i: int, v: Any, keep: list) -> int:
+def _set_pointer(values: Any, i: int, v: Any, keep: list[Any]) -> int:
     values[i] = v.value or 0
     return TypeIndex.OPAQUE_PTR
 
@@ -245,8 +245,8 @@ for _np_type in (
     np.uint64,
 ):  # _set_int refuses values outside int64
     _ARG_SETTERS[_np_type] = lambda values, i, v, keep: _set_int(values, i, int(v), keep)
-for _np_type in (np.float16, np.float32, np.float64):
-    _ARG_SETTERS[_np_type] = lambda values, i, v, keep: _set_float(values, i, float(v), keep)
+for _np_float in (np.float16, np.float32, np.float64):
+    _ARG_SETTERS[_np_float] = lambda values, i, v, keep: _set_float(values, i, float(v), keep)
 _ARG_SETTERS[np.bool_] = lambda values, i, v, keep: _set_bool(values, i, bool(v), keep)
 
 # Base classes tried, in order, for a type met for the first time.
@@ -291,11 +291,11 @@ def _find_setter(cls: type) -> Setter:
     )
 
 
-def _pack_args(args: tuple[Any, ...]) -> tuple[Any, Any, list]:
+def _pack_args(args: tuple[Any, ...]) -> tuple[Any, Any, list[Any]]:
     n = len(args)
     values = (_I64 * n)()
     codes = (_INT * n)()
-    keep: list = []
+    keep: list[Any] = []
     setters = _ARG_SETTERS
     for i, arg in enumerate(args):
         setter = setters.get(type(arg)) or _find_setter(type(arg))
@@ -437,7 +437,7 @@ class CFunction(PackedFunc):
             else self._call_ctypes
         )
 
-    __call__ = property(operator.attrgetter("_invoke"))  # type: ignore[assignment]
+    __call__ = property(operator.attrgetter("_invoke"))
 
     def _call_ctypes(self, *args: Any) -> Any:
         ret = _I64()
@@ -513,7 +513,8 @@ def _release_callback(resource: int | None) -> None:
 def _store_return(ret: int, ret_code: int, value: Any) -> None:
     """Write a Python return value for C; what it points to stays alive until the next return."""
     values = (_I64 * 1).from_address(ret)
-    keep: list = []
+    keep: list[Any] = []
+    code: int
     if isinstance(value, PackedFunc):
         values[0] = _new_node(value)  # C owns this reference
         code = TypeIndex.FUNCTION
@@ -594,7 +595,7 @@ def _hook_mod_get_function(mod: int, name: bytes, query_imports: int, out: Any) 
     if not mod:  # a kernel built without a module context: only globals are visible
         out[0] = None
         return 0
-    module = object_from_handle(mod, TypeIndex.MODULE)
+    module: Any = object_from_handle(mod, TypeIndex.MODULE)  # a runtime Module (a higher layer)
     func = module.get_function(
         name.decode("utf-8"), query_imports=bool(query_imports), allow_missing=True
     )

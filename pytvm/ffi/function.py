@@ -47,7 +47,7 @@ class PyFunction(PackedFunc):
         self.callable = func
 
     # Calling goes straight to the wrapped callable: no extra Python frame per call.
-    __call__ = property(operator.attrgetter("callable"))  # type: ignore[assignment]
+    __call__ = property(operator.attrgetter("callable"))
 
 
 def as_packed_func(func: Callable[..., Any] | PackedFunc, name: str = "") -> PackedFunc:

@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from .errors import TVMAttributeError, TVMTypeError, TVMValueError
 from .function import PackedFunc, as_packed_func
@@ -99,7 +99,9 @@ def register_packed(name: str, func: PackedFunc, override: bool = False) -> Pack
 
 
 @overload
-def get_global_func(name: str, allow_missing: bool = ...) -> PackedFunc | None: ...
+def get_global_func(name: str, allow_missing: Literal[False] = False) -> PackedFunc: ...
+@overload
+def get_global_func(name: str, allow_missing: bool) -> PackedFunc | None: ...
 
 
 def get_global_func(name: str, allow_missing: bool = False) -> PackedFunc | None:

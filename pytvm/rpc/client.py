@@ -27,6 +27,7 @@ from ..ffi.errors import TVMAttributeError, TVMTypeError, TVMValueError
 from ..ffi.type_index import TypeIndex
 from ..runtime.module import Module
 from ..runtime.ndarray import NDArray
+from .base import ProtocolError
 from .client_session import popen_session, socket_session
 from .local_session import LocalSession as _LocalSession
 from .protocol import Handle, ObjectRef, RPCCode, TensorDesc
@@ -220,7 +221,7 @@ class RemoteModule(Module):
         self._remote = _RemoteHandle(session, handle)
 
     @property
-    def type_key(self) -> str:  # type: ignore[override]
+    def type_key(self) -> str:
         return "rpc"
 
     def get_function(
@@ -303,12 +304,16 @@ def _from_wire(session: RPCSession, values: Sequence[Any]) -> Any:
     if not values:
         raise TVMValueError("empty kReturn from the server")
     tag = values[0]
-    value = values[1] if len(values) > 1 else None
+    value: Any = values[1] if len(values) > 1 else None  # a wire value
     if tag in (TypeIndex.NONE, TypeIndex.INT, TypeIndex.BOOL, TypeIndex.FLOAT):
         return value
     if tag in (TypeIndex.STR, TypeIndex.SMALL_STR):
+        if not isinstance(value, str):
+            raise ProtocolError(f"return tagged as a string carries {value!r}")
         return str(value)
     if tag in (TypeIndex.BYTES, TypeIndex.SMALL_BYTES):
+        if not isinstance(value, bytes):
+            raise ProtocolError(f"return tagged as bytes carries {value!r}")
         return bytes(value)
     if tag in (TypeIndex.DATA_TYPE, TypeIndex.DEVICE):
         return value

@@ -153,7 +153,7 @@ class Endpoint:
                         raise _PeerClosed()
                     self._rbuf += chunk
                 self._fill(8)
-            (size,) = _U64.unpack_from(self._rbuf, self._rpos)
+            size: int = _U64.unpack_from(self._rbuf, self._rpos)[0]
             self._rpos += 8
             if size == 0:
                 continue  # an empty packet is padding

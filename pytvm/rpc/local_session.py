@@ -100,7 +100,8 @@ class LocalSession(Session):
     @property
     def live_handles(self) -> int:
         """References the peer still holds: handle references plus allocations."""
-        return sum(entry[1] for entry in list(self._objects.values())) + len(self._allocations)
+        refs: int = sum(entry[1] for entry in list(self._objects.values()))
+        return refs + len(self._allocations)
 
     # ------------------------------------------------------------------ calls
 
@@ -213,7 +214,7 @@ class LocalSession(Session):
         api = _api(desc.device)
         api.copy_data_from_to(_byte_view(desc, nbytes), _byte_view_host(host), None)
         api.stream_sync(desc.device, None)
-        return memoryview(host) if out is None else out
+        return host.data if out is None else out
 
     # ------------------------------------------------------------------ syscalls
 
@@ -369,7 +370,7 @@ def _dl(data: int, dev: Device, nbytes: int, byte_offset: int) -> DLTensor:
     dl.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
     dl.strides = None
     dl.byte_offset = byte_offset
-    dl._keep = shape  # type: ignore[attr-defined]  # the shape array lives as long as dl
+    dl._keep = shape  # the shape array lives as long as dl
     return dl
 
 

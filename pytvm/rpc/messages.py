@@ -31,7 +31,7 @@ from .protocol import (
     encode_syscall,
 )
 
-__all__ = [
+__all__: list[str] = [
     "InitServer",
     "CallFunc",
     "Return",

@@ -124,7 +124,7 @@ class Limits:
     max_bytes: int = 1 << 32
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS: Limits = Limits()
 
 
 _HANDLE_INDICES = (TypeIndex.OPAQUE_PTR, TypeIndex.FUNCTION, TypeIndex.MODULE)

@@ -197,7 +197,7 @@ class SessionModule(Module):
         self.session = session
 
     @property
-    def type_key(self) -> str:  # type: ignore[override]
+    def type_key(self) -> str:
         return "rpc"
 
     def __repr__(self) -> str:

@@ -55,7 +55,8 @@ def nbytes_of(tensor: DLTensor) -> int:
     for i in range(tensor.ndim):
         count *= tensor.shape[i]
     dtype = tensor.dtype
-    return count * ((dtype.bits * dtype.lanes + 7) // 8)
+    nbytes: int = count * ((dtype.bits * dtype.lanes + 7) // 8)
+    return nbytes
 
 
 @register_object("runtime.DeviceAPI")

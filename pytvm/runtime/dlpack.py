@@ -70,13 +70,15 @@ _DELETER = DLManagedTensorDeleter(_release)
 _DELETER_VERSIONED = DLManagedTensorVersionedDeleter(_release)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(capsule: int) -> None:
+def _destroy_capsule(capsule: int) -> None:
     # If nobody consumed the capsule, release the tensor ourselves.
     for name, kind in _KINDS.items():
         if _is_valid_raw(capsule, name):
             address = _get_pointer_raw(capsule, name)
             _release(ctypes.pointer(kind.from_address(address)))
+
+
+_capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_destroy_capsule)
 
 
 def to_dlpack_capsule(

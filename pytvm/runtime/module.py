@@ -44,7 +44,7 @@ class Module(Object):
         self._functions: dict[str, PackedFunc] = {}
 
     @property
-    def type_key(self) -> str:  # type: ignore[override]
+    def type_key(self) -> str:
         """The module kind (``"library"``, ``"rpc"``, ...)."""
         return "module"
 
@@ -166,7 +166,7 @@ class _FunctionTableModule(Module):
             self._functions[name] = as_packed_func(func, name)
 
     @property
-    def type_key(self) -> str:  # type: ignore[override]
+    def type_key(self) -> str:
         return self._kind
 
 
@@ -192,7 +192,7 @@ class LibraryModule(Module):
             pass  # a library with no module context
 
     @property
-    def type_key(self) -> str:  # type: ignore[override]
+    def type_key(self) -> str:
         return "library"
 
     def _get_own_function(self, name: str) -> PackedFunc | None:

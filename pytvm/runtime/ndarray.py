@@ -318,7 +318,7 @@ def array(arr: Any, device: Device | str | None = None) -> NDArray:
     return out.copyfrom(host)
 
 
-def _set_ndarray(values: Any, i: int, v: NDArray, keep: list) -> int:
+def _set_ndarray(values: Any, i: int, v: NDArray, keep: list[Any]) -> int:
     values[i] = v._dl_address
     return TypeIndex.DL_TENSOR_PTR
 

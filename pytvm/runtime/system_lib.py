@@ -38,7 +38,7 @@ class SystemLibModule(Module):
         self.prefix = prefix
 
     @property
-    def type_key(self) -> str:  # type: ignore[override]
+    def type_key(self) -> str:
         return "system_lib"
 
     def _get_own_function(self, name: str) -> PackedFunc | None:

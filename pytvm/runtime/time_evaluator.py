@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +92,7 @@ def time_function(
     limit_zero_time_iterations: int = 100,
     cooldown_interval_ms: int = 0,
     repeats_to_cooldown: int = 1,
-    f_preproc: PackedFunc | None = None,
+    f_preproc: Callable[..., Any] | None = None,
 ) -> list[float]:
     """Per-repeat mean seconds of ``func(*args)``, as TVM's time evaluator measures them.
 
