@@ -1,0 +1,126 @@
+"""Build and cache ``pytvm-device``, the host device binary (CRT + MinRPC over two pipes).
+
+The binary is made by the C runtime's Makefile (``make -C <pkg>/src/crt pytvm-device``) the
+first time it is asked for, into the per-user cache keyed by a hash of the C sources and the
+compiler, so editing a source or switching compilers builds a fresh one. Each build runs in a
+private temporary folder and the result is moved into place with an atomic rename, so
+concurrent first uses (test workers, servers) never see a half-written binary.
+
+Examples
+--------
+>>> from pytvm import rpc
+>>> from pytvm.crt import device_binary
+>>> sess = rpc.PopenSession(str(device_binary()))          # doctest: +SKIP
+>>> sess.get_function("pytvm.device.echo")(7)                # doctest: +SKIP
+7
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from ..ffi.errors import TVMError
+from ..ffi.libinfo import cache_dir, cc_version, find_cc, include_dir, source_dir
+
+__all__ = ["device_binary", "crt_source_dir", "sources_digest"]
+
+BINARY_NAME = "pytvm-device"
+HEXAGON_WRAPPER_NAME = "pytvm-device-hexagon"
+_SOURCE_SUFFIXES = (".c", ".h", ".mk")
+
+
+def crt_source_dir() -> Path:
+    """The C runtime's source folder (its Makefile builds ``pytvm-device``)."""
+    return source_dir() / "crt"
+
+
+def sources_digest(cc: str) -> str:
+    """A short hash of every C runtime source, pytvm's C headers and the compiler ``cc``."""
+    digest = hashlib.sha256()
+    root = crt_source_dir()
+    files = [p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES]
+    files.append(root / "Makefile")
+    files += list(include_dir().rglob("*.h"))
+    for path in sorted(files):
+        digest.update(str(path.relative_to(source_dir().parent)).encode())
+        digest.update(path.read_bytes())
+    digest.update(f"{cc}\n{cc_version(cc)}\n{sys.platform}".encode())
+    return digest.hexdigest()[:16]
+
+
+def device_binary(hexagon: bool = False, cc: str | None = None) -> Path:
+    """Path of the ``pytvm-device`` binary, built on first use.
+
+    Parameters
+    ----------
+    hexagon : bool
+        Return a wrapper script that starts the binary with ``--hexagon`` (the accelerator
+        emulator: device type 16 backed by its own memory pool). Hosts that pass only a binary
+        path, such as TVM's ``rpc.PopenSession``, can start the emulator through it.
+    cc : str, optional
+        The C compiler (default: :func:`pytvm.ffi.libinfo.find_cc`).
+
+    Returns
+    -------
+    pathlib.Path
+        An executable run as ``<path> <read_fd> <write_fd>`` (the ``PopenSession``
+        convention).
+
+    Raises
+    ------
+    TVMError
+        No C compiler or no ``make``, or the build failed (the compiler output is included).
+    """
+    compiler = cc or find_cc()
+    if compiler is None:
+        raise TVMError(
+            "no C compiler found (looked for cc, gcc, clang): building pytvm-device needs one; "
+            "install gcc or clang, or pass cc="
+        )
+    binary = _built_binary(compiler)
+    return _hexagon_wrapper(binary) if hexagon else binary
+
+
+@lru_cache(maxsize=8)
+def _built_binary(cc: str) -> Path:
+    target = cache_dir() / "crt" / sources_digest(cc) / BINARY_NAME
+    if target.exists():
+        return target
+    make = shutil.which("make")
+    if make is None:
+        raise TVMError("building pytvm-device needs `make`; install it (e.g. apt install make)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
+        jobs = str(min(8, os.cpu_count() or 1))
+        cmd = [make, "-s", "-j", jobs, "-C", str(crt_source_dir()), f"BUILD={tmp}", f"CC={cc}"]
+        cmd.append(BINARY_NAME)
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        built = Path(tmp) / BINARY_NAME
+        if result.returncode != 0 or not built.exists():
+            raise TVMError(
+                f"building pytvm-device failed:\n$ {shlex.join(cmd)}\n{result.stdout}"
+                f"{result.stderr}"
+            )
+        os.replace(built, target)  # atomic: a concurrent build replaces it with the same bytes
+    return target
+
+
+def _hexagon_wrapper(binary: Path) -> Path:
+    wrapper = binary.parent / HEXAGON_WRAPPER_NAME
+    text = f'#!/bin/sh\nexec {shlex.quote(str(binary))} "$@" --hexagon\n'
+    if wrapper.exists() and wrapper.read_text() == text:
+        return wrapper
+    fd, staged = tempfile.mkstemp(prefix="wrapper-", dir=binary.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(staged, 0o755)
+    os.replace(staged, wrapper)
+    return wrapper

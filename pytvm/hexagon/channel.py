@@ -1,0 +1,31 @@
+"""``HexagonTransportChannel``: the RPC ``Channel`` over an accelerator transport (seed 000).
+
+The board's endpoint writes packets with ``send`` and reads replies with ``recv``; this class
+turns them into the transport's ``send``/``receive`` calls, exactly as TVM's
+``HexagonTransportChannel`` wraps ``hexagon_rpc_send``/``hexagon_rpc_receive``.
+"""
+
+from __future__ import annotations
+
+from ..rpc.channel import Channel
+from .transport import Transport
+
+__all__ = ["HexagonTransportChannel"]
+
+
+class HexagonTransportChannel(Channel):
+    """Open ``transport`` to ``uri`` and carry the RPC byte stream over it."""
+
+    def __init__(self, transport: Transport, uri: str, stack_size: int) -> None:
+        self.transport = transport
+        self.peer = f"accelerator {uri}"
+        transport.open(uri, stack_size)
+
+    def send(self, data: bytes | bytearray | memoryview) -> None:
+        self.transport.send(data)
+
+    def recv(self, size: int) -> bytes:
+        return self.transport.receive(size)
+
+    def close(self) -> None:
+        self.transport.close()

@@ -1,0 +1,32 @@
+"""The session constructor a board server runs for ``session_constructor_args`` (seed 000's
+``tvm.contrib.hexagon.create_hexagon_session``): open the accelerator link and return a client
+session over it, which becomes the board server's serving session."""
+
+from __future__ import annotations
+
+from ..ffi.registry import register_func
+from ..rpc.client_session import connect_channel
+from ..rpc.session import SessionModule
+from .channel import HexagonTransportChannel
+from .transport import PipeTransport, Transport
+
+__all__ = ["create_session", "CONSTRUCTOR"]
+
+#: The global function name clients put first in ``session_constructor_args``.
+CONSTRUCTOR = "pytvm.hexagon.create_session"
+
+#: URI of the accelerator's RPC server (the skel library on a real DSP).
+DEFAULT_URI = "pytvm_hexagon_rpc_skel.so?domain=cdsp"
+
+
+def _default_transport() -> Transport:
+    from ..crt.build import device_binary  # the emulator binary, built on first use
+
+    return PipeTransport(device_binary())
+
+
+@register_func(CONSTRUCTOR, override=True)
+def create_session(session_name: str, stack_size: int = 1 << 14) -> SessionModule:
+    """Open the accelerator transport and return a session over it."""
+    channel = HexagonTransportChannel(_default_transport(), DEFAULT_URI, int(stack_size))
+    return SessionModule(connect_channel(channel, f"{session_name} ({channel.peer})"))

@@ -1,0 +1,70 @@
+/*! \file dltensor.c \brief Size and layout checks of DLTensors (overflow-checked). */
+#include "pytvm_crt/ndarray.h"
+
+int TVMCrtTensorNumBytes(const DLTensor* tensor, size_t* out_nbytes) {
+  size_t count = 1U;
+  size_t elem_bytes;
+  int32_t i;
+  if ((tensor == NULL) || (out_nbytes == NULL)) {
+    return kTvmErrorArgumentNull;
+  }
+  if ((tensor->ndim < 0) || (tensor->ndim > TVM_CRT_MAX_NDIM) || (tensor->dtype.lanes == 0U)) {
+    return kTvmErrorArgumentOutOfRange;
+  }
+  if ((tensor->ndim > 0) && (tensor->shape == NULL)) {
+    return kTvmErrorArgumentNull;
+  }
+  for (i = 0; i < tensor->ndim; i++) {
+    int64_t dim = tensor->shape[i];
+    if (dim < 0) {
+      return kTvmErrorArgumentOutOfRange;
+    }
+    if ((uint64_t)dim > (uint64_t)SIZE_MAX) {
+      return kTvmErrorArgumentOverflow;
+    }
+    if ((dim != 0) && (count > (SIZE_MAX / (size_t)dim))) {
+      return kTvmErrorArgumentOverflow;
+    }
+    count *= (size_t)dim;
+  }
+  elem_bytes = (((size_t)tensor->dtype.bits * (size_t)tensor->dtype.lanes) + 7U) / 8U;
+  if ((elem_bytes != 0U) && (count > (SIZE_MAX / elem_bytes))) {
+    return kTvmErrorArgumentOverflow;
+  }
+  *out_nbytes = count * elem_bytes;
+  return kTvmErrorNoError;
+}
+
+int TVMCrtTensorIsCompact(const DLTensor* tensor, int* out_compact) {
+  int64_t expected = 1;
+  int32_t i;
+  if ((tensor == NULL) || (out_compact == NULL)) {
+    return kTvmErrorArgumentNull;
+  }
+  if ((tensor->ndim < 0) || (tensor->ndim > TVM_CRT_MAX_NDIM)) {
+    return kTvmErrorArgumentOutOfRange;
+  }
+  *out_compact = 1;
+  if (tensor->strides == NULL) {
+    return kTvmErrorNoError;
+  }
+  if ((tensor->ndim > 0) && (tensor->shape == NULL)) {
+    return kTvmErrorArgumentNull;
+  }
+  /* Innermost dimension first; stops before `expected` could overflow. */
+  for (i = tensor->ndim - 1; i >= 0; i--) {
+    int64_t dim = tensor->shape[i];
+    if (dim < 0) {
+      return kTvmErrorArgumentOutOfRange;
+    }
+    if ((dim != 1) && (tensor->strides[i] != expected)) {
+      *out_compact = 0;
+      return kTvmErrorNoError;
+    }
+    if ((dim != 0) && (expected > (INT64_MAX / dim))) {
+      return kTvmErrorArgumentOverflow;
+    }
+    expected *= dim;
+  }
+  return kTvmErrorNoError;
+}

@@ -1,0 +1,44 @@
+# pytvm-device: the host device binary (CRT + MinRPC over two file descriptors).
+#
+#   make -C pytvm/src/crt BUILD=<dir> CC=<cc> pytvm-device        -> <dir>/pytvm-device
+#   make -C pytvm/src/crt BUILD=<dir> pytvm-device-asan            -> <dir>/asan/pytvm-device
+#   make -C pytvm/src/crt BUILD=<dir> pytvm-device-ubsan           -> <dir>/ubsan/pytvm-device
+#
+# The binary links its own build of the CRT sources (plus the POSIX platform hooks), whose CPU
+# pool defaults to 64 MiB (TVM_CRT_MEMORY_POOL_LOG2=26) so 16 MiB arrays fit; a
+# TVM_CRT_MEMORY_POOL_LOG2 given in CRT_CONFIG_FLAGS wins. The hexagon emulator's own pool is
+# PYTVM_HEXAGON_POOL_BYTES (128 MiB) and MinRPC's limits are MINRPC_* (minrpc_server.h); change
+# them with CRT_EXTRA_CFLAGS="-DPYTVM_HEXAGON_POOL_BYTES=...".
+# Included by pytvm/src/crt/Makefile (variables: see its header).
+
+DEVICE_POOL_FLAGS := $(if $(findstring TVM_CRT_MEMORY_POOL_LOG2,$(CRT_CONFIG_FLAGS)),,\
+                     -DTVM_CRT_MEMORY_POOL_LOG2=26)
+DEVICE_SRCS := $(sort $(wildcard $(CRT_DIR)/minrpc/*.c $(CRT_DIR)/device/*.c)) $(CRT_LIB_SRCS) \
+               $(sort $(wildcard $(CRT_DIR)/serial_*.c)) \
+               $(CRT_DIR)/platform/posix_platform.c $(CRT_DIR)/platform/empty_system_lib.c
+
+# $(1): variant (host, asan, ubsan); $(2): the binary it makes.
+define DEVICE_VARIANT_RULES
+DEVICE_BUILD_$(1) := $$(CRT_BUILD_$(1))/device
+DEVICE_CFLAGS_$(1) := $$(CRT_CFLAGS_$(1)) $$(DEVICE_POOL_FLAGS)
+DEVICE_OBJS_$(1) := $$(patsubst $(CRT_DIR)/%.c,$$(DEVICE_BUILD_$(1))/%.o,$$(DEVICE_SRCS))
+
+$$(DEVICE_BUILD_$(1))/%.o: $(CRT_DIR)/%.c $$(CRT_FLAGS_STAMP_$(1))
+	@mkdir -p $$(@D)
+	$$(CC) $$(DEVICE_CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
+
+$(2): $$(DEVICE_OBJS_$(1))
+	@mkdir -p $$(@D)
+	$$(CC) $$(CRT_LDFLAGS_$(1)) -o $$@ $$^
+
+-include $$(wildcard $$(DEVICE_BUILD_$(1))/*/*.d)
+endef
+
+$(eval $(call DEVICE_VARIANT_RULES,host,$(BUILD)/pytvm-device))
+$(eval $(call DEVICE_VARIANT_RULES,asan,$(BUILD)/asan/pytvm-device))
+$(eval $(call DEVICE_VARIANT_RULES,ubsan,$(BUILD)/ubsan/pytvm-device))
+
+.PHONY: pytvm-device pytvm-device-asan pytvm-device-ubsan
+pytvm-device: $(BUILD)/pytvm-device
+pytvm-device-asan: $(BUILD)/asan/pytvm-device
+pytvm-device-ubsan: $(BUILD)/ubsan/pytvm-device

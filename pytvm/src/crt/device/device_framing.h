@@ -1,0 +1,12 @@
+/*! \file device_framing.h \brief Wrap the device's byte channel in serial framing. */
+#ifndef PYTVM_DEVICE_FRAMING_H_
+#define PYTVM_DEVICE_FRAMING_H_
+
+#include <stdint.h>
+
+#include "../minrpc/minrpc_server.h"
+
+/*! \brief Fill *framed with a channel carrying the RPC stream in serial frames over *raw. */
+int32_t PytvmDeviceFramingWrap(const MinRPCChannel* raw, MinRPCChannel* framed);
+
+#endif /* PYTVM_DEVICE_FRAMING_H_ */

@@ -1,0 +1,248 @@
+/*!
+ * \file pytvm_device.c
+ * \brief `pytvm-device`: a host "device" process running the CRT + MinRPC over two file
+ *        descriptors, the rpc.PopenSession convention.
+ *
+ * Usage: pytvm-device <read_fd> <write_fd> [--hexagon] [--framing]
+ *   --hexagon  also serve device type 16 from the accelerator emulator's own pool
+ *              (hexagon_emulator.h);
+ *   --framing  wrap the channel in the serial framing layer (device_framing.c).
+ * Flags may come before or after the two descriptors.
+ *
+ * Exit status (spec section 6): 0 after kShutdown or a clean end of input, 10 read error
+ * (kReadError), 11 write error, 12 allocation error (kAllocError, e.g. an untrusted packet
+ * length), 255 (-1) for bad arguments or a failed start.
+ *
+ * Global functions for tests:
+ *   pytvm.device.echo(x)            -> x (any argument type)
+ *   pytvm.device.scale_f32(t, k)    multiplies a float32 array in place (CPU or hexagon pool)
+ *   pytvm.device.info()             -> a string naming this binary and its features
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "device_framing.h"
+#include "../minrpc/minrpc_server.h"
+#include "hexagon_emulator.h"
+#include "pytvm_crt/crt.h"
+
+#define EXIT_BAD_ARGS 255
+
+/* ------------------------------------------------------------------ the fd channel */
+
+typedef struct {
+  int read_fd;
+  int write_fd;
+} FdChannel;
+
+static int64_t FdRead(void* ctx, uint8_t* buf, size_t n) {
+  const FdChannel* ch = (const FdChannel*)ctx;
+  for (;;) {
+    ssize_t got = read(ch->read_fd, buf, n);
+    if ((got >= 0) || (errno != EINTR)) {
+      return (int64_t)got;
+    }
+  }
+}
+
+static int32_t FdWrite(void* ctx, const uint8_t* buf, size_t n) {
+  const FdChannel* ch = (const FdChannel*)ctx;
+  size_t done = 0u;
+  while (done < n) {
+    ssize_t put = write(ch->write_fd, buf + done, n - done);
+    if (put < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -1;
+    }
+    done += (size_t)put;
+  }
+  return 0;
+}
+
+/*
+ * ==================================================================== FRAMING HOOK
+ * A serial framing layer (pytvm/src/crt/serial_framing.* + serial_session.*, another module)
+ * plugs in here: given the raw byte channel it fills *framed with a channel whose read/write
+ * carry the RPC byte stream inside frames, and returns 0. MinRPC then serves over *framed.
+ * device_framing.c provides it.
+ * ====================================================================
+ */
+typedef int32_t (*PytvmChannelWrapFn)(const MinRPCChannel* raw, MinRPCChannel* framed);
+static PytvmChannelWrapFn g_framing_wrap = PytvmDeviceFramingWrap;
+
+/* ------------------------------------------------------------------ test functions */
+
+static int SetError(const char* msg) {
+  TVMAPISetLastError(msg);
+  return -1;
+}
+
+static int Echo(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+                void* resource) {
+  (void)resource;
+  if (num_args != 1) {
+    return SetError("TypeError: pytvm.device.echo takes exactly one argument");
+  }
+  *ret = args[0];
+  *ret_code = codes[0];
+  if (codes[0] == (int)kTVMPackedFuncHandle) {
+    (void)TVMFuncRetain(args[0].v_handle); /* the returned handle carries a reference */
+  }
+  return 0;
+}
+
+static int ScaleF32(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+                    void* resource) {
+  const DLTensor* t;
+  double k;
+  uint64_t count = 1u;
+  uint64_t i;
+  uint8_t* data;
+  int32_t d;
+  (void)resource;
+  if ((num_args != 2) || (codes[0] != (int)kTVMDLTensorHandle) ||
+      ((codes[1] != (int)kTVMArgFloat) && (codes[1] != (int)kTVMArgInt))) {
+    return SetError("TypeError: pytvm.device.scale_f32(tensor, k) takes an array and a number");
+  }
+  t = (const DLTensor*)args[0].v_handle;
+  k = (codes[1] == (int)kTVMArgFloat) ? args[1].v_float64 : (double)args[1].v_int64;
+  if ((t->dtype.code != (uint8_t)kDLFloat) || (t->dtype.bits != 32u) || (t->dtype.lanes != 1u)) {
+    return SetError("TypeError: pytvm.device.scale_f32 needs a float32 array");
+  }
+  for (d = 0; d < t->ndim; ++d) {
+    count *= (uint64_t)t->shape[d];
+  }
+  data = (uint8_t*)t->data + t->byte_offset;
+  if ((t->device.device_type == PYTVM_HEXAGON_DEVICE_TYPE) &&
+      (PytvmHexagonPoolContains(data, count * 4u) == 0)) {
+    return SetError("ValueError: pytvm.device.scale_f32: the array is not in the hexagon pool");
+  }
+  if ((t->device.device_type != (int32_t)kDLCPU) &&
+      (t->device.device_type != PYTVM_HEXAGON_DEVICE_TYPE)) {
+    return SetError("ValueError: pytvm.device.scale_f32 runs on cpu and hexagon arrays only");
+  }
+  for (i = 0u; i < count; ++i) {
+    float x;
+    (void)memcpy(&x, data + 4u * i, sizeof(x));
+    x = x * (float)k;
+    (void)memcpy(data + 4u * i, &x, sizeof(x));
+  }
+  ret->v_handle = NULL;
+  *ret_code = (int)kTVMNullptr;
+  return 0;
+}
+
+static char g_info[256];
+
+static int Info(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+                void* resource) {
+  (void)args;
+  (void)codes;
+  (void)num_args;
+  (void)resource;
+  ret->v_str = g_info;
+  *ret_code = (int)kTVMStr;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ main */
+
+/*! \brief A non-negative decimal file descriptor, or -1. */
+static int ParseFd(const char* text) {
+  char* end = NULL;
+  long v;
+  errno = 0;
+  v = strtol(text, &end, 10);
+  if ((errno != 0) || (end == text) || (*end != '\0') || (v < 0) || (v > 65535)) {
+    return -1;
+  }
+  return (int)v;
+}
+
+static int Usage(const char* why) {
+  (void)fprintf(stderr,
+                "pytvm-device: %s\nusage: pytvm-device <read_fd> <write_fd> [--hexagon] "
+                "[--framing]\n",
+                why);
+  return EXIT_BAD_ARGS;
+}
+
+int main(int argc, char** argv) {
+  static MinRPCServer server;
+  FdChannel fds;
+  MinRPCChannel channel;
+  int fd_values[2] = {-1, -1};
+  int num_fds = 0;
+  int hexagon = 0;
+  int framing = 0;
+  int i;
+  int32_t status;
+
+  for (i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--hexagon") == 0) {
+      hexagon = 1;
+    } else if (strcmp(argv[i], "--framing") == 0) {
+      framing = 1;
+    } else if ((num_fds < 2) && (ParseFd(argv[i]) >= 0)) {
+      fd_values[num_fds] = ParseFd(argv[i]);
+      num_fds += 1;
+    } else {
+      return Usage("unexpected argument");
+    }
+  }
+  if (num_fds != 2) {
+    return Usage("expected exactly two file descriptors");
+  }
+  if ((framing != 0) && (g_framing_wrap == NULL)) {
+    return Usage("--framing: no serial framing layer is linked into this binary");
+  }
+  (void)signal(SIGPIPE, SIG_IGN); /* a vanished peer is a write error, not a signal */
+
+  if (TVMInitializeRuntime() != 0) {
+    (void)fprintf(stderr, "pytvm-device: runtime init failed: %s\n", TVMGetLastError());
+    return EXIT_BAD_ARGS;
+  }
+  if ((TVMCrtFuncRegisterGlobal("pytvm.device.echo", Echo, 1) != 0) ||
+      (TVMCrtFuncRegisterGlobal("pytvm.device.scale_f32", ScaleF32, 1) != 0) ||
+      (TVMCrtFuncRegisterGlobal("pytvm.device.info", Info, 1) != 0) ||
+      ((hexagon != 0) && (PytvmHexagonEmulatorInstall() != 0))) {
+    (void)fprintf(stderr, "pytvm-device: registration failed: %s\n", TVMGetLastError());
+    return EXIT_BAD_ARGS;
+  }
+  (void)snprintf(g_info, sizeof(g_info),
+                 "pytvm-device: CRT + MinRPC, protocol %s, max_packet=%lu, cpu_pool=%lu, "
+                 "hexagon=%s, hexagon_pool=%lu, framing=%s",
+                 MINRPC_PROTOCOL_VERSION, (unsigned long)MINRPC_MAX_PACKET,
+                 (unsigned long)TVM_CRT_MEMORY_POOL_BYTES, (hexagon != 0) ? "on" : "off",
+                 (hexagon != 0) ? (unsigned long)PYTVM_HEXAGON_POOL_BYTES : 0ul,
+                 (framing != 0) ? "on" : "off");
+
+  fds.read_fd = fd_values[0];
+  fds.write_fd = fd_values[1];
+  channel.ctx = &fds;
+  channel.read = FdRead;
+  channel.write = FdWrite;
+  if (framing != 0) {
+    MinRPCChannel raw = channel;
+    if (g_framing_wrap(&raw, &channel) != 0) {
+      return Usage("--framing: the framing layer refused the channel");
+    }
+  }
+  if (MinRPCServerInit(&server, channel, NULL, 0u) != 0) {
+    (void)fprintf(stderr, "pytvm-device: MinRPC init failed: %s\n", TVMGetLastError());
+    return EXIT_BAD_ARGS;
+  }
+  status = MinRPCServerServe(&server);
+  if (status != 0) {
+    (void)fprintf(stderr, "pytvm-device: session ended with %s\n", MinRPCStatusName(status));
+  }
+  return (int)status;
+}

@@ -1,0 +1,86 @@
+/*!
+ * \file pytvm_crt/device_api.h
+ * \brief The device API table and the TVM C device calls dispatched through it.
+ *
+ * TVMInitializeRuntime registers kDLCPU (backed by the page allocator, copies by memcpy). An
+ * integrator registers an API for any other device type (e.g. kDLHexagon with its own pool).
+ * The TVMDevice* and TVMSynchronize calls return 0, or -1 after TVMAPISetLastError.
+ */
+#ifndef PYTVM_CRT_DEVICE_API_H_
+#define PYTVM_CRT_DEVICE_API_H_
+
+#include <stddef.h>
+
+#include "pytvm_crt/error_codes.h"
+#include "pytvm_crt/tvm_c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*! \brief TVM's DeviceAttrKind values the CRT answers itself. */
+#define TVM_CRT_DEVICE_ATTR_EXIST 0
+#define TVM_CRT_DEVICE_ATTR_DEVICE_NAME 5
+#define TVM_CRT_DEVICE_ATTR_TOTAL_GLOBAL_MEMORY 14
+#define TVM_CRT_DEVICE_ATTR_AVAILABLE_GLOBAL_MEMORY 15
+
+/*!
+ * \brief One device type's memory and synchronisation functions; all five are required.
+ * Each returns 0 on success and non-zero on failure (after TVMAPISetLastError, ideally).
+ */
+typedef struct TVMCrtDeviceAPI {
+  /*! \brief Allocate nbytes aligned to alignment (a power of two) into *out. */
+  int (*alloc)(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint, void** out);
+  /*! \brief Free memory from alloc. */
+  int (*free)(DLDevice dev, void* ptr);
+  /*! \brief Copy from -> to; both compact, equal byte sizes (checked by the caller). */
+  int (*copy)(const DLTensor* from, DLTensor* to, TVMStreamHandle stream);
+  /*! \brief Wait for work on stream. */
+  int (*sync)(DLDevice dev, TVMStreamHandle stream);
+  /*! \brief Answer a DeviceAttrKind other than kExist (kTVMNullptr when unknown). */
+  int (*get_attr)(DLDevice dev, int kind, TVMValue* out, int* out_code);
+} TVMCrtDeviceAPI;
+
+/*!
+ * \brief Register (or replace) the API of a device type; api == NULL removes it.
+ *        The table borrows api: it must outlive the runtime.
+ * \return kTvmErrorNoError; kTvmErrorDeviceApiIncomplete when a function pointer is NULL;
+ *         kTvmErrorDeviceApiTableFull; kTvmErrorDeviceApiNotRegistered when removing an
+ *         unregistered type.
+ */
+int TVMCrtRegisterDeviceAPI(int device_type, const TVMCrtDeviceAPI* api);
+
+/*! \brief The API registered for a device type, or NULL. */
+const TVMCrtDeviceAPI* TVMCrtGetDeviceAPI(int device_type);
+
+/*! \brief The CPU device API (what TVMInitializeRuntime registers for kDLCPU). */
+const TVMCrtDeviceAPI* TVMCrtCpuDeviceAPI(void);
+
+/*! \brief Allocate device memory through the device type's API. */
+int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType type_hint,
+                            void** out_data);
+
+/*! \brief Free device memory through the device type's API. */
+int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr);
+
+/*!
+ * \brief Copy a compact tensor into a compact tensor of the same byte size.
+ *
+ * The copying API is the non-CPU side's (CPU's when both are CPU); two different non-CPU
+ * device types are refused. Size = product(shape) * ceil(bits * lanes / 8).
+ */
+int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream);
+
+/*! \brief Wait for a stream through the device type's API. */
+int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream);
+
+/*!
+ * \brief Query a DeviceAttrKind. Kind 0 (kExist) is answered here: 1 if an API is registered for
+ *        dev.device_type, else 0, as kTVMArgInt. Other kinds go to the API's get_attr.
+ */
+int TVMDeviceGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PYTVM_CRT_DEVICE_API_H_ */

@@ -1,0 +1,208 @@
+/*!
+ * \file minrpc_server.h
+ * \brief MinRPC: a TVM 0.27 RPC server (spec/rpc-protocol.md sections 2-6) over an injected
+ *        byte channel, for the C runtime. C99, no heap, no recursion.
+ *
+ * The server answers kInitServer (no constructor), kCallFunc, kCopyToRemote, kCopyFromRemote,
+ * kShutdown and the syscalls kGetGlobalFunc, kFreeHandle, kDevSetDevice, kDevGetAttr,
+ * kDevAllocData, kDevAllocDataWithScope, kDevFreeData, kDevStreamSync, kCopyAmongRemote and the
+ * four stream calls (CRT devices are synchronous: the only stream is the null one).
+ *
+ * Memory. Each packet gets an arena (pages from TVMPlatformMemoryAllocate, or a caller-given
+ * static buffer) that holds its body and its decoded values; the arena is released after the
+ * packet. Copy payloads never enter the arena: kCopyToRemote/kCopyFromRemote stream straight
+ * between the channel and CPU memory, or through a staging piece of MINRPC_STAGE_BYTES and
+ * TVMDeviceCopyDataFromTo for other devices. Every length, count and ndim read from the wire
+ * is checked against the packet, the limits below and the arena before it is used.
+ *
+ * Trust. Function handles are only those this server handed out (a table with reference
+ * counts); data pointers are only those inside allocations this server made (a table of live
+ * allocations), so a bad handle or pointer from the wire is answered with an error.
+ *
+ * Errors. A request that fails is answered with kException whose text names the status of
+ * spec section 4.1 ("RPCServerError: kUnknownRPCCode: code 42"), or carries the called
+ * function's TVMGetLastError text; the server keeps serving. Only a broken channel or a packet
+ * length over MINRPC_MAX_PACKET (which cannot be trusted to find the next packet) ends the
+ * session, with the status kReadError, kWriteError or kAllocError.
+ *
+ * The server registers `tvm.rpc.server.GetCRTMaxPacketSize` (returns MINRPC_MAX_PACKET), so
+ * TVM and pytvm clients split copies into packets that fit.
+ */
+#ifndef PYTVM_MINRPC_SERVER_H_
+#define PYTVM_MINRPC_SERVER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pytvm_crt/tvm_c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ build-time limits */
+
+/*! \brief Largest packet body accepted and advertised by GetCRTMaxPacketSize. */
+#ifndef MINRPC_MAX_PACKET
+#define MINRPC_MAX_PACKET (256u * 1024u)
+#endif
+/*! \brief Most values in one packed sequence. */
+#ifndef MINRPC_MAX_ARGS
+#define MINRPC_MAX_ARGS 64
+#endif
+/*! \brief Most dimensions of a DLTensor descriptor. */
+#ifndef MINRPC_MAX_NDIM
+#define MINRPC_MAX_NDIM 16
+#endif
+/*! \brief Live allocations tracked (kDevAllocData*); more is an allocation error. */
+#ifndef MINRPC_MAX_ALLOCS
+#define MINRPC_MAX_ALLOCS 512
+#endif
+/*! \brief Live function/module handles tracked; more is an allocation error. */
+#ifndef MINRPC_MAX_HANDLES
+#define MINRPC_MAX_HANDLES 128
+#endif
+/*! \brief Staging piece for copies to or from a non-CPU device. */
+#ifndef MINRPC_STAGE_BYTES
+#define MINRPC_STAGE_BYTES (64u * 1024u)
+#endif
+/*! \brief Read-ahead buffer of the channel. */
+#ifndef MINRPC_RX_BYTES
+#define MINRPC_RX_BYTES 4096u
+#endif
+/*! \brief Longest error text sent back (longer texts are cut). */
+#ifndef MINRPC_ERROR_BYTES
+#define MINRPC_ERROR_BYTES 1024u
+#endif
+
+/*! \brief The protocol version kInitServer must carry. */
+#define MINRPC_PROTOCOL_VERSION "0.8.0"
+/*! \brief Name of the global function advertising MINRPC_MAX_PACKET. */
+#define MINRPC_MAX_PACKET_FUNC "tvm.rpc.server.GetCRTMaxPacketSize"
+
+/* ------------------------------------------------------------------ statuses */
+
+/*! \brief RPCServerStatus (spec section 4.1); also the binary's exit status. */
+typedef enum {
+  kMinRPCSuccess = 0,
+  kMinRPCInvalidTypeCodeObject = 1,
+  kMinRPCInvalidTypeCodeTensor = 2,
+  kMinRPCInvalidDLTensorFieldStride = 3,
+  kMinRPCInvalidDLTensorFieldByteOffset = 4,
+  kMinRPCUnknownTypeIndex = 5,
+  kMinRPCUnknownRPCCode = 6,
+  kMinRPCRPCCodeNotSupported = 7,
+  kMinRPCUnknownRPCSyscall = 8,
+  kMinRPCCheckError = 9,
+  kMinRPCReadError = 10,
+  kMinRPCWriteError = 11,
+  kMinRPCAllocError = 12
+} MinRPCStatus;
+
+/*! \brief The status's name as TVM spells it ("kUnknownRPCCode"); "kUnknownStatus" if none. */
+const char* MinRPCStatusName(int32_t status);
+
+/*! \brief What MinRPCServerServeOne did. */
+typedef enum {
+  kMinRPCServed = 0,   /*!< one packet handled (answered if it needed an answer) */
+  kMinRPCFinished = 1, /*!< kShutdown, or the peer closed the channel at a packet boundary */
+  kMinRPCFailed = 2    /*!< the session cannot go on; MinRPCServer.status says why */
+} MinRPCServeResult;
+
+/* ------------------------------------------------------------------ channel */
+
+/*!
+ * \brief Read up to n bytes into buf.
+ * \return bytes read (1..n), 0 when the peer closed the channel, negative on error.
+ */
+typedef int64_t (*MinRPCReadFunc)(void* ctx, uint8_t* buf, size_t n);
+
+/*!
+ * \brief Write all n bytes of buf.
+ * \return 0 when every byte was written, non-zero on error.
+ */
+typedef int32_t (*MinRPCWriteFunc)(void* ctx, const uint8_t* buf, size_t n);
+
+/*! \brief The byte stream the server talks over (pipes, a socket, a framing layer ...). */
+typedef struct {
+  void* ctx;
+  MinRPCReadFunc read;
+  MinRPCWriteFunc write;
+} MinRPCChannel;
+
+/* ------------------------------------------------------------------ server state */
+
+/*! \brief One live allocation made through the device API for the peer. */
+typedef struct {
+  uint8_t* ptr;
+  uint64_t nbytes;
+  DLDevice device;
+} MinRPCAllocation;
+
+/*! \brief One function or module handle given to the peer, with the references it holds. */
+typedef struct {
+  void* handle;
+  uint32_t refs;
+  int32_t type_index; /*!< kTVMPackedFuncHandle or kTVMModuleHandle */
+} MinRPCHandleEntry;
+
+/*!
+ * \brief A MinRPC server. Plain data: place it in static storage and set it up with
+ *        MinRPCServerInit; the fields are private to the server.
+ */
+typedef struct {
+  MinRPCChannel channel;
+  /* per-packet arena */
+  uint8_t* fixed_arena; /*!< caller-given buffer, or NULL for pages from the platform */
+  size_t fixed_arena_bytes;
+  uint8_t* arena;
+  size_t arena_cap;
+  size_t arena_used;
+  /* input */
+  uint8_t rx[MINRPC_RX_BYTES];
+  size_t rx_pos;
+  size_t rx_len;
+  uint64_t packet_left; /*!< body bytes of the packet in progress not read yet */
+  /* session */
+  int32_t initialized;
+  int32_t status; /*!< why the session ended (MinRPCStatus) */
+  uint32_t num_allocations;
+  uint32_t num_handles;
+  MinRPCAllocation allocations[MINRPC_MAX_ALLOCS];
+  MinRPCHandleEntry handles[MINRPC_MAX_HANDLES];
+  /* the error text of the request being answered */
+  char error[MINRPC_ERROR_BYTES];
+  uint8_t exception_packet[32u + MINRPC_ERROR_BYTES];
+} MinRPCServer;
+
+/*!
+ * \brief Set up `server` on `channel` and register MINRPC_MAX_PACKET_FUNC.
+ *
+ * Call TVMInitializeRuntime first. `arena`/`arena_bytes`: a static buffer for the per-packet
+ * arena, or NULL/0 to take each packet's arena from TVMPlatformMemoryAllocate (sized to the
+ * packet). A static arena smaller than MINRPC_MAX_PACKET + MINRPC_STAGE_BYTES limits the
+ * packets it can hold; such packets are refused with kAllocError.
+ * \return 0, or a MinRPCStatus when the arguments are unusable or registration failed.
+ */
+int32_t MinRPCServerInit(MinRPCServer* server, MinRPCChannel channel, uint8_t* arena,
+                         size_t arena_bytes);
+
+/*! \brief Read and answer one packet (empty packets are skipped silently). */
+MinRPCServeResult MinRPCServerServeOne(MinRPCServer* server);
+
+/*!
+ * \brief Serve packets until kShutdown, a clean end of the channel or a fatal error.
+ * \return kMinRPCSuccess (0) for a clean end, else the MinRPCStatus that ended the session.
+ */
+int32_t MinRPCServerServe(MinRPCServer* server);
+
+/*!
+ * \brief Free every allocation and handle the peer still holds (call after the session).
+ */
+void MinRPCServerRelease(MinRPCServer* server);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYTVM_MINRPC_SERVER_H_ */

@@ -1,0 +1,114 @@
+/*!
+ * \file serial_session.h
+ * \brief Session layer over serial framing: message types, session ids, start/reset handshake.
+ *
+ * Every frame payload (see serial_framing.h) is one session message:
+ *
+ *     type:u8 | session_id:u16le | body
+ *
+ * Message types:
+ *   1 START_INIT   body = version (1). session_id = the initiator's nonce (1..255), high byte 0.
+ *   2 START_REPLY  body = version (1). session_id = initiator nonce | responder nonce << 8.
+ *   3 NORMAL       body = application bytes (the RPC byte stream), for the established id.
+ *   4 LOG          body = text from the sender, accepted whatever its session id.
+ * Anything else (unknown type, short message, wrong version) is dropped and counted.
+ *
+ * Handshake. Either side may (re)start at any time: it picks a nonce byte, sends START_INIT and
+ * is STARTING. A side receiving a valid START_INIT picks its own nonce, combines both into the
+ * session id (initiator nonce in the low byte, its own in the high byte), answers START_REPLY,
+ * is ESTABLISHED and reports PYTVM_SERIAL_EVENT_STARTED -- whatever session it had before is
+ * over (that is how a reset from either side reaches the other). The initiator is ESTABLISHED
+ * (and reports STARTED) when a START_REPLY for its current nonce arrives; replies to an older
+ * nonce are dropped. NORMAL messages are delivered only in the ESTABLISHED state and only when
+ * their id equals the current session id, so traffic of a stale session is dropped.
+ *
+ * Ids always change on a restart: an initiator never reuses its previous nonce or the low byte
+ * of the current id, and a responder changes its nonce until the new id differs from the
+ * current one. Nonces come from the integrator's callback (a hardware RNG, a timer); a 0 or a
+ * clashing value is replaced by the next value in 1..255 (x -> x % 255 + 1).
+ *
+ * Simultaneous starts: a STARTING side drops a START_INIT whose nonce is not greater than its
+ * own, so the higher nonce initiates; with equal nonces both drop, and one side must restart.
+ *
+ * The Python twin is pytvm/crt/serial_session.py (byte-identical; shared test vectors).
+ */
+#ifndef PYTVM_SERIAL_SESSION_H_
+#define PYTVM_SERIAL_SESSION_H_
+
+#include "serial_framing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PYTVM_SERIAL_SESSION_VERSION 1u
+#define PYTVM_SERIAL_MESSAGE_HEADER_SIZE 3u
+
+/* Message types. */
+#define PYTVM_SERIAL_MSG_START_INIT 1u
+#define PYTVM_SERIAL_MSG_START_REPLY 2u
+#define PYTVM_SERIAL_MSG_NORMAL 3u
+#define PYTVM_SERIAL_MSG_LOG 4u
+
+/* Session states. */
+#define PYTVM_SERIAL_SESSION_IDLE 0u
+#define PYTVM_SERIAL_SESSION_STARTING 1u
+#define PYTVM_SERIAL_SESSION_ESTABLISHED 2u
+
+/* Events reported to the integrator. */
+#define PYTVM_SERIAL_EVENT_STARTED 1 /*!< a new session is established (reset application state) */
+#define PYTVM_SERIAL_EVENT_DATA 2    /*!< body of a NORMAL message of the current session */
+#define PYTVM_SERIAL_EVENT_LOG 3     /*!< body of a LOG message */
+
+/*! \brief A nonce byte from the integrator's entropy source. */
+typedef uint8_t (*pytvm_serial_nonce_fn)(void* ctx);
+
+/*! \brief Session event; `body` (empty for STARTED) is valid during the call only. The
+ *  callback may send (start, send, send_log) but must not feed received bytes. */
+typedef void (*pytvm_serial_event_fn)(void* ctx, int event, const uint8_t* body, size_t n);
+
+typedef struct {
+  uint8_t* rx_buffer; /*!< assembles received frames */
+  size_t rx_capacity; /*!< largest accepted frame payload (header included; at least 4) */
+  pytvm_serial_write_fn write;
+  void* write_ctx;
+  pytvm_serial_nonce_fn nonce;
+  void* nonce_ctx;
+  pytvm_serial_event_fn on_event;
+  void* event_ctx;
+  /*! largest frame payload the peer accepts; send() splits data to fit. 0: the default 4096. */
+  uint32_t tx_max_payload;
+} pytvm_serial_session_config;
+
+typedef struct {
+  pytvm_serial_session_config config;
+  pytvm_serial_decoder decoder;
+  pytvm_serial_encoder encoder;
+  uint16_t session_id; /*!< the established id (0 while none) */
+  uint8_t local_nonce; /*!< nonce of the last START_INIT this side sent */
+  uint8_t state;
+  uint32_t dropped; /*!< valid frames dropped: stale, unexpected or malformed messages */
+} pytvm_serial_session;
+
+/*! \brief Set up an IDLE session; ERR_ARG if a callback or the buffer is missing, rx_capacity
+ *  < 4 or tx_max_payload <= 3 (no room for a START message). */
+int pytvm_serial_session_init(pytvm_serial_session* s, const pytvm_serial_session_config* config);
+/*! \brief Send START_INIT with a fresh nonce (start, or restart a running session). */
+int pytvm_serial_session_start(pytvm_serial_session* s);
+/*! \brief Send `n` bytes as NORMAL messages (split to tx_max_payload); ERR_NO_SESSION unless
+ *  ESTABLISHED. Sends nothing for n == 0. */
+int pytvm_serial_session_send(pytvm_serial_session* s, const uint8_t* data, size_t n);
+/*! \brief Send one LOG message with the current id, in any state; ERR_TOO_LONG if it does not
+ *  fit in one frame. */
+int pytvm_serial_session_send_log(pytvm_serial_session* s, const uint8_t* text, size_t n);
+/*! \brief Feed bytes received from the link; events and handshake replies happen inside. */
+void pytvm_serial_session_receive(pytvm_serial_session* s, const uint8_t* data, size_t n);
+/*! \brief Frame one message (header + body) through `enc`. */
+int pytvm_serial_write_message(pytvm_serial_encoder* enc, uint8_t type, uint16_t session_id,
+                               const uint8_t* body, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYTVM_SERIAL_SESSION_H_ */

@@ -1,0 +1,124 @@
+/*!
+ * \file serial_stream.c
+ * \brief Blocking byte stream over a serial session; see serial_stream.h.
+ */
+#include "serial_stream.h"
+
+static void on_event(void* ctx, int event, const uint8_t* body, size_t n) {
+  pytvm_serial_stream* st = (pytvm_serial_stream*)ctx;
+  if (event == PYTVM_SERIAL_EVENT_DATA) {
+    st->pending = body;
+    st->pending_len = n;
+  } else if (event == PYTVM_SERIAL_EVENT_STARTED) {
+    if (st->sessions > 0 && !st->own_restart) st->reset_pending = 1;
+    st->pending_len = 0;
+    st->own_restart = 0;
+    st->sessions++;
+  } else if (st->on_log != NULL) {
+    st->on_log(st->log_ctx, body, n);
+  }
+}
+
+int pytvm_serial_stream_init(pytvm_serial_stream* st, const pytvm_serial_stream_config* config) {
+  pytvm_serial_session_config session;
+  if (config == NULL || config->read == NULL) return PYTVM_SERIAL_ERR_ARG;
+  session = config->session;
+  session.on_event = on_event;
+  session.event_ctx = st;
+  st->read = config->read;
+  st->read_ctx = config->read_ctx;
+  st->on_log = config->on_log;
+  st->log_ctx = config->log_ctx;
+  st->initiator = config->initiator;
+  st->own_restart = 0;
+  st->reset_pending = 0;
+  st->eof = 0;
+  st->sessions = 0;
+  st->pending = NULL;
+  st->pending_len = 0;
+  st->raw_pos = 0;
+  st->raw_len = 0;
+  return pytvm_serial_session_init(&st->session, &session);
+}
+
+static int start(pytvm_serial_stream* st) {
+  st->own_restart = 1;
+  st->pending_len = 0;
+  return pytvm_serial_session_start(&st->session);
+}
+
+/* Feed link bytes until a message body is pending, a restart is noticed or the bytes read so
+ * far run out; reads the link once if none are buffered. 1: progress, 0: end, <0: error. */
+static int64_t pump(pytvm_serial_stream* st) {
+  if (st->raw_pos == st->raw_len) {
+    int64_t got = st->read(st->read_ctx, st->raw, sizeof(st->raw));
+    if (got <= 0) {
+      if (got == 0) st->eof = 1;
+      return got;
+    }
+    st->raw_pos = 0;
+    st->raw_len = (size_t)got < sizeof(st->raw) ? (size_t)got : sizeof(st->raw);
+  }
+  while (st->raw_pos < st->raw_len && st->pending_len == 0 && !st->reset_pending) {
+    pytvm_serial_decoder_feed_byte(&st->session.decoder, st->raw[st->raw_pos++]);
+  }
+  return 1;
+}
+
+int64_t pytvm_serial_stream_read(pytvm_serial_stream* st, uint8_t* buf, size_t n) {
+  for (;;) {
+    int64_t rc;
+    if (st->reset_pending) {
+      st->reset_pending = 0;
+      return 0;
+    }
+    if (st->pending_len > 0) {
+      size_t take = n < st->pending_len ? n : st->pending_len;
+      size_t i;
+      for (i = 0; i < take; ++i) buf[i] = st->pending[i];
+      st->pending += take;
+      st->pending_len -= take;
+      return (int64_t)take;
+    }
+    if (st->eof) return 0;
+    if (st->initiator && st->session.state == PYTVM_SERIAL_SESSION_IDLE) {
+      int started = start(st);
+      if (started != PYTVM_SERIAL_OK) return started;
+    }
+    rc = pump(st);
+    if (rc <= 0) return rc;
+  }
+}
+
+/* Read the link until the session is established. */
+static int wait_established(pytvm_serial_stream* st) {
+  while (st->session.state != PYTVM_SERIAL_SESSION_ESTABLISHED) {
+    int64_t rc;
+    if (st->initiator && st->session.state == PYTVM_SERIAL_SESSION_IDLE) {
+      int started = start(st);
+      if (started != PYTVM_SERIAL_OK) return started;
+    }
+    if (st->eof) return PYTVM_SERIAL_ERR_NO_SESSION;
+    if (st->pending_len > 0 || st->reset_pending) {
+      /* Cannot happen before a session exists: data arrives only for an established one. */
+      return PYTVM_SERIAL_ERR_STATE;
+    }
+    rc = pump(st);
+    if (rc < 0) return (int)rc;
+    if (rc == 0) return PYTVM_SERIAL_ERR_NO_SESSION;
+  }
+  return PYTVM_SERIAL_OK;
+}
+
+int pytvm_serial_stream_write(pytvm_serial_stream* st, const uint8_t* data, size_t n) {
+  int rc = wait_established(st);
+  if (rc != PYTVM_SERIAL_OK) return rc;
+  return pytvm_serial_session_send(&st->session, data, n);
+}
+
+int pytvm_serial_stream_restart(pytvm_serial_stream* st) {
+  int rc = start(st);
+  if (rc != PYTVM_SERIAL_OK) return rc;
+  st->reset_pending = 0;
+  return wait_established(st);
+}
