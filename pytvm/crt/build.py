@@ -48,6 +48,8 @@ def sources_digest(cc: str) -> str:
     root = crt_source_dir()
     files = [p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES]
     files.append(root / "Makefile")
+    # the skel linked into the binary is generated from these (src/crt/device/skel.mk)
+    files += [source_dir().parent / "hexagon" / name for name in ("hexagon_rpc.idl", "idl.py")]
     files += list(include_dir().rglob("*.h"))
     for path in sorted(files):
         digest.update(str(path.relative_to(source_dir().parent)).encode())
@@ -101,6 +103,8 @@ def _built_binary(cc: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
         jobs = str(min(8, os.cpu_count() or 1))
         cmd = [make, "-s", "-j", jobs, "-C", str(crt_source_dir()), f"BUILD={tmp}", f"CC={cc}"]
+        if sys.executable:
+            cmd.append(f"PYTHON={sys.executable}")  # generates the hexagon_rpc skel
         cmd.append(BINARY_NAME)
         result = subprocess.run(cmd, capture_output=True, text=True)
         built = Path(tmp) / BINARY_NAME

@@ -1,5 +1,6 @@
-"""The accelerator path of seed 000: a board-side transport channel to an accelerator process,
-the session constructor a board server runs, and a launcher that sets the board up."""
+"""The accelerator path of seed 000: a board-side transport channel to an accelerator process
+(over the stub generated from ``hexagon_rpc.idl``, see :mod:`pytvm.hexagon.idl`), the session
+constructor a board server runs, and a launcher that sets the board up."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..ffi.device import hexagon as _hexagon_device
 from .channel import HexagonTransportChannel
 from .launcher import AdbShell, Launcher, LocalShell, Shell
 from .session import create_session
-from .transport import PipeTransport, Transport
+from .transport import PipeTransport, StubTransport, Transport
 
 __all__ = [
     "AdbShell",
@@ -20,6 +21,7 @@ __all__ = [
     "LocalShell",
     "PipeTransport",
     "Shell",
+    "StubTransport",
     "Transport",
     "create_session",
 ]

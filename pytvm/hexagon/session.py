@@ -8,7 +8,7 @@ from ..ffi.registry import register_func
 from ..rpc.client_session import connect_channel
 from ..rpc.session import SessionModule
 from .channel import HexagonTransportChannel
-from .transport import PipeTransport, Transport
+from .transport import StubTransport, Transport
 
 __all__ = ["create_session", "CONSTRUCTOR"]
 
@@ -20,9 +20,10 @@ DEFAULT_URI = "pytvm_hexagon_rpc_skel.so?domain=cdsp"
 
 
 def _default_transport() -> Transport:
+    """The emulator behind the generated hexagon_rpc stub and skel (seed 000's FastRPC path)."""
     from ..crt.build import device_binary  # the emulator binary, built on first use
 
-    return PipeTransport(device_binary())
+    return StubTransport(device_binary())
 
 
 @register_func(CONSTRUCTOR, override=True)

@@ -1,9 +1,22 @@
 """The four calls a board makes to reach its accelerator: open, send, receive, close.
 
 They mirror ``hexagon_rpc_open/send/receive/close`` of seed 000, which FastRPC's generated stub
-carries to the DSP. :class:`PipeTransport` implements them for the accelerator emulator on this
-machine: ``open`` starts the device process (CRT + MinRPC in C, exposing device type 16) and the
-other calls move bytes over its two pipes.
+carries to the DSP and its generated skel hands to the implementation there.
+
+:class:`StubTransport` (the default of :func:`pytvm.hexagon.create_session`) does the same for
+the accelerator emulator on this machine: ``open`` starts ``pytvm-device <r> <w> --hexagon
+--skel`` (CRT + MinRPC in C, device type 16, serving the C skel generated from
+``hexagon_rpc.idl``) and every call goes through the Python stub generated from the same file
+(:func:`stub_module`), as a request/reply message on the process's pipes. On the device,
+``hexagon_rpc_send`` feeds the bytes to the MinRPC server and ``hexagon_rpc_receive`` returns
+what it wrote (``pytvm/src/crt/device/hexagon_rpc_impl.c``).
+
+The stub is generated when it is first needed, once per process, from the installed IDL file
+(no generated Python is stored in the package, so stub and skel cannot drift apart); run
+``python pytvm/hexagon/idl.py --stub-py out.py pytvm/hexagon/hexagon_rpc.idl`` to read it.
+
+:class:`PipeTransport` is the older shortcut kept for comparison: raw RPC bytes straight over
+the pipes of ``pytvm-device --hexagon``, no stub or skel.
 """
 
 from __future__ import annotations
@@ -11,10 +24,41 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from ..ffi.errors import TVMOSError
 
-__all__ = ["Transport", "PipeTransport"]
+__all__ = ["Transport", "StubTransport", "PipeTransport", "stub_module", "IDL_PATH"]
+
+#: The interface definition the stub (here) and the skel (in ``pytvm-device``) come from.
+IDL_PATH = Path(__file__).resolve().with_name("hexagon_rpc.idl")
+
+#: The device's skel buffer (``PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES``), the stub's default
+#: ``max_message`` (``idl.DEFAULT_MAX_MESSAGE``).
+DEVICE_MAX_MESSAGE = 1 << 20
+
+#: Statuses of the device implementation (``hexagon_rpc_impl.h``).
+IMPL_STATUSES = {
+    -1: "not the handle of the open session",
+    -2: "a session is already open on the accelerator",
+    -3: "bad uri or stack size",
+    -4: "the accelerator's RPC server could not start",
+    -5: "the accelerator's RPC server has ended",
+    -6: "the accelerator's input buffer is full (replies were not received)",
+    -7: "no reply is pending: the accelerator waits for the rest of a request",
+}
+
+
+@lru_cache(maxsize=1)
+def stub_module() -> ModuleType:
+    """The module generated from :data:`IDL_PATH`; it holds ``HexagonRpcStub``, ``StubError``
+    and ``StatusError``. Generated on first use, then cached for the process."""
+    from . import idl  # imported here so ``python -m pytvm.hexagon.idl`` runs it fresh
+
+    return idl.load_stub(idl.parse_file(IDL_PATH), DEVICE_MAX_MESSAGE)
 
 
 class Transport:
@@ -81,6 +125,112 @@ class PipeTransport(Transport):
                 except OSError:
                     pass
         self._read_fd = self._write_fd = -1
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+class StubTransport(Transport):
+    """The emulator behind the generated stub: ``<binary> <read_fd> <write_fd> --hexagon --skel``.
+
+    ``max_message`` is the device's skel buffer (``PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES``, 1 MiB
+    by default): no request or reply is larger. ``send`` splits its data into calls of at most
+    ``chunk`` bytes and ``receive`` asks for at most ``chunk`` bytes per call.
+    """
+
+    def __init__(
+        self,
+        binary: str | os.PathLike[str],
+        extra_args: Sequence[str] = (),
+        max_message: int = DEVICE_MAX_MESSAGE,
+        chunk: int = 256 * 1024,
+    ) -> None:
+        if not 0 < chunk <= max_message - 64:
+            raise ValueError(f"chunk={chunk} must be in 1..{max_message - 64}")
+        self.binary = os.fspath(binary)
+        self.extra_args = list(extra_args)
+        self.max_message = max_message
+        self.chunk = chunk
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stub: Any = None
+        self.handle = 0
+        self._fds: tuple[int, int] = (-1, -1)
+
+    def _fail(self, what: str, err: Exception) -> TVMOSError:
+        status = getattr(err, "status", None)
+        detail = IMPL_STATUSES.get(status) if isinstance(status, int) else None
+        text = f"{err} ({detail})" if detail else str(err)
+        return TVMOSError(f"accelerator {what} failed: {text}")
+
+    def open(self, uri: str, stack_size: int) -> None:
+        if self.process is not None:
+            raise TVMOSError(f"accelerator transport to {uri!r} is already open")
+        module = stub_module()
+        child_read, parent_write = os.pipe()
+        parent_read, child_write = os.pipe()
+        argv = [self.binary, str(child_read), str(child_write), "--hexagon", "--skel"]
+        argv += self.extra_args
+        try:
+            self.process = subprocess.Popen(argv, pass_fds=(child_read, child_write))
+        except OSError as err:
+            os.close(parent_read)
+            os.close(parent_write)
+            raise TVMOSError(f"cannot start the accelerator emulator {self.binary}: {err}") from err
+        finally:
+            os.close(child_read)
+            os.close(child_write)
+        self._fds = (parent_read, parent_write)
+        self.stub = module.HexagonRpcStub(parent_read, parent_write, self.max_message)
+        try:
+            self.handle = self.stub.open(uri, int(stack_size))
+        except (module.StubError, ValueError, TypeError) as err:
+            self.close()
+            raise self._fail(f"open of {uri!r}", err) from err
+
+    def _stub(self) -> Any:
+        if self.stub is None:
+            raise TVMOSError("the accelerator transport is not open")
+        return self.stub
+
+    def send(self, data: bytes | bytearray | memoryview) -> int:
+        stub = self._stub()
+        view = memoryview(data).cast("B")
+        try:
+            for start in range(0, len(view), self.chunk):
+                stub.send(self.handle, view[start : start + self.chunk])
+        except stub_module().StubError as err:
+            raise self._fail("send", err) from err
+        return len(view)
+
+    def receive(self, size: int) -> bytes:
+        stub = self._stub()
+        if size <= 0:
+            return b""
+        try:
+            data: bytes = stub.receive(self.handle, min(size, self.chunk))
+        except stub_module().StubError as err:
+            raise self._fail("receive", err) from err
+        return data
+
+    def close(self) -> None:
+        if self.stub is not None and self.handle:
+            try:
+                self.stub.close(self.handle)
+            except stub_module().StubError:
+                pass  # the device is gone or the stream broke: reaping it is all that is left
+        self.stub = None
+        self.handle = 0
+        for fd in self._fds:
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._fds = (-1, -1)
         if self.process is not None:
             try:
                 self.process.wait(timeout=5)

@@ -9,7 +9,12 @@
 # TVM_CRT_MEMORY_POOL_LOG2 given in CRT_CONFIG_FLAGS wins. The hexagon emulator's own pool is
 # PYTVM_HEXAGON_POOL_BYTES (128 MiB) and MinRPC's limits are MINRPC_* (minrpc_server.h); change
 # them with CRT_EXTRA_CFLAGS="-DPYTVM_HEXAGON_POOL_BYTES=...".
+# `pytvm-device ... --hexagon --skel` serves the generated skel of pytvm/hexagon/hexagon_rpc.idl
+# (device/skel.mk: generated into $(BUILD)/gen by $(PYTHON), default python3) instead of
+# MinRPC straight on the descriptors.
 # Included by pytvm/src/crt/Makefile (variables: see its header).
+
+include $(CRT_DIR)/device/skel.mk
 
 DEVICE_POOL_FLAGS := $(if $(findstring TVM_CRT_MEMORY_POOL_LOG2,$(CRT_CONFIG_FLAGS)),,\
                      -DTVM_CRT_MEMORY_POOL_LOG2=26)
@@ -20,10 +25,11 @@ DEVICE_SRCS := $(sort $(wildcard $(CRT_DIR)/minrpc/*.c $(CRT_DIR)/device/*.c)) $
 # $(1): variant (host, asan, ubsan); $(2): the binary it makes.
 define DEVICE_VARIANT_RULES
 DEVICE_BUILD_$(1) := $$(CRT_BUILD_$(1))/device
-DEVICE_CFLAGS_$(1) := $$(CRT_CFLAGS_$(1)) $$(DEVICE_POOL_FLAGS)
-DEVICE_OBJS_$(1) := $$(patsubst $(CRT_DIR)/%.c,$$(DEVICE_BUILD_$(1))/%.o,$$(DEVICE_SRCS))
+DEVICE_CFLAGS_$(1) := $$(CRT_CFLAGS_$(1)) $$(DEVICE_POOL_FLAGS) -I$(SKEL_GEN_DIR)
+DEVICE_OBJS_$(1) := $$(patsubst $(CRT_DIR)/%.c,$$(DEVICE_BUILD_$(1))/%.o,$$(DEVICE_SRCS)) \
+                    $$(SKEL_OBJ_$(1))
 
-$$(DEVICE_BUILD_$(1))/%.o: $(CRT_DIR)/%.c $$(CRT_FLAGS_STAMP_$(1))
+$$(DEVICE_BUILD_$(1))/%.o: $(CRT_DIR)/%.c $$(CRT_FLAGS_STAMP_$(1)) | $(SKEL_H)
 	@mkdir -p $$(@D)
 	$$(CC) $$(DEVICE_CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 

@@ -3,15 +3,20 @@
  * \brief `pytvm-device`: a host "device" process running the CRT + MinRPC over two file
  *        descriptors, the rpc.PopenSession convention.
  *
- * Usage: pytvm-device <read_fd> <write_fd> [--hexagon] [--framing]
+ * Usage: pytvm-device <read_fd> <write_fd> [--hexagon] [--framing | --skel]
  *   --hexagon  also serve device type 16 from the accelerator emulator's own pool
  *              (hexagon_emulator.h);
- *   --framing  wrap the channel in the serial framing layer (device_framing.c).
+ *   --framing  wrap the channel in the serial framing layer (device_framing.c);
+ *   --skel     speak the generated hexagon_rpc skel on the descriptors instead of raw RPC
+ *              bytes: the board's stub calls hexagon_rpc_open/send/receive/close
+ *              (pytvm/hexagon/hexagon_rpc.idl), which feed the MinRPC server
+ *              (hexagon_rpc_impl.c), as FastRPC's skel does on a DSP (seed 000).
  * Flags may come before or after the two descriptors.
  *
  * Exit status (spec section 6): 0 after kShutdown or a clean end of input, 10 read error
  * (kReadError), 11 write error, 12 allocation error (kAllocError, e.g. an untrusted packet
- * length), 255 (-1) for bad arguments or a failed start.
+ * length), 255 (-1) for bad arguments or a failed start. With --skel: 0 when the board closes
+ * the pipe between calls, 10 on a read error or a truncated call, 11 on a write error.
  *
  * Global functions for tests:
  *   pytvm.device.echo(x)            -> x (any argument type)
@@ -30,6 +35,7 @@
 #include "device_framing.h"
 #include "../minrpc/minrpc_server.h"
 #include "hexagon_emulator.h"
+#include "hexagon_rpc_impl.h"
 #include "pytvm_crt/crt.h"
 
 #define EXIT_BAD_ARGS 255
@@ -153,6 +159,24 @@ static int Info(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* re
   return 0;
 }
 
+/* ------------------------------------------------------------------ --skel */
+
+/*! \brief Run the generated skel on the descriptors; the exit status of main. */
+static int ServeSkel(int read_fd, int write_fd) {
+  static uint8_t buffer[PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES];
+  int32_t status = hexagon_rpc_skel_serve(read_fd, write_fd, buffer, sizeof(buffer));
+  PytvmHexagonRpcShutdown(); /* the board may vanish without close */
+  if (status == 0) {
+    return 0;
+  }
+  (void)fprintf(stderr, "pytvm-device: the hexagon_rpc skel stopped with status %ld\n",
+                (long)status);
+  if (status == HEXAGON_RPC_SKEL_EREAD) {
+    return (int)kMinRPCReadError;
+  }
+  return (status == HEXAGON_RPC_SKEL_EWRITE) ? (int)kMinRPCWriteError : EXIT_BAD_ARGS;
+}
+
 /* ------------------------------------------------------------------ main */
 
 /*! \brief A non-negative decimal file descriptor, or -1. */
@@ -170,7 +194,7 @@ static int ParseFd(const char* text) {
 static int Usage(const char* why) {
   (void)fprintf(stderr,
                 "pytvm-device: %s\nusage: pytvm-device <read_fd> <write_fd> [--hexagon] "
-                "[--framing]\n",
+                "[--framing | --skel]\n",
                 why);
   return EXIT_BAD_ARGS;
 }
@@ -183,6 +207,7 @@ int main(int argc, char** argv) {
   int num_fds = 0;
   int hexagon = 0;
   int framing = 0;
+  int skel = 0;
   int i;
   int32_t status;
 
@@ -191,6 +216,8 @@ int main(int argc, char** argv) {
       hexagon = 1;
     } else if (strcmp(argv[i], "--framing") == 0) {
       framing = 1;
+    } else if (strcmp(argv[i], "--skel") == 0) {
+      skel = 1;
     } else if ((num_fds < 2) && (ParseFd(argv[i]) >= 0)) {
       fd_values[num_fds] = ParseFd(argv[i]);
       num_fds += 1;
@@ -200,6 +227,9 @@ int main(int argc, char** argv) {
   }
   if (num_fds != 2) {
     return Usage("expected exactly two file descriptors");
+  }
+  if ((framing != 0) && (skel != 0)) {
+    return Usage("--framing and --skel cannot be combined");
   }
   if ((framing != 0) && (g_framing_wrap == NULL)) {
     return Usage("--framing: no serial framing layer is linked into this binary");
@@ -219,11 +249,14 @@ int main(int argc, char** argv) {
   }
   (void)snprintf(g_info, sizeof(g_info),
                  "pytvm-device: CRT + MinRPC, protocol %s, max_packet=%lu, cpu_pool=%lu, "
-                 "hexagon=%s, hexagon_pool=%lu, framing=%s",
+                 "hexagon=%s, hexagon_pool=%lu, framing=%s, skel=%s",
                  MINRPC_PROTOCOL_VERSION, (unsigned long)MINRPC_MAX_PACKET,
                  (unsigned long)TVM_CRT_MEMORY_POOL_BYTES, (hexagon != 0) ? "on" : "off",
                  (hexagon != 0) ? (unsigned long)PYTVM_HEXAGON_POOL_BYTES : 0ul,
-                 (framing != 0) ? "on" : "off");
+                 (framing != 0) ? "on" : "off", (skel != 0) ? "on" : "off");
+  if (skel != 0) {
+    return ServeSkel(fd_values[0], fd_values[1]);
+  }
 
   fds.read_fd = fd_values[0];
   fds.write_fd = fd_values[1];
