@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from pytvm.cli import info, rpc
+from pytvm.cli import info, rpc, trace
 
 __all__ = ["build_parser", "main"]
 
 # Each subcommand module exposes ``add_parser(subparsers)`` and ``run(args) -> int``.
-_SUBCOMMANDS = (info, rpc)
+_SUBCOMMANDS = (info, rpc, trace)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ turns them into the transport's ``send``/``receive`` calls, exactly as TVM's
 
 from __future__ import annotations
 
+from ..ffi import trace as _trace
 from ..rpc.channel import Channel
 from .transport import Transport
 
@@ -22,10 +23,26 @@ class HexagonTransportChannel(Channel):
         transport.open(uri, stack_size)
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
-        self.transport.send(data)
+        sp = (
+            _trace.begin("transport channel", "hexagon_rpc_send", bytes=len(data))
+            if _trace.ON
+            else None
+        )
+        try:
+            self.transport.send(data)
+        finally:
+            if sp is not None:
+                _trace.end(sp)
 
     def recv(self, size: int) -> bytes:
-        return self.transport.receive(size)
+        sp = _trace.begin("transport channel", "hexagon_rpc_receive") if _trace.ON else None
+        out = b""
+        try:
+            out = self.transport.receive(size)
+            return out
+        finally:
+            if sp is not None:
+                _trace.end(sp, bytes=len(out))
 
     def close(self) -> None:
         self.transport.close()

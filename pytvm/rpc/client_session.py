@@ -43,6 +43,8 @@ __all__ = ["ClientSession", "connect_channel", "socket_session", "popen_session"
 class ClientSession(Session):
     """Forward requests through ``endpoint``; ``process`` (if any) is the peer, reaped on close."""
 
+    forwards = True
+
     def __init__(
         self, endpoint: Endpoint, name: str, process: subprocess.Popen[bytes] | None = None
     ) -> None:

@@ -9,6 +9,15 @@ cannot trust (or a vanished peer) ends the session.
 As a client it issues requests one at a time (a lock spans send and reply) and streams copy
 payloads straight between the channel and memory, split to the peer's maximum packet size,
 which is looked up once per endpoint.
+
+Hop-local functions: a kGetGlobalFunc for a ``pytvm.hop.*`` name is answered from this
+endpoint's :class:`~pytvm.rpc.hop.HopTable` instead of the serving session, so each hop of a
+nested session runs them itself (trace control, see ``pytvm.rpc.hop``).
+
+Tracing (``pytvm.ffi.trace``, each hook behind one ``if _trace.ON`` test): a client request is
+an ``endpoint`` span (code, request and reply bytes); a served packet is a ``server`` span
+(code, bytes) and the serving session's part of it a ``serving session`` span. The ``wire``
+spans (channel sends and receives) come from the packet layer underneath (``_packet_io``).
 """
 
 from __future__ import annotations
@@ -16,13 +25,16 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..ffi import trace as _trace
 from ..ffi.errors import TVMError, format_error, parse_error
 from ..ffi.registry import get_global_func
+from ._packet_io import PacketIO, _PeerClosed
 from .base import PROTOCOL_VERSION, ProtocolError, RPCError, remote_error_class
 from .channel import Channel
+from .hop import HOP_PREFIX, HopTable, code_name
 from .protocol import (
     DEFAULT_LIMITS,
     SYSCALL_CODE_START,
@@ -51,19 +63,11 @@ __all__ = ["Endpoint", "serve"]
 
 log = logging.getLogger("pytvm.rpc.endpoint")
 
-_U64 = struct.Struct("<Q")
-_I32 = struct.Struct("<i")
 _CODES = {int(code): code for code in RPCCode}
-_CHUNK = 1 << 16
-_STAGE_STEP = 1 << 20
 MAX_PACKET_FUNC = "tvm.rpc.server.GetCRTMaxPacketSize"
 
 
-class _PeerClosed(Exception):
-    """The peer closed the stream at a packet boundary (a clean end)."""
-
-
-class Endpoint:
+class Endpoint(PacketIO):
     """One side of an RPC connection over ``channel``."""
 
     def __init__(
@@ -73,112 +77,29 @@ class Endpoint:
         remote_key: str = "",
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        self.channel = channel
-        self.name = name
+        super().__init__(channel, name, limits)
         self.remote_key = remote_key
-        self.limits = limits
         self.serving_session: Session | None = None
-        self._rbuf = bytearray()
-        self._rpos = 0
         self._lock = threading.RLock()
         self._max_transfer: int | None = None  # bytes of data per copy packet, once asked
-        self.closed = False
-
-    # ------------------------------------------------------------------ reading
-
-    def _fill(self, n: int) -> None:
-        """Make at least ``n`` unread bytes available in the read buffer."""
-        if self._rpos and self._rpos == len(self._rbuf):
-            self._rbuf.clear()
-            self._rpos = 0
-        while len(self._rbuf) - self._rpos < n:
-            chunk = self.channel.recv(max(_CHUNK, n - (len(self._rbuf) - self._rpos)))
-            if not chunk:
-                raise ConnectionError(
-                    f"{self.channel.peer} closed the channel in the middle of a packet"
-                )
-            self._rbuf += chunk
-
-    def _read(self, n: int) -> bytes:
-        """Exactly ``n`` bytes (small reads come from the buffer)."""
-        if len(self._rbuf) - self._rpos < n:
-            if n > _STAGE_STEP:
-                return bytes(self._read_staged(n))
-            self._fill(n)
-        start = self._rpos
-        self._rpos = start + n
-        return bytes(self._rbuf[start : self._rpos])
-
-    def _read_into(self, view: memoryview) -> None:
-        """Fill ``view`` exactly: buffered bytes first, then straight from the channel."""
-        have = min(len(self._rbuf) - self._rpos, len(view))
-        if have:
-            view[:have] = self._rbuf[self._rpos : self._rpos + have]
-            self._rpos += have
-        got = have
-        while got < len(view):
-            n = self.channel.recv_into(view[got:])
-            if n == 0:
-                raise ConnectionError(
-                    f"{self.channel.peer} closed the channel after {got} of {len(view)} data bytes"
-                )
-            got += n
-
-    def _read_staged(self, n: int) -> bytearray:
-        """``n`` bytes into a buffer that grows as they arrive (a length field alone never
-        allocates more than what was actually received plus one step)."""
-        out = bytearray()
-        while len(out) < n:
-            step = min(_STAGE_STEP, n - len(out))
-            start = len(out)
-            out.extend(bytes(step))
-            self._read_into(memoryview(out)[start:])
-        return out
-
-    def _skip(self, n: int) -> None:
-        while n > 0:
-            step = min(n, _STAGE_STEP)
-            self._read(step)
-            n -= step
-
-    def _packet_length(self) -> int:
-        """The next non-empty packet's body length; ``_PeerClosed`` at a clean end of stream."""
-        while True:
-            if len(self._rbuf) - self._rpos < 8:
-                if self._rpos == len(self._rbuf):
-                    self._rbuf.clear()
-                    self._rpos = 0
-                    chunk = self.channel.recv(_CHUNK)
-                    if not chunk:
-                        raise _PeerClosed()
-                    self._rbuf += chunk
-                self._fill(8)
-            size: int = _U64.unpack_from(self._rbuf, self._rpos)[0]
-            self._rpos += 8
-            if size == 0:
-                continue  # an empty packet is padding
-            if size < 4 or size > self.limits.max_packet:
-                raise ProtocolError(
-                    f"packet length {size} outside 4..{self.limits.max_packet}; the stream "
-                    "cannot be trusted any more"
-                )
-            return size
-
-    def _next_packet(self) -> tuple[int, int]:
-        """``(code, body bytes after the code)`` of the next packet (code not validated)."""
-        size = self._packet_length()
-        if len(self._rbuf) - self._rpos < 4:
-            self._fill(4)
-        (code,) = _I32.unpack_from(self._rbuf, self._rpos)
-        self._rpos += 4
-        return code, size - 4
+        self._hops: HopTable | None = None  # hop-local functions, made on first lookup
+        self._after_reply: Callable[[], None] | None = None
+        self._reply_bytes = 0  # of the last reply received (only kept while tracing)
 
     # ------------------------------------------------------------------ client side
 
-    def _send(self, *parts: bytes | memoryview) -> None:
-        if self.closed:
-            raise RPCError(f"{self.name}: the RPC session to {self.channel.peer} is closed")
-        self.channel.send_parts(parts)
+    def _request_span(self, code: RPCCode, nbytes: int, **attrs: Any) -> _trace.Span:
+        name = code_name(code)
+        return _trace.begin(
+            "endpoint", name, code=name, request_bytes=nbytes, peer=self.channel.peer, **attrs
+        )
+
+    def _end_request(self, span: _trace.Span) -> None:
+        _trace.end(span, reply_bytes=self._reply_bytes)
+
+    def _serving_span(self, session: Session, method: str, **attrs: Any) -> _trace.Span:
+        name = f"{type(session).__name__}.{method}"
+        return _trace.begin("serving session", name, session=session.name, **attrs)
 
     def _raise_remote(self, text: str) -> None:
         err = parse_error(text, context=f"error from RPC peer {self.channel.peer}")
@@ -201,6 +122,8 @@ class Endpoint:
                     f"{self.channel.peer} closed the RPC channel while a reply was awaited"
                 ) from None
             if code == RPCCode.RETURN or code == RPCCode.COPY_ACK:
+                if _trace.ON:
+                    self._reply_bytes = left + 12
                 return code, left
             if code == RPCCode.EXCEPTION:
                 values = decode_pseq(Reader(self._read(left), self.limits), "exception")
@@ -225,22 +148,42 @@ class Endpoint:
     def init_server(self, args: Sequence[Any] = (), version: str = PROTOCOL_VERSION) -> None:
         """Send kInitServer (session constructor ``args``) and wait for the reply."""
         with self._lock:
-            self._send(encode_init_server(args, version))
-            self._return_values()
+            packet = encode_init_server(args, version)
+            span = self._request_span(RPCCode.INIT_SERVER, len(packet)) if _trace.ON else None
+            try:
+                self._send(packet)
+                self._return_values()
+            finally:
+                if span is not None:
+                    self._end_request(span)
 
     def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
         """kCallFunc; returns the kReturn values (the result's type index first)."""
         with self._lock:
             if self.closed:
                 self._send()  # raises the "closed" error
-            self.channel.send(encode_call(handle, args))
-            return self._return_values()
+            packet = encode_call(handle, args)
+            if not _trace.ON:
+                self.channel.send(packet)
+                return self._return_values()
+            span = self._request_span(RPCCode.CALL_FUNC, len(packet), handle=hex(handle))
+            try:
+                self._traced_send((packet,))
+                return self._return_values()
+            finally:
+                self._end_request(span)
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
         """A syscall; returns its one result value."""
         with self._lock:
-            self._send(encode_syscall(code, args))
-            values = self._return_values()
+            packet = encode_syscall(code, args)
+            span = self._request_span(code, len(packet)) if _trace.ON else None
+            try:
+                self._send(packet)
+                values = self._return_values()
+            finally:
+                if span is not None:
+                    self._end_request(span)
         if len(values) != 1:
             raise ProtocolError(f"{code.name} reply has {len(values)} values, expected 1")
         return values[0]
@@ -248,13 +191,21 @@ class Endpoint:
     def syscalls_pipelined(self, code: RPCCode, arg_lists: Sequence[Sequence[Any]]) -> None:
         """Send several syscalls back to back, then read all replies (used to free handles)."""
         with self._lock:
-            self._send(b"".join(encode_syscall(code, args) for args in arg_lists))
+            packet = b"".join(encode_syscall(code, args) for args in arg_lists)
+            span = (
+                self._request_span(code, len(packet), pipelined=len(arg_lists))
+                if _trace.ON
+                else None
+            )
+            self._send(packet)
             errors = []
             for _ in arg_lists:
                 try:
                     self._return_values()
                 except RPCError as err:
                     errors.append(err)
+            if span is not None:
+                self._end_request(span)
             if errors:
                 raise errors[0]
 
@@ -287,8 +238,20 @@ class Endpoint:
             for start in range(0, max(len(data), 1), step):
                 chunk = data[start : start + step]
                 part = _at_offset(desc, desc.byte_offset + start)
-                self._send(encode_copy_to_remote(part, len(chunk)), chunk)
-                self._return_values()
+                head = encode_copy_to_remote(part, len(chunk))
+                span = (
+                    self._request_span(
+                        RPCCode.COPY_TO_REMOTE, len(head) + len(chunk), data_bytes=len(chunk)
+                    )
+                    if _trace.ON
+                    else None
+                )
+                try:
+                    self._send(head, chunk)
+                    self._return_values()
+                finally:
+                    if span is not None:
+                        self._end_request(span)
 
     def copy_from_remote(self, desc: TensorDesc, out: memoryview) -> None:
         """kCopyFromRemote into ``out`` (its length is the byte count), split as above."""
@@ -298,14 +261,24 @@ class Endpoint:
             for start in range(0, max(len(out), 1), step):
                 chunk = out[start : start + step]
                 part = _at_offset(desc, desc.byte_offset + start)
-                self._send(encode_copy_from_remote(part, len(chunk)))
-                code, left = self._reply()
-                if code != RPCCode.COPY_ACK or left != len(chunk):
-                    self._skip(left)
-                    raise ProtocolError(
-                        f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
-                    )
-                self._read_into(chunk)
+                head = encode_copy_from_remote(part, len(chunk))
+                span = (
+                    self._request_span(RPCCode.COPY_FROM_REMOTE, len(head), data_bytes=len(chunk))
+                    if _trace.ON
+                    else None
+                )
+                try:
+                    self._send(head)
+                    code, left = self._reply()
+                    if code != RPCCode.COPY_ACK or left != len(chunk):
+                        self._skip(left)
+                        raise ProtocolError(
+                            f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
+                        )
+                    self._read_into(chunk)
+                finally:
+                    if span is not None:
+                        self._end_request(span)
 
     def shutdown(self) -> None:
         """Send kShutdown (no reply) and close the channel."""
@@ -326,7 +299,7 @@ class Endpoint:
         try:
             while True:
                 try:
-                    code_number, left = self._next_packet()
+                    code_number, left = self._next_packet(idle=True)
                 except _PeerClosed:
                     return
                 except ProtocolError as err:  # an untrusted length: answer, then give up
@@ -358,18 +331,37 @@ class Endpoint:
 
     def _serve_packet(self, code: RPCCode, left: int) -> None:
         """Handle one request whose code is read and ``left`` body bytes follow."""
-        if code == RPCCode.COPY_TO_REMOTE:
-            reply = self._serve_copy_to_remote(left)
-            self._send(reply)
-            return
-        body = self._read(left)
+        span = (
+            _trace.begin("server", code_name(code), code=code_name(code), request_bytes=left + 12)
+            if _trace.ON
+            else None
+        )
         try:
-            reply_parts = self._dispatch(code, Reader(body, self.limits))
-        except Exception as err:  # noqa: BLE001 - every failure goes back to the caller
-            if not isinstance(err, (TVMError, ValueError, TypeError, KeyError, OSError)):
-                log.debug("%s: %s", self.name, err, exc_info=True)
-            reply_parts = (encode_exception(format_error(err)),)
-        self._send(*reply_parts)
+            if code == RPCCode.COPY_TO_REMOTE:
+                reply_parts: tuple[bytes | memoryview, ...] = (self._serve_copy_to_remote(left),)
+            else:
+                body = self._read(left)
+                try:
+                    reply_parts = self._dispatch(code, Reader(body, self.limits))
+                except Exception as err:  # noqa: BLE001 - every failure goes back to the caller
+                    if not isinstance(err, (TVMError, ValueError, TypeError, KeyError, OSError)):
+                        log.debug("%s: %s", self.name, err, exc_info=True)
+                    reply_parts = (encode_exception(format_error(err)),)
+            self._send(*reply_parts)
+        finally:
+            if span is not None:
+                _trace.end(span, reply_bytes=self._sent_bytes)
+        if self._after_reply is not None:
+            action, self._after_reply = self._after_reply, None
+            action()
+
+    def _hop_table(self) -> HopTable:
+        if self._hops is None:
+            self._hops = HopTable(lambda: self.serving_session, self._queue_after_reply)
+        return self._hops
+
+    def _queue_after_reply(self, action: Callable[[], None]) -> None:
+        self._after_reply = action
 
     def _session(self) -> Session:
         if self.serving_session is None:
@@ -381,16 +373,49 @@ class Endpoint:
             handle = r.u64("function handle")
             args = decode_pseq(r)
             r.expect_end("kCallFunc")
-            values = self._session().call_func(handle, args)
+            if self._hops is not None and self._hops.owns(handle):
+                values = self._hops.call(handle, args)
+                return (encode_call_return(values[0], values[1:]),)
+            session = self._session()
+            span = self._serving_span(session, "call_func") if _trace.ON else None
+            try:
+                values = session.call_func(handle, args)
+            finally:
+                if span is not None:
+                    _trace.end(span)
             return (encode_call_return(values[0], values[1:]),)
         if code >= SYSCALL_CODE_START:
             args = decode_pseq(r, f"{code.name} args")
             r.expect_end(code.name)
-            return (encode_return([self._session().syscall(code, args)]),)
+            if code == RPCCode.GET_GLOBAL_FUNC and _is_hop_name(args):
+                return (encode_return([self._hop_table().lookup(str(args[0]))]),)
+            if (
+                code == RPCCode.FREE_HANDLE
+                and self._hops is not None
+                and _is_hop_handle(self._hops, args)
+            ):
+                self._hops.free(args[0].value)
+                return (encode_return([None]),)
+            session = self._session()
+            span = self._serving_span(session, f"syscall({code_name(code)})") if _trace.ON else None
+            try:
+                result = session.syscall(code, args)
+            finally:
+                if span is not None:
+                    _trace.end(span)
+            return (encode_return([result]),)
         if code == RPCCode.COPY_FROM_REMOTE:
             desc, nbytes = decode_copy_head(r, "kCopyFromRemote")
             r.expect_end("kCopyFromRemote")
-            data = self._session().copy_from_remote(desc, nbytes)
+            session = self._session()
+            span = (
+                self._serving_span(session, "copy_from_remote", bytes=nbytes) if _trace.ON else None
+            )
+            try:
+                data = session.copy_from_remote(desc, nbytes)
+            finally:
+                if span is not None:
+                    _trace.end(span)
             return (encode_copy_ack(nbytes), data)
         if code == RPCCode.INIT_SERVER:
             version = r.text("protocol version")
@@ -446,19 +471,36 @@ class Endpoint:
                     "in the packet"
                 )
             session = self._session()
+            span = (
+                self._serving_span(session, "copy_to_remote", bytes=nbytes) if _trace.ON else None
+            )
             target = session.copy_target(desc, nbytes)
         except Exception as err:  # noqa: BLE001 - answer after draining the payload
             self._skip(nbytes_left)
             return encode_exception(format_error(err, with_traceback=False))
-        if target is not None:
-            self._read_into(target)
-            return encode_return([None])
-        data = self._read_staged(nbytes)
         try:
-            session.copy_to_remote(desc, memoryview(data))
-        except Exception as err:  # noqa: BLE001
-            return encode_exception(format_error(err))
-        return encode_return([None])
+            if target is not None:
+                self._read_into(target)
+                return encode_return([None])
+            data = self._read_staged(nbytes)
+            try:
+                session.copy_to_remote(desc, memoryview(data))
+            except Exception as err:  # noqa: BLE001
+                return encode_exception(format_error(err))
+            return encode_return([None])
+        finally:
+            if span is not None:
+                _trace.end(span)
+
+
+def _is_hop_name(args: list[Any]) -> bool:
+    """kGetGlobalFunc of a hop-local function (``pytvm.hop.*``)."""
+    return len(args) == 1 and isinstance(args[0], str) and args[0].startswith(HOP_PREFIX)
+
+
+def _is_hop_handle(hops: HopTable, args: list[Any]) -> bool:
+    """kFreeHandle of a handle the hop table gave out."""
+    return len(args) == 1 and isinstance(args[0], Handle) and hops.owns(args[0].value)
 
 
 def _at_offset(desc: TensorDesc, byte_offset: int) -> TensorDesc:

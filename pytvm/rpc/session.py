@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from ..ffi import trace as _trace
 from ..ffi.c_abi import DLTensor
 from ..ffi.device import Device
 from ..ffi.dtype import DataType
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_SESSIONS",
     "insert_session",
     "get_session",
+    "live_sessions",
     "session_of_module",
 ]
 
@@ -52,6 +54,9 @@ class Session(DeviceAPI):
     name: str = "session"
     #: Slot in the session table once inserted (-1: not in the table).
     table_index: int = -1
+    #: Whether requests leave this process (a client session over an endpoint): then a trace
+    #: asks the next hop for its events (``pytvm.rpc.hop``).
+    forwards: bool = False
 
     def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
         """Call the function ``handle``; returns the kReturn values, result type index first."""
@@ -119,44 +124,90 @@ class Session(DeviceAPI):
         dtype: DataType,
         mem_scope: str | None = None,
     ) -> int:
-        real = self._unmask(dev)
-        if mem_scope in (None, "global"):
-            ptr = self.syscall(RPCCode.DEV_ALLOC_DATA, [real, int(nbytes), int(alignment), dtype])
-        else:
-            template = TensorDesc(0, real, DataType(1, 8, 1), (int(nbytes),))
-            ptr = self.syscall(RPCCode.DEV_ALLOC_DATA_WITH_SCOPE, [template, mem_scope])
-        return _pointer(ptr, "allocation")
+        span = self._trace_begin("alloc_data", dev, bytes=int(nbytes)) if _trace.ON else None
+        try:
+            real = self._unmask(dev)
+            if mem_scope in (None, "global"):
+                args = [real, int(nbytes), int(alignment), dtype]
+                ptr = self.syscall(RPCCode.DEV_ALLOC_DATA, args)
+            else:
+                template = TensorDesc(0, real, DataType(1, 8, 1), (int(nbytes),))
+                ptr = self.syscall(RPCCode.DEV_ALLOC_DATA_WITH_SCOPE, [template, mem_scope])
+            return _pointer(ptr, "allocation")
+        finally:
+            if span is not None:
+                _trace.end(span)
 
     def free_data(self, dev: Device, ptr: int) -> None:
-        self.syscall(RPCCode.DEV_FREE_DATA, [self._unmask(dev), Handle(ptr)])
+        span = self._trace_begin("free_data", dev) if _trace.ON else None
+        try:
+            self.syscall(RPCCode.DEV_FREE_DATA, [self._unmask(dev), Handle(ptr)])
+        finally:
+            if span is not None:
+                _trace.end(span)
 
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
         src_remote = src.device.device_type >= RPC_SESS_MASK
         dst_remote = dst.device.device_type >= RPC_SESS_MASK
-        if src_remote and dst_remote:
-            self.syscall(
-                RPCCode.COPY_AMONG_REMOTE,
-                [self.desc_of(src), self.desc_of(dst), Handle(stream or 0)],
-            )
-        elif dst_remote and src.device.device_type == _CPU:
-            desc = self.desc_of(dst)
-            self.copy_to_remote(desc, _host_memory((src.data or 0) + src.byte_offset, desc.nbytes))
-        elif src_remote and dst.device.device_type == _CPU:
-            desc = self.desc_of(src)
-            out = _host_memory((dst.data or 0) + dst.byte_offset, desc.nbytes)
-            self.copy_from_remote(desc, desc.nbytes, out)
-        else:
-            raise TVMValueError(
-                f"cannot copy between device types {src.device.device_type} and "
-                f"{dst.device.device_type} through {self.name}: one side must be this session's "
-                "remote device and the other host memory or the same session"
-            )
+        span = self._trace_copy(src, dst, src_remote, dst_remote) if _trace.ON else None
+        try:
+            if src_remote and dst_remote:
+                self.syscall(
+                    RPCCode.COPY_AMONG_REMOTE,
+                    [self.desc_of(src), self.desc_of(dst), Handle(stream or 0)],
+                )
+            elif dst_remote and src.device.device_type == _CPU:
+                desc = self.desc_of(dst)
+                host = _host_memory((src.data or 0) + src.byte_offset, desc.nbytes)
+                self.copy_to_remote(desc, host)
+            elif src_remote and dst.device.device_type == _CPU:
+                desc = self.desc_of(src)
+                out = _host_memory((dst.data or 0) + dst.byte_offset, desc.nbytes)
+                self.copy_from_remote(desc, desc.nbytes, out)
+            else:
+                raise TVMValueError(
+                    f"cannot copy between device types {src.device.device_type} and "
+                    f"{dst.device.device_type} through {self.name}: one side must be this "
+                    "session's remote device and the other host memory or the same session"
+                )
+        finally:
+            if span is not None:
+                _trace.end(span)
 
     def stream_sync(self, dev: Device, stream: int | None) -> None:
-        real = self._unmask(dev)
-        if real.device_type == _CPU and not stream:
-            return  # host copies on the server are synchronous; save the round trip
-        self.syscall(RPCCode.DEV_STREAM_SYNC, [real, Handle(stream or 0)])
+        span = self._trace_begin("stream_sync", dev) if _trace.ON else None
+        try:
+            real = self._unmask(dev)
+            if real.device_type == _CPU and not stream:
+                if span is not None:
+                    span.attrs["skipped"] = "host copies on the server are synchronous"
+                return  # host copies on the server are synchronous; save the round trip
+            self.syscall(RPCCode.DEV_STREAM_SYNC, [real, Handle(stream or 0)])
+        finally:
+            if span is not None:
+                _trace.end(span)
+
+    # ------------------------------------------------------------------ tracing (only when on)
+
+    def _trace_begin(self, method: str, dev: Device, **attrs: Any) -> _trace.Span:
+        name = f"{type(self).__name__}.{method}"
+        return _trace.begin("client session", name, device=str(dev), session=self.name, **attrs)
+
+    def _trace_copy(
+        self, src: DLTensor, dst: DLTensor, src_remote: bool, dst_remote: bool
+    ) -> _trace.Span:
+        remote = dst if dst_remote else src
+        dev = Device(remote.device.device_type, remote.device.device_id)
+        nbytes = 1
+        for i in range(remote.ndim):
+            nbytes *= remote.shape[i]
+        nbytes *= (remote.dtype.bits * remote.dtype.lanes + 7) // 8
+        direction = (
+            "remote -> remote"
+            if src_remote and dst_remote
+            else ("host -> remote" if dst_remote else "remote -> host")
+        )
+        return self._trace_begin("copy_data_from_to", dev, bytes=nbytes, direction=direction)
 
     def create_stream(self, dev: Device) -> int | None:
         return (
@@ -242,6 +293,14 @@ def insert_session(session: Session) -> int:
     raise TVMError(
         f"all {MAX_SESSIONS} RPC session slots are in use; close sessions you no longer need"
     )
+
+
+def live_sessions() -> list[Session]:
+    """The sessions in the table that are still alive, by slot."""
+    with _TABLE_LOCK:
+        refs = list(_TABLE)
+    found = [ref() for ref in refs if ref is not None]
+    return [s for s in found if s is not None]
 
 
 def get_session(table_index: int) -> Session:

@@ -14,6 +14,7 @@ from enum import IntEnum
 from typing import Any
 
 from ..ffi import Device, Object, register_object
+from ..ffi import trace as _trace
 from ..ffi.c_abi import DLTensor
 from ..ffi.dtype import DataType
 from ..ffi.errors import TVMError, TVMMemoryError, TVMValueError
@@ -126,6 +127,8 @@ class DeviceAPI(Object):
         cached = DeviceAPI._cache.get(name)
         version = registry_version()
         if cached is not None and cached[0] == version:
+            if _trace.ON:
+                _traced_choice(dev, name, cached[1])
             return cached[1]
         factory = get_global_func(f"device_api.{name}", allow_missing=True)
         if factory is None:
@@ -144,7 +147,27 @@ class DeviceAPI(Object):
         if not isinstance(api, DeviceAPI):
             raise TVMError(f"device_api.{name} returned {type(api).__name__}, not a DeviceAPI")
         DeviceAPI._cache[name] = (version, api)
+        if _trace.ON:
+            _traced_choice(dev, name, api)
         return api
+
+
+def _traced_choice(dev: Device, name: str, api: DeviceAPI) -> None:
+    """Record which device API ``DeviceAPI.get`` chose for ``dev`` (seed 000's question)."""
+    index = dev.rpc_session_index
+    why = (
+        "local device type"
+        if index is None
+        else f"type {dev.device_type} = 128 * (session {index} + 1) + {dev.device_type % 128}"
+    )
+    _trace.instant(
+        "DeviceAPI.get",
+        f"DeviceAPI.get({dev}) -> device_api.{name}",
+        device=str(dev),
+        api=f"device_api.{name}",
+        cls=type(api).__name__,
+        why=why,
+    )
 
 
 _libc = ctypes.CDLL(None)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..ffi import Device, Object, cpu, register_object
+from ..ffi import trace as _trace
 from ..ffi.c_abi import DLDataType, DLDevice, DLTensor
 from ..ffi.c_function import register_arg_setter, set_dltensor_wrapper
 from ..ffi.device import device as make_device
@@ -173,22 +174,35 @@ class NDArray(Object):
 
     def copyfrom(self, source: Any) -> NDArray:
         """Copy data from a numpy array (or array-like) or another NDArray into this array."""
-        if isinstance(source, NDArray):
-            source.copyto(self)
+        span = (
+            _trace.begin("Python API", "NDArray.copyfrom", **self._trace_attrs())
+            if _trace.ON
+            else None
+        )
+        try:
+            if isinstance(source, NDArray):
+                source.copyto(self)
+                return self
+            if not isinstance(source, np.ndarray):
+                source = np.asarray(source, dtype=self._dtype.numpy_dtype())
+            shape, dtype = self._host_layout()
+            if source.shape != shape or str(make_dtype(source.dtype)) != dtype:
+                raise TVMValueError(
+                    f"copyfrom: shape/dtype mismatch: array is {shape} {dtype}, "
+                    f"source is {source.shape} {make_dtype(source.dtype)}"
+                )
+            if not source.dtype.isnative:  # the device holds native byte order (">i4" -> "<i4")
+                source = source.astype(source.dtype.newbyteorder("="))
+            host = np.ascontiguousarray(source)  # a non-contiguous input is copied, never misread
+            self.copy_from_bytes(host)
             return self
-        if not isinstance(source, np.ndarray):
-            source = np.asarray(source, dtype=self._dtype.numpy_dtype())
-        shape, dtype = self._host_layout()
-        if source.shape != shape or str(make_dtype(source.dtype)) != dtype:
-            raise TVMValueError(
-                f"copyfrom: shape/dtype mismatch: array is {shape} {dtype}, "
-                f"source is {source.shape} {make_dtype(source.dtype)}"
-            )
-        if not source.dtype.isnative:  # the device holds native byte order (">i4" -> "<i4")
-            source = source.astype(source.dtype.newbyteorder("="))
-        host = np.ascontiguousarray(source)  # a non-contiguous input is copied, never misread
-        self.copy_from_bytes(host)
-        return self
+        finally:
+            if span is not None:
+                _trace.end(span)
+
+    def _trace_attrs(self) -> dict[str, Any]:
+        """What a trace shows about this array (only asked while tracing)."""
+        return {"shape": list(self._shape), "dtype": self.dtype, "device": str(self._device)}
 
     def _check_writable(self, what: str) -> None:
         if self._read_only:
@@ -206,10 +220,19 @@ class NDArray(Object):
                 f"copy_from_bytes: got {buf.nbytes} bytes, array {self._shape} "
                 f"{self.dtype} holds {self.nbytes}"
             )
-        api = DeviceAPI.get(self._device)
-        assert api is not None
-        api.copy_data_from_to(_host_view(buf, self), self._dl, None)
-        api.stream_sync(self._device, None)
+        span = (
+            _trace.begin("Python API", "NDArray.copy_from_bytes", bytes=buf.nbytes)
+            if _trace.ON
+            else None
+        )
+        try:
+            api = DeviceAPI.get(self._device)
+            assert api is not None
+            api.copy_data_from_to(_host_view(buf, self), self._dl, None)
+            api.stream_sync(self._device, None)
+        finally:
+            if span is not None:
+                _trace.end(span)
 
     def copy_to_bytes(self, host: np.ndarray) -> None:
         """Copy this array's bytes into a contiguous host buffer of the same size, then sync."""
@@ -217,16 +240,34 @@ class NDArray(Object):
             raise TVMValueError(
                 f"copy_to_bytes needs a contiguous buffer of {self.nbytes} bytes, got {host.nbytes}"
             )
-        api = DeviceAPI.get(self._device)
-        assert api is not None
-        api.copy_data_from_to(self._dl, _host_view(host, self), None)
-        api.stream_sync(self._device, None)
+        span = (
+            _trace.begin("Python API", "NDArray.copy_to_bytes", bytes=host.nbytes)
+            if _trace.ON
+            else None
+        )
+        try:
+            api = DeviceAPI.get(self._device)
+            assert api is not None
+            api.copy_data_from_to(self._dl, _host_view(host, self), None)
+            api.stream_sync(self._device, None)
+        finally:
+            if span is not None:
+                _trace.end(span)
 
     def numpy(self) -> np.ndarray:
         """A numpy copy of the data."""
-        out = np.empty(self._host_layout()[0], dtype=self._dtype.numpy_dtype())
-        self.copy_to_bytes(out)
-        return out
+        span = (
+            _trace.begin("Python API", "NDArray.numpy", **self._trace_attrs())
+            if _trace.ON
+            else None
+        )
+        try:
+            out = np.empty(self._host_layout()[0], dtype=self._dtype.numpy_dtype())
+            self.copy_to_bytes(out)
+            return out
+        finally:
+            if span is not None:
+                _trace.end(span)
 
     def copyto(self, target: Device | NDArray) -> NDArray:
         """Copy to a device (a new array) or into an existing array of the same shape/dtype."""

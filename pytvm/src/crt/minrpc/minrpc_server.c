@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "minrpc_internal.h"
+#include "minrpc_trace.h"
 #include "pytvm_crt/crt.h"
 
 /*! \brief Arena bytes for the head of a streamed kCopyToRemote (descriptor + DLTensor). */
@@ -69,7 +70,8 @@ int32_t MinRPCServerInit(MinRPCServer* server, MinRPCChannel channel, uint8_t* a
   server->channel = channel;
   server->fixed_arena = arena;
   server->fixed_arena_bytes = (arena != NULL) ? arena_bytes : 0u;
-  if (TVMCrtFuncRegisterGlobal(MINRPC_MAX_PACKET_FUNC, MaxPacketSize, 1) != 0) {
+  if ((TVMCrtFuncRegisterGlobal(MINRPC_MAX_PACKET_FUNC, MaxPacketSize, 1) != 0) ||
+      (MinRPCTraceRegister() != 0)) {
     return (int32_t)kMinRPCAllocError;
   }
   return (int32_t)kMinRPCSuccess;
@@ -274,6 +276,7 @@ MinRPCServeResult MinRPCServerServeOne(MinRPCServer* s) {
       return kMinRPCFailed;
     }
     code = (int32_t)MinRPCGetU32(raw);
+    MINRPC_TRACE(MINRPC_TRACE_PACKET, MINRPC_TRACE_BEGIN, (uint32_t)code, len + 8u);
     step = (code == MINRPC_CODE_SHUTDOWN) ? MINRPC_OK : Dispatch(s, code);
   }
   MinRPCArenaClose(s);
@@ -283,6 +286,7 @@ MinRPCServeResult MinRPCServerServeOne(MinRPCServer* s) {
   if (step == MINRPC_ERROR) {
     step = MinRPCSendException(s);
   }
+  MINRPC_TRACE(MINRPC_TRACE_PACKET, MINRPC_TRACE_END, (uint32_t)code, len + 8u);
   if (step == MINRPC_FATAL) {
     return kMinRPCFailed;
   }

@@ -1,6 +1,7 @@
 /*!
  * \file posix_platform.c
- * \brief The platform hooks for a POSIX host: abort(), CLOCK_MONOTONIC timer, stderr logging.
+ * \brief The platform hooks for a POSIX host: abort(), CLOCK_MONOTONIC timer, stderr logging,
+ *        and the clock and process id of MinRPC's trace ring (minrpc/minrpc_trace.h).
  *        Link it into a host device binary; it is not part of libpytvm_crt.a.
  */
 #define _POSIX_C_SOURCE 200112L
@@ -9,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "../minrpc/minrpc_trace.h"
 #include "pytvm_crt/platform.h"
 
 static int g_timer_running = 0;
@@ -58,3 +61,13 @@ void TVMLogf(const char* fmt, ...) {
   (void)vfprintf(stderr, fmt, args);
   va_end(args);
 }
+
+uint64_t TVMPlatformMonotonicNs(void) {
+  struct timespec now;
+  if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) {
+    return 0u;
+  }
+  return ((uint64_t)now.tv_sec * 1000000000u) + (uint64_t)now.tv_nsec;
+}
+
+uint32_t TVMPlatformProcessId(void) { return (uint32_t)getpid(); }

@@ -1,0 +1,169 @@
+"""Packets on a channel: the read buffer an endpoint parses packets from, and the ``wire``
+layer of a trace (every channel ``send``, and every ``recv`` while a reply is awaited).
+
+A server's wait for its next request is idle time, not wire time, so that ``recv`` is not
+traced (``idle=True``); the ``server`` span of the packet starts when it arrives.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+from ..ffi import trace as _trace
+from .base import ProtocolError, RPCError
+from .channel import Channel
+from .protocol import Limits
+
+__all__ = ["PacketIO"]
+
+_U64 = struct.Struct("<Q")
+_I32 = struct.Struct("<i")
+_CHUNK = 1 << 16
+_STAGE_STEP = 1 << 20
+
+
+class _PeerClosed(Exception):
+    """The peer closed the stream at a packet boundary (a clean end)."""
+
+
+class PacketIO:
+    """Buffered packet reads from ``channel`` and (traced) sends to it."""
+
+    def __init__(self, channel: Channel, name: str, limits: Limits) -> None:
+        self.channel = channel
+        self.name = name
+        self.limits = limits
+        self.closed = False
+        self._rbuf = bytearray()
+        self._rpos = 0
+        self._sent_bytes = 0  # of the last send (only kept while tracing)
+
+    # ------------------------------------------------------------------ reading
+
+    def _fill(self, n: int) -> None:
+        """Make at least ``n`` unread bytes available in the read buffer."""
+        if self._rpos and self._rpos == len(self._rbuf):
+            self._rbuf.clear()
+            self._rpos = 0
+        while len(self._rbuf) - self._rpos < n:
+            size = max(_CHUNK, n - (len(self._rbuf) - self._rpos))
+            chunk = self._traced_recv(size) if _trace.ON else self.channel.recv(size)
+            if not chunk:
+                raise ConnectionError(
+                    f"{self.channel.peer} closed the channel in the middle of a packet"
+                )
+            self._rbuf += chunk
+
+    def _read(self, n: int) -> bytes:
+        """Exactly ``n`` bytes (small reads come from the buffer)."""
+        if len(self._rbuf) - self._rpos < n:
+            if n > _STAGE_STEP:
+                return bytes(self._read_staged(n))
+            self._fill(n)
+        start = self._rpos
+        self._rpos = start + n
+        return bytes(self._rbuf[start : self._rpos])
+
+    def _read_into(self, view: memoryview) -> None:
+        """Fill ``view`` exactly: buffered bytes first, then straight from the channel."""
+        have = min(len(self._rbuf) - self._rpos, len(view))
+        if have:
+            view[:have] = self._rbuf[self._rpos : self._rpos + have]
+            self._rpos += have
+        got = have
+        while got < len(view):
+            n = (
+                self._traced_recv_into(view[got:])
+                if _trace.ON
+                else self.channel.recv_into(view[got:])
+            )
+            if n == 0:
+                raise ConnectionError(
+                    f"{self.channel.peer} closed the channel after {got} of {len(view)} data bytes"
+                )
+            got += n
+
+    def _read_staged(self, n: int) -> bytearray:
+        """``n`` bytes into a buffer that grows as they arrive (a length field alone never
+        allocates more than what was actually received plus one step)."""
+        out = bytearray()
+        while len(out) < n:
+            step = min(_STAGE_STEP, n - len(out))
+            start = len(out)
+            out.extend(bytes(step))
+            self._read_into(memoryview(out)[start:])
+        return out
+
+    def _skip(self, n: int) -> None:
+        while n > 0:
+            step = min(n, _STAGE_STEP)
+            self._read(step)
+            n -= step
+
+    def _packet_length(self, idle: bool = False) -> int:
+        """The next non-empty packet's body length; ``_PeerClosed`` at a clean end of stream.
+        ``idle``: a server waiting for its next request (that wait is not traced)."""
+        while True:
+            if len(self._rbuf) - self._rpos < 8:
+                if self._rpos == len(self._rbuf):
+                    self._rbuf.clear()
+                    self._rpos = 0
+                    if _trace.ON and not idle:
+                        chunk = self._traced_recv(_CHUNK)
+                    else:
+                        chunk = self.channel.recv(_CHUNK)
+                    if not chunk:
+                        raise _PeerClosed()
+                    self._rbuf += chunk
+                self._fill(8)
+            size: int = _U64.unpack_from(self._rbuf, self._rpos)[0]
+            self._rpos += 8
+            if size == 0:
+                continue  # an empty packet is padding
+            if size < 4 or size > self.limits.max_packet:
+                raise ProtocolError(
+                    f"packet length {size} outside 4..{self.limits.max_packet}; the stream "
+                    "cannot be trusted any more"
+                )
+            return size
+
+    def _next_packet(self, idle: bool = False) -> tuple[int, int]:
+        """``(code, body bytes after the code)`` of the next packet (code not validated)."""
+        size = self._packet_length(idle)
+        if len(self._rbuf) - self._rpos < 4:
+            self._fill(4)
+        (code,) = _I32.unpack_from(self._rbuf, self._rpos)
+        self._rpos += 4
+        return code, size - 4
+
+    # ------------------------------------------------------------------ writing
+
+    def _send(self, *parts: bytes | memoryview) -> None:
+        if self.closed:
+            raise RPCError(f"{self.name}: the RPC session to {self.channel.peer} is closed")
+        if _trace.ON:
+            self._traced_send(parts)
+        else:
+            self.channel.send_parts(parts)
+
+    # ------------------------------------------------------------------ tracing (only when on)
+
+    def _traced_send(self, parts: Sequence[bytes | memoryview]) -> None:
+        nbytes = sum(len(p) for p in parts)
+        span = _trace.begin("wire", "send", bytes=nbytes, peer=self.channel.peer)
+        self.channel.send_parts(parts)
+        self._sent_bytes = nbytes
+        _trace.end(span)
+
+    def _traced_recv(self, size: int) -> bytes:
+        span = _trace.begin("wire", "recv", peer=self.channel.peer)
+        chunk = self.channel.recv(size)
+        _trace.end(span, bytes=len(chunk))
+        return chunk
+
+    def _traced_recv_into(self, view: memoryview) -> int:
+        span = _trace.begin("wire", "recv", peer=self.channel.peer)
+        n = self.channel.recv_into(view)
+        _trace.end(span, bytes=n)
+        return n

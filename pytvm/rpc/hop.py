@@ -1,0 +1,340 @@
+"""Hop-local functions: trace control that every pytvm RPC hop answers itself, not its last hop.
+
+A nested session forwards every request to the last hop, so a function a server should run *on
+itself* needs a name the endpoint recognises: a kGetGlobalFunc for a name starting with
+``pytvm.hop.`` is answered by the endpoint with a handle from its own :class:`HopTable` (values
+carry :data:`HOP_TAG`, which no forwarded handle -- a user-space pointer -- has), and kCallFunc /
+kFreeHandle on such a handle are handled there too. Each function acts on this process and then
+passes the same call on to the next hop through the serving session when that session forwards
+(a :class:`~pytvm.rpc.client_session.ClientSession`):
+
+``pytvm.hop.trace_start(hop_index)``
+    Start recording (``pytvm.ffi.trace``) labelled ``board`` (this server forwards) or
+    ``server`` (it is the last hop) with ``hop_index``; the next hop gets ``hop_index + 1``.
+    The next hop is started first, and this hop only after its reply is sent, so the control
+    traffic is not in the trace.
+``pytvm.hop.trace_stop()``
+    Stop recording here, then on the next hop.
+``pytvm.hop.trace_collect() -> bytes``
+    JSON ``{"events": [...], "notes": [...]}``: this hop's events followed by the next hop's.
+
+The C device (``src/crt/minrpc/minrpc_trace.c``) registers the same three names as global
+functions; its ``trace_collect`` answers a compact binary ring dump that
+:func:`decode_collected` turns into events (layers ``MinRPC`` and ``device API``).
+
+A server without these functions (Apache TVM's own server) answers kGetGlobalFunc with a null
+handle: :meth:`HopLink.open` then returns None and the trace notes that hop as not traceable.
+The client side (:func:`start_trace` / :func:`stop_trace`) applies the same protocol to every
+live forwarding session in the session table.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..ffi import trace as _trace
+from ..ffi.errors import TVMError
+from ..ffi.type_index import TypeIndex
+from .base import RPCError
+from .protocol import Handle, RPCCode
+from .session import Session, live_sessions
+
+__all__ = [
+    "HOP_PREFIX",
+    "HOP_TAG",
+    "TRACE_START",
+    "TRACE_STOP",
+    "TRACE_COLLECT",
+    "HopLink",
+    "HopTable",
+    "code_name",
+    "decode_collected",
+    "start_trace",
+    "stop_trace",
+]
+
+HOP_PREFIX = "pytvm.hop."
+TRACE_START = HOP_PREFIX + "trace_start"
+TRACE_STOP = HOP_PREFIX + "trace_stop"
+TRACE_COLLECT = HOP_PREFIX + "trace_collect"
+_NAMES = (TRACE_START, TRACE_STOP, TRACE_COLLECT)
+
+#: Bit set in every hop-local handle; user-space pointers (forwarded handles) never have it.
+HOP_TAG = 1 << 63
+
+_CODE_NAMES = {
+    int(code): "k" + "".join(part.capitalize() for part in code.name.split("_")) for code in RPCCode
+}
+
+
+def code_name(code: int) -> str:
+    """TVM's name of an RPC code: ``7`` -> ``"kCopyToRemote"``."""
+    return _CODE_NAMES.get(int(code), f"code {int(code)}")
+
+
+# ------------------------------------------------------------------ the next hop, from this one
+
+
+class HopLink:
+    """The trace functions of the hop behind a forwarding ``session``, looked up once.
+
+    The handles are fetched before the next hop records and freed after it stopped, so none of
+    this traffic lands in the trace.
+    """
+
+    def __init__(self, session: Session, handles: dict[str, int]) -> None:
+        self.session = session
+        self.handles = handles
+
+    @classmethod
+    def open(cls, session: Session) -> HopLink | None:
+        """The link, or None when the next hop has no ``pytvm.hop.*`` functions."""
+        handles: dict[str, int] = {}
+        for name in _NAMES:
+            try:
+                handle = session.syscall(RPCCode.GET_GLOBAL_FUNC, [name])
+            except (AttributeError, RPCError, TVMError, OSError):
+                handle = None
+            value = handle.value if isinstance(handle, Handle) else handle
+            if not isinstance(value, int) or isinstance(value, bool) or not value:
+                HopLink(session, handles).close()
+                return None
+            handles[name] = value
+        return cls(session, handles)
+
+    def start(self, hop: int) -> None:
+        """Start the next hop (and the hops behind it) as hop number ``hop``."""
+        self.session.call_func(self.handles[TRACE_START], [int(hop)])
+
+    def stop(self) -> None:
+        """Stop the next hop and the hops behind it."""
+        self.session.call_func(self.handles[TRACE_STOP], [])
+
+    def collect(self) -> tuple[list[_trace.Event], list[str]]:
+        """Events and notes of the next hop and the hops behind it."""
+        values = self.session.call_func(self.handles[TRACE_COLLECT], [])
+        blob = values[1] if len(values) > 1 else b""
+        if isinstance(blob, str):
+            blob = blob.encode()
+        return decode_collected(bytes(blob))
+
+    def close(self) -> None:
+        """Free the handles on the next hop (errors ignored: it may be gone)."""
+        for handle in self.handles.values():
+            try:
+                self.session.syscall(RPCCode.FREE_HANDLE, [Handle(handle)])
+            except (RPCError, TVMError, OSError, ValueError):
+                pass
+        self.handles = {}
+
+
+def _finish(link: HopLink, what: str) -> tuple[list[_trace.Event], list[str]]:
+    """Stop (already done by the caller), collect and close ``link``; a failure is a note."""
+    try:
+        return link.collect()
+    except (RPCError, TVMError, OSError, ValueError) as err:
+        return [], [f"{what}: collecting its trace failed: {err}"]
+    finally:
+        link.close()
+
+
+# ------------------------------------------------------------------ decoding a device's ring
+
+_DEVICE_MAGIC = b"PTVT"
+_DEVICE_HEAD = struct.Struct("<4sIIIII")  # magic, version, pid, hop, count, dropped
+_DEVICE_EVENT = struct.Struct("<QHHIQ")  # t_ns, kind, phase, code, bytes
+_DEVICE_KINDS = {
+    1: ("MinRPC", None),
+    2: ("device API", "TVMDeviceCopyDataFromTo"),
+    3: ("device API", "TVMDeviceAllocDataSpace"),
+    4: ("device API", "TVMDeviceFreeDataSpace"),
+    5: ("device API", "TVMSynchronize"),
+}
+_DEVICE_TYPES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 12: "ext_dev", 16: "hexagon"}
+
+
+def decode_collected(blob: bytes) -> tuple[list[_trace.Event], list[str]]:
+    """Events and notes from a ``pytvm.hop.trace_collect`` result (JSON of a Python hop, or the
+    binary ring of a C device)."""
+    if blob.startswith(_DEVICE_MAGIC):
+        return _decode_device(blob), []
+    if not blob:
+        return [], []
+    data = json.loads(blob)
+    events = [_trace.Event.from_dict(d) for d in data.get("events", [])]
+    return events, [str(n) for n in data.get("notes", [])]
+
+
+def _decode_device(blob: bytes) -> list[_trace.Event]:
+    """Begin/end records of the device ring paired into spans (unpaired ones are the trace
+    control's own packets, or fell out of the ring: dropped)."""
+    magic, version, pid, hop, count, dropped = _DEVICE_HEAD.unpack_from(blob, 0)
+    if version != 1 or len(blob) < _DEVICE_HEAD.size + count * _DEVICE_EVENT.size:
+        raise RPCError(f"device trace: version {version} with {count} events, {len(blob)} bytes")
+    events: list[_trace.Event] = []
+    stack: list[tuple[int, int, int, int]] = []  # kind, code, bytes, t_ns
+    for i in range(count):
+        t_ns, kind, phase, code, nbytes = _DEVICE_EVENT.unpack_from(
+            blob, _DEVICE_HEAD.size + i * _DEVICE_EVENT.size
+        )
+        if phase == 0:
+            stack.append((kind, code, nbytes, t_ns))
+            continue
+        # an end closes the innermost open span of its kind; anything opened inside is lost
+        while stack and stack[-1][0] != kind:
+            stack.pop()
+        if not stack:
+            continue
+        _, code0, nbytes0, t0 = stack.pop()
+        layer, name = _DEVICE_KINDS.get(kind, ("device", f"kind {kind}"))
+        attrs: dict[str, Any]
+        if kind == 1:
+            name = code_name(code0)
+            attrs = {"code": name, "bytes": nbytes0}
+        else:
+            attrs = {"device": _DEVICE_TYPES.get(code0, f"type {code0}"), "bytes": nbytes0}
+        events.append(_trace.Event(layer, str(name), t0, t_ns - t0, pid, "device", hop, 0, attrs))
+    if dropped:
+        events.sort(key=lambda e: e.ts)
+    return events
+
+
+# ------------------------------------------------------------------ this hop, as a server
+
+
+class HopTable:
+    """An endpoint's hop-local functions and the handles it gave out for them.
+
+    ``serving`` returns the endpoint's serving session (None before kInitServer); ``after_reply``
+    queues an action the endpoint runs once the reply to the current request is sent.
+    """
+
+    def __init__(
+        self,
+        serving: Callable[[], Session | None],
+        after_reply: Callable[[Callable[[], None]], None],
+    ) -> None:
+        self._serving = serving
+        self._after_reply = after_reply
+        self._handles: dict[int, tuple[str, int]] = {}  # tagged handle -> (name, references)
+        self._link: HopLink | None = None
+        self._notes: list[str] = []
+
+    def lookup(self, name: str) -> Handle:
+        """kGetGlobalFunc of a ``pytvm.hop.*`` name: a tagged handle (0 for an unknown name)."""
+        if name not in _NAMES:
+            return Handle(0)
+        handle = HOP_TAG | (_NAMES.index(name) + 1)
+        _, refs = self._handles.get(handle, (name, 0))
+        self._handles[handle] = (name, refs + 1)
+        return Handle(handle)
+
+    def owns(self, handle: int) -> bool:
+        """Whether ``handle`` is one of this table's."""
+        return handle in self._handles
+
+    def free(self, handle: int) -> None:
+        """kFreeHandle of a tagged handle."""
+        name, refs = self._handles[handle]
+        if refs <= 1:
+            del self._handles[handle]
+        else:
+            self._handles[handle] = (name, refs - 1)
+
+    def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        """kCallFunc of a tagged handle; returns the kReturn values."""
+        name = self._handles[handle][0]
+        if name == TRACE_START:
+            hop = args[0] if args else 1
+            if not isinstance(hop, int) or isinstance(hop, bool):
+                raise RPCError(f"{TRACE_START} takes the hop index (an int), got {hop!r}")
+            self._start(hop)
+            return [TypeIndex.NONE, None]
+        if name == TRACE_STOP:
+            self._stop()
+            return [TypeIndex.NONE, None]
+        return [TypeIndex.BYTES, self._collect()]
+
+    def _start(self, hop: int) -> None:
+        if self._link is not None:
+            self._link.close()
+        session = self._serving()
+        forwards = session is not None and session.forwards
+        self._link = HopLink.open(session) if session is not None and forwards else None
+        self._notes = []
+        if forwards and self._link is None:
+            assert session is not None
+            self._notes.append(f"hop {hop + 1} ({session.name}) is not traceable")
+        if self._link is not None:
+            self._link.start(hop + 1)
+        label = "board" if forwards else "server"
+        self._after_reply(lambda: _start_unless_on(label, hop))
+
+    def _stop(self) -> None:
+        _trace.stop()
+        if self._link is not None:
+            try:
+                self._link.stop()
+            except (RPCError, TVMError, OSError) as err:
+                self._notes.append(f"stopping the next hop failed: {err}")
+
+    def _collect(self) -> bytes:
+        events = [e.to_dict() for e in _trace.take()]
+        notes = list(self._notes)
+        if self._link is not None:
+            more, more_notes = _finish(self._link, self._link.session.name)
+            self._link = None
+            events += [e.to_dict() for e in more]
+            notes += more_notes
+        return json.dumps({"events": events, "notes": notes}).encode()
+
+
+def _start_unless_on(label: str, hop: int) -> None:
+    if not _trace.ON:  # else this server shares its process with the tracer (a test thread)
+        _trace.start(label, hop)
+
+
+# ------------------------------------------------------------------ the client that traces
+
+
+def start_trace() -> tuple[list[HopLink], list[str]]:
+    """Start every hop behind the live forwarding sessions, then this process (hop 0).
+
+    Returns the links :func:`stop_trace` needs, and notes naming the sessions whose next hop
+    has no trace functions (a TVM server): those are left out.
+    """
+    if _trace.ON:
+        raise RPCError("a trace is already recording in this process; traces do not nest")
+    links, notes = [], []
+    for session in live_sessions():
+        if not session.forwards or getattr(session, "closed", False):
+            continue
+        link = HopLink.open(session)
+        if link is None:
+            notes.append(f"{session.name} is not traceable (it has no {TRACE_START})")
+            continue
+        link.start(1)
+        links.append(link)
+    _trace.start("host", 0)
+    return links, notes
+
+
+def stop_trace(links: Sequence[HopLink]) -> tuple[list[_trace.Event], list[str]]:
+    """Stop this process, then every hop; returns all events (by time) and notes."""
+    _trace.stop()
+    events = _trace.take()
+    notes: list[str] = []
+    for link in links:
+        try:
+            link.stop()
+        except (RPCError, TVMError, OSError) as err:
+            notes.append(f"{link.session.name}: stopping its trace failed: {err}")
+    for link in links:
+        more, more_notes = _finish(link, link.session.name)
+        events += more
+        notes += more_notes
+    events.sort(key=lambda e: (e.ts, -e.dur))
+    return events, notes

@@ -1,0 +1,99 @@
+/*!
+ * \file minrpc_trace.h
+ * \brief The device side of `pytvm.trace()`: a fixed ring of timed events recorded by MinRPC
+ *        (one begin and one end per packet) and by the device-API table (copy, alloc, free,
+ *        sync), which the host collects through MinRPC. C99, no heap.
+ *
+ * Recording is off until the host calls `pytvm.hop.trace_start(hop)`; while it is off a
+ * recording site costs one branch (MINRPC_TRACE tests a flag; the device-API table tests its
+ * hook pointer, NULL while off). `pytvm.hop.trace_stop()` turns it off and
+ * `pytvm.hop.trace_collect()` returns the ring as Bytes (oldest event first; when more than
+ * MINRPC_TRACE_EVENTS were recorded the oldest ones are overwritten and counted as dropped):
+ *
+ *   u8[4] "PTVT", u32 version (1), u32 pid, u32 hop, u32 count, u32 dropped,
+ *   count x { u64 t_ns, u16 kind, u16 phase, u32 code, u64 bytes }     (little-endian)
+ *
+ * t_ns is CLOCK_MONOTONIC (TVMPlatformMonotonicNs), the clock the host's Python processes read
+ * with time.monotonic_ns(), so device events merge into the host's timeline. For a packet,
+ * code is the RPC code and bytes the packet length; for a device-API call, code is the device
+ * type and bytes the bytes copied or allocated. pytvm.rpc.hop.decode_collected reads it.
+ */
+#ifndef PYTVM_MINRPC_TRACE_H_
+#define PYTVM_MINRPC_TRACE_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*! \brief Events the ring holds. */
+#ifndef MINRPC_TRACE_EVENTS
+#define MINRPC_TRACE_EVENTS 256
+#endif
+
+/* Event kinds. */
+#define MINRPC_TRACE_PACKET 1u
+#define MINRPC_TRACE_DEVICE_COPY 2u
+#define MINRPC_TRACE_DEVICE_ALLOC 3u
+#define MINRPC_TRACE_DEVICE_FREE 4u
+#define MINRPC_TRACE_DEVICE_SYNC 5u
+
+/* Event phases. */
+#define MINRPC_TRACE_BEGIN 0u
+#define MINRPC_TRACE_END 1u
+
+/*! \brief Names of the trace functions MinRPCTraceRegister registers. */
+#define MINRPC_TRACE_START_FUNC "pytvm.hop.trace_start"
+#define MINRPC_TRACE_STOP_FUNC "pytvm.hop.trace_stop"
+#define MINRPC_TRACE_COLLECT_FUNC "pytvm.hop.trace_collect"
+
+/*! \brief Non-zero while recording. Read it through MINRPC_TRACE. */
+extern int32_t MinRPCTraceOn;
+
+/*! \brief Append one event to the ring (call only while MinRPCTraceOn). */
+void MinRPCTraceRecord(uint32_t kind, uint32_t phase, uint32_t code, uint64_t bytes);
+
+/*! \brief Record an event when tracing is on: one branch when it is off. */
+#define MINRPC_TRACE(kind, phase, code, bytes)                   \
+  do {                                                           \
+    if (MinRPCTraceOn != 0) {                                    \
+      MinRPCTraceRecord((kind), (phase), (code), (bytes));       \
+    }                                                            \
+  } while (0)
+
+/*!
+ * \brief Register pytvm.hop.trace_start / trace_stop / trace_collect as global functions and
+ *        reset the ring (MinRPCServerInit calls it).
+ * \return 0, or -1 when the registry is full.
+ */
+int32_t MinRPCTraceRegister(void);
+
+/* ------------------------------------------------------------------ platform hooks */
+
+/*!
+ * \brief CLOCK_MONOTONIC in nanoseconds (the clock of Python's time.monotonic_ns on the same
+ *        machine). A platform hook: platform/posix_platform.c implements it.
+ */
+uint64_t TVMPlatformMonotonicNs(void);
+
+/*! \brief This process's id, to tell processes apart in a trace (posix_platform.c: getpid). */
+uint32_t TVMPlatformProcessId(void);
+
+/* ------------------------------------------------------------------ device-API table hook */
+
+/*!
+ * \brief Called by the device-API table (common/device_api.c) before (phase 0) and after
+ *        (phase 1) a copy, alloc, free or sync, with its kind (MINRPC_TRACE_DEVICE_*), the
+ *        device type and the bytes involved. device_api.c defines the pointer, NULL by default;
+ *        the tracer sets it while recording.
+ */
+typedef void (*TVMCrtDeviceTraceFunc)(uint32_t kind, uint32_t phase, int32_t device_type,
+                                      uint64_t bytes);
+extern TVMCrtDeviceTraceFunc TVMCrtDeviceTraceHook;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYTVM_MINRPC_TRACE_H_ */

@@ -1,0 +1,116 @@
+"""The trace recorder (``pytvm.ffi.trace``): spans, instants, labels, threads, on/off."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from pytvm.ffi import trace
+
+
+@pytest.fixture(autouse=True)
+def _recorder_off() -> Iterator[None]:
+    trace.stop()
+    trace.take()
+    yield
+    trace.stop()
+    trace.take()
+
+
+def test_span_records_layer_name_attrs_duration_and_process() -> None:
+    trace.start("board", hop=1)
+    before = time.monotonic_ns()
+    with trace.span("endpoint", "kCopyToRemote", request_bytes=68) as sp:
+        sp.attrs["reply_bytes"] = 20
+    trace.stop()
+    (event,) = trace.take()
+    assert (event.layer, event.name) == ("endpoint", "kCopyToRemote")
+    assert dict(event.attrs) == {"request_bytes": 68, "reply_bytes": 20}
+    assert before <= event.ts <= event.end <= time.monotonic_ns()
+    assert (event.pid, event.process, event.hop) == (os.getpid(), "board", 1)
+    assert event.thread == threading.get_native_id() and not event.instant
+
+
+def test_begin_end_adds_attributes_known_at_the_end() -> None:
+    trace.start()
+    span = trace.begin("wire", "recv", peer="x")
+    trace.end(span, bytes=20)
+    trace.instant("DeviceAPI.get", "chose", api="device_api.rpc")
+    trace.stop()
+    recv, chose = trace.take()
+    assert dict(recv.attrs) == {"peer": "x", "bytes": 20}
+    assert chose.instant and chose.dur == 0 and chose.attrs["api"] == "device_api.rpc"
+
+
+def test_spans_still_open_when_recording_stops_are_dropped() -> None:
+    trace.start()
+    span = trace.begin("server", "kCallFunc")
+    trace.stop()
+    trace.end(span)
+    trace.instant("server", "late")
+    assert trace.take() == []
+
+
+def test_start_relabels_and_drops_earlier_events() -> None:
+    trace.start("server", hop=3)
+    trace.instant("server", "old")
+    trace.start("host", hop=0)
+    trace.instant("Python API", "new")
+    trace.stop()
+    (event,) = trace.take()
+    assert (event.name, event.process, event.hop) == ("new", "host", 0)
+    assert (trace.process_label(), trace.hop_index()) == ("host", 0)
+
+
+def test_take_empties_the_buffer() -> None:
+    trace.start()
+    trace.instant("Python API", "x")
+    assert len(trace.take()) == 1
+    assert trace.take() == []
+
+
+def test_events_round_trip_through_dicts() -> None:
+    trace.start("device", hop=2)
+    with trace.span("MinRPC", "kDevStreamSync", bytes=40):
+        pass
+    trace.stop()
+    (event,) = trace.take()
+    assert trace.Event.from_dict(event.to_dict()) == event
+
+
+def test_every_thread_records_every_span() -> None:
+    trace.start()
+
+    def work() -> None:
+        for i in range(500):
+            with trace.span("Python API", "work", i=i):
+                pass
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    trace.stop()
+    events = trace.take()
+    assert len(events) == 8 * 500
+    assert len({e.thread for e in events}) == 8
+
+
+def test_module_example() -> None:
+    trace.start("host")
+    with trace.span("Python API", "demo", nbytes=8):
+        pass
+    trace.stop()
+    assert [(e.layer, e.name, e.attrs["nbytes"]) for e in trace.take()] == [
+        ("Python API", "demo", 8)
+    ]
+
+
+def test_layers_are_in_call_order() -> None:
+    assert trace.LAYERS[0] == "Python API" and trace.LAYERS[-1] == "device API"
+    assert trace.LAYERS.index("endpoint") < trace.LAYERS.index("server")

@@ -1,0 +1,254 @@
+"""``pytvm.trace()`` across three processes (host -> pytvm server -> C device) and its renderings:
+text tree, Mermaid sequence diagram, Chrome trace JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pytvm
+from pytvm import rpc
+from pytvm.ffi import trace as ffi_trace
+from pytvm.ffi.trace import LAYERS, Event
+from pytvm.rpc.hop import HopLink
+from pytvm.testing.rpc import service_process
+from pytvm.viz.trace import Node, Trace, build_tree, chrome_json, mermaid, text
+
+SERVER = ("server", "--host", "127.0.0.1", "--port", "0", "--port-end", "1", "--silent")
+X = np.array([2, 3], "int32")
+
+
+@pytest.fixture(scope="module")
+def nested() -> Iterator[rpc.RPCSession]:
+    """host -> pytvm server (subprocess) -> pytvm-device --hexagon (MinRPC in C)."""
+    from pytvm.crt import device_binary
+
+    binary = str(device_binary(hexagon=True))
+    with service_process(*SERVER) as (_, port):
+        sess = rpc.connect("127.0.0.1", port, session_constructor_args=["rpc.PopenSession", binary])
+        yield sess
+        sess.close()
+
+
+@pytest.fixture(scope="module")
+def copy_trace(nested: rpc.RPCSession) -> Trace:
+    A = pytvm.nd.empty((2,), "int32", nested.hexagon(0))
+    with pytvm.trace() as t:
+        A.copyfrom(X)
+    assert A.numpy().tolist() == [2, 3]
+    return t
+
+
+def _one(events: list[Event], process: str, layer: str, name: str) -> Event:
+    found = [e for e in events if (e.process, e.layer, e.name) == (process, layer, name)]
+    assert found, f"no {process}/{layer}/{name} event"
+    return found[-1]
+
+
+@pytest.mark.needs_cc
+def test_copy_records_every_layer_in_three_processes(copy_trace: Trace) -> None:
+    events = copy_trace.events
+    pids = {e.process: e.pid for e in events}
+    assert set(pids) == {"host", "board", "device"} and len(set(pids.values())) == 3
+    assert {e.hop for e in events if e.process == "device"} == {2}
+    assert set(LAYERS) - {"transport channel"} <= {e.layer for e in events}
+    assert copy_trace.notes == []
+    assert [e.ts for e in events] == sorted(e.ts for e in events)
+    get = _one(
+        events, "host", "DeviceAPI.get", "DeviceAPI.get(remote[0]:hexagon(0)) -> device_api.rpc"
+    )
+    assert get.attrs["cls"] == "RPCDeviceAPI"
+
+
+@pytest.mark.needs_cc
+def test_copy_events_are_in_causal_order(copy_trace: Trace) -> None:
+    ev = copy_trace.events
+    api = _one(ev, "host", "Python API", "NDArray.copy_from_bytes")
+    client = _one(ev, "host", "client session", "ClientSession.copy_data_from_to")
+    request = _one(ev, "host", "endpoint", "kCopyToRemote")
+    served = _one(ev, "board", "server", "kCopyToRemote")
+    serving = _one(ev, "board", "serving session", "ClientSession.copy_to_remote")
+    forwarded = _one(ev, "board", "endpoint", "kCopyToRemote")
+    packet = _one(ev, "device", "MinRPC", "kCopyToRemote")
+    copy = _one(ev, "device", "device API", "TVMDeviceCopyDataFromTo")
+    sync = _one(ev, "device", "MinRPC", "kDevStreamSync")
+    chain = [api, client, request, served, serving, forwarded, packet, copy]
+    starts = [e.ts for e in chain]
+    assert starts == sorted(starts)
+    # each packet is handled while its request waits, and the device copies inside the packet
+    assert request.ts <= served.ts <= request.end
+    assert forwarded.ts <= packet.ts <= forwarded.end
+    assert packet.ts <= copy.ts and copy.end <= packet.end
+    assert copy.attrs == {"device": "hexagon", "bytes": 8}
+    assert packet.end <= sync.ts <= api.end
+    assert request.attrs["data_bytes"] == 8 and request.attrs["reply_bytes"] > 0
+
+
+@pytest.mark.needs_cc
+def test_text_tree_nests_each_hop_under_the_request_it_served(copy_trace: Trace) -> None:
+    (root,) = copy_trace.tree()
+    assert root.event.name == "NDArray.copyfrom"
+    depth = {
+        (n.event.process, n.event.layer, n.event.name): d
+        for d, n in root.walk()
+        if n.event.layer != "wire"
+    }
+    path = [
+        ("host", "Python API", "NDArray.copyfrom"),
+        ("host", "Python API", "NDArray.copy_from_bytes"),
+        ("host", "client session", "ClientSession.copy_data_from_to"),
+        ("host", "endpoint", "kCopyToRemote"),
+        ("board", "server", "kCopyToRemote"),
+        ("board", "serving session", "ClientSession.copy_to_remote"),
+        ("board", "endpoint", "kCopyToRemote"),
+        ("device", "MinRPC", "kCopyToRemote"),
+        ("device", "device API", "TVMDeviceCopyDataFromTo"),
+    ]
+    assert [depth[k] for k in path] == list(range(len(path)))
+    lines = copy_trace.text().splitlines()
+    assert lines[0].startswith(f"trace: {len(copy_trace.events)} events from host pid")
+    indent = {line.split()[0]: len(line) - len(line.lstrip()) for line in lines[1:]}
+    assert indent["NDArray.copyfrom"] == 0 and indent["NDArray.copy_from_bytes"] == 2
+    assert indent["TVMDeviceCopyDataFromTo"] == 2 * 8
+    device_line = next(line for line in lines if "TVMDeviceCopyDataFromTo" in line)
+    assert "µs" in device_line and "device" in device_line and "8 B" in device_line
+
+
+def _linked_order(node: Node) -> list[str]:
+    return [f"{c.event.layer}:{c.event.name}" for c in node.children]
+
+
+@pytest.mark.needs_cc
+def test_linked_packet_reads_between_send_and_recv(copy_trace: Trace) -> None:
+    (root,) = copy_trace.tree()
+    request = next(
+        n for _, n in root.walk() if (n.event.process, n.event.name) == ("host", "kCopyToRemote")
+    )
+    assert _linked_order(request) == ["wire:send", "server:kCopyToRemote", "wire:recv"]
+
+
+@pytest.mark.needs_cc
+def test_mermaid_is_a_sequence_diagram_with_a_call_per_event(copy_trace: Trace) -> None:
+    diagram = copy_trace.mermaid()
+    lines = diagram.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    participants = [line for line in lines if line.strip().startswith("participant ")]
+    assert {p.split(" as ")[1].split()[0] for p in participants} == {"host", "board", "device"}
+    calls = [line for line in lines if "->>" in line and "-->>" not in line]
+    returns = [line for line in lines if "-->>" in line]
+    assert len(calls) == len(copy_trace.events)
+    assert len(returns) == sum(not e.instant for e in copy_trace.events)
+    assert not any(";" in line or "#" in line for line in lines)
+
+
+@pytest.mark.needs_cc
+def test_chrome_json_has_complete_events_per_process_and_layer(
+    copy_trace: Trace, tmp_path: Any
+) -> None:
+    path = tmp_path / "trace.json"
+    copy_trace.save_chrome(path)
+    doc = json.loads(path.read_text())
+    events = doc["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert len(complete) == sum(not e.instant for e in copy_trace.events)
+    assert all({"name", "ts", "dur", "pid", "tid", "cat"} <= set(e) for e in complete)
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in complete)
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert sorted(n.split()[0] for n in names.values()) == ["board", "device", "host"]
+    layers = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert set(LAYERS) - {"transport channel"} <= layers
+    starts = {e["id"] for e in events if e["ph"] == "s"}
+    finishes = {e["id"] for e in events if e["ph"] == "f"}
+    assert starts == finishes and len(starts) >= 10  # every request linked to its packet
+
+
+@pytest.mark.needs_cc
+def test_tracing_off_records_nothing_on_any_hop(nested: rpc.RPCSession) -> None:
+    A = pytvm.nd.empty((2,), "int32", nested.hexagon(0))
+    with pytvm.trace() as t:
+        pass
+    assert t.events == [] and not ffi_trace.ON
+    A.copyfrom(X)  # off
+    assert A.numpy().tolist() == [2, 3]
+    assert ffi_trace.take() == []
+    link = HopLink.open(nested.session)  # the board: collect without starting
+    assert link is not None
+    events, notes = link.collect()
+    link.close()
+    assert events == [] and notes == []
+
+
+@pytest.mark.needs_cc
+def test_off_path_calls_no_recorder_function(
+    nested: rpc.RPCSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    A = pytvm.nd.empty((2,), "int32", nested.hexagon(0))
+    calls: list[str] = []
+    for name in ("begin", "end", "span", "instant", "start", "stop", "take", "_record"):
+        original = getattr(ffi_trace, name)
+
+        def counted(*args: Any, _name: str = name, _f: Any = original, **kw: Any) -> Any:
+            calls.append(_name)
+            return _f(*args, **kw)
+
+        monkeypatch.setattr(ffi_trace, name, counted)
+    A.copyfrom(X)
+    assert A.numpy().tolist() == [2, 3]
+    assert nested.get_function("pytvm.device.echo")(5) == 5
+    assert calls == []
+
+
+def test_a_local_copy_traces_this_process_only() -> None:
+    a = pytvm.nd.empty((2,), "int32")
+    with pytvm.trace() as t:
+        _ = a.copyfrom(np.array([2, 3], "int32"))
+    assert sorted({e.layer for e in t.events}) == ["DeviceAPI.get", "Python API"]
+    assert t.text().splitlines()[1].split()[0] == "NDArray.copyfrom"
+    assert t.mermaid().splitlines()[0] == "sequenceDiagram"
+    assert len(t.pids) == 1
+
+
+def test_traces_do_not_nest() -> None:
+    with pytvm.trace():
+        with pytest.raises(rpc.RPCError, match="do not nest"):
+            with pytvm.trace():
+                pass
+
+
+def test_renderers_take_plain_event_lists() -> None:
+    a = Event("Python API", "outer", 1000, 9000, 1, "host", 0, 1)
+    b = Event("endpoint", "kCallFunc", 2000, 5000, 1, "host", 0, 1, {"code": "kCallFunc"})
+    c = Event("server", "kCallFunc", 3000, 1000, 2, "server", 1, 7, {"code": "kCallFunc"})
+    (root,) = build_tree([c, b, a])
+    assert [(d, n.event.name, n.linked) for d, n in root.walk()] == [
+        (0, "outer", False),
+        (1, "kCallFunc", False),
+        (2, "kCallFunc", True),
+    ]
+    assert "\n    kCallFunc" in text([a, b, c])
+    assert mermaid([a, b, c]).count("->>") == 6
+    assert json.loads(chrome_json([a, b, c]))["traceEvents"]
+    assert text([]).startswith("(no events")
+
+
+def test_a_tvm_server_hop_is_skipped() -> None:
+    import tvm.rpc
+
+    server = tvm.rpc.Server(host="127.0.0.1", port=9700, port_end=9800, silent=True)
+    try:
+        with rpc.connect("127.0.0.1", server.port) as sess:
+            A = pytvm.nd.empty((2,), "int32", sess.cpu())
+            with pytvm.trace() as t:
+                A.copyfrom(X)
+            assert A.numpy().tolist() == [2, 3]
+    finally:
+        server.terminate()
+    assert {e.process for e in t.events} == {"host"}
+    assert "endpoint" in {e.layer for e in t.events}
+    (note,) = t.notes
+    assert "not traceable" in note and "pytvm.hop.trace_start" in note
+    assert "note:" in t.text()
