@@ -21,6 +21,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
+from pytvm.rpc.channel import reap
+
 if TYPE_CHECKING:
     from pytvm.viz.trace import Trace
 
@@ -62,14 +64,7 @@ def _service(argv: Sequence[str], what: str) -> Iterator[int]:
             raise RuntimeError(f"the {what} did not start: {banner!r}")
         yield int(banner.rsplit(":", 1)[1])
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        reap(proc, timeout=10, terminate=True)
 
 
 def trace_copy() -> Trace:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..ffi.device import Device
 from ..ffi.errors import TVMOSError, TVMValueError
+from ..rpc.channel import reap
 from ..rpc.client import RPCSession
 from .session import CONSTRUCTOR
 
@@ -153,11 +154,4 @@ class Launcher:
         proc, self._server = self._server, None
         if proc is None:
             return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        reap(proc, timeout=10, terminate=True)

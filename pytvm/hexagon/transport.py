@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from ..ffi.errors import TVMOSError
+from ..rpc.channel import reap
 
 __all__ = ["Transport", "StubTransport", "PipeTransport", "stub_module", "IDL_PATH"]
 
@@ -126,11 +127,7 @@ class PipeTransport(Transport):
                     pass
         self._read_fd = self._write_fd = -1
         if self.process is not None:
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            reap(self.process)
             self.process = None
 
 
@@ -232,9 +229,5 @@ class StubTransport(Transport):
                     pass
         self._fds = (-1, -1)
         if self.process is not None:
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            reap(self.process)
             self.process = None

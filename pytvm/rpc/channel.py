@@ -19,8 +19,17 @@ import socket
 import subprocess
 import threading
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["Channel", "SocketChannel", "PipeChannel", "MemoryChannel", "memory_pair", "popen_pipe"]
+__all__ = [
+    "Channel",
+    "SocketChannel",
+    "PipeChannel",
+    "MemoryChannel",
+    "memory_pair",
+    "popen_pipe",
+    "reap",
+]
 
 
 class Channel:
@@ -194,3 +203,17 @@ def popen_pipe(argv: Sequence[str]) -> tuple[PipeChannel, subprocess.Popen[bytes
     os.close(child_read)
     os.close(child_write)
     return PipeChannel(parent_read, parent_write, peer=f"process {proc.pid} ({argv[0]})"), proc
+
+
+def reap(proc: subprocess.Popen[Any], timeout: float = 5.0, terminate: bool = False) -> None:
+    """Wait for ``proc`` (after SIGTERM if ``terminate``); SIGKILL it if ``timeout`` runs out.
+    Its stdout pipe, if any, is closed."""
+    if terminate:
+        proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()

@@ -32,7 +32,7 @@ from .base import (
     send_key,
     set_nodelay,
 )
-from .channel import Channel, SocketChannel, popen_pipe
+from .channel import Channel, SocketChannel, popen_pipe, reap
 from .endpoint import Endpoint
 from .protocol import Handle, RPCCode, TensorDesc
 from .session import Session, SessionModule
@@ -112,11 +112,7 @@ class ClientSession(Session):
                 self._closed = True
                 self.endpoint.shutdown()
                 if self.process is not None:
-                    try:
-                        self.process.wait(timeout=5)
-                    except subprocess.TimeoutExpired:
-                        self.process.kill()
-                        self.process.wait()
+                    reap(self.process)
 
     def __del__(self) -> None:
         try:

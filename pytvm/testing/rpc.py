@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..rpc.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
-from ..rpc.channel import SocketChannel
+from ..rpc.channel import SocketChannel, reap
 from ..rpc.endpoint import serve
 
 __all__ = ["thread_server", "service_process"]
@@ -72,11 +72,4 @@ def service_process(
             raise RuntimeError(f"pytvm rpc {' '.join(argv)} did not start: {banner!r}")
         yield proc, int(match.group(1))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        reap(proc, timeout=10, terminate=True)
