@@ -55,6 +55,7 @@ crt-test: clang
 bench: $(VENV)/.installed-base
 	$(PY) bench/ffi.py
 	$(PY) bench/rpc.py
+	$(PY) bench/crt.py
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check $(LINT_PATHS)

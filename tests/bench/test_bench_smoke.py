@@ -83,3 +83,56 @@ def test_rpc_bench_prints_tables() -> None:
         for row in rows:
             numbers = row.rsplit(None, count)[1:]
             assert len(numbers) == count and all(float(n) > 0 for n in numbers), row
+
+
+@pytest.mark.needs_cc
+@pytest.mark.skipif(
+    any(shutil.which(tool) is None for tool in ("taskset", "make", "size", "nm"))
+    or (shutil.which("gcc") is None and shutil.which("clang") is None)
+    or not hasattr(os, "sched_setaffinity"),
+    reason="needs taskset, make, binutils (size, nm), gcc or clang, and Linux",
+)
+def test_crt_bench_prints_tables() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "crt.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("pinning: ") and "taskset -c" in line for line in lines)
+    assert any(line.startswith("versions: ") for line in lines)
+    headers = [line.split() for line in lines if line.startswith("case")]
+    assert len(headers) == 4, result.stdout
+    assert headers[0][0] == "case" and headers[0][-1] == "text" and ".bss" in headers[0]
+    assert headers[1:] == [
+        ["case", "us/call", "x", "one", "hop"],
+        ["case", "1hop", "cpu", "1hop", "hex", "board", "cpu", "board", "hex", "srv", "cpu"]
+        + ["tcp", "only", "bc/1hop", "bh/1hop", "sc/1hop"],
+        ["case", "median", "min", "max", "x", "one", "hop"],
+    ]
+    compilers = headers[0].count(".text")  # gcc and/or clang, a ratio column if both
+    expected = [
+        ("CRT core (", 3 * compilers + (compilers == 2)),
+        ("MinRPC (", 3 * compilers + (compilers == 2)),
+        ("serial framing+session (", 3 * compilers + (compilers == 2)),
+        ("total", 3 * compilers + (compilers == 2)),
+        ("one hop: ", 2),
+        ("board: ", 2),
+        ("server: ", 2),
+        ("tcp only: ", 2),
+        ("host->device copyfrom, 1 KiB", 9),
+        ("device->host numpy(), 256 KiB", 9),
+        ("one hop (", 4),
+        ("board (", 4),
+    ]
+    for prefix, count in expected:
+        rows = [line for line in lines if line.split(", ", 1)[-1].startswith(prefix)]
+        assert rows, f"no row for {prefix!r} in:\n{result.stdout}"
+        for row in rows:
+            numbers = row.rsplit(None, count)[1:]
+            assert len(numbers) == count and all(float(n) >= 0 for n in numbers), row
+    text = next(line for line in lines if line.startswith("total")).split()
+    assert int(text[1]) > 0 and int(text[3]) > 0  # .text and .bss of the first compiler
+    assert any(line.startswith(".bss is dominated by the memory pool") for line in lines)
