@@ -2,12 +2,11 @@
  * \file device_api.c
  * \brief The device API table (device type -> TVMCrtDeviceAPI) and the TVM C device calls.
  */
-#include "../minrpc/minrpc_trace.h"
 #include "crt_internal.h"
 #include "pytvm_crt/crt.h"
 
-/* Trace hook of the calls below (declared in minrpc/minrpc_trace.h, set by MinRPC's tracer while
- * a trace records): NULL costs one branch per call. */
+/* Trace hook of the calls below (declared in pytvm_crt/device_api.h, set by a tracer while it
+ * records): NULL costs one branch per call. */
 TVMCrtDeviceTraceFunc TVMCrtDeviceTraceHook = NULL;
 
 #define DEVICE_TRACE(kind, phase, device_type, bytes)                      \
@@ -101,12 +100,12 @@ int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDat
   if (api == NULL) {
     return -1;
   }
-  DEVICE_TRACE(MINRPC_TRACE_DEVICE_ALLOC, MINRPC_TRACE_BEGIN, dev.device_type, nbytes);
+  DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_ALLOC, TVM_CRT_DEVICE_TRACE_BEGIN, dev.device_type, nbytes);
   if ((api->alloc(dev, nbytes, alignment, type_hint, out_data) != 0) || (*out_data == NULL)) {
     *out_data = NULL;
     return -1;
   }
-  DEVICE_TRACE(MINRPC_TRACE_DEVICE_ALLOC, MINRPC_TRACE_END, dev.device_type, nbytes);
+  DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_ALLOC, TVM_CRT_DEVICE_TRACE_END, dev.device_type, nbytes);
   return 0;
 }
 
@@ -121,9 +120,9 @@ int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr) {
   }
   {
     int rc;
-    DEVICE_TRACE(MINRPC_TRACE_DEVICE_FREE, MINRPC_TRACE_BEGIN, dev.device_type, 0u);
+    DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_FREE, TVM_CRT_DEVICE_TRACE_BEGIN, dev.device_type, 0u);
     rc = api->free(dev, ptr);
-    DEVICE_TRACE(MINRPC_TRACE_DEVICE_FREE, MINRPC_TRACE_END, dev.device_type, 0u);
+    DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_FREE, TVM_CRT_DEVICE_TRACE_END, dev.device_type, 0u);
     return (rc == 0) ? 0 : -1;
   }
 }
@@ -194,9 +193,9 @@ int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream
     size_t nbytes = 0U;
     int rc;
     (void)TVMCrtTensorNumBytes(from, &nbytes);
-    DEVICE_TRACE(MINRPC_TRACE_DEVICE_COPY, MINRPC_TRACE_BEGIN, copier, nbytes);
+    DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_COPY, TVM_CRT_DEVICE_TRACE_BEGIN, copier, nbytes);
     rc = api->copy(from, to, stream);
-    DEVICE_TRACE(MINRPC_TRACE_DEVICE_COPY, MINRPC_TRACE_END, copier, nbytes);
+    DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_COPY, TVM_CRT_DEVICE_TRACE_END, copier, nbytes);
     return (rc == 0) ? 0 : -1;
   }
   return (api->copy(from, to, stream) == 0) ? 0 : -1;
@@ -212,9 +211,9 @@ int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream) {
   dev.device_id = (int32_t)device_id;
   if (TVMCrtDeviceTraceHook != NULL) {
     int rc;
-    DEVICE_TRACE(MINRPC_TRACE_DEVICE_SYNC, MINRPC_TRACE_BEGIN, device_type, 0u);
+    DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_SYNC, TVM_CRT_DEVICE_TRACE_BEGIN, device_type, 0u);
     rc = api->sync(dev, stream);
-    DEVICE_TRACE(MINRPC_TRACE_DEVICE_SYNC, MINRPC_TRACE_END, device_type, 0u);
+    DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_SYNC, TVM_CRT_DEVICE_TRACE_END, device_type, 0u);
     return (rc == 0) ? 0 : -1;
   }
   return (api->sync(dev, stream) == 0) ? 0 : -1;

@@ -23,6 +23,9 @@
 
 #include <stdint.h>
 
+#include "pytvm_crt/device_api.h"
+#include "pytvm_crt/platform.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,10 +37,10 @@ extern "C" {
 
 /* Event kinds. */
 #define MINRPC_TRACE_PACKET 1u
-#define MINRPC_TRACE_DEVICE_COPY 2u
-#define MINRPC_TRACE_DEVICE_ALLOC 3u
-#define MINRPC_TRACE_DEVICE_FREE 4u
-#define MINRPC_TRACE_DEVICE_SYNC 5u
+#define MINRPC_TRACE_DEVICE_COPY TVM_CRT_DEVICE_TRACE_COPY
+#define MINRPC_TRACE_DEVICE_ALLOC TVM_CRT_DEVICE_TRACE_ALLOC
+#define MINRPC_TRACE_DEVICE_FREE TVM_CRT_DEVICE_TRACE_FREE
+#define MINRPC_TRACE_DEVICE_SYNC TVM_CRT_DEVICE_TRACE_SYNC
 
 /* Event phases. */
 #define MINRPC_TRACE_BEGIN 0u
@@ -69,28 +72,8 @@ void MinRPCTraceRecord(uint32_t kind, uint32_t phase, uint32_t code, uint64_t by
  */
 int32_t MinRPCTraceRegister(void);
 
-/* ------------------------------------------------------------------ platform hooks */
-
-/*!
- * \brief CLOCK_MONOTONIC in nanoseconds (the clock of Python's time.monotonic_ns on the same
- *        machine). A platform hook: platform/posix_platform.c implements it.
- */
-uint64_t TVMPlatformMonotonicNs(void);
-
-/*! \brief This process's id, to tell processes apart in a trace (posix_platform.c: getpid). */
-uint32_t TVMPlatformProcessId(void);
-
-/* ------------------------------------------------------------------ device-API table hook */
-
-/*!
- * \brief Called by the device-API table (common/device_api.c) before (phase 0) and after
- *        (phase 1) a copy, alloc, free or sync, with its kind (MINRPC_TRACE_DEVICE_*), the
- *        device type and the bytes involved. device_api.c defines the pointer, NULL by default;
- *        the tracer sets it while recording.
- */
-typedef void (*TVMCrtDeviceTraceFunc)(uint32_t kind, uint32_t phase, int32_t device_type,
-                                      uint64_t bytes);
-extern TVMCrtDeviceTraceFunc TVMCrtDeviceTraceHook;
+/* The platform hooks (TVMPlatformMonotonicNs, TVMPlatformProcessId) and the device-API
+ * table's trace hook are declared in pytvm_crt/platform.h and pytvm_crt/device_api.h. */
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,25 @@ int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream);
  */
 int TVMDeviceGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code);
 
+/* ------------------------------------------------------------------ trace hook */
+
+/*! \brief Kinds and phases the device-API table reports to its trace hook. */
+#define TVM_CRT_DEVICE_TRACE_COPY 2u
+#define TVM_CRT_DEVICE_TRACE_ALLOC 3u
+#define TVM_CRT_DEVICE_TRACE_FREE 4u
+#define TVM_CRT_DEVICE_TRACE_SYNC 5u
+#define TVM_CRT_DEVICE_TRACE_BEGIN 0u
+#define TVM_CRT_DEVICE_TRACE_END 1u
+
+/*!
+ * \brief Called by the device-API table before (phase BEGIN) and after (phase END) a copy,
+ *        alloc, free or sync, with its kind, the device type and the bytes involved. NULL (the
+ *        default) costs one branch per call; a tracer (MinRPC's) sets it while recording.
+ */
+typedef void (*TVMCrtDeviceTraceFunc)(uint32_t kind, uint32_t phase, int32_t device_type,
+                                      uint64_t bytes);
+extern TVMCrtDeviceTraceFunc TVMCrtDeviceTraceHook;
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,8 @@
 #ifndef PYTVM_CRT_PLATFORM_H_
 #define PYTVM_CRT_PLATFORM_H_
 
+#include <stdint.h>
+
 #include "pytvm_crt/error_codes.h"
 
 #ifdef __cplusplus
@@ -40,6 +42,15 @@ tvm_crt_error_t TVMPlatformTimerStop(double* elapsed_time_seconds);
 
 /*! \brief printf-style log line (debug output and failed checks). */
 void TVMLogf(const char* fmt, ...) PYTVM_CRT_PRINTF(1, 2);
+
+/*!
+ * \brief CLOCK_MONOTONIC in nanoseconds (on a host, the clock Python's time.monotonic_ns reads),
+ *        used to time trace events. platform/posix_platform.c implements it.
+ */
+uint64_t TVMPlatformMonotonicNs(void);
+
+/*! \brief This process's id, to tell processes apart in a trace (posix: getpid). */
+uint32_t TVMPlatformProcessId(void);
 
 #ifdef __cplusplus
 }
