@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import contextlib
 import fcntl
 import gc
 import math
@@ -45,7 +44,6 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -56,8 +54,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import REPO, Fleet, Proc, cpu_model, interleaved_best, pin, size_name
 
-REPO = Path(__file__).resolve().parents[1]
 CRT_DIR = REPO / "pytvm" / "src" / "crt"
 MIB = 1 << 20
 F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)  # Linux
@@ -72,84 +70,17 @@ CONSTRUCTOR = "pytvm.hexagon.create_session"
 # ---------------------------------------------------------------------------- subprocesses
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class _Proc:
-    """A pinned subprocess in its own session; output goes to a file scanned for its address."""
-
-    def __init__(self, name: str, cores: str, argv: list[str], pattern: str, workdir: Path) -> None:
-        self.name = name
-        self.log = workdir / f"{name}.log"
-        self._pattern = re.compile(pattern)
-        with open(self.log, "wb") as out:
-            self.popen = subprocess.Popen(
-                ["taskset", "-c", cores, *argv],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.port = 0
-
-    def wait_ready(self, timeout: float = 60.0) -> int:
-        """Wait for the address line; return the port it names."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            match = self._pattern.search(self.log.read_text(errors="replace"))
-            if match:
-                self.port = int(match.group(1))
-                return self.port
-            if self.popen.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError(f"{self.name} did not start; its output:\n{self.output()}")
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
-        pgid = self.popen.pid
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGTERM)
-        try:
-            self.popen.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(5)
-
-
-class _Fleet:
-    """All subprocesses of one run; stops every one of them on exit, error or not."""
+class _Fleet(Fleet):
+    """The board, the plain server and the pipe peers of the device benchmark."""
 
     def __init__(self, cores: str, workdir: Path) -> None:
-        self.cores, self.workdir = cores, workdir
-        self.procs: list[_Proc] = []
+        super().__init__(cores, workdir)
         self.plain: list[subprocess.Popen[bytes]] = []
 
-    def start(self, name: str, argv: list[str], pattern: str) -> _Proc:
-        proc = _Proc(name, self.cores, argv, pattern, self.workdir)
-        self.procs.append(proc)
-        return proc
-
-    def board(self) -> _Proc:
+    def board(self) -> Proc:
         argv = [sys.executable, "-m", "pytvm.hexagon.board", "--host", "127.0.0.1"]
         argv += ["--port", "0", "--port-end", "1"]
         return self.start("board", argv, r"board server listening on [\d.]+:(\d+)")
-
-    def pytvm_server(self) -> _Proc:
-        port = _free_port()
-        argv = [sys.executable, "-m", "pytvm.cli", "rpc", "server", "--host", "127.0.0.1"]
-        argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
-        return self.start("pytvm-server", argv, r"server listening on [\d.]+:(\d+)")
 
     def pinned_binary(self, binary: Path, name: str, *flags: str) -> Path:
         """A wrapper script that starts ``binary`` under ``taskset -c <cores>`` (the file
@@ -173,8 +104,7 @@ class _Fleet:
         return proc
 
     def stop_all(self) -> None:
-        for proc in reversed(self.procs):
-            proc.stop()
+        super().stop_all()
         for popen in self.plain:
             for pipe in (popen.stdin, popen.stdout):
                 if pipe is not None:
@@ -365,49 +295,6 @@ def _report_code_size(
 # ---------------------------------------------------------------------------- timing
 
 
-def _interleaved_best(
-    fns: dict[Any, Callable[[], object]], *, batch_s: float, rounds: int, budget_s: float
-) -> dict[Any, float]:
-    """Seconds per call for each of ``fns``: the best of ``rounds`` batches of about
-    ``batch_s``, the batches of all of them taken in turn (so a change in the machine's load
-    hits them alike). One that has spent ``budget_s`` stops after two batches.
-
-    One calibrating call each comes first; it only warms up unless it is already longer than a
-    batch, in which case it is a sample too (so a 2 s copy is not paid for once more).
-    """
-    samples: dict[Any, list[float]] = {}
-    spent: dict[Any, float] = {}
-    inner: dict[Any, int] = {}
-    for key, fn in fns.items():
-        t0 = time.perf_counter()
-        fn()
-        first = time.perf_counter() - t0
-        samples[key] = [first] if first >= batch_s else []
-        spent[key] = first
-        inner[key] = max(1, int(batch_s / max(first, 1e-7)))
-
-    def done(key: Any) -> bool:
-        n = len(samples[key])
-        return n >= rounds or (n >= 2 and spent[key] >= budget_s)
-
-    while not all(map(done, fns)):
-        for key, fn in fns.items():
-            if done(key):
-                continue
-            n = inner[key]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            elapsed = time.perf_counter() - t0
-            spent[key] += elapsed
-            samples[key].append(elapsed / n)
-    return {key: min(values) for key, values in samples.items()}
-
-
-def _pin(core: int) -> None:
-    os.sched_setaffinity(0, {core})
-
-
 def _close(sess: Any) -> None:
     close = getattr(sess, "close", None)
     if close is not None:
@@ -502,7 +389,7 @@ def _latency(
             raise RuntimeError("the cat peer answered something else")
 
     fns["pipe floor"] = pipe_round_trip
-    best = _interleaved_best(fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s)
+    best = interleaved_best(fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s)
     return {key: t * 1e6 for key, t in best.items()}
 
 
@@ -536,7 +423,7 @@ def _bandwidths(
             fns[column, _COPY_OPS[1], size] = remote.numpy
         for op in _COPY_OPS:
             part = {key: fn for key, fn in fns.items() if key[1] == op}
-            best = _interleaved_best(
+            best = interleaved_best(
                 part, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
             )
             for key, per in best.items():
@@ -570,22 +457,6 @@ def _setup_ms(paths: _Paths, reps: int) -> dict[str, list[float]]:
 
 
 # ---------------------------------------------------------------------------- report
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _size_name(size: int) -> str:
-    if size >= MIB and size % MIB == 0:
-        return f"{size // MIB} MiB"
-    if size >= 1024 and size % 1024 == 0:
-        return f"{size // 1024} KiB"
-    return f"{size} B"
 
 
 def _table(
@@ -682,12 +553,12 @@ def _run(
         board.wait_ready(),
         server.wait_ready(),
     )
-    _pin(pinnings[-1][1])
+    pin(pinnings[-1][1])
 
     pin_text = ", ".join(f"{name}: client on core {core}" for name, core in pinnings)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print("C runtime (CRT) + MinRPC: code size, and device round trips over one and two hops")
-    print(f"CPU: {_cpu_model()}; {os.cpu_count()} cores, {len(cores)} usable; load average {load}")
+    print(f"CPU: {cpu_model()}; {os.cpu_count()} cores, {len(cores)} usable; load average {load}")
     print(
         f"pinning: board server, plain server and one-hop pytvm-device `taskset -c {fleet.cores}` "
         f"(their workers and devices inherit it); the client (this process) "
@@ -721,7 +592,7 @@ def _run(
         lat: dict[str, dict[str, float]] = {}
         bw: dict[str, dict[tuple[str, str, int], float | None]] = {}
         for pin_name, core in pinnings:
-            _pin(core)
+            pin(core)
             lat[pin_name] = _latency(paths, cat, opts)
             bw[pin_name] = _bandwidths(paths, opts.sizes, opts)
     finally:
@@ -765,7 +636,7 @@ def _run(
                     _ratio(bw[pin_name][two, op, size], bw[pin_name][one, op, size])
                     for two, one in _Paths.RATIOS
                 ]
-                rows.append((f"{pin_name}, {op}, {_size_name(size)}", values))
+                rows.append((f"{pin_name}, {op}, {size_name(size)}", values))
     _table(
         f"3. copy bandwidth, MiB/s (best of {opts.rounds} batches; of 2 where they take "
         f"{opts.budget_s:g} s); ratios: two-hop MiB/s over one-hop MiB/s on the same kind of "
@@ -787,7 +658,7 @@ def _run(
     # 4. session setup
     rows = []
     for pin_name, core in pinnings:
-        _pin(core)
+        pin(core)
         setup = _setup_ms(paths, opts.reps)
         one_hop = statistics.median(setup["one hop"])
         for label, key, _ in _SETUP_ROWS:

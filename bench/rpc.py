@@ -24,16 +24,13 @@ counts, the client on the second core only, servers allowed on every core so the
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import os
 import platform
-import re
 import signal
 import socket
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import Fleet, Proc, cpu_model, free_port, interleaved_best, pin, size_name
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "bench"
 MIB = 1 << 20
 _HDR = struct.Struct("<cQ")  # raw peer request: op ("w": client writes, "r": client reads), size
@@ -52,108 +49,32 @@ _HDR = struct.Struct("<cQ")  # raw peer request: op ("w": client writes, "r": cl
 # ---------------------------------------------------------------------------- subprocesses
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class _Fleet(Fleet):
+    """The servers and trackers of the RPC benchmark."""
 
-
-class _Proc:
-    """A pinned subprocess in its own session; output goes to a file scanned for its address."""
-
-    def __init__(self, name: str, cores: str, argv: list[str], pattern: str, workdir: Path) -> None:
-        self.name = name
-        self.log = workdir / f"{name}.log"
-        self._pattern = re.compile(pattern)
-        with open(self.log, "wb") as out:
-            self.popen = subprocess.Popen(
-                ["taskset", "-c", cores, *argv],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.port = 0
-
-    def wait_ready(self, timeout: float = 60.0) -> int:
-        """Wait for the address line; return the port it names."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            match = self._pattern.search(self.log.read_text(errors="replace"))
-            if match:
-                self.port = int(match.group(1))
-                return self.port
-            if self.popen.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError(f"{self.name} did not start; its output:\n{self.output()}")
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
-        pgid = self.popen.pid
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGTERM)
-        try:
-            self.popen.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(5)
-
-
-class _Fleet:
-    """All subprocesses of one run; stops every one of them on exit, error or not."""
-
-    def __init__(self, cores: str, workdir: Path) -> None:
-        self.cores, self.workdir = cores, workdir
-        self.procs: list[_Proc] = []
-
-    def start(self, name: str, argv: list[str], pattern: str) -> _Proc:
-        proc = _Proc(name, self.cores, argv, pattern, self.workdir)
-        self.procs.append(proc)
-        return proc
-
-    def pytvm_server(self, name: str, tracker: int | None = None) -> _Proc:
-        port = _free_port()
-        argv = [sys.executable, "-m", "pytvm.cli", "rpc", "server", "--host", "127.0.0.1"]
-        argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
-        if tracker is not None:
-            argv += ["--key", KEY, "--tracker", f"127.0.0.1:{tracker}"]
-        return self.start(name, argv, r"server listening on [\d.]+:(\d+)")
-
-    def pytvm_tracker(self, name: str) -> _Proc:
-        port = _free_port()
+    def pytvm_tracker(self, name: str) -> Proc:
+        port = free_port()
         argv = [sys.executable, "-m", "pytvm.cli", "rpc", "tracker", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
         return self.start(name, argv, r"tracker listening on [\d.]+:(\d+)")
 
-    def tvm_server(self, name: str, tracker: int | None = None) -> _Proc:
-        port = _free_port()
+    def tvm_server(self, name: str, tracker: int | None = None) -> Proc:
+        port = free_port()
         argv = [sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--port-end", str(port + 100)]
         if tracker is not None:
             argv += ["--key", KEY, "--tracker", f"127.0.0.1:{tracker}"]
         return self.start(name, argv, r"bind to [\d.]+:(\d+)")
 
-    def tvm_tracker(self, name: str) -> _Proc:
-        port = _free_port()
+    def tvm_tracker(self, name: str) -> Proc:
+        port = free_port()
         argv = [sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--port-end", str(port + 100)]
         return self.start(name, argv, r"bind to [\d.]+:(\d+)")
 
-    def raw_peer(self, name: str) -> _Proc:
+    def raw_peer(self, name: str) -> Proc:
         argv = [sys.executable, str(Path(__file__).resolve()), "--raw-peer"]
         return self.start(name, argv, r"raw peer listening on [\d.]+:(\d+)")
-
-    def stop_all(self) -> None:
-        for proc in reversed(self.procs):
-            proc.stop()
 
 
 # ---------------------------------------------------------------------------- raw socket peer
@@ -198,49 +119,6 @@ def _raw_peer() -> None:
 
 
 # ---------------------------------------------------------------------------- timing
-
-
-def _interleaved_best(
-    fns: dict[Any, Callable[[], object]], *, batch_s: float, rounds: int, budget_s: float
-) -> dict[Any, float]:
-    """Seconds per call for each of ``fns``: the best of ``rounds`` batches of about
-    ``batch_s``, the batches of all of them taken in turn (so a change in the machine's load
-    hits them alike). One that has spent ``budget_s`` stops after two batches.
-
-    One calibrating call each comes first; it only warms up unless it is already longer than a
-    batch, in which case it is a sample too (so a 2 s copy is not paid for once more).
-    """
-    samples: dict[Any, list[float]] = {}
-    spent: dict[Any, float] = {}
-    inner: dict[Any, int] = {}
-    for key, fn in fns.items():
-        t0 = time.perf_counter()
-        fn()
-        first = time.perf_counter() - t0
-        samples[key] = [first] if first >= batch_s else []
-        spent[key] = first
-        inner[key] = max(1, int(batch_s / max(first, 1e-7)))
-
-    def done(key: Any) -> bool:
-        n = len(samples[key])
-        return n >= rounds or (n >= 2 and spent[key] >= budget_s)
-
-    while not all(map(done, fns)):
-        for key, fn in fns.items():
-            if done(key):
-                continue
-            n = inner[key]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            elapsed = time.perf_counter() - t0
-            spent[key] += elapsed
-            samples[key].append(elapsed / n)
-    return {key: min(values) for key, values in samples.items()}
-
-
-def _pin(core: int) -> None:
-    os.sched_setaffinity(0, {core})
 
 
 # ---------------------------------------------------------------------------- the two libraries
@@ -315,7 +193,7 @@ def _latency_group(
         for pair, addone in calls.items():
             assert addone(1) == 2, pair
         fns = {pair: (lambda f=addone: f(1)) for pair, addone in calls.items()}
-        best = _interleaved_best(
+        best = interleaved_best(
             fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
         )
         return {pair: t * 1e6 for pair, t in best.items()}
@@ -350,7 +228,7 @@ def _bandwidths(
                 fns[name, _COPY_OPS[2], size] = remote.numpy
             for op in _COPY_OPS:
                 part = {key: fn for key, fn in fns.items() if key[1] == op}
-                best = _interleaved_best(
+                best = interleaved_best(
                     part, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
                 )
                 for key, per in best.items():
@@ -382,7 +260,7 @@ def _raw_bandwidth(port: int, size: int, opts: argparse.Namespace) -> dict[str, 
             _recv_exact(sock, view)
 
         fns = {_COPY_OPS[0]: write, _COPY_OPS[2]: read}
-        best = _interleaved_best(
+        best = interleaved_best(
             fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
         )
         return {op: size / MIB / per for op, per in best.items()}
@@ -420,22 +298,6 @@ def _first_call_ms(lib: _Lib, tracker_port: int) -> float:
 
 
 # ---------------------------------------------------------------------------- report
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _size_name(size: int) -> str:
-    if size >= MIB and size % MIB == 0:
-        return f"{size // MIB} MiB"
-    if size >= 1024 and size % 1024 == 0:
-        return f"{size // 1024} KiB"
-    return f"{size} B"
 
 
 def _table(title: str, columns: list[str], rows: list[tuple[str, list[float]]], fmt: str) -> None:
@@ -481,7 +343,7 @@ def main() -> None:
         pinnings.append(("same core", server_core))
     if opts.pinning in (None, "both", "split") and len(cores) > 1:
         pinnings.append(("2 cores", cores[1]))
-    _pin(pinnings[-1][1])  # off the servers' core while they start
+    pin(pinnings[-1][1])  # off the servers' core while they start
     # --quick: the servers may start on every core (their imports are most of a smoke run)
     server_cores = ",".join(map(str, cores)) if opts.quick else str(server_core)
     with tempfile.TemporaryDirectory(prefix="pytvm-bench-rpc-") as tmp:
@@ -517,7 +379,7 @@ def _run(
     pin_text = ", ".join(f"{name}: client on core {core}" for name, core in pinnings)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print("RPC over loopback TCP, pytvm vs apache-tvm 0.27, same run")
-    print(f"CPU: {_cpu_model()}; {os.cpu_count()} cores, {usable} usable; load average {load}")
+    print(f"CPU: {cpu_model()}; {os.cpu_count()} cores, {usable} usable; load average {load}")
     print(
         f"pinning: servers, trackers and raw peer `taskset -c {fleet.cores}`; the client (this "
         f"process) os.sched_setaffinity: {pin_text}"
@@ -533,7 +395,7 @@ def _run(
     servers = {name: proc.port for name, proc in plain.items()}
     rows: list[tuple[str, list[float]]] = []
     for pin_name, core in pinnings:
-        _pin(core)
+        pin(core)
         lat = _latency(libs, servers, opts)
         for label, (mine, peer) in (
             ("own server", (lat["pytvm", "pytvm"], lat["tvm", "tvm"])),
@@ -554,7 +416,7 @@ def _run(
     bw: dict[str, dict[tuple[str, str, int], float]] = {}
     raw_bw: dict[str, dict[str, float]] = {}
     for pin_name, core in pinnings:
-        _pin(core)
+        pin(core)
         bw[pin_name] = _bandwidths(libs, servers, opts.sizes, opts)
         raw_bw[pin_name] = _raw_bandwidth(raw.port, big, opts)
     rows = []
@@ -562,7 +424,7 @@ def _run(
         for op in _COPY_OPS:
             for size in opts.sizes:
                 mine, peer = bw[pin_name]["pytvm", op, size], bw[pin_name]["tvm", op, size]
-                rows.append((f"{pin_name}, {op}, {_size_name(size)}", [mine, peer, mine / peer]))
+                rows.append((f"{pin_name}, {op}, {size_name(size)}", [mine, peer, mine / peer]))
     _table(
         f"2. copy bandwidth, MiB/s (best of {opts.rounds} batches; of 2 where they take "
         f"{opts.budget_s:g} s), each client with its own server",
@@ -576,7 +438,7 @@ def _run(
             ceiling = raw_bw[pin_name][op]
             mine, peer = bw[pin_name]["pytvm", op, big], bw[pin_name]["tvm", op, big]
             row = [ceiling, mine, peer, mine / ceiling]
-            rows.append((f"{pin_name}, {label} {_size_name(big)}", row))
+            rows.append((f"{pin_name}, {label} {size_name(big)}", row))
     _table(
         "3. plain-socket ceiling (sendall/recv_into, TCP_NODELAY), MiB/s, beside the RPC copies "
         "of section 2 (send: copyfrom, recv: numpy())",
@@ -588,7 +450,7 @@ def _run(
     # 4. tracker, the two libraries in turn
     rows = []
     for pin_name, core in pinnings:
-        _pin(core)
+        pin(core)
         mine, peer = [], []
         for _ in range(opts.reps):
             mine.append(_first_call_ms(libs["pytvm"], py_trk.port))

@@ -1,0 +1,164 @@
+"""What the benchmarks share: timing in interleaved batches, and subprocesses pinned with
+``taskset``, each in its own session, found ready by the address line it prints, and always
+stopped (process group, SIGTERM then SIGKILL)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Proc:
+    """A pinned subprocess in its own session; output goes to a file scanned for its address."""
+
+    def __init__(self, name: str, cores: str, argv: list[str], pattern: str, workdir: Path) -> None:
+        self.name = name
+        self.log = workdir / f"{name}.log"
+        self._pattern = re.compile(pattern)
+        with open(self.log, "wb") as out:
+            self.popen = subprocess.Popen(
+                ["taskset", "-c", cores, *argv],
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.port = 0
+
+    def wait_ready(self, timeout: float = 60.0) -> int:
+        """Wait for the address line; return the port it names."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            match = self._pattern.search(self.log.read_text(errors="replace"))
+            if match:
+                self.port = int(match.group(1))
+                return self.port
+            if self.popen.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.name} did not start; its output:\n{self.output()}")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+        pgid = self.popen.pid
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
+        try:
+            self.popen.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(5)
+
+
+class Fleet:
+    """All subprocesses of one run; stops every one of them on exit, error or not."""
+
+    def __init__(self, cores: str, workdir: Path) -> None:
+        self.cores, self.workdir = cores, workdir
+        self.procs: list[Proc] = []
+
+    def start(self, name: str, argv: list[str], pattern: str) -> Proc:
+        proc = Proc(name, self.cores, argv, pattern, self.workdir)
+        self.procs.append(proc)
+        return proc
+
+    def pytvm_server(
+        self, name: str = "pytvm-server", tracker: int | None = None, key: str = "bench"
+    ) -> Proc:
+        port = free_port()
+        argv = [sys.executable, "-m", "pytvm.cli", "rpc", "server", "--host", "127.0.0.1"]
+        argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
+        if tracker is not None:
+            argv += ["--key", key, "--tracker", f"127.0.0.1:{tracker}"]
+        return self.start(name, argv, r"server listening on [\d.]+:(\d+)")
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            proc.stop()
+
+
+def interleaved_best(
+    fns: dict[Any, Callable[[], object]], *, batch_s: float, rounds: int, budget_s: float
+) -> dict[Any, float]:
+    """Seconds per call for each of ``fns``: the best of ``rounds`` batches of about
+    ``batch_s``, the batches of all of them taken in turn (so a change in the machine's load
+    hits them alike). One that has spent ``budget_s`` stops after two batches.
+
+    One calibrating call each comes first; it only warms up unless it is already longer than a
+    batch, in which case it is a sample too (so a 2 s copy is not paid for once more).
+    """
+    samples: dict[Any, list[float]] = {}
+    spent: dict[Any, float] = {}
+    inner: dict[Any, int] = {}
+    for key, fn in fns.items():
+        t0 = time.perf_counter()
+        fn()
+        first = time.perf_counter() - t0
+        samples[key] = [first] if first >= batch_s else []
+        spent[key] = first
+        inner[key] = max(1, int(batch_s / max(first, 1e-7)))
+
+    def done(key: Any) -> bool:
+        n = len(samples[key])
+        return n >= rounds or (n >= 2 and spent[key] >= budget_s)
+
+    while not all(map(done, fns)):
+        for key, fn in fns.items():
+            if done(key):
+                continue
+            n = inner[key]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            elapsed = time.perf_counter() - t0
+            spent[key] += elapsed
+            samples[key].append(elapsed / n)
+    return {key: min(values) for key, values in samples.items()}
+
+
+def pin(core: int) -> None:
+    os.sched_setaffinity(0, {core})
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+MIB = 1 << 20
+
+
+def size_name(size: int) -> str:
+    if size >= MIB and size % MIB == 0:
+        return f"{size // MIB} MiB"
+    if size >= 1024 and size % 1024 == 0:
+        return f"{size // 1024} KiB"
+    return f"{size} B"
