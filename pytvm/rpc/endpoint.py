@@ -65,6 +65,7 @@ log = logging.getLogger("pytvm.rpc.endpoint")
 
 _CODES = {int(code): code for code in RPCCode}
 MAX_PACKET_FUNC = "tvm.rpc.server.GetCRTMaxPacketSize"
+_COPY_WINDOW = 8  # copy packets in flight at once (see _copy_to_remote_pipelined)
 
 
 class Endpoint(PacketIO):
@@ -234,6 +235,9 @@ class Endpoint(PacketIO):
         """kCopyToRemote, split into the peer's packet size."""
         data = data.cast("B")
         step = self.max_transfer(len(desc.shape))
+        if len(data) > step and not _trace.ON:
+            self._copy_to_remote_pipelined(desc, data, step)
+            return
         with self._lock:
             for start in range(0, max(len(data), 1), step):
                 chunk = data[start : start + step]
@@ -257,6 +261,9 @@ class Endpoint(PacketIO):
         """kCopyFromRemote into ``out`` (its length is the byte count), split as above."""
         out = out.cast("B")
         step = self.max_transfer(len(desc.shape))
+        if len(out) > step and not _trace.ON:
+            self._copy_from_remote_pipelined(desc, out, step)
+            return
         with self._lock:
             for start in range(0, max(len(out), 1), step):
                 chunk = out[start : start + step]
@@ -279,6 +286,64 @@ class Endpoint(PacketIO):
                 finally:
                     if span is not None:
                         self._end_request(span)
+
+    # A copy split into packets keeps up to _COPY_WINDOW requests in flight: the next packet
+    # travels while the peer (and the hops behind it) still handle the previous one. Replies
+    # come back in order, so the stream stays in step; the first error is raised after all
+    # outstanding replies are read. (Tracing records the one-at-a-time path instead.)
+
+    def _copy_to_remote_pipelined(self, desc: TensorDesc, data: memoryview, step: int) -> None:
+        errors: list[RPCError] = []
+
+        def collect() -> None:
+            try:
+                self._return_values()
+            except RPCError as err:
+                errors.append(err)
+
+        with self._lock:
+            in_flight = 0
+            for start in range(0, len(data), step):
+                chunk = data[start : start + step]
+                part = _at_offset(desc, desc.byte_offset + start)
+                self._send(encode_copy_to_remote(part, len(chunk)), chunk)
+                in_flight += 1
+                if in_flight == _COPY_WINDOW:
+                    collect()
+                    in_flight -= 1
+            for _ in range(in_flight):
+                collect()
+        if errors:
+            raise errors[0]
+
+    def _copy_from_remote_pipelined(self, desc: TensorDesc, out: memoryview, step: int) -> None:
+        starts = list(range(0, len(out), step))
+        errors: list[Exception] = []
+        with self._lock:
+            sent = 0
+            for index, start in enumerate(starts):
+                while sent < len(starts) and sent < index + _COPY_WINDOW:
+                    ahead = starts[sent]
+                    part = _at_offset(desc, desc.byte_offset + ahead)
+                    self._send(encode_copy_from_remote(part, len(out[ahead : ahead + step])))
+                    sent += 1
+                chunk = out[start : start + step]
+                try:
+                    code, left = self._reply()
+                except RPCError as err:
+                    errors.append(err)
+                    continue
+                if code != RPCCode.COPY_ACK or left != len(chunk):
+                    self._skip(left)
+                    errors.append(
+                        ProtocolError(
+                            f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
+                        )
+                    )
+                    continue
+                self._read_into(chunk)
+        if errors:
+            raise errors[0]
 
     def shutdown(self) -> None:
         """Send kShutdown (no reply) and close the channel."""

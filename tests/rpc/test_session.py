@@ -260,3 +260,22 @@ def test_device_syscalls_reach_the_servers_device_api(remote: rpc.RPCSession) ->
     assert ptr != 0 and live() == base + 1
     api.free_data(dev, ptr)  # kDevFreeData (queued, sent before the next request)
     assert live() == base
+
+
+def test_pipelined_chunked_copy_reports_an_error_and_stays_in_step() -> None:
+    from pytvm.rpc.protocol import TensorDesc
+
+    pytvm.register_func("tvm.rpc.server.GetCRTMaxPacketSize", lambda: 4096, override=True)
+    try:
+        with thread_server() as port, rpc.connect("127.0.0.1", port) as sess:
+            bad = TensorDesc(0xBAD000, pytvm.Device(1, 0), DataType.parse("uint8"), (100_000,))
+            data = memoryview(bytes(100_000))
+            with pytest.raises(ValueError, match="not inside memory allocated"):
+                sess.session.copy_to_remote(bad, data)
+            with pytest.raises(ValueError, match="not inside memory allocated"):
+                sess.session.copy_from_remote(bad, 100_000)
+            x = np.arange(50_000, dtype="int32")
+            np.testing.assert_array_equal(pytvm.nd.array(x, sess.cpu()).numpy(), x)
+            assert sess.get_function("test.rpc.add")(1, 2) == 3
+    finally:
+        pytvm.remove_global_func("tvm.rpc.server.GetCRTMaxPacketSize")
