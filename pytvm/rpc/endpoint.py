@@ -261,9 +261,6 @@ class Endpoint(PacketIO):
         """kCopyFromRemote into ``out`` (its length is the byte count), split as above."""
         out = out.cast("B")
         step = self.max_transfer(len(desc.shape))
-        if len(out) > step and not _trace.ON:
-            self._copy_from_remote_pipelined(desc, out, step)
-            return
         with self._lock:
             for start in range(0, max(len(out), 1), step):
                 chunk = out[start : start + step]
@@ -287,10 +284,12 @@ class Endpoint(PacketIO):
                     if span is not None:
                         self._end_request(span)
 
-    # A copy split into packets keeps _COPY_WINDOW requests in flight: the next packet
+    # A copy to the peer split into packets keeps _COPY_WINDOW packets in flight: the next one
     # travels while the peer (and the hops behind it) still handle the previous one. Replies
     # come back in order, so the stream stays in step; the first error is raised after all
-    # outstanding replies are read. (Tracing records the one-at-a-time path instead.)
+    # outstanding replies are read. (Tracing records the one-at-a-time path instead.) Reads
+    # stay one at a time: asking ahead measured slower here (board path, 16 MiB: 290 against
+    # 630 MiB/s on one core).
 
     def _copy_to_remote_pipelined(self, desc: TensorDesc, data: memoryview, step: int) -> None:
         errors: list[RPCError] = []
@@ -313,35 +312,6 @@ class Endpoint(PacketIO):
                     in_flight -= 1
             for _ in range(in_flight):
                 collect()
-        if errors:
-            raise errors[0]
-
-    def _copy_from_remote_pipelined(self, desc: TensorDesc, out: memoryview, step: int) -> None:
-        starts = list(range(0, len(out), step))
-        errors: list[Exception] = []
-        with self._lock:
-            sent = 0
-            for index, start in enumerate(starts):
-                while sent < len(starts) and sent < index + _COPY_WINDOW:
-                    ahead = starts[sent]
-                    part = _at_offset(desc, desc.byte_offset + ahead)
-                    self._send(encode_copy_from_remote(part, len(out[ahead : ahead + step])))
-                    sent += 1
-                chunk = out[start : start + step]
-                try:
-                    code, left = self._reply()
-                except RPCError as err:
-                    errors.append(err)
-                    continue
-                if code != RPCCode.COPY_ACK or left != len(chunk):
-                    self._skip(left)
-                    errors.append(
-                        ProtocolError(
-                            f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
-                        )
-                    )
-                    continue
-                self._read_into(chunk)
         if errors:
             raise errors[0]
 
