@@ -162,3 +162,19 @@ def size_name(size: int) -> str:
     if size >= 1024 and size % 1024 == 0:
         return f"{size // 1024} KiB"
     return f"{size} B"
+
+
+def mib_per_s_by_op(
+    fns: dict[Any, Callable[[], object]], ops: Any, size: int, opts: Any
+) -> dict[Any, float]:
+    """MiB/s of each copy in ``fns`` (keys ``(..., op, ...)`` with ``op`` second), the copies of
+    one op timed in interleaved batches against each other."""
+    out: dict[Any, float] = {}
+    for op in ops:
+        part = {key: fn for key, fn in fns.items() if key[1] == op}
+        best = interleaved_best(
+            part, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
+        )
+        for key, per in best.items():
+            out[key] = size / MIB / per
+    return out

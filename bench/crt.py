@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import REPO, Fleet, Proc, cpu_model, interleaved_best, pin, size_name
+from _harness import REPO, Fleet, Proc, cpu_model, interleaved_best, mib_per_s_by_op, pin, size_name
 
 CRT_DIR = REPO / "pytvm" / "src" / "crt"
 MIB = 1 << 20
@@ -421,13 +421,7 @@ def _bandwidths(
             assert np.array_equal(remote.numpy(), host), f"{column}: round trip differs"
             fns[column, _COPY_OPS[0], size] = lambda r=remote: r.copyfrom(host)
             fns[column, _COPY_OPS[1], size] = remote.numpy
-        for op in _COPY_OPS:
-            part = {key: fn for key, fn in fns.items() if key[1] == op}
-            best = interleaved_best(
-                part, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
-            )
-            for key, per in best.items():
-                out[key] = size / MIB / per
+        out.update(mib_per_s_by_op(fns, _COPY_OPS, size, opts))
         del fns, remotes
         gc.collect()
     return out

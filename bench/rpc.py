@@ -39,7 +39,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import Fleet, Proc, cpu_model, free_port, interleaved_best, pin, size_name
+from _harness import (
+    Fleet,
+    Proc,
+    cpu_model,
+    free_port,
+    interleaved_best,
+    mib_per_s_by_op,
+    pin,
+    size_name,
+)
 
 KEY = "bench"
 MIB = 1 << 20
@@ -226,13 +235,7 @@ def _bandwidths(
                 fns[name, _COPY_OPS[0], size] = lambda r=remote: r.copyfrom(host)
                 fns[name, _COPY_OPS[1], size] = lambda lib=lib, dev=dev: lib.array(host, dev)
                 fns[name, _COPY_OPS[2], size] = remote.numpy
-            for op in _COPY_OPS:
-                part = {key: fn for key, fn in fns.items() if key[1] == op}
-                best = interleaved_best(
-                    part, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
-                )
-                for key, per in best.items():
-                    out[key] = size / MIB / per
+            out.update(mib_per_s_by_op(fns, _COPY_OPS, size, opts))
             del fns, remotes
             gc.collect()
         del devs

@@ -144,6 +144,8 @@ class PacketIO:
             raise RPCError(f"{self.name}: the RPC session to {self.channel.peer} is closed")
         if _trace.ON:
             self._traced_send(parts)
+        elif len(parts) == 1:
+            self.channel.send(parts[0])  # the common case: one whole packet, no join
         else:
             self.channel.send_parts(parts)
 

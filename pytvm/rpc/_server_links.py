@@ -27,7 +27,7 @@ from .base import (
     set_nodelay,
     split_key_options,
 )
-from .protocol import encode_exception_packet
+from .protocol import encode_exception
 from .server_env import HANDSHAKE_TIMEOUT
 
 __all__ = ["TrackerLink", "ProxyLink", "dial"]
@@ -217,7 +217,7 @@ class ProxyLink:
         if reason is not None:
             logger.warning("refused rpc client via %s: %s", peer, reason)
             try:  # the client already got the proxy's success reply: answer its kInitServer
-                sock.sendall(encode_exception_packet(f"RPCError: server refused client: {reason}"))
+                sock.sendall(encode_exception(f"RPCError: server refused client: {reason}"))
             except OSError:
                 pass
             sock.close()

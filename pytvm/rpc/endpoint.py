@@ -146,45 +146,30 @@ class Endpoint(PacketIO):
         r.expect_end("kReturn")
         return values
 
-    def init_server(self, args: Sequence[Any] = (), version: str = PROTOCOL_VERSION) -> None:
-        """Send kInitServer (session constructor ``args``) and wait for the reply."""
+    def _request(self, code: RPCCode, packet: bytes, **attrs: Any) -> list[Any]:
+        """Send one request packet and return its kReturn values (a traced span when on)."""
         with self._lock:
-            packet = encode_init_server(args, version)
-            span = self._request_span(RPCCode.INIT_SERVER, len(packet)) if _trace.ON else None
+            if not _trace.ON:
+                self._send(packet)
+                return self._return_values()
+            span = self._request_span(code, len(packet), **attrs)
             try:
                 self._send(packet)
-                self._return_values()
-            finally:
-                if span is not None:
-                    self._end_request(span)
-
-    def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
-        """kCallFunc; returns the kReturn values (the result's type index first)."""
-        with self._lock:
-            if self.closed:
-                self._send()  # raises the "closed" error
-            packet = encode_call(handle, args)
-            if not _trace.ON:
-                self.channel.send(packet)
-                return self._return_values()
-            span = self._request_span(RPCCode.CALL_FUNC, len(packet), handle=hex(handle))
-            try:
-                self._traced_send((packet,))
                 return self._return_values()
             finally:
                 self._end_request(span)
 
+    def init_server(self, args: Sequence[Any] = (), version: str = PROTOCOL_VERSION) -> None:
+        """Send kInitServer (session constructor ``args``) and wait for the reply."""
+        self._request(RPCCode.INIT_SERVER, encode_init_server(args, version))
+
+    def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        """kCallFunc; returns the kReturn values (the result's type index first)."""
+        return self._request(RPCCode.CALL_FUNC, encode_call(handle, args), handle=hex(handle))
+
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
         """A syscall; returns its one result value."""
-        with self._lock:
-            packet = encode_syscall(code, args)
-            span = self._request_span(code, len(packet)) if _trace.ON else None
-            try:
-                self._send(packet)
-                values = self._return_values()
-            finally:
-                if span is not None:
-                    self._end_request(span)
+        values = self._request(code, encode_syscall(code, args))
         if len(values) != 1:
             raise ProtocolError(f"{code.name} reply has {len(values)} values, expected 1")
         return values[0]

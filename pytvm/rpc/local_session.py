@@ -30,7 +30,7 @@ from ..runtime.module import Module
 from ..runtime.ndarray import ALIGNMENT, NDArray
 from .base import ProtocolError
 from .protocol import BytesObject, Handle, ObjectRef, RPCCode, StrObject, TensorDesc
-from .session import Session, SessionModule
+from .session import Session, SessionModule, host_memory
 
 __all__ = ["LocalSession"]
 
@@ -49,7 +49,6 @@ class LocalSession(Session):
     def __init__(self) -> None:
         _SESSIONS.add(self)
         self._objects: dict[int, list[Any]] = {}  # handle -> [object, reference count]
-        self._regions: dict[int, int] = {}  # host block this session allocated -> its bytes
         # host pointer of tensors handed out -> (how many, bytes usable from the pointer)
         self._tensor_regions: dict[int, tuple[int, int]] = {}
         self._allocations: dict[int, tuple[Device, int]] = {}  # pointer -> (device, nbytes)
@@ -171,9 +170,9 @@ class LocalSession(Session):
 
     def _check_host(self, desc: TensorDesc, nbytes: int, what: str) -> None:
         """Host memory may only be touched inside a block this session knows."""
-        size = max(
-            self._regions.get(desc.data, -1), self._tensor_regions.get(desc.data, (0, -1))[1]
-        )
+        block = self._allocations.get(desc.data)
+        allocated = block[1] if block is not None and block[0].device_type == _CPU else -1
+        size = max(allocated, self._tensor_regions.get(desc.data, (0, -1))[1])
         if size < 0 or desc.byte_offset + nbytes > size:
             raise TVMValueError(
                 f"{what}: host pointer {desc.data:#x} + {desc.byte_offset} .. +{nbytes} bytes is "
@@ -189,7 +188,7 @@ class LocalSession(Session):
         if desc.device.device_type != _CPU:
             return None
         self._check_host(desc, nbytes, "kCopyToRemote")
-        return _host_memory(desc.data + desc.byte_offset, nbytes)
+        return host_memory(desc.data + desc.byte_offset, nbytes)
 
     def copy_to_remote(self, desc: TensorDesc, data: memoryview) -> None:
         target = self.copy_target(desc, len(data))
@@ -205,7 +204,7 @@ class LocalSession(Session):
     def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
         if desc.device.device_type == _CPU:
             self._check_host(desc, nbytes, "kCopyFromRemote")
-            view = _host_memory(desc.data + desc.byte_offset, nbytes)
+            view = host_memory(desc.data + desc.byte_offset, nbytes)
             if out is None:
                 return view
             out[:] = view
@@ -239,8 +238,6 @@ class LocalSession(Session):
         ptr = _api(dev).alloc_data(dev, nbytes, align, dtype, scope)
         with self._lock:
             self._allocations[ptr] = (dev, nbytes)
-            if dev.device_type == _CPU:
-                self._regions[ptr] = nbytes
         return Handle(ptr)
 
     def _dev_alloc_data(self, args: list[Any]) -> Any:
@@ -260,7 +257,6 @@ class LocalSession(Session):
                 raise TVMValueError(
                     f"kDevFreeData: {ptr.value:#x} was not allocated by this session (or is freed)"
                 )
-            self._regions.pop(ptr.value, None)
         _api(dev).free_data(dev, ptr.value)
 
     def _copy_among(self, args: list[Any]) -> Any:
@@ -345,10 +341,6 @@ def _api(dev: Device) -> DeviceAPI:
     api = DeviceAPI.get(dev)
     assert api is not None
     return api
-
-
-def _host_memory(address: int, nbytes: int) -> memoryview:
-    return memoryview((ctypes.c_char * nbytes).from_address(address)).cast("B")
 
 
 def _byte_view(desc: TensorDesc, nbytes: int) -> DLTensor:

@@ -47,7 +47,6 @@ __all__ = [
     "encode_return",
     "encode_call_return",
     "encode_exception",
-    "encode_exception_packet",
     "encode_syscall",
     "encode_copy_to_remote",
     "encode_copy_from_remote",
@@ -338,9 +337,6 @@ def encode_call_return(type_tag: int, values: Any) -> bytes:
 def encode_exception(text: str) -> bytes:
     """kException: one RawStr holding the error text."""
     return packet(RPCCode.EXCEPTION, _I32.pack(1), _enc_str(text))
-
-
-encode_exception_packet = encode_exception
 
 
 def encode_syscall(code: int, args: Any) -> bytes:

@@ -51,7 +51,7 @@ from .base import (
     set_nodelay,
     split_key_options,
 )
-from .protocol import encode_exception_packet
+from .protocol import encode_exception
 from .server_env import (
     EXIT_ERROR,
     EXIT_HANDSHAKE,
@@ -530,7 +530,7 @@ class Server(TrackerLink, ProxyLink):
         if worker.conn is not None:
             try:
                 worker.conn.settimeout(1.0)
-                worker.conn.sendall(encode_exception_packet(text))
+                worker.conn.sendall(encode_exception(text))
                 worker.conn.shutdown(socket.SHUT_WR)
                 worker.conn.setblocking(False)
                 while worker.conn.recv(1 << 16):  # drain, so close sends FIN rather than RST

@@ -158,11 +158,11 @@ class Session(DeviceAPI):
                 )
             elif dst_remote and src.device.device_type == _CPU:
                 desc = self.desc_of(dst)
-                host = _host_memory((src.data or 0) + src.byte_offset, desc.nbytes)
+                host = host_memory((src.data or 0) + src.byte_offset, desc.nbytes)
                 self.copy_to_remote(desc, host)
             elif src_remote and dst.device.device_type == _CPU:
                 desc = self.desc_of(src)
-                out = _host_memory((dst.data or 0) + dst.byte_offset, desc.nbytes)
+                out = host_memory((dst.data or 0) + dst.byte_offset, desc.nbytes)
                 self.copy_from_remote(desc, desc.nbytes, out)
             else:
                 raise TVMValueError(
@@ -236,7 +236,8 @@ def _pointer(value: Any, what: str) -> int:
     raise TVMValueError(f"the server answered a {what} request with {value!r}, not a pointer")
 
 
-def _host_memory(address: int, nbytes: int) -> memoryview:
+def host_memory(address: int, nbytes: int) -> memoryview:
+    """``nbytes`` of this process's memory at ``address`` as a writable byte view."""
     return memoryview((ctypes.c_char * nbytes).from_address(address)).cast("B")
 
 

@@ -8,14 +8,15 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..rpc.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
 from ..rpc.channel import SocketChannel, reap
 from ..rpc.endpoint import serve
 
-__all__ = ["thread_server", "service_process"]
+__all__ = ["thread_server", "service_process", "wait_for", "is_closed_by_peer"]
 
 
 @contextmanager
@@ -73,3 +74,21 @@ def service_process(
         yield proc, int(match.group(1))
     finally:
         reap(proc, timeout=10, terminate=True)
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Poll ``predicate`` (each call should be a round trip, not a sleep) until it is true;
+    ``AssertionError`` naming ``what`` when ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+
+
+def is_closed_by_peer(sock: socket.socket) -> bool:
+    """Wait (bounded by the socket's timeout) for the peer's next move: True on EOF or reset,
+    False if data arrives instead."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True

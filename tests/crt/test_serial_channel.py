@@ -30,7 +30,7 @@ COMPILERS = [cc for cc in ("cc", "gcc", "clang") if shutil.which(cc)]
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The C harness (tests_serial/serial_vectors.c), whose --echo mode is a board on a link."""
     if not COMPILERS or not shutil.which("make"):
-        pytest.skip("needs make and a C compiler")
+        pytest.fail("these tests need make and a C compiler (gcc or clang) on PATH")
     out_dir = tmp_path_factory.mktemp("serial")
     subprocess.run(
         ["make", "-s", "-f", str(MAKEFILE), f"BUILD={out_dir}", f"CC={COMPILERS[0]}"]

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import socket
 import struct
-import subprocess
-import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +27,7 @@ from pytvm.rpc.base import (
 )
 from pytvm.rpc.proxy import Proxy
 from pytvm.rpc.tracker import Tracker
+from pytvm.testing.rpc import is_closed_by_peer, service_process, wait_for
 
 TIMEOUT = 10.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -55,39 +52,12 @@ def _reply(sock: socket.socket) -> tuple[int, str | None]:
     return code, (recv_key(sock) if code == RPC_MAGIC else None)
 
 
-def _is_closed_by_peer(sock: socket.socket) -> bool:
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-
-
-def _wait_for(predicate: Callable[[], bool], what: str) -> None:
-    """Poll ``predicate`` (each call is a round trip, not a sleep) until true or time runs out."""
-    deadline = time.monotonic() + TIMEOUT
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-
-
 def _tracker_call(port: int, message: Any) -> Any:
     with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
         sock.sendall(struct.pack("<i", RPC_TRACKER_MAGIC))
         recvall(sock, 4)
         sendjson(sock, message)
         return recvjson(sock)
-
-
-def _stop_tvm(service: Any) -> None:
-    """``terminate()`` a TVM ``Server``; kill its worker if TVM lacks ``psutil``."""
-    worker = getattr(service.proc, "_proc", None) if service.proc else None
-    try:
-        service.terminate()
-    except ImportError:  # PopenWorker.kill imports psutil, which the test env may not have
-        if worker is not None:
-            worker.kill()
-            worker.wait(TIMEOUT)
-        service.proc = None
 
 
 # ---------------------------------------------------------------------------- pairing
@@ -140,7 +110,7 @@ def test_proxy_delivers_last_bytes_then_closes_the_other_side(proxy: Proxy) -> N
         server.sendall(b"bye")
         server.close()
         assert recvall(cli, 3) == b"bye"
-        assert _is_closed_by_peer(cli)
+        assert is_closed_by_peer(cli)
 
 
 def test_proxy_keeps_bytes_sent_before_pairing(proxy: Proxy) -> None:
@@ -167,7 +137,7 @@ def test_proxy_matches_on_the_first_token_after_the_prefix(proxy: Proxy) -> None
 def test_proxy_refuses_duplicate_key_and_keeps_the_first(proxy: Proxy) -> None:
     with _dial(proxy.port, "server:k") as first, _dial(proxy.port, "server:k") as second:
         assert _reply(second) == (RPC_CODE_DUPLICATE, None)
-        assert _is_closed_by_peer(second)
+        assert is_closed_by_peer(second)
         with _dial(proxy.port, "client:k") as cli:
             assert _reply(cli) == (RPC_MAGIC, "server:k")
             assert _reply(first) == (RPC_MAGIC, "client:k")
@@ -177,9 +147,9 @@ def test_proxy_times_out_unmatched_client_and_server_with_mismatch() -> None:
     with Proxy(port=0, timeout_client=0.1, timeout_server=0.2) as px:
         with _dial(px.port, "client:nobody") as cli, _dial(px.port, "server:lonely") as server:
             assert _reply(cli) == (RPC_CODE_MISMATCH, None)
-            assert _is_closed_by_peer(cli)
+            assert is_closed_by_peer(cli)
             assert _reply(server) == (RPC_CODE_MISMATCH, None)
-            assert _is_closed_by_peer(server)
+            assert is_closed_by_peer(server)
         # The expired key is free again.
         with _dial(px.port, "server:lonely") as server, _dial(px.port, "client:lonely") as cli:
             assert _reply(cli) == (RPC_MAGIC, "server:lonely")
@@ -188,19 +158,19 @@ def test_proxy_times_out_unmatched_client_and_server_with_mismatch() -> None:
 def test_proxy_closes_connection_on_wrong_magic(proxy: Proxy) -> None:
     with _dial(proxy.port) as sock:
         send_key(sock, RPC_TRACKER_MAGIC, "client:k")
-        assert _is_closed_by_peer(sock)
+        assert is_closed_by_peer(sock)
 
 
 def test_proxy_closes_connection_on_bad_key_length(proxy: Proxy) -> None:
     with _dial(proxy.port) as sock:
         sock.sendall(struct.pack("<ii", RPC_MAGIC, -1))
-        assert _is_closed_by_peer(sock)
+        assert is_closed_by_peer(sock)
 
 
 def test_proxy_refuses_key_without_role_prefix(proxy: Proxy) -> None:
     with _dial(proxy.port, "k") as sock:
         assert _reply(sock) == (RPC_CODE_MISMATCH, None)
-        assert _is_closed_by_peer(sock)
+        assert is_closed_by_peer(sock)
 
 
 def test_client_leaving_the_pool_frees_its_key() -> None:
@@ -214,7 +184,7 @@ def test_client_leaving_the_pool_frees_its_key() -> None:
                 _, peer_key = _reply(server)  # the dead first client, the probe, or a timeout
                 return _reply(again)[0] == RPC_MAGIC and peer_key == "client:k -probe"
 
-        _wait_for(second_client_is_accepted, "the closed client's key to be released")
+        wait_for(second_client_is_accepted, "the closed client's key to be released")
 
 
 # ---------------------------------------------------------------------------- tracker mode
@@ -231,7 +201,7 @@ def test_proxy_registers_waiting_servers_with_the_tracker() -> None:
             return summary  # type: ignore[no-any-return]
 
         with _dial(px.port, "server:x") as server:
-            _wait_for(lambda: queue()["queue_info"].get("x", {}).get("free") == 1, "the PUT")
+            wait_for(lambda: queue()["queue_info"].get("x", {}).get("free") == 1, "the PUT")
             assert queue()["server_info"] == [
                 {"key": "server:proxy[x]", "addr": ["127.0.0.1", px.port]}
             ]
@@ -266,9 +236,9 @@ def test_proxy_replaces_a_handed_out_match_key_that_nobody_used() -> None:
             return int(queue.get("x", {}).get("free", 0))
 
         with _dial(px.port, "server:x") as server:
-            _wait_for(lambda: free() == 1, "the first PUT")
+            wait_for(lambda: free() == 1, "the first PUT")
             stale = _tracker_call(tracker.port, [TrackerCode.REQUEST, "x", "", 1])[1][2]
-            _wait_for(lambda: free() == 1, "a fresh match key to be PUT")
+            wait_for(lambda: free() == 1, "a fresh match key to be PUT")
             px.timeout_alloc = 3600.0  # keep the next key long enough to use it
             fresh = _tracker_call(tracker.port, [TrackerCode.REQUEST, "x", "", 1])[1][2]
             assert fresh != stale and fresh.startswith("x:")
@@ -284,30 +254,11 @@ def test_proxy_replaces_a_handed_out_match_key_that_nobody_used() -> None:
 # the same process would starve: these tests run them as ``pytvm rpc`` subprocesses.
 
 
-@contextlib.contextmanager
-def _service_process(command: str, *extra: str) -> Iterator[int]:
-    """Run ``pytvm rpc <command> --port 0 ...``; yield the port it printed."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytvm", "rpc", command, "--port", "0", *extra],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith(f"{command} listening on "), line
-        yield int(line.rsplit(":", 1)[1])
-    finally:
-        proc.terminate()
-        proc.wait(TIMEOUT)
-
-
 def test_tvm_client_and_tvm_server_talk_through_pytvm_proxy() -> None:
     import cloudpickle  # noqa: F401 - TVM's server needs it
     import tvm.rpc as tvm_rpc
 
-    with _service_process("proxy") as port:
+    with service_process("proxy", "--port", "0") as (_, port):
         server = tvm_rpc.Server(host="127.0.0.1", port=port, is_proxy=True, key="x", silent=True)
         try:
             remote = tvm_rpc.connect("127.0.0.1", port, key="x")
@@ -315,7 +266,7 @@ def test_tvm_client_and_tvm_server_talk_through_pytvm_proxy() -> None:
             assert remote.get_function("rpc.test.strcat")("proxy", 1) == "proxy:1"
             del remote
         finally:
-            _stop_tvm(server)
+            server.terminate()
 
 
 def test_tvm_server_behind_pytvm_proxy_is_found_through_pytvm_tracker() -> None:
@@ -323,8 +274,11 @@ def test_tvm_server_behind_pytvm_proxy_is_found_through_pytvm_tracker() -> None:
     import tvm.rpc as tvm_rpc
 
     with (
-        _service_process("tracker", "--silent") as tracker_port,
-        _service_process("proxy", "--tracker", f"127.0.0.1:{tracker_port}") as port,
+        service_process("tracker", "--port", "0", "--silent") as (_, tracker_port),
+        service_process("proxy", "--port", "0", "--tracker", f"127.0.0.1:{tracker_port}") as (
+            _,
+            port,
+        ),
     ):
         server = tvm_rpc.Server(host="127.0.0.1", port=port, is_proxy=True, key="y", silent=True)
         try:
@@ -334,4 +288,4 @@ def test_tvm_server_behind_pytvm_proxy_is_found_through_pytvm_tracker() -> None:
             del remote
             session.close()
         finally:
-            _stop_tvm(server)
+            server.terminate()

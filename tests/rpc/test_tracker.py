@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
 import struct
-import subprocess
 import sys
 import threading
-import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ import pytest
 from pytvm.rpc.base import RPC_TRACKER_MAGIC, RPCError, TrackerCode, recvjson, sendjson
 from pytvm.rpc.tracker import Tracker
 from pytvm.rpc.tracker_client import TrackerSession, connect_tracker
+from pytvm.testing.rpc import is_closed_by_peer, service_process, wait_for
 
 TIMEOUT = 10.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,34 +40,6 @@ def _dial(port: int, handshake: bool = True) -> socket.socket:
 def _call(sock: socket.socket, message: Any) -> Any:
     sendjson(sock, message)
     return recvjson(sock)
-
-
-def _is_closed_by_peer(sock: socket.socket) -> bool:
-    """Wait (bounded) for the peer's next move: True on EOF or reset, False if data arrives."""
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-
-
-def _wait_for(predicate: Callable[[], bool], what: str) -> None:
-    """Poll ``predicate`` (each call is a round trip, not a sleep) until true or time runs out."""
-    deadline = time.monotonic() + TIMEOUT
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-
-
-def _stop_tvm(service: Any) -> None:
-    """``terminate()`` a TVM ``Server``/``Tracker``; kill its worker if TVM lacks ``psutil``."""
-    worker = getattr(service.proc, "_proc", None) if service.proc else None
-    try:
-        service.terminate()
-    except ImportError:  # PopenWorker.kill imports psutil, which the test env may not have
-        if worker is not None:
-            worker.kill()
-            worker.wait(TIMEOUT)
-        service.proc = None
 
 
 def _summary(port: int) -> dict[str, Any]:
@@ -103,7 +73,7 @@ def test_tracker_echoes_its_magic(tracker: Tracker) -> None:
 def test_tracker_closes_connection_on_wrong_magic(tracker: Tracker) -> None:
     with _dial(tracker.port, handshake=False) as sock:
         sock.sendall(struct.pack("<i", 0xFF271))
-        assert _is_closed_by_peer(sock)
+        assert is_closed_by_peer(sock)
     with _dial(tracker.port) as sock:
         assert _call(sock, [TrackerCode.PING]) == TrackerCode.SUCCESS
 
@@ -206,7 +176,7 @@ def test_closing_server_connection_drops_its_resources(tracker: Tracker) -> None
         _put(other, "x", 9092, "x:0.7")
         assert _summary(tracker.port)["queue_info"]["x"]["free"] == 3
         server.close()
-        _wait_for(
+        wait_for(
             lambda: _summary(tracker.port)["queue_info"]["x"]["free"] == 1,
             "the closed server's resources to be dropped",
         )
@@ -220,7 +190,7 @@ def test_closing_requester_removes_its_pending_request(tracker: Tracker) -> None
     _request_pending(requester, "x")
     assert _summary(tracker.port)["queue_info"]["x"]["pending"] == 1
     requester.close()
-    _wait_for(
+    wait_for(
         lambda: _summary(tracker.port)["queue_info"]["x"]["pending"] == 0,
         "the closed requester's request to be removed",
     )
@@ -278,8 +248,8 @@ def test_stop_with_right_key_replies_and_shuts_down() -> None:
     try:
         with _dial(tr.port) as bystander, _dial(tr.port) as sock:
             assert _call(sock, [TrackerCode.STOP, tr.stop_key]) == TrackerCode.SUCCESS
-            assert _is_closed_by_peer(sock)
-            assert _is_closed_by_peer(bystander)
+            assert is_closed_by_peer(sock)
+            assert is_closed_by_peer(bystander)
         assert returned.wait(TIMEOUT)
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", tr.port), timeout=TIMEOUT)
@@ -305,7 +275,7 @@ def test_bad_message_closes_only_that_connection(tracker: Tracker, payload: byte
     with _dial(tracker.port) as bystander, _dial(tracker.port) as sock:
         _put(bystander, "x", 9090, "x:0.1")
         sock.sendall(payload)
-        assert _is_closed_by_peer(sock)
+        assert is_closed_by_peer(sock)
         assert _call(bystander, [TrackerCode.PING]) == TrackerCode.SUCCESS
         assert _summary(tracker.port)["queue_info"]["x"] == {"free": 1, "pending": 0}
 
@@ -313,7 +283,7 @@ def test_bad_message_closes_only_that_connection(tracker: Tracker, payload: byte
 def test_bad_message_is_logged(tracker: Tracker, caplog: pytest.LogCaptureFixture) -> None:
     with _dial(tracker.port) as sock:
         sock.sendall(struct.pack("<i", 4) + b"[99]")
-        assert _is_closed_by_peer(sock)
+        assert is_closed_by_peer(sock)
     assert "unknown tracker code 99" in caplog.text
 
 
@@ -460,34 +430,11 @@ def test_tvm_tracker_session_reads_pytvm_tracker(tracker: Tracker) -> None:
     }
 
 
-@contextlib.contextmanager
-def _tracker_process() -> Iterator[int]:
-    """A ``pytvm rpc tracker`` subprocess; yields its port.
-
-    TVM's C++ client keeps the GIL while it waits on its socket; a TVM server that polls the
-    tracker at that moment would wait forever on an in-process tracker thread.
-    """
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytvm", "rpc", "tracker", "--port", "0", "--silent"],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("tracker listening on "), line
-        yield int(line.rsplit(":", 1)[1])
-    finally:
-        proc.terminate()
-        proc.wait(TIMEOUT)
-
-
 def test_tvm_server_registers_with_pytvm_tracker_and_tvm_client_calls_it() -> None:
     import cloudpickle  # noqa: F401 - TVM's server needs it
     import tvm.rpc as tvm_rpc
 
-    with _tracker_process() as port:
+    with service_process("tracker", "--port", "0", "--silent") as (_, port):
         server = tvm_rpc.Server(
             host="127.0.0.1",
             port=9300,
@@ -497,7 +444,7 @@ def test_tvm_server_registers_with_pytvm_tracker_and_tvm_client_calls_it() -> No
             silent=True,
         )
         try:
-            _wait_for(
+            wait_for(
                 lambda: _summary(port)["queue_info"].get("x", {}).get("free") == 1,
                 "the TVM server to register",
             )
@@ -510,7 +457,7 @@ def test_tvm_server_registers_with_pytvm_tracker_and_tvm_client_calls_it() -> No
             del remote
             session.close()
         finally:
-            _stop_tvm(server)
+            server.terminate()
 
 
 def test_pytvm_tracker_session_reads_tvm_tracker() -> None:
@@ -530,4 +477,4 @@ def test_pytvm_tracker_session_reads_tvm_tracker() -> None:
                 }
                 assert "127.0.0.1:9090           server:y" in session.text_summary()
     finally:
-        _stop_tvm(tvm_tr)
+        tvm_tr.terminate()
