@@ -178,3 +178,15 @@ def mib_per_s_by_op(
         for key, per in best.items():
             out[key] = size / MIB / per
     return out
+
+
+def choose_pinnings(choice: str | None) -> tuple[list[int], list[tuple[str, int]]]:
+    """The usable cores and the client pinnings to measure: ``("same core", c0)`` (the servers'
+    core) and/or ``("2 cores", c1)``, per ``--pinning`` (None: both)."""
+    cores = sorted(os.sched_getaffinity(0))
+    out = []
+    if choice in (None, "both", "same") or len(cores) == 1:
+        out.append(("same core", cores[0]))
+    if choice in (None, "both", "split") and len(cores) > 1:
+        out.append(("2 cores", cores[1]))
+    return cores, out

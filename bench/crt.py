@@ -54,10 +54,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import REPO, Fleet, Proc, cpu_model, interleaved_best, mib_per_s_by_op, pin, size_name
+from _harness import (
+    MIB,
+    REPO,
+    Fleet,
+    Proc,
+    choose_pinnings,
+    cpu_model,
+    interleaved_best,
+    mib_per_s_by_op,
+    pin,
+    size_name,
+)
 
 CRT_DIR = REPO / "pytvm" / "src" / "crt"
-MIB = 1 << 20
 F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)  # Linux
 COMPONENTS = (
     ("CRT core", "CRT_LIB_SRCS"),
@@ -506,13 +516,8 @@ def main() -> None:
         opts.batch_s, opts.rounds, opts.budget_s = 0.2, 5, 3.0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    cores = sorted(os.sched_getaffinity(0))
+    cores, pinnings = choose_pinnings(opts.pinning)
     server_core = cores[0]
-    pinnings = []
-    if opts.pinning in (None, "both", "same") or len(cores) == 1:
-        pinnings.append(("same core", server_core))
-    if opts.pinning in (None, "both", "split") and len(cores) > 1:
-        pinnings.append(("2 cores", cores[1]))
     server_cores = ",".join(map(str, cores)) if opts.quick else str(server_core)
     with tempfile.TemporaryDirectory(prefix="pytvm-bench-crt-") as tmp:
         fleet = _Fleet(server_cores, Path(tmp))

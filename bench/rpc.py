@@ -40,8 +40,10 @@ from typing import Any
 
 import numpy as np
 from _harness import (
+    MIB,
     Fleet,
     Proc,
+    choose_pinnings,
     cpu_model,
     free_port,
     interleaved_best,
@@ -51,7 +53,6 @@ from _harness import (
 )
 
 KEY = "bench"
-MIB = 1 << 20
 _HDR = struct.Struct("<cQ")  # raw peer request: op ("w": client writes, "r": client reads), size
 
 
@@ -339,13 +340,8 @@ def main() -> None:
         opts.sizes, opts.batch_s, opts.rounds, opts.budget_s = [1024, MIB, 64 * MIB], 0.2, 5, 3.0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    cores = sorted(os.sched_getaffinity(0))
+    cores, pinnings = choose_pinnings(opts.pinning)
     server_core = cores[0]
-    pinnings = []
-    if opts.pinning in (None, "both", "same") or len(cores) == 1:
-        pinnings.append(("same core", server_core))
-    if opts.pinning in (None, "both", "split") and len(cores) > 1:
-        pinnings.append(("2 cores", cores[1]))
     pin(pinnings[-1][1])  # off the servers' core while they start
     # --quick: the servers may start on every core (their imports are most of a smoke run)
     server_cores = ",".join(map(str, cores)) if opts.quick else str(server_core)
