@@ -1,15 +1,16 @@
 """``pytvm trace``: record a call across every layer and hop and print its trace.
 
 ``pytvm trace copy`` runs seed 000's copy: a tracker and a board server
-(``python -m pytvm.hexagon.board``) in subprocesses, a session requested through the tracker
+(``python -m pytvm.contrib.hexagon.board``) in subprocesses, a session requested through the tracker
 with the accelerator constructor ``pytvm.hexagon.create_session``, then::
 
     A = pytvm.nd.empty((2,), "int32", sess.hexagon(0))
     with pytvm.trace() as t:
         A.copyfrom(np.array([2, 3], "int32"))
 
-and prints ``t.text()`` (``--mermaid``: also the sequence diagram; ``--chrome OUT.json``: writes
-Chrome trace JSON for https://ui.perfetto.dev).
+and prints ``t.text()``. With ``--mermaid`` standard output is the Mermaid sequence diagram and
+nothing else (paste-ready; the text goes to standard error); ``--chrome OUT.json`` also writes
+Chrome trace JSON for https://ui.perfetto.dev.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
+from pytvm.ffi.errors import TVMError
 from pytvm.rpc.channel import reap
 
 if TYPE_CHECKING:
@@ -48,7 +50,11 @@ def add_parser(
         description="host -> tracker -> board server -> accelerator emulator (MinRPC in C)",
     )
     copy.add_argument("--chrome", metavar="OUT.json", help="also write Chrome trace JSON")
-    copy.add_argument("--mermaid", action="store_true", help="also print a Mermaid diagram")
+    copy.add_argument(
+        "--mermaid",
+        action="store_true",
+        help="print only the Mermaid diagram on stdout (the text tree goes to stderr)",
+    )
     return parser
 
 
@@ -61,7 +67,7 @@ def _service(argv: Sequence[str], what: str) -> Iterator[int]:
         assert proc.stdout is not None
         banner = proc.stdout.readline()
         if "listening on" not in banner:
-            raise RuntimeError(f"the {what} did not start: {banner!r}")
+            raise TVMError(f"the {what} did not start ({' '.join(argv)}): {banner!r}")
         yield int(banner.rsplit(":", 1)[1])
     finally:
         reap(proc, timeout=10, terminate=True)
@@ -86,12 +92,15 @@ def trace_copy() -> Trace:
                 "tracker",
             )
         )
-        board = [python, "-m", "pytvm.hexagon.board", "--port", "0", "--port-end", "1"]
+        board = [python, "-m", "pytvm.contrib.hexagon.board", "--port", "0", "--port-end", "1"]
         board += ["--tracker", f"127.0.0.1:{tracker_port}", "--key", KEY]
         stack.enter_context(_service(board, "board server"))
         with connect_tracker("127.0.0.1", tracker_port) as tracker:
-            sess = tracker.request(
-                KEY, session_constructor_args=["pytvm.hexagon.create_session", "trace", 16384]
+            sess = tracker.request(  # the board registers just after its banner: wait for it
+                KEY,
+                session_constructor_args=["pytvm.hexagon.create_session", "trace", 16384],
+                timeout=60,
+                wait_for_unknown_key=True,
             )
         stack.callback(sess.close)
         A = pytvm.nd.empty((2,), "int32", sess.hexagon(0))
@@ -103,13 +112,14 @@ def trace_copy() -> Trace:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the scenario and print its trace."""
+    """Run the scenario and print its trace (only the diagram on stdout with ``--mermaid``)."""
     t = trace_copy()
-    print(t.text(), end="")
     if args.mermaid:
-        print()
-        print(t.mermaid(), end="")
+        print(t.text(), end="", file=sys.stderr, flush=True)
+        print(t.mermaid(), end="", flush=True)
+    else:
+        print(t.text(), end="", flush=True)
     if args.chrome:
         t.save_chrome(args.chrome)
-        print(f"wrote {args.chrome} (open it at https://ui.perfetto.dev)")
+        print(f"wrote {args.chrome} (open it at https://ui.perfetto.dev)", file=sys.stderr)
     return 0

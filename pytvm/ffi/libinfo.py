@@ -53,7 +53,11 @@ def source_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def find_cc() -> str | None:
-    """Path of the system C compiler (``cc``, ``gcc`` or ``clang``), or None if there is none."""
+    """Path of the system C compiler: ``$CC`` when it is set (None if it names no executable),
+    else the first of ``cc``, ``gcc``, ``clang`` on ``PATH``; None if there is none."""
+    chosen = os.environ.get("CC", "").strip()
+    if chosen:
+        return shutil.which(chosen)
     for name in ("cc", "gcc", "clang"):
         path = shutil.which(name)
         if path:
@@ -99,7 +103,7 @@ def compile_shared(
     cc = find_cc()
     if cc is None:
         raise TVMError(
-            f"no C compiler found (looked for cc, gcc, clang): pytvm needs one to "
+            f"no C compiler found (looked for $CC, else cc, gcc, clang): pytvm needs one to "
             f"build {what}; install gcc or clang"
         )
     cmd = [

@@ -14,9 +14,11 @@ Call sites test the module flag before doing anything, so tracing off costs one 
 or, where a ``with`` block reads better, ``with _trace.span(layer, name, **attrs):`` under an
 ``if _trace.ON:``. A decision point with no duration is an :func:`instant`.
 
-Timestamps are ``time.monotonic_ns()`` -- CLOCK_MONOTONIC, which every process of one machine
-shares (the C device reads the same clock), so events recorded by the host, a board server and a
-device process merge into one timeline. Each event carries the process id, the process label
+Timestamps are ``time.monotonic_ns()`` (:func:`now`) -- CLOCK_MONOTONIC, which every process of
+one machine shares (the C device reads the same clock), so events recorded by the host, a board
+server and a device process merge into one timeline. A hop on another machine has its own clock:
+``pytvm.rpc.hop`` measures its offset when it collects the hop's events and shifts them onto the
+collector's clock. Each event carries the process id, the process label
 ("host", "board", "server", "device"), the hop index (0 = the process that started the trace,
 1 = the first RPC server, ...), the native thread id and free-form attributes (RPC code name,
 byte counts, device).
@@ -29,7 +31,7 @@ Layers (the ``layer`` of an event, lowest hop first): ``Python API``, ``DeviceAP
 ``client session``, ``endpoint``, ``wire``, ``server``, ``serving session``,
 ``transport channel``, ``MinRPC``, ``device API``.
 
-Transport channel hook point (one line in a channel's ``send``/``recv``; pytvm.hexagon's
+Transport channel hook point (one line in a channel's ``send``/``recv``; pytvm.contrib.hexagon's
 ``HexagonTransportChannel`` is the intended user)::
 
     sp = _trace.begin("transport channel", "send", bytes=len(data)) if _trace.ON else None
@@ -71,6 +73,7 @@ __all__ = [
     "take",
     "process_label",
     "hop_index",
+    "now",
 ]
 
 #: Whether this process records. Read it as ``_trace.ON`` at the call site (one global lookup).
@@ -210,6 +213,11 @@ def _record(layer: str, name: str, ts: int, dur: int, attrs: dict[str, Any], ins
     )
     with _lock:
         _events.append(event)
+
+
+def now() -> int:
+    """The trace clock: ``time.monotonic_ns()`` (what event timestamps are read from)."""
+    return time.monotonic_ns()
 
 
 def begin(layer: str, name: str, **attrs: Any) -> Span:

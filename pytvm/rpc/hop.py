@@ -17,6 +17,19 @@ passes the same call on to the next hop through the serving session when that se
     Stop recording here, then on the next hop.
 ``pytvm.hop.trace_collect() -> bytes``
     JSON ``{"events": [...], "notes": [...]}``: this hop's events followed by the next hop's.
+``pytvm.hop.trace_clock() -> int``
+    This hop's trace clock (:func:`pytvm.ffi.trace.now`), answered here and never forwarded.
+
+Clock alignment. Each hop collects the events of the hop behind it and puts them on its own
+clock before passing them back, so the client ends up with every event on its clock. After
+``trace_collect`` the collector calls ``trace_clock`` a few times and keeps the shortest round
+trip ``t0 -> remote -> t3`` (:func:`clock_offset`, NTP's midpoint estimate): when
+``t0 <= remote <= t3`` the two clocks cannot be told apart (on one machine CLOCK_MONOTONIC is
+shared, and this always holds) and nothing is shifted; otherwise the hop's events are shifted by
+``remote - (t0 + t3) / 2``, accurate to half the round trip. Shifted events carry the attributes
+``clock_shift_ns`` and ``clock_error_ns`` and the trace gets a note. ``trace_clock`` is optional:
+a hop without it (the C device) is not aligned, and the renderer clamps what falls outside its
+request (``pytvm.viz.trace``).
 
 The C device (``src/crt/minrpc/minrpc_trace.c``) registers the same three names as global
 functions; its ``trace_collect`` answers a compact binary ring dump that
@@ -30,6 +43,7 @@ live forwarding session in the session table.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from collections.abc import Callable, Sequence
@@ -48,8 +62,10 @@ __all__ = [
     "TRACE_START",
     "TRACE_STOP",
     "TRACE_COLLECT",
+    "TRACE_CLOCK",
     "HopLink",
     "HopTable",
+    "clock_offset",
     "code_name",
     "decode_collected",
     "start_trace",
@@ -60,7 +76,12 @@ HOP_PREFIX = "pytvm.hop."
 TRACE_START = HOP_PREFIX + "trace_start"
 TRACE_STOP = HOP_PREFIX + "trace_stop"
 TRACE_COLLECT = HOP_PREFIX + "trace_collect"
-_NAMES = (TRACE_START, TRACE_STOP, TRACE_COLLECT)
+TRACE_CLOCK = HOP_PREFIX + "trace_clock"
+_NAMES = (TRACE_START, TRACE_STOP, TRACE_COLLECT)  # every traceable hop has these
+_SERVED = (*_NAMES, TRACE_CLOCK)  # what a Python hop answers
+
+#: Round trips :meth:`HopLink.clock_offset` takes; the shortest one is used.
+CLOCK_SAMPLES = 5
 
 #: Bit set in every hop-local handle; user-space pointers (forwarded handles) never have it.
 HOP_TAG = 1 << 63
@@ -93,16 +114,13 @@ class HopLink:
     def open(cls, session: Session) -> HopLink | None:
         """The link, or None when the next hop has no ``pytvm.hop.*`` functions."""
         handles: dict[str, int] = {}
-        for name in _NAMES:
-            try:
-                handle = session.syscall(RPCCode.GET_GLOBAL_FUNC, [name])
-            except (AttributeError, RPCError, TVMError, OSError):
-                handle = None
-            value = handle.value if isinstance(handle, Handle) else handle
-            if not isinstance(value, int) or isinstance(value, bool) or not value:
+        for name in _SERVED:
+            value = _lookup(session, name)
+            if value is not None:
+                handles[name] = value
+            elif name in _NAMES:
                 HopLink(session, handles).close()
                 return None
-            handles[name] = value
         return cls(session, handles)
 
     def start(self, hop: int) -> None:
@@ -114,12 +132,45 @@ class HopLink:
         self.session.call_func(self.handles[TRACE_STOP], [])
 
     def collect(self) -> tuple[list[_trace.Event], list[str]]:
-        """Events and notes of the next hop and the hops behind it."""
+        """Events and notes of the next hop and the hops behind it, on this process's clock."""
         values = self.session.call_func(self.handles[TRACE_COLLECT], [])
         blob = values[1] if len(values) > 1 else b""
         if isinstance(blob, str):
             blob = blob.encode()
-        return decode_collected(bytes(blob))
+        events, notes = decode_collected(bytes(blob))
+        try:
+            measured = self.clock_offset()
+        except (RPCError, TVMError, OSError) as err:
+            notes.append(f"{self.session.name}: its clock could not be read, not aligned: {err}")
+            return events, notes
+        if measured is None or measured[0] == 0:
+            return events, notes
+        offset, error = measured
+        notes.append(
+            f"{self.session.name}: its clock is {offset / 1e6:+.3f} ms from this hop's "
+            f"(measured to +/- {error / 1e3:.1f} us); its {len(events)} events were shifted"
+        )
+        return [_shifted(e, -offset, error) for e in events], notes
+
+    def clock_offset(self) -> tuple[int, int] | None:
+        """``(offset, error)`` in ns of the next hop's trace clock from this one's (see
+        :func:`clock_offset`), from the shortest of :data:`CLOCK_SAMPLES` round trips; None
+        when the next hop has no ``trace_clock`` (the C device)."""
+        handle = self.handles.get(TRACE_CLOCK)
+        if handle is None:
+            return None
+        best: tuple[int, int, int] | None = None
+        for _ in range(CLOCK_SAMPLES):
+            t0 = _trace.now()
+            values = self.session.call_func(handle, [])
+            t3 = _trace.now()
+            remote = values[1] if len(values) > 1 else None
+            if not isinstance(remote, int) or isinstance(remote, bool):
+                raise RPCError(f"{TRACE_CLOCK} answered {remote!r}, expected an int")
+            if best is None or t3 - t0 < best[2] - best[0]:
+                best = (t0, remote, t3)
+        assert best is not None
+        return clock_offset(*best)
 
     def close(self) -> None:
         """Free the handles on the next hop (errors ignored: it may be gone)."""
@@ -129,6 +180,47 @@ class HopLink:
             except (RPCError, TVMError, OSError, ValueError):
                 pass
         self.handles = {}
+
+
+def _lookup(session: Session, name: str) -> int | None:
+    """The handle of ``name`` on the next hop, or None when it has no such function."""
+    try:
+        handle = session.syscall(RPCCode.GET_GLOBAL_FUNC, [name])
+    except (AttributeError, RPCError, TVMError, OSError):
+        return None
+    value = handle.value if isinstance(handle, Handle) else handle
+    if not isinstance(value, int) or isinstance(value, bool) or not value:
+        return None
+    return value
+
+
+def clock_offset(t0: int, remote: int, t3: int) -> tuple[int, int]:
+    """``(offset, error)``: how far a hop's clock is ahead of this one's, from one round trip
+    that left at ``t0`` and came back at ``t3`` (this clock) while the hop read ``remote``.
+
+    ``offset`` is 0 when ``t0 <= remote <= t3`` (the clocks agree to within the round trip, as a
+    clock shared by one machine always does), else NTP's midpoint ``remote - (t0 + t3) / 2``;
+    ``error`` bounds its inaccuracy, half the round trip.
+
+    Examples
+    --------
+    >>> clock_offset(1_000, 1_400, 2_000)  # one clock: the remote read lies inside the trip
+    (0, 500)
+    >>> clock_offset(1_000, 90_000, 2_000)  # 88.5 us ahead, +/- 0.5 us
+    (88500, 500)
+    """
+    error = (t3 - t0) // 2
+    if t0 <= remote <= t3:
+        return 0, error
+    return remote - (t0 + t3) // 2, error
+
+
+def _shifted(event: _trace.Event, shift: int, error: int) -> _trace.Event:
+    """``event`` moved by ``shift`` ns, with the shift and its error added to its attributes."""
+    attrs = dict(event.attrs)
+    attrs["clock_shift_ns"] = int(attrs.get("clock_shift_ns", 0)) + shift
+    attrs["clock_error_ns"] = int(attrs.get("clock_error_ns", 0)) + error
+    return dataclasses.replace(event, ts=event.ts + shift, attrs=attrs)
 
 
 def _finish(link: HopLink, what: str) -> tuple[list[_trace.Event], list[str]]:
@@ -225,9 +317,9 @@ class HopTable:
 
     def lookup(self, name: str) -> Handle:
         """kGetGlobalFunc of a ``pytvm.hop.*`` name: a tagged handle (0 for an unknown name)."""
-        if name not in _NAMES:
+        if name not in _SERVED:
             return Handle(0)
-        handle = HOP_TAG | (_NAMES.index(name) + 1)
+        handle = HOP_TAG | (_SERVED.index(name) + 1)
         _, refs = self._handles.get(handle, (name, 0))
         self._handles[handle] = (name, refs + 1)
         return Handle(handle)
@@ -256,6 +348,8 @@ class HopTable:
         if name == TRACE_STOP:
             self._stop()
             return [TypeIndex.NONE, None]
+        if name == TRACE_CLOCK:
+            return [TypeIndex.INT, _trace.now()]
         return [TypeIndex.BYTES, self._collect()]
 
     def _start(self, hop: int) -> None:

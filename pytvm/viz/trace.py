@@ -1,13 +1,22 @@
 """Trace rendering: the events of every hop merged into one call tree, drawn as indented text, a
 Mermaid sequence diagram or Chrome trace JSON (Perfetto), and ``pytvm.trace()`` that records them.
 
-Merging. Events of all processes share CLOCK_MONOTONIC (``pytvm.ffi.trace``), so they are simply
-sorted by time. Within a process (and thread) spans nest by time containment. Across processes
-a request is linked to the packet that served it: a top-level ``server`` (Python hop) or
-``MinRPC`` (C device) span on hop ``h`` becomes a child of the innermost ``endpoint`` span of
-hop ``h - 1`` with the same RPC code whose time range contains the packet's start. Children are
-ordered by start time, a ``wire recv`` by the time its bytes arrived, which puts a linked packet
-between the request's ``wire send`` and the ``wire recv`` that waited for its reply.
+Merging. Events of all processes are on one clock (CLOCK_MONOTONIC, shared on one machine; a hop
+on another machine is shifted onto the client's clock when collected, see ``pytvm.rpc.hop``), so
+they are simply sorted by time. Within a process (and thread) spans nest by time containment.
+Across processes a request is linked to the packet that served it: a top-level ``server``
+(Python hop) or ``MinRPC`` (C device) span on hop ``h`` becomes a child of the innermost
+``endpoint`` span of hop ``h - 1`` with the same RPC code whose time range contains the
+packet's start (widened by the hop's ``clock_error_ns`` when its clock was aligned). Children
+are ordered by start time, a ``wire recv`` by the time its bytes arrived, which puts a linked
+packet between the request's ``wire send`` and the ``wire recv`` that waited for its reply.
+
+Clamping. A child is drawn inside its parent: a linked packet can outlast its request (the
+server finishes sending its reply after the client has read it, or the hop's clock is off by
+up to its alignment error), so every node's drawn range (:attr:`Node.ts`, :attr:`Node.end`) is
+its event's range clamped to its parent's, and :attr:`Node.clamped` says by how much. The text
+marks such a line ``[clamped X µs]``, the Mermaid return arrow says ``clamped X µs``, and the
+Chrome JSON gives the clamped range with the event's own in ``args``.
 
 Examples
 --------
@@ -47,6 +56,21 @@ class Node:
     event: Event
     children: list[Node] = field(default_factory=list)
     linked: bool = False  # reached from the previous hop's request (another process)
+    ts: int = field(init=False)  # drawn start: the event's, clamped into the parent's range
+    end: int = field(init=False)  # drawn end, likewise
+
+    def __post_init__(self) -> None:
+        self.ts, self.end = self.event.ts, self.event.end
+
+    @property
+    def dur(self) -> int:
+        """Drawn duration in nanoseconds."""
+        return self.end - self.ts
+
+    @property
+    def clamped(self) -> int:
+        """How far (ns) the event reached outside its parent's range (0: drawn as recorded)."""
+        return max(abs(self.ts - self.event.ts), abs(self.event.end - self.end))
 
     def walk(self, depth: int = 0) -> Iterable[tuple[int, Node]]:
         """This node and its descendants, depth first, with their depth."""
@@ -85,7 +109,17 @@ def build_tree(events: Sequence[Event]) -> list[Node]:
             root.linked = True
             parent.children.append(root)
             parent.children.sort(key=_reading_order)
+    for root in unlinked:
+        _clamp(root)
     return unlinked
+
+
+def _clamp(node: Node) -> None:
+    """Clamp the drawn range of each descendant of ``node`` into its parent's."""
+    for child in node.children:
+        child.ts = min(max(child.event.ts, node.ts), node.end)
+        child.end = min(max(child.event.end, child.ts), node.end)
+        _clamp(child)
 
 
 def _reading_order(node: Node) -> int:
@@ -97,19 +131,19 @@ def _reading_order(node: Node) -> int:
 
 
 def _request_for(packet: Event, requests: Sequence[Node]) -> Node | None:
-    """The innermost request of the previous hop with the packet's code around its start."""
-    found = None
+    """The innermost request of the previous hop with the packet's code around its start
+    (within the packet's clock alignment error; a request that contains it exactly wins)."""
+    tolerance = int(packet.attrs.get("clock_error_ns", 0))
+    found, miss = None, 0
     for node in requests:
         e = node.event
-        if e.ts > packet.ts:
+        if e.ts > packet.ts + tolerance:
             break
-        if (
-            e.hop == packet.hop - 1
-            and e.pid != packet.pid
-            and e.attrs.get("code") == packet.name
-            and packet.ts <= e.end
-        ):
-            found = node  # a later start is an inner (or more recent) request
+        if e.hop != packet.hop - 1 or e.pid == packet.pid or e.attrs.get("code") != packet.name:
+            continue
+        distance = max(0, e.ts - packet.ts, packet.ts - e.end)
+        if distance <= tolerance and (found is None or distance <= miss):
+            found, miss = node, distance  # a later start is an inner (or more recent) request
     return found
 
 
@@ -151,10 +185,12 @@ def text(events: Sequence[Event]) -> str:
     for depth, node in rows:
         e = node.event
         label = ("  " * depth + e.name).ljust(width)
-        duration = "·" if e.instant else _us(e.dur)
+        duration = "·" if e.instant else _us(node.dur)
         extra = _attrs(e)
         if e.layer == "DeviceAPI.get" and "why" in e.attrs:
             extra = f"{extra}, {e.attrs['why']}" if extra else str(e.attrs["why"])
+        if node.clamped:
+            extra = f"{extra} [clamped {_us(node.clamped)}]".lstrip()
         line = f"{label}  {duration:>11}  {e.process:<6} {e.layer:<16} {extra}"
         lines.append(line.rstrip())
     return "\n".join(lines) + "\n"
@@ -191,7 +227,8 @@ def mermaid(events: Sequence[Event]) -> str:
             return
         for child in node.children:
             emit(child, me)
-        lines.append(f"    {me}-->>{caller}: {_mermaid_text(_us(e.dur))}")
+        took = _us(node.dur) + (f" (clamped {_us(node.clamped)})" if node.clamped else "")
+        lines.append(f"    {me}-->>{caller}: {_mermaid_text(took)}")
 
     for root in roots:
         emit(root, "user")
@@ -228,29 +265,35 @@ def chrome_json(events: Sequence[Event]) -> str:
                 "args": {"sort_index": tid},
             }
         )
-    for e in events:
+    roots = build_tree(events)
+    for node in (node for root in roots for _, node in root.walk()):
+        e = node.event
+        args = dict(e.attrs)
+        if node.clamped:
+            args.update(clamped_us=node.clamped / 1000, recorded_dur_us=e.dur / 1000)
+            args["recorded_ts_us"] = (e.ts - t0) / 1000
         record: dict[str, Any] = {
             "name": e.name,
             "cat": e.layer,
             "ph": "i" if e.instant else "X",
-            "ts": (e.ts - t0) / 1000,
+            "ts": (node.ts - t0) / 1000,
             "pid": e.pid,
             "tid": _layer_rank(e.layer) + 1,
-            "args": dict(e.attrs),
+            "args": args,
         }
         if e.instant:
             record["s"] = "t"
         else:
-            record["dur"] = e.dur / 1000
+            record["dur"] = node.dur / 1000
         out.append(record)
     flow = 0
-    for root in build_tree(events):
+    for root in roots:
         for _, node in root.walk():
             for child in node.children:
                 if not child.linked:
                     continue
                 flow += 1
-                ts = (child.event.ts - t0) / 1000
+                ts = (child.ts - t0) / 1000
                 src, dst = node.event, child.event
                 common = {"name": child.event.name, "cat": "rpc", "id": flow, "ts": ts}
                 out.append({**common, "ph": "s", "pid": src.pid, "tid": _layer_rank(src.layer) + 1})
@@ -297,6 +340,16 @@ class Trace:
         events, notes = _hop.stop_trace(links)
         self.events = events
         self.notes += notes
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        if self._links is not None:
+            return "<Trace: recording>"
+        notes = f", {len(self.notes)} notes" if self.notes else ""
+        procs = f"{len(self.pids)} process" + ("" if len(self.pids) == 1 else "es")
+        return f"<Trace: {len(self.events)} events from {procs}{notes}>"
 
     @property
     def pids(self) -> list[int]:

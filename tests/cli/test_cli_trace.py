@@ -21,7 +21,7 @@ def test_trace_copy_is_a_subcommand() -> None:
 
 
 @pytest.mark.needs_cc
-def test_trace_copy_prints_every_hop(tmp_path: Path) -> None:
+def test_trace_copy_mermaid_prints_only_the_diagram(tmp_path: Path) -> None:
     out = tmp_path / "copy.json"
     result = subprocess.run(
         [sys.executable, "-m", "pytvm", "trace", "copy", "--mermaid", "--chrome", str(out)],
@@ -31,11 +31,46 @@ def test_trace_copy_prints_every_hop(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0].startswith("trace: ") and "board pid" in lines[0] and "device pid" in lines[0]
-    assert lines[1].startswith("NDArray.copyfrom ")
+    diagram = result.stdout.splitlines()
+    assert diagram[0] == "sequenceDiagram"
+    assert all(line.startswith("    ") and line.strip() for line in diagram[1:]), diagram
+    assert any("device" in line and "participant" in line for line in diagram)
+    stderr = result.stderr.splitlines()  # the services' logs, the text tree and the file note
+    text = stderr[next(i for i, line in enumerate(stderr) if line.startswith("trace: ")) :]
+    assert "board pid" in text[0] and "device pid" in text[0]
+    assert text[1].startswith("NDArray.copyfrom ")
     for needle in ("device_api.rpc", "kCopyToRemote", "TVMDeviceCopyDataFromTo", "kDevStreamSync"):
-        assert needle in result.stdout
-    assert "sequenceDiagram" in lines
+        assert needle in result.stderr
+    assert f"wrote {out}" in result.stderr
     doc = json.loads(out.read_text())
     assert {e["ph"] for e in doc["traceEvents"]} >= {"X", "M"}
+    # seed 000's copy across three processes: every event drawn inside the one that caused it
+    spans: dict[tuple[int, int], list[dict[str, float]]] = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            spans.setdefault((e["pid"], e["tid"]), []).append(e)
+    flows = {e["id"]: e for e in doc["traceEvents"] if e["ph"] == "s"}
+    finishes = [e for e in doc["traceEvents"] if e["ph"] == "f"]
+    assert finishes and len(finishes) == len(flows)
+    for finish in finishes:
+        start = flows[finish["id"]]
+        (child,) = [s for s in spans[(finish["pid"], finish["tid"])] if s["ts"] == finish["ts"]]
+        parents = [s for s in spans[(start["pid"], start["tid"])] if s["ts"] <= start["ts"]]
+        parent = max(parents, key=lambda s: s["ts"])
+        assert parent["ts"] <= child["ts"]
+        assert child["ts"] + child["dur"] <= parent["ts"] + parent["dur"] + 1e-6
+
+
+@pytest.mark.needs_cc
+def test_trace_copy_prints_the_text_tree_on_stdout() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytvm", "trace", "copy"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("trace: ") and lines[1].startswith("NDArray.copyfrom ")
+    assert "sequenceDiagram" not in result.stdout

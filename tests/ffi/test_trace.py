@@ -114,3 +114,14 @@ def test_module_example() -> None:
 def test_layers_are_in_call_order() -> None:
     assert trace.LAYERS[0] == "Python API" and trace.LAYERS[-1] == "device API"
     assert trace.LAYERS.index("endpoint") < trace.LAYERS.index("server")
+
+
+def test_now_is_the_clock_events_are_stamped_with() -> None:
+    trace.start()
+    before = trace.now()
+    trace.instant("Python API", "mark")
+    after = trace.now()
+    trace.stop()
+    (event,) = trace.take()
+    assert before <= event.ts <= after
+    assert abs(trace.now() - time.monotonic_ns()) < 10**9

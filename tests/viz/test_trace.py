@@ -4,6 +4,10 @@ text tree, Mermaid sequence diagram, Chrome trace JSON."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +18,8 @@ import pytvm
 from pytvm import rpc
 from pytvm.ffi import trace as ffi_trace
 from pytvm.ffi.trace import LAYERS, Event
-from pytvm.rpc.hop import HopLink
+from pytvm.rpc.channel import reap
+from pytvm.rpc.hop import HopLink, clock_offset
 from pytvm.testing.rpc import service_process
 from pytvm.viz.trace import Node, Trace, build_tree, chrome_json, mermaid, text
 
@@ -252,3 +257,113 @@ def test_a_tvm_server_hop_is_skipped() -> None:
     (note,) = t.notes
     assert "not traceable" in note and "pytvm.hop.trace_start" in note
     assert "note:" in t.text()
+
+
+def _assert_children_within_parents(roots: list[Node]) -> int:
+    """Every drawn child range lies in its parent's; returns how many nodes were clamped."""
+    clamped = 0
+    for root in roots:
+        for _, node in root.walk():
+            assert node.ts <= node.end
+            clamped += node.clamped > 0
+            for child in node.children:
+                assert node.ts <= child.ts <= child.end <= node.end, (node.event, child.event)
+    return clamped
+
+
+@pytest.mark.needs_cc
+def test_no_child_is_drawn_outside_its_parent_across_processes(copy_trace: Trace) -> None:
+    roots = copy_trace.tree()
+    clamped = _assert_children_within_parents(roots)
+    marked = [line for line in copy_trace.text().splitlines() if "[clamped " in line]
+    assert len(marked) == clamped
+    doc = json.loads(copy_trace.chrome_json())
+    assert sum("clamped_us" in e.get("args", {}) for e in doc["traceEvents"]) == clamped
+
+
+def test_a_packet_outlasting_its_request_is_clamped_and_marked() -> None:
+    request = Event("endpoint", "kCallFunc", 1000, 5000, 1, "host", 0, 1, {"code": "kCallFunc"})
+    served = Event("server", "kCallFunc", 2000, 7000, 2, "server", 1, 7, {"code": "kCallFunc"})
+    reply = Event("wire", "send", 7000, 2000, 2, "server", 1, 7, {"bytes": 20})
+    (root,) = build_tree([request, served, reply])
+    (packet,) = root.children
+    (send,) = packet.children
+    assert packet.linked and (packet.ts, packet.end, packet.clamped) == (2000, 6000, 3000)
+    assert (send.ts, send.end, send.clamped) == (6000, 6000, 3000)
+    assert _assert_children_within_parents([root]) == 2
+    lines = text([request, served, reply]).splitlines()
+    assert lines[2].split()[:3] == ["kCallFunc", "4.0", "µs"] and "[clamped 3.0 µs]" in lines[2]
+    assert "µs (clamped 3.0 µs)" in mermaid([request, served, reply])
+    records = json.loads(chrome_json([request, served, reply]))["traceEvents"]
+    server = next(r for r in records if r.get("cat") == "server")
+    assert (server["ts"], server["dur"], server["args"]["clamped_us"]) == (1.0, 4.0, 3.0)
+    assert server["args"]["recorded_dur_us"] == 7.0
+
+
+def test_clock_offset_is_zero_when_the_remote_read_falls_inside_the_round_trip() -> None:
+    assert clock_offset(1_000, 1_000, 3_000) == (0, 1_000)
+    assert clock_offset(1_000, 3_000, 3_000) == (0, 1_000)
+    assert clock_offset(1_000, 10_002_000, 3_000) == (10_000_000, 1_000)
+    assert clock_offset(5_000_000, 1_000, 5_002_000) == (-5_000_000, 1_000)
+
+
+def test_a_packet_within_the_alignment_error_links_to_its_request() -> None:
+    request = Event("endpoint", "kCallFunc", 1000, 5000, 1, "host", 0, 1, {"code": "kCallFunc"})
+    early = {"code": "kCallFunc", "clock_error_ns": 400}
+    served = Event("server", "kCallFunc", 700, 2000, 2, "server", 1, 7, early)
+    (root,) = build_tree([request, served])
+    assert [(n.event.process, n.linked, n.ts) for n in root.children] == [("server", True, 1000)]
+    unaligned = Event("server", "kCallFunc", 700, 2000, 2, "server", 1, 7, {"code": "kCallFunc"})
+    assert len(build_tree([request, unaligned])) == 2  # no error allowed: not linked
+
+
+def _time_namespaces_work() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(
+        ["unshare", "--time", "--monotonic", "1", "true"], capture_output=True, timeout=10
+    )
+    return probe.returncode == 0
+
+
+AHEAD_S = 1000  # the server's CLOCK_MONOTONIC runs this far ahead of the client's
+
+
+@pytest.fixture(scope="module")
+def skewed_server() -> Iterator[int]:
+    """A pytvm server in its own time namespace, its monotonic clock ``AHEAD_S`` ahead."""
+    if not _time_namespaces_work():
+        pytest.skip("needs `unshare --time` (Linux time namespaces, CAP_SYS_ADMIN)")
+    argv = ["unshare", "--time", "--monotonic", str(AHEAD_S), sys.executable, "-m", "pytvm.cli"]
+    proc = subprocess.Popen([*argv, "rpc", *SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        assert "listening on" in banner, banner
+        yield int(banner.rsplit(":", 1)[1])
+    finally:
+        reap(proc, timeout=10, terminate=True)
+
+
+def test_a_hop_with_another_clock_is_shifted_onto_the_client_clock(skewed_server: int) -> None:
+    with rpc.connect("127.0.0.1", skewed_server) as sess:
+        A = pytvm.nd.empty((2,), "int32", sess.cpu())
+        with pytvm.trace() as t:
+            A.copyfrom(X)
+        assert A.numpy().tolist() == [2, 3]
+    remote = [e for e in t.events if e.process == "server"]
+    assert remote and {e.layer for e in remote} >= {"server", "serving session"}
+    for e in remote:
+        shift, error = e.attrs["clock_shift_ns"], e.attrs["clock_error_ns"]
+        assert abs(shift + AHEAD_S * 10**9) <= max(error, 1_000_000), (shift, error)
+    (note,) = t.notes
+    measured = re.search(r"its clock is ([-+0-9.]+) ms from this hop's", note)
+    assert measured is not None and "events were shifted" in note, note
+    assert abs(float(measured.group(1)) - AHEAD_S * 1000) < 1.0
+    host = [e for e in t.events if e.process == "host"]
+    assert min(e.ts for e in host) <= min(e.ts for e in remote)
+    (root,) = t.tree()  # every served packet is linked under the request it served
+    linked = [n for _, n in root.walk() if n.linked]
+    assert len(linked) == sum(e.layer == "server" for e in remote) > 0
+    _assert_children_within_parents([root])
+    assert str(t) == t.text() and f"{len(t.events)} events from 2 processes" in repr(t)
