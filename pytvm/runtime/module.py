@@ -12,9 +12,9 @@ import ctypes
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..ffi import Device, Object, PackedFunc, register_object
+from ..ffi import Device, Object, PackedFunc, register_object, tvm_ffi_abi
 from ..ffi.c_function import CFunction, runtime_library
 from ..ffi.errors import TVMAttributeError, TVMOSError, TVMValueError
 from ..ffi.function import as_packed_func
@@ -38,6 +38,9 @@ class Module(Object):
     >>> mod["twice"](21), mod.type_key
     (42, 'example')
     """
+
+    #: Name of the entry function in TVM 0.27 (``tvm.runtime.Module.entry_name``).
+    entry_name: ClassVar[str] = "main"
 
     def __init__(self) -> None:
         self.imported_modules: list[Module] = []
@@ -86,6 +89,10 @@ class Module(Object):
     def implements_function(self, name: str, query_imports: bool = False) -> bool:
         """Whether ``get_function(name)`` would succeed."""
         return self.get_function(name, query_imports, allow_missing=True) is not None
+
+    def __contains__(self, name: object) -> bool:
+        """``name in mod``: whether this module has its own function ``name``."""
+        return isinstance(name, str) and self.implements_function(name)
 
     def __call__(self, *args: Any) -> Any:
         """Call the module's entry function (``__tvm_main__``)."""
@@ -171,19 +178,41 @@ class _FunctionTableModule(Module):
 
 
 class LibraryModule(Module):
-    """Packed C functions exported by a shared object (``dlopen``); ``type_key`` ``"library"``.
+    """Functions exported by a shared object (``dlopen``); ``type_key`` ``"library"``.
 
-    Exported symbols must have the packed signature. The module's context symbol
-    ``__tvm_module_ctx`` (when present) is set so kernels find functions of imported modules
-    with ``TVMBackendGetFuncFromEnv``; each function receives the module as ``resource_handle``.
+    Two conventions, told apart by the file's symbols:
+
+    - pytvm's packed convention: a function ``name`` is the symbol ``name`` with the packed
+      signature. The context symbol ``__tvm_module_ctx`` (when present) is set so kernels find
+      functions of imported modules with ``TVMBackendGetFuncFromEnv``; each function receives
+      the module as ``resource_handle``.
+    - tvm-ffi's convention, of libraries built by Apache TVM 0.27: a function ``name`` is the
+      symbol ``__tvm_ffi_<name>``, the entry function is ``main``; the library is bound to
+      pytvm's tvm-ffi environment (see ``pytvm.ffi.tvm_ffi_abi``).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
         runtime_library()  # kernels resolve TVMBackend* against it
         self.path = Path(path).resolve()
+        #: ``"tvm-ffi"`` for a library built by Apache TVM 0.27, else ``"packed"``.
+        given = os.path.abspath(path)  # as given: a /proc/self/fd/<n> name stays that file
+        self.convention = "tvm-ffi" if tvm_ffi_abi.is_tvm_ffi_library(given) else "packed"
+        if self.convention == "tvm-ffi":
+            self._lib = tvm_ffi_abi.load_tvm_ffi_library(given)
+            others = [k for k in tvm_ffi_abi.embedded_module_kinds(self._lib) if k != "_lib"]
+            if others:
+                raise TVMValueError(
+                    f"load_module: {self.path.name} embeds module(s) of kind "
+                    f"{', '.join(others)}, which pytvm cannot run; export the kernels alone "
+                    "(tvm.compile of the PrimFuncs, then export_library) to run them here"
+                )
+            tvm_ffi_abi.init_library_context(self._lib, self.handle)
+            return
         try:
-            self._lib = ctypes.CDLL(str(self.path), mode=ctypes.RTLD_LOCAL)
+            # The name as given (made absolute), not resolved: a /proc/self/fd/<n> name loads
+            # exactly the file open under that descriptor.
+            self._lib = ctypes.CDLL(os.path.abspath(path), mode=ctypes.RTLD_LOCAL)
         except OSError as err:
             raise TVMOSError(f"cannot load shared object {str(path)!r}: {err}") from None
         try:
@@ -198,6 +227,13 @@ class LibraryModule(Module):
     def _get_own_function(self, name: str) -> PackedFunc | None:
         func = self._functions.get(name)
         if func is not None:
+            return func
+        if self.convention == "tvm-ffi":
+            # mod(...) asks for pytvm's entry symbol; a TVM library's entry is ``main``.
+            symbol_name = self.entry_name if name == ENTRY_FUNC else name
+            func = tvm_ffi_abi.safe_call_function(self._lib, symbol_name, owner=self)
+            if func is not None:
+                self._functions[name] = func
             return func
         try:
             symbol = self._lib[name]  # item access: getattr refuses dunder names (__tvm_main__)
