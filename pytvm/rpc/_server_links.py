@@ -1,6 +1,13 @@
 """How a :class:`~pytvm.rpc.server.Server` reaches the outside: registration with a tracker
 (spec section 9.4) and dialing out to a proxy (section 10.2). Mixins of ``Server``; they use its
-selector loop and state."""
+selector loop and state.
+
+The first registration happens in the server's constructor (``_tracker_connect`` before the
+loop starts), so once ``Server(...)`` returns the tracker lists it and servers made one after
+another are handed out in that order. With a ``tracker_token`` the server proves it to the
+tracker before registering (``_auth``); a session's ``-tokenmac=`` is checked against the
+match key the client presented.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ import struct
 import time
 from typing import Any
 
+from ._auth import authenticate
 from .base import (
     RPC_CODE_DUPLICATE,
     RPC_CODE_MISMATCH,
@@ -44,6 +52,7 @@ class TrackerLink:
     _sel: selectors.BaseSelector
     _tracker: socket.socket | None
     tracker_addr: tuple[str, int] | None
+    tracker_token: str | None
     key: str
     custom_addr: str | None
     port: int
@@ -74,6 +83,9 @@ class TrackerLink:
             if magic != RPC_TRACKER_MAGIC:
                 raise ProtocolError(f"{self.tracker_addr} answered magic {magic:#x}, not a tracker")
             self._tracker = sock
+            if self.tracker_token:
+                where = f"{self.tracker_addr[0]}:{self.tracker_addr[1]}"
+                authenticate(self._tracker_call, self.tracker_token, where)
             info = {"key": "server:" + self.key, "addr": [self.custom_addr, self.port]}
             if self._tracker_call([TrackerCode.UPDATE_INFO, info]) != TrackerCode.SUCCESS:
                 raise ProtocolError("tracker refused UPDATE_INFO")
@@ -157,7 +169,7 @@ class ProxyLink:
     def _info(self, msg: str, *args: Any) -> None:
         raise NotImplementedError
 
-    def _token_refusal(self, options: dict[str, str]) -> str | None:
+    def _token_refusal(self, options: dict[str, str], head: str = "") -> str | None:
         raise NotImplementedError
 
     def _start_worker(self, sock: socket.socket, peer: str, client_key: str) -> Any:
@@ -212,8 +224,8 @@ class ProxyLink:
         self._proxy_retries = 0
         sock.settimeout(None)
         peer = f"proxy {self.host}:{self.port}"
-        _, options = split_key_options(client_key)
-        reason = self._token_refusal(options)  # the proxy already matched the key
+        head, options = split_key_options(client_key)
+        reason = self._token_refusal(options, head)  # the proxy already matched the key
         if reason is not None:
             logger.warning("refused rpc client via %s: %s", peer, reason)
             try:  # the client already got the proxy's success reply: answer its kInitServer

@@ -5,6 +5,10 @@ a heap ordered by ``(-priority, arrival)``, so a higher priority is served first
 priorities are served in arrival order. Whenever both are non-empty, the oldest free resource goes
 to the best request; if delivery fails (the requester is gone) the resource stays free and the
 next request is tried.
+
+The scheduler also knows whether its key is *registered*: some connection that PUT under it is
+still open (its resources may all be handed out), and whether it is *empty* (nothing free,
+nobody waiting, nobody registered), so the tracker can forget keys nobody uses.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ class Request:
     """A waiting REQUEST; ``deliver`` returns False when the requester can no longer be told."""
 
     owner: object
-    priority: int
+    priority: int | float
     deliver: Callable[[Resource], bool]
 
 
@@ -58,12 +62,31 @@ class PriorityScheduler:
     def __init__(self, key: str) -> None:
         self.key = key
         self._free: list[Resource] = []
-        self._requests: list[tuple[int, int, Request]] = []
+        self._requests: list[tuple[float, int, Request]] = []
         self._arrival = itertools.count()
+        self._owners: set[object] = set()  # the connections that PUT under this key
+        #: True once any resource was PUT under this key.
+        self.had_servers = False
+
+    @property
+    def registered(self) -> bool:
+        """Some connection that PUT under this key is still open."""
+        return bool(self._owners)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing free, no request waiting, no registered connection."""
+        return not (self._free or self._requests or self._owners)
+
+    def owned_by(self, owner: object) -> int:
+        """How many free resources ``owner`` has here."""
+        return sum(1 for r in self._free if r.owner is owner)
 
     def put(self, resource: Resource) -> list[Resource]:
         """Add a free resource; returns the resources handed out as a result."""
         self._free.append(resource)
+        self._owners.add(resource.owner)
+        self.had_servers = True
         return self._schedule()
 
     def request(self, req: Request) -> list[Resource]:
@@ -71,13 +94,17 @@ class PriorityScheduler:
         heapq.heappush(self._requests, (-req.priority, next(self._arrival), req))
         return self._schedule()
 
-    def drop_owner(self, owner: object) -> None:
-        """Forget every resource and request of ``owner`` (its connection closed)."""
+    def drop_owner(self, owner: object) -> int:
+        """Forget every resource and request of ``owner`` (its connection closed); returns how
+        many waiting requests it had."""
         self._free = [r for r in self._free if r.owner is not owner]
+        self._owners.discard(owner)
         kept = [item for item in self._requests if item[2].owner is not owner]
-        if len(kept) != len(self._requests):
+        dropped = len(self._requests) - len(kept)
+        if dropped:
             heapq.heapify(kept)
             self._requests = kept
+        return dropped
 
     def summary(self) -> dict[str, int]:
         """``{"free": n, "pending": m}``, the tracker's SUMMARY entry for this key."""

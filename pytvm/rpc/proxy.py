@@ -11,6 +11,8 @@ Wire protocol (TVM 0.27's, ``spec/rpc-protocol.md`` section 10, without the webs
   the other pool is paired at once. Otherwise it waits in its own pool for ``timeout_server`` /
   ``timeout_client`` seconds, then gets ``i32 0xFF273`` (mismatch) and is closed. A newcomer
   whose key already waits in its *own* pool gets ``i32 0xFF272`` (duplicate) and is closed.
+  A client whose match key no server has ever offered here waits at most
+  ``timeout_unknown_key`` seconds (logged when it arrives and when it is refused).
 * Pairing: each side gets ``i32 RPC_MAGIC``, ``i32 len``, and the *other* side's full key (so the
   server sees the client's options). From then on bytes are relayed verbatim both ways until
   either side closes; then the other side is closed once what was queued for it is written.
@@ -20,7 +22,8 @@ Wire protocol (TVM 0.27's, ``spec/rpc-protocol.md`` section 10, without the webs
   "addr": [null, proxy_port]}``. A client (whose match key came from the tracker) must find it in
   the server pool, else it gets 0xFF273 at once. Every 2 s the proxy polls
   ``GET_PENDING_MATCHKEYS``; a key handed out by the tracker but unused for more than 5 s is
-  replaced by a new one and PUT again.
+  replaced by a new one and PUT again. With a ``tracker_token`` the proxy proves it to the
+  tracker first (``_auth``).
 
 Relaying reads up to 256 KiB per system call and stops reading a side while more than 4 MiB
 wait to be written to its peer (back-pressure).
@@ -33,6 +36,7 @@ import socket
 import struct
 import time
 
+from ._auth import authenticate
 from ._selector_server import Channel, SelectorServer
 from .base import (
     RPC_CODE_DUPLICATE,
@@ -59,6 +63,8 @@ MAX_KEY_BYTES = 4096
 MAX_EARLY_BYTES = 1 << 16
 #: Stop reading a side while this much waits to be written to its peer.
 HIGH_WATER = 4 << 20
+#: Server match keys remembered as "known" (oldest forgotten first).
+MAX_KNOWN_KEYS = 4096
 
 
 class _ProxyConn(Channel):
@@ -156,6 +162,11 @@ class Proxy(SelectorServer):
         Seconds an unmatched server waits before it gets 0xFF273 (plain mode).
     tracker_addr : tuple of (str, int), optional
         Register waiting servers with this tracker (tracker mode).
+    timeout_unknown_key : float
+        Seconds a client waits for a key no server has offered here yet (plain mode); at most
+        ``timeout_client``.
+    tracker_token : str, optional
+        The tracker's token (``Tracker(token=...)``), proved before registering servers.
 
     Examples
     --------
@@ -185,8 +196,14 @@ class Proxy(SelectorServer):
         timeout_client: float = 600,
         timeout_server: float = 600,
         tracker_addr: tuple[str, int] | None = None,
+        *,
+        timeout_unknown_key: float = 30.0,
+        tracker_token: str | None = None,
     ) -> None:
         super().__init__(host, port, port_end, name="pytvm-rpc-proxy")
+        self.timeout_unknown_key = timeout_unknown_key
+        self.tracker_token = tracker_token
+        self._known_keys: dict[str, None] = {}
         self.timeout_client = timeout_client
         self.timeout_server = timeout_server
         self.tracker_addr = tracker_addr
@@ -215,6 +232,11 @@ class Proxy(SelectorServer):
             else (self._client_pool, self._server_pool)
         )
         key = conn.match_key
+        if conn.is_server:
+            self._known_keys.pop(key, None)
+            self._known_keys[key] = None
+            while len(self._known_keys) > MAX_KNOWN_KEYS:
+                del self._known_keys[next(iter(self._known_keys))]
         if key in other:
             self._pair(other.pop(key), conn)
         elif key in own:
@@ -223,7 +245,17 @@ class Proxy(SelectorServer):
         else:
             own[key] = conn
             timeout = self.timeout_server if conn.is_server else self.timeout_client
-            self.call_later(timeout, lambda: self._expire(conn, own))
+            if not conn.is_server and key not in self._known_keys:
+                timeout = min(timeout, self.timeout_unknown_key)
+                logger.warning(
+                    "proxy: %s asks for key %r, which no server has offered here (known keys: "
+                    "%s); it waits at most %g s",
+                    conn.name(),
+                    key,
+                    sorted(self._known_keys)[:20],
+                    timeout,
+                )
+            self.call_later(timeout, lambda: self._expire(conn, own, timeout))
 
     def _ready_tracker_mode(self, conn: _ProxyConn) -> None:
         if conn.is_server:
@@ -234,13 +266,21 @@ class Proxy(SelectorServer):
         elif conn.match_key in self._server_pool:
             self._pair(self._server_pool.pop(conn.match_key), conn)
         else:
-            logger.info("proxy: no server for %s", conn.name())
+            logger.warning(
+                "proxy: no server waits under match key %r for %s (the tracker handed out a "
+                "stale key, or the server left); refused",
+                conn.match_key,
+                conn.name(),
+            )
             conn.refuse(RPC_CODE_MISMATCH)
 
-    def _expire(self, conn: _ProxyConn, pool: dict[str, _ProxyConn]) -> None:
+    def _expire(self, conn: _ProxyConn, pool: dict[str, _ProxyConn], timeout: float) -> None:
         if pool.get(conn.match_key) is conn:
             del pool[conn.match_key]
-            logger.info("proxy: no match for %s in time; closing", conn.name())
+            other = "client" if conn.is_server else "server"
+            logger.warning(
+                "proxy: no %s for %s within %g s; answered mismatch", other, conn.name(), timeout
+            )
             conn.refuse(RPC_CODE_MISMATCH)
 
     def _pair(self, first: _ProxyConn, second: _ProxyConn) -> None:
@@ -280,6 +320,18 @@ class Proxy(SelectorServer):
         if magic != RPC_TRACKER_MAGIC:
             sock.close()
             raise ProtocolError(f"{self.tracker_addr} answered magic {magic:#x}; not a tracker")
+        if self.tracker_token:
+
+            def call(message: list[object]) -> object:
+                sendjson(sock, message)
+                return recvjson(sock)
+
+            try:
+                where = f"{self.tracker_addr[0]}:{self.tracker_addr[1]}"
+                authenticate(call, self.tracker_token, where)
+            except BaseException:
+                sock.close()
+                raise
         self._pending_puts = list(self._server_pool)
         self._advertised = set()
         return sock

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytvm.rpc._auth import session_mac
 from pytvm.rpc.base import RPC_TRACKER_MAGIC, RPCError, TrackerCode, recvjson, sendjson
 from pytvm.rpc.tracker import Tracker
 from pytvm.rpc.tracker_client import TrackerSession, connect_tracker
@@ -186,14 +187,34 @@ def test_closing_server_connection_drops_its_resources(tracker: Tracker) -> None
 
 
 def test_closing_requester_removes_its_pending_request(tracker: Tracker) -> None:
+    with _dial(tracker.port) as server:
+        _put(server, "x", 9090, "x:0.1")
+        _call(_dial(tracker.port), [TrackerCode.REQUEST, "x", "", 1])  # the only server is busy
+        requester = _dial(tracker.port)
+        _request_pending(requester, "x")
+        assert _summary(tracker.port)["queue_info"]["x"]["pending"] == 1
+        requester.close()
+        wait_for(
+            lambda: _summary(tracker.port)["queue_info"]["x"]["pending"] == 0,
+            "the closed requester's request to be removed",
+        )
+
+
+def test_key_only_requested_disappears_with_its_last_waiter(tracker: Tracker) -> None:
     requester = _dial(tracker.port)
-    _request_pending(requester, "x")
-    assert _summary(tracker.port)["queue_info"]["x"]["pending"] == 1
+    _request_pending(requester, "ghost")
+    assert _summary(tracker.port)["queue_info"]["ghost"] == {"free": 0, "pending": 1}
     requester.close()
-    wait_for(
-        lambda: _summary(tracker.port)["queue_info"]["x"]["pending"] == 0,
-        "the closed requester's request to be removed",
-    )
+    wait_for(lambda: "ghost" not in _summary(tracker.port)["queue_info"], "'ghost' to be pruned")
+
+
+def test_key_whose_servers_left_stays_listed_for_key_ttl_then_is_forgotten() -> None:
+    with Tracker(port=0, silent=True, key_ttl=0.3) as tr:
+        server = _dial(tr.port)
+        _put(server, "x", 9090, "x:0.1")
+        server.close()
+        wait_for(lambda: _summary(tr.port)["queue_info"].get("x", {}).get("free") == 0, "drop")
+        wait_for(lambda: "x" not in _summary(tr.port)["queue_info"], "'x' to be forgotten")
 
 
 # ---------------------------------------------------------------------------- other codes
@@ -265,8 +286,6 @@ BAD_MESSAGES = {
     "invalid utf-8": struct.pack("<i", 2) + b"\xff\xfe",
     "unknown code": struct.pack("<i", 4) + b"[99]",
     "not a list": struct.pack("<i", 1) + b"6",
-    "put without slot": struct.pack("<i", 8) + b'[3, "x"]',
-    "update_info not a dict": struct.pack("<i", 6) + b"[5, 1]",
 }
 
 
@@ -278,6 +297,57 @@ def test_bad_message_closes_only_that_connection(tracker: Tracker, payload: byte
         assert is_closed_by_peer(sock)
         assert _call(bystander, [TrackerCode.PING]) == TrackerCode.SUCCESS
         assert _summary(tracker.port)["queue_info"]["x"] == {"free": 1, "pending": 0}
+
+
+BAD_VALUES = {
+    "put without slot": ([3, "x"], "PUT must be"),
+    "put port zero": ([3, "x", [0, "x:1"], None], "PUT port"),
+    "put port too large": ([3, "x", [70000, "x:1"], None], "PUT port"),
+    "put port as text": ([3, "x", ["9090", "x:1"], None], "PUT port"),
+    "put empty key": ([3, "", [9090, "x:1"], None], "PUT key"),
+    "put key too long": ([3, "k" * 300, [9090, "x:1"], None], "PUT key"),
+    "put address too long": ([3, "x", [9090, "x:1"], "h" * 300], "PUT address"),
+    "request nan priority": ([4, "x", "", float("nan")], "priority"),
+    "request infinite priority": ([4, "x", "", float("inf")], "priority"),
+    "request huge priority": ([4, "x", "", 1e300], "priority"),
+    "request text priority": ([4, "x", "", "high"], "priority"),
+    "request bool priority": ([4, "x", "", True], "priority"),
+    "request bad options": ([4, "x", "", 1, {"if_unknown": "maybe"}], "options"),
+    "update_info not a dict": ([5, 1], "UPDATE_INFO must be"),
+    "update_info bad port": ([5, {"key": "server:x", "addr": [None, -1]}], "UPDATE_INFO port"),
+    "update_info too big": ([5, {"key": "server:x", "pad": "p" * 5000}], "bytes as JSON"),
+}
+
+
+@pytest.mark.parametrize("message,expected", BAD_VALUES.values(), ids=BAD_VALUES.keys())
+def test_bad_value_gets_an_error_reply_and_the_connection_stays(
+    tracker: Tracker, message: list[Any], expected: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with _dial(tracker.port) as bystander, _dial(tracker.port) as sock:
+        _put(bystander, "x", 9090, "x:0.1")
+        reply = _call(sock, message)
+        assert reply[0] == TrackerCode.FAIL and expected in reply[1]
+        assert _call(sock, [TrackerCode.PING]) == TrackerCode.SUCCESS
+        assert _summary(tracker.port)["queue_info"]["x"] == {"free": 1, "pending": 0}
+    assert expected in caplog.text
+
+
+def test_nan_priority_does_not_reorder_other_requests(tracker: Tracker) -> None:
+    with (
+        _dial(tracker.port) as server,
+        _dial(tracker.port) as first,
+        _dial(tracker.port) as second,
+        _dial(tracker.port) as nan,
+    ):
+        _put(server, "x", 9090, "x:held")
+        _call(_dial(tracker.port), [TrackerCode.REQUEST, "x", "", 1])
+        _request_pending(first, "x", priority=5)
+        assert _call(nan, [TrackerCode.REQUEST, "x", "", float("nan")])[0] == TrackerCode.FAIL
+        _request_pending(second, "x", priority=1)
+        _put(server, "x", 9091, "x:a")
+        _put(server, "x", 9092, "x:b")
+        assert recvjson(first)[1][2] == "x:a"
+        assert recvjson(second)[1][2] == "x:b"
 
 
 def test_bad_message_is_logged(tracker: Tracker, caplog: pytest.LogCaptureFixture) -> None:
@@ -353,9 +423,9 @@ def test_request_connects_to_the_assigned_server(
     with _dial(tracker.port) as server, connect_tracker("127.0.0.1", tracker.port) as session:
         _put(server, "x", 9090, "x:0.1")
         sess = session.request("x", session_timeout=7, auth_token="t")
-    assert sess == ("session", "127.0.0.1", 9090, "x:0.1")
+    assert sess == ("session", "127.0.0.1", 9090, f"x:0.1 -tokenmac={session_mac('t', 'x:0.1')}")
     kwargs = fake_client_module[0][3]
-    assert kwargs["session_timeout"] == 7 and kwargs["auth_token"] == "t"
+    assert kwargs["session_timeout"] == 7 and kwargs.get("auth_token") is None
 
 
 def test_request_retries_after_a_failed_connect(
