@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +88,19 @@ class Fleet:
         return proc
 
     def pytvm_server(
-        self, name: str = "pytvm-server", tracker: int | None = None, key: str = "bench"
+        self,
+        name: str = "pytvm-server",
+        tracker: int | None = None,
+        key: str = "bench",
+        popen_executables: Sequence[str] = (),
     ) -> Proc:
         port = free_port()
         argv = [sys.executable, "-m", "pytvm.cli", "rpc", "server", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
         if tracker is not None:
             argv += ["--key", key, "--tracker", f"127.0.0.1:{tracker}"]
+        for path in popen_executables:
+            argv += ["--popen-executable", str(path)]
         return self.start(name, argv, r"server listening on [\d.]+:(\d+)")
 
     def stop_all(self) -> None:

@@ -12,7 +12,7 @@ Sections:
 2. round trip of ``pytvm.device.echo(1)``, us/call, over each path:
    one hop    the client straight to ``pytvm-device`` over two pipes (``rpc.PopenSession``);
    board      two hops, host -> board -> accelerator: a pytvm board server
-              (``python -m pytvm.hexagon.board``) whose session constructor
+              (``python -m pytvm.contrib.hexagon.board``) whose session constructor
               ``pytvm.hexagon.create_session`` starts ``pytvm-device --hexagon`` behind it;
    server     two hops through a plain pytvm RPC server and ``["rpc.PopenSession", binary]``;
    tcp only   reference: the same plain server's own ``rpc.test.addone`` (the TCP hop alone);
@@ -88,7 +88,7 @@ class _Fleet(Fleet):
         self.plain: list[subprocess.Popen[bytes]] = []
 
     def board(self) -> Proc:
-        argv = [sys.executable, "-m", "pytvm.hexagon.board", "--host", "127.0.0.1"]
+        argv = [sys.executable, "-m", "pytvm.contrib.hexagon.board", "--host", "127.0.0.1"]
         argv += ["--port", "0", "--port-end", "1"]
         return self.start("board", argv, r"board server listening on [\d.]+:(\d+)")
 
@@ -537,7 +537,7 @@ def _run(
     binary = device_binary()  # built (once, cached) before the board or server asks for it
     device_cc = find_cc() or "cc"
     board = fleet.board()
-    server = fleet.pytvm_server()
+    server = fleet.pytvm_server(popen_executables=[str(binary)])
     # meanwhile, on every core: the objects of section 1
     compilers = [cc for cc in ("gcc", "clang") if shutil.which(cc)]
     if not compilers:

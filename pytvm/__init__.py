@@ -1,12 +1,20 @@
-"""pytvm: Apache TVM's runtime and compiler stack in Python, with a small portable C runtime."""
+"""pytvm: Apache TVM's runtime and compiler stack in Python, with a small portable C runtime.
+
+``ffi``, ``runtime``, ``nd`` and ``error`` load with the package; the other subpackages
+(``rpc``, ``contrib``, ``crt``, ``viz``, ``testing``) load on first attribute access, so
+``pytvm.rpc.connect(...)`` works after a bare ``import pytvm`` and ``import pytvm`` stays light.
+"""
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from . import ffi, nd, runtime
+from . import error, ffi, nd, runtime
 from .ffi import (
     DataType,
+    DataTypeCode,
     Device,
     Object,
     PackedFunc,
@@ -19,6 +27,7 @@ from .ffi import (
     hexagon,
     list_global_func_names,
     register_func,
+    register_global_func,
     register_object,
     remove_global_func,
 )
@@ -33,6 +42,7 @@ from .ffi.errors import (
 from .runtime import NDArray
 
 if TYPE_CHECKING:
+    from . import contrib, crt, rpc, viz
     from .viz.trace import Trace
 
 __version__ = "0.1.0"
@@ -59,8 +69,23 @@ def trace() -> Trace:
     return Trace()
 
 
+#: Subpackages loaded on first use by :func:`__getattr__`.
+_LAZY_SUBPACKAGES = frozenset({"contrib", "crt", "rpc", "testing", "viz"})
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _LAZY_SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_SUBPACKAGES})
+
+
 __all__ = [
     "DataType",
+    "DataTypeCode",
     "Device",
     "NDArray",
     "Object",
@@ -73,9 +98,12 @@ __all__ = [
     "TVMTypeError",
     "TVMValueError",
     "__version__",
+    "contrib",
     "cpu",
+    "crt",
     "cuda",
     "device",
+    "error",
     "ext_dev",
     "ffi",
     "get_global_func",
@@ -83,8 +111,12 @@ __all__ = [
     "list_global_func_names",
     "nd",
     "register_func",
+    "register_global_func",
     "register_object",
     "remove_global_func",
+    "rpc",
     "runtime",
+    "testing",
     "trace",
+    "viz",
 ]

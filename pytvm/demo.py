@@ -204,8 +204,8 @@ def _time_calls(func: pytvm.PackedFunc, args: tuple, number: int = 2000) -> floa
 def _accelerator_demo(workspace: Path) -> None:
     """Seed 000 on this machine: host -> board server (via the tracker) -> accelerator emulator
     (a C process running the CRT and MinRPC, device type 16 with its own memory pool)."""
+    from pytvm.contrib.hexagon import Launcher
     from pytvm.crt import device_binary
-    from pytvm.hexagon import Launcher
     from pytvm.rpc.tracker import Tracker
 
     print("\n7. seed 000: host -> board -> accelerator emulator (CRT + MinRPC in C)")

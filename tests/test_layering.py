@@ -1,38 +1,57 @@
-"""Layering rules of STYLE.md section 1, checked on every import in the package source."""
+"""Layering rules of STYLE.md section 1, checked on every import in the package source, and
+the naming rule of DESIGN.md: a top-level name of ``pytvm`` is a module or a function, never both.
+
+Naming rule, for the next clash: where TVM has a function at the top (``tvm.hexagon(0)``,
+``tvm.build(...)``), the function keeps the name and its package lives elsewhere, where TVM keeps
+it: the accelerator package is ``pytvm.contrib.hexagon``, and the compiler driver behind the
+``pytvm.build`` function will be the package ``pytvm.driver``, never ``pytvm/build/``.
+:func:`find_name_clashes` checks it.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 PACKAGE = "pytvm"
 
-# Rank of each layer, lowest first; a module imports only its own rank or lower.
+# Rank of each layer, lowest first (STYLE.md section 1); a module imports only its own rank or
+# lower.
 LAYERS: dict[str, int] = {
     "ffi": 0,
     "runtime": 1,
     "rpc": 2,
     "crt": 3,
-    "hexagon": 3,  # device launcher, shipped beside the C runtime
-    "tir": 4,
-    "te": 5,
-    "codegen": 6,
-    "build": 7,
-    "graph": 8,
-    "frontend": 8,
-    "cli": 9,
-    "viz": 9,
+    "contrib": 4,  # the accelerator path (pytvm.contrib.hexagon), above the C runtime
+    "tir": 5,
+    "te": 6,
+    "topi": 7,
+    "target": 8,
+    "codegen": 8,
+    "driver": 9,  # the package behind the pytvm.build / pytvm.lower functions
+    "graph": 10,
+    "frontend": 10,
+    "cli": 11,
+    "viz": 11,
 }
-COMPILER_LAYERS = frozenset({"tir", "te", "codegen", "build", "graph", "frontend"})
+COMPILER_LAYERS = frozenset(
+    {"tir", "te", "topi", "target", "codegen", "driver", "graph", "frontend"}
+)
 DEPLOY_LAYERS = frozenset({"runtime", "rpc"})  # never import a compiler layer
 TESTING = "testing"
 
 # The facade: the package root and its top-level modules. As importers they are exempt;
 # as importees they rank with the tools, so no layer below the tools depends on them.
 FACADE = "facade"
-FACADE_MODULES = frozenset({"__init__", "__main__", "nd", "demo"})
-FACADE_RANK = 9
+FACADE_MODULES = frozenset({"__init__", "__main__", "nd", "demo", "error"})
+FACADE_RANK = 11
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,6 +160,35 @@ def find_violations(package_root: Path) -> list[str]:
     return violations
 
 
+def find_name_clashes(package: ModuleType) -> list[str]:
+    """Names of ``package`` that are both a function (any non-module callable) and a submodule.
+
+    Every submodule is imported first, so a submodule that replaces a function of the same name
+    on import (or a function that hides a submodule) is caught either way.
+    """
+    names = {
+        info.name
+        for info in pkgutil.iter_modules(package.__path__)
+        if not info.name.startswith("__")  # __main__ runs the command line on import
+    }
+    functions: dict[str, object] = {}
+    for name in sorted(names):
+        value = package.__dict__.get(name)
+        if callable(value) and not isinstance(value, ModuleType):
+            functions[name] = value
+    for name in sorted(names):
+        importlib.import_module(f"{package.__name__}.{name}")
+    clashes = []
+    for name in sorted(names):
+        value = package.__dict__.get(name)
+        if name in functions or not isinstance(value, ModuleType):
+            clashes.append(
+                f"{package.__name__}.{name} is a function and a module; keep the function and "
+                "move the package (as pytvm.contrib.hexagon beside pytvm.hexagon())"
+            )
+    return clashes
+
+
 def _write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / PACKAGE / name
@@ -170,7 +218,7 @@ def test_checker_reports_lazy_upward_import(tmp_path: Path) -> None:
         },
     )
     assert find_violations(root) == [
-        "pytvm/runtime/executor.py:2 imports pytvm.graph (layer graph=8 > layer runtime=1)"
+        "pytvm/runtime/executor.py:2 imports pytvm.graph (layer graph=10 > layer runtime=1)"
     ]
 
 
@@ -189,9 +237,9 @@ def test_checker_resolves_relative_and_from_imports(tmp_path: Path) -> None:
     )
     assert find_violations(root) == [
         "pytvm/ffi/__init__.py:1 imports pytvm.runtime (layer runtime=1 > layer ffi=0)",
-        "pytvm/rpc/__init__.py:1 imports pytvm.__version__ (layer facade=9 > layer rpc=2)",
-        "pytvm/rpc/server.py:2 imports pytvm.te (layer te=5 > layer rpc=2)",
-        "pytvm/runtime/ndarray.py:1 imports pytvm.tir (layer tir=4 > layer runtime=1)",
+        "pytvm/rpc/__init__.py:1 imports pytvm.__version__ (layer facade=11 > layer rpc=2)",
+        "pytvm/rpc/server.py:2 imports pytvm.te (layer te=6 > layer rpc=2)",
+        "pytvm/runtime/ndarray.py:1 imports pytvm.tir (layer tir=5 > layer runtime=1)",
     ]
 
 
@@ -211,3 +259,30 @@ def test_checker_rejects_unknown_layers_and_testing_imports(tmp_path: Path) -> N
         "pytvm/magic/__init__.py: module of unknown layer 'magic' (add it to LAYERS)",
         "pytvm/nd.py:1 imports pytvm.testing (only tests import pytvm.testing)",
     ]
+
+
+def test_no_top_level_name_is_both_a_function_and_a_module() -> None:
+    import pytvm
+
+    assert find_name_clashes(pytvm) == []
+
+
+def test_clash_checker_reports_a_function_named_like_a_subpackage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "clashpkg"
+    (root / "build").mkdir(parents=True)
+    (root / "driver").mkdir()
+    (root / "__init__.py").write_text("def build():\n    pass\n\n\nfrom . import driver\n")
+    (root / "build" / "__init__.py").write_text("")
+    (root / "driver" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        package = importlib.import_module("clashpkg")
+        assert find_name_clashes(package) == [
+            "clashpkg.build is a function and a module; keep the function and move the package "
+            "(as pytvm.contrib.hexagon beside pytvm.hexagon())"
+        ]
+    finally:
+        for name in [n for n in sys.modules if n == "clashpkg" or n.startswith("clashpkg.")]:
+            del sys.modules[name]

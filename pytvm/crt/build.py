@@ -49,7 +49,8 @@ def sources_digest(cc: str) -> str:
     files = [p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES]
     files.append(root / "Makefile")
     # the skel linked into the binary is generated from these (src/crt/device/skel.mk)
-    files += [source_dir().parent / "hexagon" / name for name in ("hexagon_rpc.idl", "idl.py")]
+    idl_dir = source_dir().parent / "contrib" / "hexagon"
+    files += [idl_dir / name for name in ("hexagon_rpc.idl", "idl.py")]
     files += list(include_dir().rglob("*.h"))
     for path in sorted(files):
         digest.update(str(path.relative_to(source_dir().parent)).encode())
@@ -84,7 +85,8 @@ def device_binary(hexagon: bool = False, cc: str | None = None) -> Path:
     compiler = cc or find_cc()
     if compiler is None:
         raise TVMError(
-            "no C compiler found (looked for cc, gcc, clang): building pytvm-device needs one; "
+            "no C compiler found (looked for $CC, else cc, gcc, clang): building pytvm-device "
+            "needs one; "
             "install gcc or clang, or pass cc="
         )
     binary = _built_binary(compiler)

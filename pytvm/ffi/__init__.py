@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .c_function import CFunction, runtime_library
+from .container import Shape, String
 from .device import (
     DEVICE_NAME_TO_TYPE,
     RPC_SESS_MASK,
@@ -16,6 +17,15 @@ from .device import (
 )
 from .dtype import DataType, DataTypeCode, dtype
 from .errors import (
+    DiagnosticError,
+    InternalError,
+    OpAttributeInvalid,
+    OpAttributeRequired,
+    OpAttributeUnImplemented,
+    OpError,
+    OpNotImplemented,
+    RPCError,
+    RPCSessionTimeoutError,
     TVMAttributeError,
     TVMError,
     TVMIndexError,
@@ -41,6 +51,7 @@ from .registry import (
     init_api,
     list_global_func_names,
     register_func,
+    register_global_func,
     remove_global_func,
 )
 from .type_index import TypeIndex
@@ -52,10 +63,21 @@ __all__ = [
     "DataTypeCode",
     "Device",
     "DeviceType",
+    "DiagnosticError",
+    "InternalError",
     "Object",
+    "OpAttributeInvalid",
+    "OpAttributeRequired",
+    "OpAttributeUnImplemented",
+    "OpError",
+    "OpNotImplemented",
     "PackedFunc",
     "PyFunction",
+    "RPCError",
+    "RPCSessionTimeoutError",
     "RPC_SESS_MASK",
+    "Shape",
+    "String",
     "TVMAttributeError",
     "TVMError",
     "TVMIndexError",
@@ -79,6 +101,7 @@ __all__ = [
     "parse_error",
     "register_error",
     "register_func",
+    "register_global_func",
     "register_object",
     "remove_global_func",
     "runtime_library",

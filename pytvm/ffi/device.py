@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from .errors import TVMTypeError, TVMValueError
+from .registry import get_global_func
 
 __all__ = [
     "Device",
@@ -139,6 +140,11 @@ class Device:
     def without_session(self) -> Device:
         """This device as the remote side sees it (mask removed)."""
         return Device(self.base_type, self.device_id)
+
+    def sync(self, stream: int | None = None) -> None:
+        """Wait until the work queued on ``stream`` (default: the current stream) is done, as
+        TVM's ``Device.sync``; a remote device asks its server through the RPC device API."""
+        get_global_func("runtime.Device_StreamSync")(self, stream)
 
     def __str__(self) -> str:
         local = f"{self.device_name}({self.device_id})"

@@ -65,28 +65,44 @@ _DEFAULT_BITS = {"int": 32, "uint": 32, "float": 32, "bfloat": 16, "complex": 64
 _SYNTAX = re.compile(r"^([a-z]+?)(\d*)(?:x(\d+))?$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, eq=False)
 class DataType:
     """An element type: DLPack ``code``, ``bits`` per lane and ``lanes`` (vector width).
 
+    Made from a TVM type string, as TVM's ``tvm.DataType("float32")``, or from the triple; it
+    compares equal to its string, as TVM's (a ``str``) does.
+
     Examples
     --------
-    >>> DataType.parse("float32x4")
+    >>> DataType("float32x4")
     DataType('float32x4')
-    >>> str(DataType.parse("bool")), DataType.parse("int8").bits
-    ('bool', 8)
+    >>> str(DataType(2, 16)), DataType("int8").bits, DataType("float32") == "float32"
+    ('float16', 8, True)
     """
 
     code: int
     bits: int
-    lanes: int = 1
+    lanes: int
 
-    def __post_init__(self) -> None:
-        if not (0 <= self.code < 256 and 0 <= self.bits < 256 and 0 <= self.lanes < 65536):
+    def __init__(self, code: int | str | DataType, bits: int | None = None, lanes: int = 1) -> None:
+        if isinstance(code, (str, DataType)):
+            if bits is not None or lanes != 1:
+                raise TVMTypeError(
+                    f"DataType({code!r}, ...) takes either a type string alone or "
+                    "(code, bits, lanes)"
+                )
+            parsed = code if isinstance(code, DataType) else DataType.parse(code)
+            code, bits, lanes = parsed.code, parsed.bits, parsed.lanes
+        elif bits is None:
+            raise TVMTypeError(f"DataType({code!r}) needs bits: DataType(code, bits, lanes=1)")
+        if not (0 <= code < 256 and 0 <= bits < 256 and 0 <= lanes < 65536):
             raise TVMValueError(
-                f"DataType(code={self.code}, bits={self.bits}, lanes={self.lanes}) is out of "
+                f"DataType(code={code}, bits={bits}, lanes={lanes}) is out of "
                 "range: code and bits must fit in 8 bits and lanes in 16 bits"
             )
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "bits", bits)
+        object.__setattr__(self, "lanes", lanes)
 
     @staticmethod
     def parse(text: str) -> DataType:
@@ -95,13 +111,38 @@ class DataType:
             raise TVMTypeError(f"DataType.parse expects a str, got {type(text).__name__}")
         return _parse(text)
 
+    @staticmethod
+    def from_dlpack_data_type(triple: tuple[int, int, int]) -> DataType:
+        """The DataType of a DLPack ``(type_code, bits, lanes)`` triple (TVM's name)."""
+        code, bits, lanes = triple
+        return DataType(code, bits, lanes)
+
+    @property
+    def type_code(self) -> int:
+        """The DLPack type code (TVM's name for :attr:`code`)."""
+        return self.code
+
     @property
     def itemsize(self) -> int:
         """Bytes one element (all lanes) occupies in memory."""
         return (self.bits * self.lanes + 7) // 8
 
+    def with_lanes(self, lanes: int) -> DataType:
+        """This type with ``lanes`` lanes (``float32`` -> ``float32x4``)."""
+        return DataType(self.code, self.bits, lanes)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DataType):
+            return (self.code, self.bits, self.lanes) == (other.code, other.bits, other.lanes)
+        if isinstance(other, str):
+            return _name(self.code, self.bits, self.lanes) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(_name(self.code, self.bits, self.lanes))  # equal to its string's hash
+
     def __str__(self) -> str:
-        return _format(self)
+        return _name(self.code, self.bits, self.lanes)
 
     def __repr__(self) -> str:
         return f"DataType({str(self)!r})"
@@ -162,18 +203,19 @@ def _bad(text: str) -> TVMValueError:
     )
 
 
-def _format(t: DataType) -> str:
-    if t.code == DataTypeCode.BOOL and t.bits == 8:
+@lru_cache(maxsize=512)
+def _name(code: int, bits: int, lanes: int) -> str:
+    if code == DataTypeCode.BOOL and bits == 8:
         base = "bool"
-    elif t.code == DataTypeCode.HANDLE:
+    elif code == DataTypeCode.HANDLE:
         base = "handle"
-    elif t.code in _FIXED_NAME:
-        base = _FIXED_NAME[DataTypeCode(t.code)]
-    elif t.code in _PREFIX_NAME:
-        base = f"{_PREFIX_NAME[DataTypeCode(t.code)]}{t.bits}"
+    elif code in _FIXED_NAME:
+        base = _FIXED_NAME[DataTypeCode(code)]
+    elif code in _PREFIX_NAME:
+        base = f"{_PREFIX_NAME[DataTypeCode(code)]}{bits}"
     else:
-        base = f"custom[{t.code}]{t.bits}"
-    return base if t.lanes == 1 else f"{base}x{t.lanes}"
+        base = f"custom[{code}]{bits}"
+    return base if lanes == 1 else f"{base}x{lanes}"
 
 
 _NUMPY_KIND = {

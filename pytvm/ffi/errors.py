@@ -12,6 +12,7 @@ import builtins
 import re
 import traceback
 from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 __all__ = [
     "TVMError",
@@ -22,6 +23,15 @@ __all__ = [
     "TVMKeyError",
     "TVMMemoryError",
     "TVMOSError",
+    "InternalError",
+    "RPCError",
+    "RPCSessionTimeoutError",
+    "OpError",
+    "OpNotImplemented",
+    "OpAttributeRequired",
+    "OpAttributeInvalid",
+    "OpAttributeUnImplemented",
+    "DiagnosticError",
     "register_error",
     "error_class",
     "format_error",
@@ -71,12 +81,62 @@ class TVMOSError(TVMError, OSError):
     """An operating-system level failure (file, socket, process)."""
 
 
+# TVM 0.27's ``tvm.error`` kinds; ``pytvm.error`` exports them under TVM's names.
+
+
+class InternalError(TVMError):
+    """A broken internal invariant (a bug in pytvm or in the peer), not a bad input."""
+
+
+class RPCError(TVMError):
+    """A failure reported by (or while talking to) an RPC peer."""
+
+
+class RPCSessionTimeoutError(RPCError, TimeoutError):
+    """The server ended the session because its ``session_timeout`` ran out."""
+
+
+class OpError(TVMError):
+    """Base of the errors a frontend raises for an operator of the model it imports."""
+
+
+class OpNotImplemented(OpError, NotImplementedError):
+    """An operator the frontend does not support."""
+
+
+class OpAttributeRequired(OpError, AttributeError):
+    """A required attribute of an operator is missing."""
+
+
+class OpAttributeInvalid(OpError, AttributeError):
+    """An attribute of an operator has a value the frontend cannot take."""
+
+
+class OpAttributeUnImplemented(OpError, NotImplementedError):
+    """An attribute of an operator that the frontend does not support."""
+
+
+class DiagnosticError(TVMError):
+    """A pass reported error diagnostics."""
+
+
 _KIND_TO_CLASS: dict[str, type[TVMError]] = {}
 _CLASS_TO_KIND: dict[type, str] = {}
 
 
-def register_error(kind: str | None = None) -> Callable[[type[TVMError]], type[TVMError]]:
+_E = TypeVar("_E", bound=type[TVMError])
+
+
+@overload
+def register_error(kind: _E) -> _E: ...
+@overload
+def register_error(kind: str | None = None) -> Callable[[_E], _E]: ...
+
+
+def register_error(kind: str | type[TVMError] | None = None) -> Any:
     """Register an error class under a kind name (default: the class name).
+
+    Used as ``@register_error("Kind")``, ``@register_error()`` or, as TVM's, ``@register_error``.
 
     Examples
     --------
@@ -85,20 +145,27 @@ def register_error(kind: str | None = None) -> Callable[[type[TVMError]], type[T
     ...     pass
     >>> type(parse_error("MyDeviceError: bad")).__name__
     'MyDeviceError'
+    >>> @register_error
+    ... class MyLinkError(TVMError):
+    ...     pass
+    >>> type(parse_error("MyLinkError: down")).__name__
+    'MyLinkError'
     """
 
-    def register(cls: type[TVMError]) -> type[TVMError]:
-        _KIND_TO_CLASS[kind or cls.__name__] = cls
-        _CLASS_TO_KIND[cls] = kind or cls.__name__
+    def register(cls: _E) -> _E:
+        name = kind if isinstance(kind, str) else cls.__name__
+        _KIND_TO_CLASS[name] = cls
+        _CLASS_TO_KIND[cls] = name
         return cls
 
+    if isinstance(kind, type):
+        return register(kind)
     return register
 
 
 for _kind, _cls in (
     ("RuntimeError", TVMError),
     ("TVMError", TVMError),
-    ("InternalError", TVMError),
     ("ValueError", TVMValueError),
     ("TypeError", TVMTypeError),
     ("AttributeError", TVMAttributeError),
@@ -106,6 +173,15 @@ for _kind, _cls in (
     ("KeyError", TVMKeyError),
     ("MemoryError", TVMMemoryError),
     ("OSError", TVMOSError),
+    ("InternalError", InternalError),
+    ("RPCError", RPCError),
+    ("RPCSessionTimeoutError", RPCSessionTimeoutError),
+    ("OpError", OpError),
+    ("OpNotImplemented", OpNotImplemented),
+    ("OpAttributeRequired", OpAttributeRequired),
+    ("OpAttributeInvalid", OpAttributeInvalid),
+    ("OpAttributeUnImplemented", OpAttributeUnImplemented),
+    ("DiagnosticError", DiagnosticError),
 ):
     _KIND_TO_CLASS[_kind] = _cls
     _KIND_TO_CLASS[_cls.__name__] = _cls

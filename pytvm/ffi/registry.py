@@ -13,6 +13,7 @@ from .function import PackedFunc, as_packed_func
 
 __all__ = [
     "register_func",
+    "register_global_func",
     "get_global_func",
     "list_global_func_names",
     "remove_global_func",
@@ -91,6 +92,11 @@ def register_func(func_name: Any, f: Any = None, override: bool = False) -> Any:
         return func
 
     return decorate
+
+
+#: TVM 0.27's name for :func:`register_func` (``tvm.register_global_func``): same arguments,
+#: decorator forms and ``override``.
+register_global_func = register_func
 
 
 def register_packed(name: str, func: PackedFunc, override: bool = False) -> PackedFunc:

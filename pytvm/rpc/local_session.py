@@ -20,8 +20,9 @@ import numpy as np
 
 from ..ffi import Device, Object, PackedFunc
 from ..ffi.c_abi import DLDataType, DLDevice, DLTensor
+from ..ffi.container import Shape
 from ..ffi.dtype import DataType
-from ..ffi.errors import TVMValueError
+from ..ffi.errors import TVMIndexError, TVMTypeError, TVMValueError
 from ..ffi.function import PyFunction
 from ..ffi.registry import get_global_func, register_func
 from ..ffi.type_index import TypeIndex
@@ -139,6 +140,8 @@ class LocalSession(Session):
             return [TypeIndex.FLOAT, float(result)]
         if isinstance(result, str):
             return [TypeIndex.STR, str(result)]
+        if isinstance(result, Shape):  # an object on the wire: the peer gets a handle to it
+            return [TypeIndex.SHAPE, Handle(self.export(result))]
         if isinstance(result, (bytes, bytearray, memoryview)):
             return [TypeIndex.BYTES, bytes(result)]
         if isinstance(result, (DataType, Device)):
@@ -389,3 +392,29 @@ def _module_get_function(mod: Module, name: str, query_imports: bool = True) -> 
 @register_func("tvm.rpc.server.ImportModule")
 def _import_module(parent: Module, child: Module) -> None:
     parent.import_module(child)
+
+
+def _as_shape(value: Any, what: str) -> Shape:
+    if isinstance(value, Shape):
+        return value
+    if isinstance(value, (tuple, list)):
+        return Shape(value)
+    raise TVMTypeError(f"{what}: expected an ffi.Shape, got {type(value).__name__}")
+
+
+@register_func("rpc.testing.GetShapeSize")
+def _get_shape_size(shape: Any) -> int:
+    """TVM's test helper: the number of dimensions of a shape (one made by ``ffi.Shape``)."""
+    return len(_as_shape(shape, "rpc.testing.GetShapeSize"))
+
+
+@register_func("rpc.testing.GetShapeElem")
+def _get_shape_elem(shape: Any, index: int) -> int:
+    """TVM's test helper: dimension ``index`` of a shape."""
+    dims = _as_shape(shape, "rpc.testing.GetShapeElem")
+    if not 0 <= index < len(dims):
+        raise TVMIndexError(
+            f"rpc.testing.GetShapeElem: index {index} is outside the {len(dims)} dimensions of "
+            f"{dims}"
+        )
+    return dims[index]

@@ -1,28 +1,56 @@
-"""pytvm's runtime: device APIs, NDArray (DLPack in and out), modules, time_evaluator."""
+"""pytvm's runtime: device APIs, NDArray (DLPack in and out), modules, time_evaluator.
+
+Also TVM 0.27's ``tvm.runtime`` names: ``tensor``/``empty``, ``Tensor`` (an ``NDArray``),
+``convert``, ``enabled``, ``DataType``, ``Device`` and the device constructors, ``ShapeTuple``.
+"""
 
 from __future__ import annotations
 
-from .device_api import CPUDeviceAPI, DeviceAPI, DeviceAttrKind, registered_device_apis
+from ..ffi import DataType, DataTypeCode, Device, Object, cpu, cuda, device, ext_dev, hexagon
+from ..ffi.container import Shape, String
+from .device_api import CPUDeviceAPI, DeviceAPI, DeviceAttrKind, enabled, registered_device_apis
 from .dlpack import from_dlpack
+from .ffi_value import convert
 from .module import LibraryModule, Module, load_module
-from .ndarray import NDArray, array, empty
+from .ndarray import NDArray, array, empty, tensor
 from .system_lib import SystemLibModule, register_system_lib_function, system_lib
 from .time_evaluator import BenchmarkResult
 
+#: TVM 0.27's name of the array class (``tvm.runtime.Tensor``).
+Tensor = NDArray
+#: TVM 0.27's name of ``ffi.Shape`` in this namespace (``tvm.runtime.ShapeTuple``).
+ShapeTuple = Shape
+
 __all__ = [
     "BenchmarkResult",
-    "LibraryModule",
-    "Module",
-    "load_module",
     "CPUDeviceAPI",
+    "DataType",
+    "DataTypeCode",
+    "Device",
     "DeviceAPI",
     "DeviceAttrKind",
+    "LibraryModule",
+    "Module",
     "NDArray",
-    "array",
-    "empty",
-    "from_dlpack",
-    "registered_device_apis",
+    "Object",
+    "Shape",
+    "ShapeTuple",
+    "String",
     "SystemLibModule",
+    "Tensor",
+    "array",
+    "convert",
+    "cpu",
+    "cuda",
+    "device",
+    "empty",
+    "enabled",
+    "ext_dev",
+    "from_dlpack",
+    "hexagon",
+    "load_module",
     "register_system_lib_function",
+    "registered_device_apis",
     "system_lib",
+    "tensor",
 ]

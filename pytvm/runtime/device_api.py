@@ -16,6 +16,7 @@ from typing import Any
 from ..ffi import Device, Object, register_object
 from ..ffi import trace as _trace
 from ..ffi.c_abi import DLTensor
+from ..ffi.device import DEVICE_NAME_TO_TYPE
 from ..ffi.dtype import DataType
 from ..ffi.errors import TVMError, TVMMemoryError, TVMValueError
 from ..ffi.registry import get_global_func, list_global_func_names, register_func, registry_version
@@ -26,6 +27,7 @@ __all__ = [
     "CPUDeviceAPI",
     "registered_device_apis",
     "nbytes_of",
+    "enabled",
 ]
 
 
@@ -217,6 +219,58 @@ class CPUDeviceAPI(DeviceAPI):
 
 _CPU_API = CPUDeviceAPI()
 register_func("device_api.cpu", lambda: _CPU_API)
+
+
+@register_func("runtime.Device_StreamSync")
+def _device_stream_sync(dev: Device, stream: Any = None) -> None:
+    """TVM's ``runtime.Device_StreamSync`` (what ``Device.sync()`` calls): wait for ``stream``
+    (None or 0: the current one) of ``dev``, through ``device_api.rpc`` for a remote device."""
+    handle = stream.value if isinstance(stream, ctypes.c_void_p) else stream
+    api = DeviceAPI.get(dev)
+    assert api is not None
+    api.stream_sync(dev, int(handle) if handle else None)
+
+
+# Target kinds TVM names by a prefix ("nvptx", "rocm -mcpu=...") or by an alias of its own.
+_TARGET_PREFIX_TO_API = (("nvptx", "cuda"), ("rocm", "rocm"))
+_TARGET_TO_API = {"gpu": "cuda", "cl": "opencl", "mtl": "metal", "rpc": "rpc"}
+_HOST_TARGETS = frozenset({"cpu", "c", "llvm", "stackvm"})
+
+
+def enabled(target: str | dict[str, Any] | Any) -> bool:
+    """Whether this process can run code for ``target`` (TVM's ``tvm.runtime.enabled``).
+
+    ``target`` is a target kind or device name (``"cuda"``, ``"llvm -mcpu=x"``), a dict with a
+    ``"kind"`` or a target with ``kind.name``. The host kinds (``cpu``, ``c``, ``llvm``) are
+    always enabled; any other is enabled when its ``device_api.<name>`` global function is
+    registered. An unknown name is a ``TVMValueError``.
+
+    Examples
+    --------
+    >>> enabled("llvm"), enabled("c"), enabled("rpc")
+    (True, True, True)
+    """
+    if isinstance(target, dict):
+        target = target.get("kind", "")
+    elif hasattr(target, "kind"):
+        target = target.kind.name
+    if not isinstance(target, str):
+        raise TVMValueError(f"enabled() expects a target name, got {type(target).__name__}")
+    kind = target.split(" ", 1)[0].strip()
+    if kind in _HOST_TARGETS:
+        return True
+    api = _TARGET_TO_API.get(kind)
+    for prefix, name in _TARGET_PREFIX_TO_API:
+        if kind.startswith(prefix):
+            api = name
+    if api is None:
+        if kind not in DEVICE_NAME_TO_TYPE:
+            raise TVMValueError(
+                f"unknown target or device {target!r}: expected one of "
+                f"{', '.join(sorted({*DEVICE_NAME_TO_TYPE, *_TARGET_TO_API}))}"
+            )
+        api = Device(DEVICE_NAME_TO_TYPE[kind]).device_name
+    return get_global_func(f"device_api.{api}", allow_missing=True) is not None
 
 
 def registered_device_apis() -> list[str]:

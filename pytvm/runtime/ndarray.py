@@ -27,7 +27,7 @@ from ..ffi.errors import TVMTypeError, TVMValueError
 from ..ffi.type_index import TypeIndex
 from .device_api import DeviceAPI
 
-__all__ = ["NDArray", "empty", "array", "ALIGNMENT"]
+__all__ = ["NDArray", "empty", "array", "tensor", "ALIGNMENT"]
 
 #: Alignment of every allocation made for an ``NDArray``.
 ALIGNMENT = 64
@@ -356,6 +356,22 @@ def array(arr: Any, device: Device | str | None = None) -> NDArray:
         return arr.copyto(cpu(0) if device is None else make_device(device))
     host = np.asarray(arr)
     out = empty(host.shape, make_dtype(host.dtype), device)
+    return out.copyfrom(host)
+
+
+def tensor(arr: Any, device: Device | str | None = None, mem_scope: str | None = None) -> NDArray:
+    """An array on ``device`` (default ``cpu(0)``) holding a copy of ``arr``: TVM 0.27's
+    ``tvm.runtime.tensor``, the same as :func:`array` with a memory scope.
+
+    Examples
+    --------
+    >>> tensor([1, 2], device="cpu").numpy().tolist()
+    [1, 2]
+    """
+    if mem_scope is None:
+        return array(arr, device)
+    host = arr.numpy() if isinstance(arr, NDArray) else np.asarray(arr)
+    out = empty(host.shape, make_dtype(host.dtype), device, mem_scope)
     return out.copyfrom(host)
 
 

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..ffi.device import Device
-from ..ffi.errors import TVMOSError, TVMValueError
-from ..rpc.channel import reap
-from ..rpc.client import RPCSession
+from ...ffi.device import Device
+from ...ffi.errors import TVMOSError, TVMValueError
+from ...rpc.channel import reap
+from ...rpc.client import RPCSession
 from .session import CONSTRUCTOR
 
 __all__ = ["Shell", "LocalShell", "AdbShell", "Launcher", "AcceleratorSession"]
@@ -116,7 +116,7 @@ class Launcher:
         argv = [
             sys.executable,
             "-m",
-            "pytvm.hexagon.board",
+            "pytvm.contrib.hexagon.board",
             "--port",
             str(info.get("rpc_server_port", 0)),
             "--port-end",
@@ -139,7 +139,7 @@ class Launcher:
         self, session_name: str = "hexagon-rpc", stack_size: int = 1 << 14
     ) -> AcceleratorSession:
         """Request the board through the tracker with the accelerator session constructor."""
-        from ..rpc.tracker_client import connect_tracker
+        from ...rpc.tracker_client import connect_tracker
 
         info = self.rpc_info
         with connect_tracker(str(info["rpc_tracker_host"]), int(info["rpc_tracker_port"])) as t:

@@ -1,7 +1,7 @@
-"""The hexagon_rpc IDL (``pytvm/hexagon/hexagon_rpc.idl``) and its generated stub and skel:
+"""The hexagon_rpc IDL (``pytvm/contrib/hexagon/hexagon_rpc.idl``) and its generated stub and skel:
 parser errors, deterministic generation, generated C under strict warnings, stub/skel round
 trips against test implementations in C, and ``pytvm-device --hexagon --skel`` behind
-:class:`pytvm.hexagon.StubTransport`."""
+:class:`pytvm.contrib.hexagon.StubTransport`."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import pytvm
+from pytvm.contrib.hexagon import StubTransport, idl
+from pytvm.contrib.hexagon.transport import DEVICE_MAX_MESSAGE, IDL_PATH, stub_module
 from pytvm.ffi.device import Device
 from pytvm.ffi.errors import TVMOSError
-from pytvm.hexagon import StubTransport, idl
-from pytvm.hexagon.transport import DEVICE_MAX_MESSAGE, IDL_PATH, stub_module
 from pytvm.rpc.client import RPCSession
 from pytvm.rpc.protocol import (
     RPCCode,
@@ -31,8 +31,8 @@ from pytvm.rpc.protocol import (
     encode_syscall,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-IDL_TOOL = ROOT / "pytvm" / "hexagon" / "idl.py"
+ROOT = Path(__file__).resolve().parents[3]
+IDL_TOOL = ROOT / "pytvm" / "contrib" / "hexagon" / "idl.py"
 CRT_DIR = ROOT / "pytvm" / "src" / "crt"
 COMPILERS = [cc for cc in ("gcc", "clang") if shutil.which(cc)]
 WARN = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -718,7 +718,7 @@ def test_close_reaps_the_emulator_cleanly(device: Path) -> None:
 
 
 def test_a_session_over_the_stub_and_skel(device: Path) -> None:
-    from pytvm.hexagon.session import DEFAULT_URI, create_session
+    from pytvm.contrib.hexagon.session import DEFAULT_URI, create_session
 
     sess = RPCSession(create_session("stub-skel", 12345).session)
     try:

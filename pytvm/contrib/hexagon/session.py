@@ -4,9 +4,9 @@ session over it, which becomes the board server's serving session."""
 
 from __future__ import annotations
 
-from ..ffi.registry import register_func
-from ..rpc.client_session import connect_channel
-from ..rpc.session import SessionModule
+from ...ffi.registry import register_func
+from ...rpc.client_session import connect_channel
+from ...rpc.session import SessionModule
 from .channel import HexagonTransportChannel
 from .transport import StubTransport, Transport
 
@@ -21,7 +21,7 @@ DEFAULT_URI = "pytvm_hexagon_rpc_skel.so?domain=cdsp"
 
 def _default_transport() -> Transport:
     """The emulator behind the generated hexagon_rpc stub and skel (seed 000's FastRPC path)."""
-    from ..crt.build import device_binary  # the emulator binary, built on first use
+    from ...crt.build import device_binary  # the emulator binary, built on first use
 
     return StubTransport(device_binary())
 

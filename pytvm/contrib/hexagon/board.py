@@ -1,4 +1,4 @@
-"""``python -m pytvm.hexagon.board``: the board's RPC server, with the accelerator session
+"""``python -m pytvm.contrib.hexagon.board``: the board's RPC server, with the accelerator session
 constructor registered (what seed 000's ``tvm_rpc_android server`` is on a phone)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from ..rpc.server import Server
+from ...rpc.server import Server
 from . import session as _session  # noqa: F401 - registers pytvm.hexagon.create_session
 
 __all__ = ["main"]
@@ -16,7 +16,7 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGINT/SIGTERM; prints ``board server listening on HOST:PORT`` when ready."""
-    parser = argparse.ArgumentParser(prog="python -m pytvm.hexagon.board")
+    parser = argparse.ArgumentParser(prog="python -m pytvm.contrib.hexagon.board")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9090)
     parser.add_argument("--port-end", type=int, default=9199)
@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Build (or find) the emulator and generate the stub now: session workers are forked from
     # this process, so they inherit both instead of redoing them per session (~40 ms).
-    from ..crt.build import device_binary
+    from ...crt.build import device_binary
     from .transport import stub_module
 
     device_binary()

@@ -3,9 +3,9 @@
 They mirror ``hexagon_rpc_open/send/receive/close`` of seed 000, which FastRPC's generated stub
 carries to the DSP and its generated skel hands to the implementation there.
 
-:class:`StubTransport` (the default of :func:`pytvm.hexagon.create_session`) does the same for
-the accelerator emulator on this machine: ``open`` starts ``pytvm-device <r> <w> --hexagon
---skel`` (CRT + MinRPC in C, device type 16, serving the C skel generated from
+:class:`StubTransport` (the default of :func:`pytvm.contrib.hexagon.create_session`) does the
+same for the accelerator emulator on this machine: ``open`` starts ``pytvm-device <r> <w>
+--hexagon --skel`` (CRT + MinRPC in C, device type 16, serving the C skel generated from
 ``hexagon_rpc.idl``) and every call goes through the Python stub generated from the same file
 (:func:`stub_module`), as a request/reply message on the process's pipes. On the device,
 ``hexagon_rpc_send`` feeds the bytes to the MinRPC server and ``hexagon_rpc_receive`` returns
@@ -13,7 +13,8 @@ what it wrote (``pytvm/src/crt/device/hexagon_rpc_impl.c``).
 
 The stub is generated when it is first needed, once per process, from the installed IDL file
 (no generated Python is stored in the package, so stub and skel cannot drift apart); run
-``python pytvm/hexagon/idl.py --stub-py out.py pytvm/hexagon/hexagon_rpc.idl`` to read it.
+``python pytvm/contrib/hexagon/idl.py --stub-py out.py pytvm/contrib/hexagon/hexagon_rpc.idl``
+to read it.
 
 :class:`PipeTransport` is the older shortcut kept for comparison: raw RPC bytes straight over
 the pipes of ``pytvm-device --hexagon``, no stub or skel.
@@ -29,8 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..ffi.errors import TVMOSError
-from ..rpc.channel import reap
+from ...ffi.errors import TVMOSError
+from ...rpc.channel import reap
 
 __all__ = ["Transport", "StubTransport", "PipeTransport", "stub_module", "IDL_PATH"]
 
@@ -57,7 +58,7 @@ IMPL_STATUSES = {
 def stub_module() -> ModuleType:
     """The module generated from :data:`IDL_PATH`; it holds ``HexagonRpcStub``, ``StubError``
     and ``StatusError``. Generated on first use, then cached for the process."""
-    from . import idl  # imported here so ``python -m pytvm.hexagon.idl`` runs it fresh
+    from . import idl  # imported here so ``python -m pytvm.contrib.hexagon.idl`` runs it fresh
 
     return idl.load_stub(idl.parse_file(IDL_PATH), DEVICE_MAX_MESSAGE)
 

@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 import pytvm
-from pytvm.hexagon import Launcher
+from pytvm.contrib.hexagon import Launcher
 from pytvm.rpc.tracker import Tracker
 
 pytestmark = pytest.mark.needs_cc
@@ -89,8 +89,10 @@ def test_stop_server_leaves_nothing_running(tmp_path: Path) -> None:
         assert alive == []
 
 
-def test_pytvm_hexagon_is_still_the_device_constructor() -> None:
-    import pytvm.hexagon as package
+def test_pytvm_hexagon_stays_the_device_constructor_after_the_package_loads() -> None:
+    import pytvm.contrib.hexagon as package
+    from pytvm.ffi.device import hexagon
 
-    assert pytvm.hexagon is package
+    assert pytvm.contrib.hexagon is package
+    assert pytvm.hexagon is hexagon  # the function, not a module
     assert pytvm.hexagon(3) == pytvm.Device(16, 3)
