@@ -1,5 +1,9 @@
 """``python -m pytvm.rpc.pipe_server <read_fd> <write_fd>``: serve one RPC session over two
-pipes, the ``rpc.PopenSession`` convention (no handshake; exits when the client is done)."""
+pipes, the ``rpc.PopenSession`` convention (no handshake; exits when the client is done).
+
+Like a server worker it serves in a temporary workspace of its own, removed at exit, with the
+server's functions confined to it (:func:`pytvm.rpc.server_env.register_server_env`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from collections.abc import Sequence
 
 from .channel import PipeChannel
 from .endpoint import serve
+from .server_env import register_server_env
+from .workspace import Workspace
 
 __all__ = ["main"]
 
@@ -18,7 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 2 or not all(a.isdigit() for a in args):
         print("usage: python -m pytvm.rpc.pipe_server <read_fd> <write_fd>", file=sys.stderr)
         return 2
-    serve(PipeChannel(int(args[0]), int(args[1]), peer="popen parent"), "pipe server")
+    with Workspace.create("pytvm-pipe-") as workspace:
+        register_server_env(workspace)
+        serve(PipeChannel(int(args[0]), int(args[1]), peer="popen parent"), "pipe server")
     return 0
 
 

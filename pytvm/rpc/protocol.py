@@ -25,6 +25,7 @@ from ..ffi.dtype import DataType
 from ..ffi.errors import TVMError
 from ..ffi.type_index import TypeIndex
 from .base import PROTOCOL_VERSION, ProtocolError
+from .error_paths import relative_paths
 
 __all__ = [
     "RPCCode",
@@ -335,8 +336,9 @@ def encode_call_return(type_tag: int, values: Any) -> bytes:
 
 
 def encode_exception(text: str) -> bytes:
-    """kException: one RawStr holding the error text."""
-    return packet(RPCCode.EXCEPTION, _I32.pack(1), _enc_str(text))
+    """kException: one RawStr holding the error text, this machine's paths made relative
+    (see :mod:`pytvm.rpc.error_paths`)."""
+    return packet(RPCCode.EXCEPTION, _I32.pack(1), _enc_str(relative_paths(text)))
 
 
 def encode_syscall(code: int, args: Any) -> bytes:

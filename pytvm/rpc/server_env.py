@@ -5,12 +5,29 @@ time as a spare that receives the connection over its control socket). It drops 
 inherited, prepares a fresh workspace with the server-env functions of ``spec`` section 7.2
 registered, completes the RPC handshake (the server loop decides on the key over the control
 socket), serves the session and reports how it ended through its exit code.
+
+What a remote client may touch (registered in the worker only; this process's own
+``load_module(path)`` and ``rpc.PopenSession(path)`` stay unrestricted elsewhere):
+
+* Files: every path is resolved beneath the workspace (:class:`~pytvm.rpc.workspace.Workspace`),
+  for the ``tvm.rpc.server.*`` functions and for ``runtime.module.loadfile_*`` alike.
+* ``rpc.PopenSession(path)``: ``path`` must name an executable regular file inside the
+  workspace; it is run through the descriptor that was checked.
+* ``rpc.PopenSession(bytes)`` (TVM's convention: the executable's content) is written into the
+  workspace with mode 0700 and run only when the server allows it (``allow_popen_binary``,
+  ``pytvm rpc server --allow-popen-binary``; off by default): otherwise any client could run any
+  program it sends. A client can never make a file executable through ``upload``.
+* ``rpc.PopenSession(path)`` with an absolute ``path`` runs it only when the server lists that
+  executable (``popen_executables``, ``pytvm rpc server --popen-executable PATH``): the device
+  binaries a board serves.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -18,12 +35,12 @@ import socket
 import stat
 import struct
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..ffi.errors import TVMOSError, TVMValueError
-from ..ffi.registry import register_func
-from ..runtime.module import Module, load_module
+from ..ffi.errors import TVMValueError
+from ..ffi.registry import get_global_func, list_global_func_names, register_func
+from ..runtime.module import Module
 from .base import (
     RPC_CODE_MISMATCH,
     RPC_MAGIC,
@@ -34,172 +51,233 @@ from .base import (
     split_key_options,
 )
 from .channel import SocketChannel
+from .client_session import popen_session
 from .endpoint import serve
+from .error_paths import add_path_root
+from .server_testing import remote_test_functions
+from .session import SessionModule
+from .workspace import Workspace, resolve_path
 
-__all__ = ["register_server_env", "resolve_path", "run_worker", "workspace_prefix"]
+__all__ = [
+    "file_functions",
+    "open_server_env",
+    "register_server_env",
+    "resolve_path",
+    "run_worker",
+    "warn_if_root",
+    "workspace_prefix",
+]
 
 #: Worker exit codes: how a session ended, as the server loop reports it.
 EXIT_SERVED, EXIT_ERROR, EXIT_REFUSED, EXIT_HANDSHAKE, EXIT_UNUSED = 0, 1, 2, 3, 4
 HANDSHAKE_TIMEOUT = 30.0
 _I32 = struct.Struct("<i")
+_LOADER_PREFIX = "runtime.module.loadfile_"
+logger = logging.getLogger("pytvm.rpc.server")
 
 
-def resolve_path(workspace: str, path: str, follow_last: bool = True) -> str:
-    """The absolute path of ``path`` inside ``workspace``; refuses anything that leaves it.
+def file_functions(
+    ws: Workspace, loaders: Mapping[str, Callable[[str], Any]] | None = None
+) -> dict[str, Callable[..., Any]]:
+    """TVM's ``tvm.rpc.server.*`` file functions bound to ``ws``.
 
     Parameters
     ----------
-    workspace : str
-        The session's workspace directory.
-    path : str
-        A path relative to the workspace, as a client sends it (``""`` is the workspace).
-    follow_last : bool
-        Whether a symbolic link in the last component is followed for the check (False for
-        ``remove``, which deletes the link itself).
-
-    Returns
-    -------
-    str
-        The absolute path (symbolic links kept as the client named them).
-
-    Raises
-    ------
-    TVMValueError
-        For an absolute path, a ``..`` that climbs out of the workspace, or a path whose
-        symbolic links resolve outside it.
+    ws : Workspace
+        Where every path a client passes is resolved.
+    loaders : mapping, optional
+        ``runtime.module.loadfile_<ext>`` name -> loader used by ``load_module``; by default the
+        global function of that name at call time.
 
     Examples
     --------
-    >>> import tempfile
-    >>> root = tempfile.mkdtemp()
-    >>> resolve_path(root, "a/b.txt") == os.path.join(os.path.realpath(root), "a", "b.txt")
-    True
-    >>> try:
-    ...     resolve_path(root, "../x")
-    ... except ValueError as err:
-    ...     print(type(err).__name__)
-    TVMValueError
+    >>> with Workspace.create() as ws:
+    ...     funcs = file_functions(ws)
+    ...     funcs["tvm.rpc.server.upload"]("d/f.txt", b"hi")
+    ...     funcs["tvm.rpc.server.download"]("d/f.txt"), funcs["tvm.rpc.server.listdir"]("d")
+    (b'hi', 'f.txt')
     """
-    if not isinstance(path, str):
-        raise TVMValueError(f"path must be a str relative to the workspace, got {path!r}")
-    if "\0" in path:
-        raise TVMValueError(f"path {path!r} contains a NUL byte")
-    if os.path.isabs(path):
+
+    def upload(path: str, data: bytes) -> None:
+        ws.write(path, bytes(data))
+
+    def load(path: str) -> Module:
+        return ws.load_module(path, _loader(loaders, path, os.path.splitext(path)[1][1:]))
+
+    return {
+        "tvm.rpc.server.workpath": ws.relpath,
+        "tvm.rpc.server.upload": upload,
+        "tvm.rpc.server.download": ws.read,
+        "tvm.rpc.server.remove": ws.remove,
+        "tvm.rpc.server.listdir": lambda path: ",".join(ws.listdir(path)),
+        "tvm.rpc.server.load_module": load,
+    }
+
+
+def _loader(
+    loaders: Mapping[str, Callable[[str], Any]] | None, path: str, fmt: str
+) -> Callable[[str], Any]:
+    name = _LOADER_PREFIX + fmt
+    found = loaders.get(name) if loaders is not None else get_global_func(name, True)
+    if found is None:
         raise TVMValueError(
-            f"path {path!r} is absolute; RPC file operations take paths relative to the "
-            "session workspace"
+            f"load_module: unknown module format {fmt!r} of {path!r}; the server has no '{name}'"
         )
-    root = os.path.realpath(workspace)
-    lexical = os.path.normpath(os.path.join(root, path))
-    if not _inside(root, lexical):
-        raise TVMValueError(
-            f"path {path!r} climbs out of the session workspace with '..'; use a path "
-            "relative to the workspace"
-        )
-    if follow_last:
-        real = os.path.realpath(lexical)
-    else:
-        real = os.path.join(os.path.realpath(os.path.dirname(lexical)), os.path.basename(lexical))
-    if not _inside(root, real):
-        raise TVMValueError(
-            f"path {path!r} resolves through a symbolic link to {real!r}, outside the session "
-            "workspace; links may only point inside it"
-        )
-    return lexical
+    return found
+
+
+def confined_functions(
+    ws: Workspace, allow_popen_binary: bool = False, popen_executables: Sequence[str] = ()
+) -> dict[str, Callable[..., Any]]:
+    """The loaders and ``rpc.PopenSession`` as a server worker offers them: confined to ``ws``
+    (see the module docstring). Binds the loaders registered now."""
+    loaders = {
+        name: get_global_func(name)
+        for name in list_global_func_names()
+        if name.startswith(_LOADER_PREFIX)
+    }
+    funcs: dict[str, Callable[..., Any]] = {
+        name: _confined_loader(ws, loader) for name, loader in loaders.items()
+    }
+    funcs.update(file_functions(ws, loaders))
+    counter = itertools.count()
+    listed = {os.path.realpath(path) for path in popen_executables}
+
+    def popen(binary: Any, *argv: Any) -> SessionModule:
+        if isinstance(binary, str) and os.path.realpath(binary) in listed:
+            return SessionModule(popen_session(binary, *[str(a) for a in argv]))
+        if isinstance(binary, str) and os.path.isabs(binary) and not _inside(ws.path, binary):
+            allowed = ", ".join(sorted(listed)) or "none"
+            raise TVMValueError(
+                f"rpc.PopenSession: {binary!r} is outside the session workspace and not one of "
+                f"the executables this server lets clients start (allowed: {allowed}); start "
+                "the server with Server(popen_executables=[...]) or "
+                "'pytvm rpc server --popen-executable PATH', or upload the executable"
+            )
+        if isinstance(binary, (bytes, bytearray)):
+            if not allow_popen_binary:
+                raise TVMValueError(
+                    "rpc.PopenSession: this server does not run executables sent by clients; "
+                    "start it with Server(allow_popen_binary=True) or "
+                    "'pytvm rpc server --allow-popen-binary', or upload nothing and name an "
+                    "executable already in the session workspace"
+                )
+            name = _fresh_name(ws, counter)
+            ws.write(name, bytes(binary), mode=0o700, exclusive=True)
+        elif isinstance(binary, str):
+            name = binary
+        else:
+            raise TVMValueError(
+                f"rpc.PopenSession: expected a path in the session workspace or the "
+                f"executable's bytes, got {type(binary).__name__}"
+            )
+        fd = ws.open_file(name, "rpc.PopenSession")
+        try:
+            if not os.access(f"/proc/self/fd/{fd}", os.X_OK):
+                raise TVMValueError(f"rpc.PopenSession: {name!r} is not an executable file")
+            session = popen_session(
+                f"/proc/self/fd/{fd}", *[str(a) for a in argv], pass_fds=(fd,), label=name
+            )
+        finally:
+            os.close(fd)
+        return SessionModule(session)
+
+    funcs["rpc.PopenSession"] = popen
+    return funcs
 
 
 def _inside(root: str, path: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+    return os.path.commonpath([root, os.path.abspath(path)]) == root
 
 
-def register_server_env(workspace: str) -> None:
-    """Register TVM's server-side file and test functions, bound to ``workspace``.
+def _confined_loader(ws: Workspace, loader: Callable[[str], Any]) -> Callable[[str], Module]:
+    return lambda path: ws.load_module(str(path), loader)
 
-    Registers (replacing earlier ones) ``tvm.rpc.server.workpath``, ``upload``, ``download``,
-    ``remove``, ``listdir`` and ``load_module``, plus ``rpc.test.echo`` and the ``rpc.test.*``
-    helpers that TVM's Python server offers. Every path a client passes is relative to
-    ``workspace``; see :func:`resolve_path` for what is refused.
+
+def _fresh_name(ws: Workspace, counter: itertools.count[int]) -> str:
+    names = set(ws.listdir(""))
+    return next(f"popen-{n}.bin" for n in counter if f"popen-{n}.bin" not in names)
+
+
+def register_server_env(
+    workspace: str | Workspace,
+    allow_popen_binary: bool = False,
+    popen_executables: Sequence[str] = (),
+) -> Workspace:
+    """Register the server's global functions, bound to ``workspace`` (replacing earlier ones).
+
+    Registers TVM's ``tvm.rpc.server.*`` file functions (``workpath``, ``upload``,
+    ``download``, ``remove``, ``listdir``, ``load_module``), confined versions of every
+    ``runtime.module.loadfile_*`` and of ``rpc.PopenSession``, and the test functions of
+    :mod:`pytvm.rpc.server_testing`. Error text sent to clients names files in the workspace
+    relative to it. Meant for a process that serves one session (a server worker).
 
     Parameters
     ----------
-    workspace : str
+    workspace : str or Workspace
         An existing directory owned by this session.
+    allow_popen_binary : bool
+        Whether ``rpc.PopenSession`` runs executables sent as bytes.
+    popen_executables : sequence of str
+        Absolute paths of executables ``rpc.PopenSession`` may start outside the workspace.
+
+    Returns
+    -------
+    Workspace
+        The workspace the functions are bound to.
 
     Examples
     --------
     >>> import tempfile
     >>> from pytvm import get_global_func
-    >>> register_server_env(tempfile.mkdtemp())
+    >>> ws = register_server_env(tempfile.mkdtemp())
     >>> get_global_func("tvm.rpc.server.upload")("d/f.txt", b"hi")
     >>> get_global_func("tvm.rpc.server.download")("d/f.txt")
     b'hi'
     >>> get_global_func("tvm.rpc.server.listdir")("d")
     'f.txt'
     """
-    root = os.path.realpath(workspace)
-    if not os.path.isdir(root):
-        raise TVMOSError(f"server workspace {workspace!r} is not a directory")
-
-    def workpath(path: str) -> str:
-        return resolve_path(root, path)
-
-    def upload(path: str, data: bytes) -> None:
-        target = resolve_path(root, path)
-        if target == root:
-            raise TVMValueError("upload needs a file name, got the workspace itself")
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as out:
-            out.write(bytes(data))
-
-    def download(path: str) -> bytes:
-        target = resolve_path(root, path)
-        if not os.path.isfile(target):
-            raise TVMOSError(f"download: no file {path!r} in the session workspace")
-        with open(target, "rb") as src:
-            return src.read()
-
-    def remove(path: str) -> None:
-        target = resolve_path(root, path, follow_last=False)
-        if target == root:
-            raise TVMValueError("remove: refusing to remove the session workspace itself")
-        if os.path.isdir(target) and not os.path.islink(target):
-            shutil.rmtree(target)
-        elif os.path.lexists(target):
-            os.unlink(target)
-        else:
-            raise TVMOSError(f"remove: no file {path!r} in the session workspace")
-
-    def listdir(path: str) -> str:
-        target = resolve_path(root, path)
-        if not os.path.isdir(target):
-            raise TVMOSError(f"listdir: {path!r} is not a directory in the session workspace")
-        return ",".join(sorted(os.listdir(target)))
-
-    def load(path: str) -> Module:
-        return load_module(resolve_path(root, path))
-
-    def raise_value_error(msg: str) -> None:
-        raise ValueError(msg)
-
-    functions: dict[str, Callable[..., Any]] = {
-        "tvm.rpc.server.workpath": workpath,
-        "tvm.rpc.server.upload": upload,
-        "tvm.rpc.server.download": download,
-        "tvm.rpc.server.remove": remove,
-        "tvm.rpc.server.listdir": listdir,
-        "tvm.rpc.server.load_module": load,
-        "rpc.test.echo": lambda x: x,
-        "rpc.test.addone": lambda x: x + 1,
-        "rpc.test.add_to_lhs": lambda x: lambda y: x + y,
-        "rpc.test.strcat": lambda name, x: f"{name}:{x}",
-        "rpc.test.except": raise_value_error,
-        "rpc.test.runtime_str_concat": lambda x, y: x + y,
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    add_path_root(ws.path)
+    functions = {
+        **remote_test_functions(),
+        **confined_functions(ws, allow_popen_binary, popen_executables),
     }
     for name, func in functions.items():
         register_func(name, func, override=True)
+    return ws
+
+
+def open_server_env(
+    load_library: str | Sequence[str] | None = None, work_path: str | None = None
+) -> Workspace:
+    """TVM's ``rpc.server._server_env``: load ``load_library`` (``RTLD_GLOBAL``) and register
+    the server's functions in this process on ``work_path`` (default: a new temporary
+    directory, removed by ``close()``)."""
+    libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
+    for lib in libs:
+        if lib:
+            ctypes.CDLL(os.path.abspath(lib), mode=ctypes.RTLD_GLOBAL)
+    ws = Workspace(work_path) if work_path else Workspace.create("pytvm-server-env-")
+    return register_server_env(ws)
 
 
 # ---------------------------------------------------------------------- worker process
+
+
+def warn_if_root(euid: int | None = None) -> bool:
+    """Log a warning if the server runs as root (``euid``: default this process's); returns
+    whether it did. Every client may load code into a session, so sessions run with the
+    server's rights."""
+    if euid is None:
+        euid = os.geteuid() if hasattr(os, "geteuid") else -1
+    if euid != 0:
+        return False
+    logger.warning(
+        "the RPC server runs as root: every client that connects can run code with root "
+        "rights (load_module loads what it uploads); run it as an unprivileged user"
+    )
+    return True
 
 
 def workspace_prefix(pid: int) -> str:
@@ -214,6 +292,8 @@ def run_worker(
     client_key: str | None,
     libraries: list[str],
     keep: set[int],
+    allow_popen_binary: bool = False,
+    popen_executables: Sequence[str] = (),
 ) -> int:
     """Body of a forked session worker; returns its exit code.
 
@@ -230,6 +310,10 @@ def run_worker(
         Shared libraries to load with ``RTLD_GLOBAL``.
     keep : set of int
         Inherited descriptors to keep open (``ctrl`` and ``conn``).
+    allow_popen_binary : bool
+        Whether ``rpc.PopenSession`` runs executables a client sends as bytes.
+    popen_executables : sequence of str
+        Absolute paths of executables ``rpc.PopenSession`` may start outside the workspace.
     """
     after_fork(keep)
     try:
@@ -241,7 +325,7 @@ def run_worker(
         os.chdir(workspace)
         for lib in libraries:
             ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-        register_server_env(workspace)
+        register_server_env(workspace, allow_popen_binary, popen_executables)
         if conn is None:  # a spare: wait for the server loop to hand over a connection
             msg, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 1)
             if not fds:

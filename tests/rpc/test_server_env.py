@@ -1,14 +1,22 @@
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Iterator
+import re
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import pytvm
 from pytvm.ffi.errors import TVMOSError, TVMValueError
-from pytvm.rpc.server_env import register_server_env, resolve_path
+from pytvm.ffi.libinfo import compile_shared
+from pytvm.rpc.client import connect
+from pytvm.rpc.server import Server
+from pytvm.rpc.server_env import register_server_env, resolve_path, warn_if_root
+from pytvm.rpc.server_testing import remote_test_functions
 
 _NAMES = [
     "tvm.rpc.server.workpath",
@@ -17,12 +25,9 @@ _NAMES = [
     "tvm.rpc.server.remove",
     "tvm.rpc.server.listdir",
     "tvm.rpc.server.load_module",
-    "rpc.test.echo",
-    "rpc.test.addone",
-    "rpc.test.add_to_lhs",
-    "rpc.test.strcat",
-    "rpc.test.except",
-    "rpc.test.runtime_str_concat",
+    "rpc.PopenSession",
+    *remote_test_functions(),
+    *(n for n in pytvm.list_global_func_names() if n.startswith("runtime.module.loadfile_")),
 ]
 
 
@@ -124,12 +129,12 @@ def test_missing_files_and_workspace_root_are_errors(workspace: Path) -> None:
         call("remove", "nope")
     with pytest.raises(TVMValueError, match="workspace itself"):
         call("remove", "")
-    with pytest.raises(TVMValueError, match="workspace itself"):
+    with pytest.raises(TVMValueError, match="names a directory"):
         call("upload", ".", b"x")
 
 
 def test_load_module_resolves_inside_workspace(workspace: Path) -> None:
-    with pytest.raises(TVMOSError, match="no such file"):
+    with pytest.raises(TVMOSError, match="no file 'missing.so'"):
         call("load_module", "missing.so")
     with pytest.raises(TVMValueError, match="is absolute"):
         call("load_module", "/tmp/x.so")
@@ -150,3 +155,107 @@ def test_resolve_path_rejects_nul_and_non_str(tmp_path: Path) -> None:
         resolve_path(str(tmp_path), "a\0b")
     with pytest.raises(TVMValueError, match="must be a str"):
         resolve_path(str(tmp_path), 3)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- a live server
+
+
+def _library(path: Path, symbol: str) -> Path:
+    source = path.with_suffix(".c")
+    source.write_text(f"int {symbol}(void) {{ return 1; }}\n")
+    compile_shared([source], path)
+    source.unlink()
+    return path
+
+
+def _pipe_server_script(path: Path) -> Path:
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytvm.rpc.pipe_server "$@"\n')
+    path.chmod(0o700)
+    return path
+
+
+ctor = "rpc.PopenSession"
+
+
+@pytest.mark.needs_cc
+def test_remote_client_loads_and_runs_only_inside_the_workspace(tmp_path: Path) -> None:
+    lib = _library(tmp_path / "outside.so", "outside_fn")
+    script = _pipe_server_script(tmp_path / "server.sh")
+    with Server(port=0, key="k", silent=True) as server:
+        sess = connect("127.0.0.1", server.port, key="k")
+        loadfile = sess.get_function("runtime.module.loadfile_so")
+        with pytest.raises(ValueError, match="absolute and outside the session workspace"):
+            loadfile(str(lib))
+        sess.upload(str(lib), "in.so")
+        assert loadfile("in.so").get_function("outside_fn") is not None
+        inside = sess.get_function("tvm.rpc.server.workpath")("in.so")
+        assert loadfile(inside).get_function("outside_fn") is not None
+        for args, message in [
+            (str(script), "outside the session workspace and not one of the executables"),
+            (script.read_bytes(), "--allow-popen-binary"),
+        ]:
+            with pytest.raises(ValueError, match=message):
+                connect("127.0.0.1", server.port, "k", session_constructor_args=[ctor, args])
+        with pytest.raises(ValueError, match="'in.so' is not an executable"):
+            sess.get_function(ctor)("in.so")  # an upload is never executable
+        sess.close()
+    # This process itself is not confined.
+    assert pytvm.runtime.load_module(str(lib)).get_function("outside_fn") is not None
+
+
+def test_popen_binary_sent_by_a_client_runs_when_the_server_allows_it(tmp_path: Path) -> None:
+    script = _pipe_server_script(tmp_path / "server.sh").read_bytes()
+    with Server(port=0, key="k", silent=True, allow_popen_binary=True) as server:
+        args = [ctor, script]
+        with connect("127.0.0.1", server.port, "k", session_constructor_args=args) as sess:
+            assert sess.get_function("rpc.test.addone")(1) == 2
+            assert "pipe" in sess.get_function("tvm.rpc.server.workpath")("")  # its own
+            sess.upload(b"x", "f.txt")  # the pipe server's own workspace
+            assert sess.listdir("") == ["f.txt"]
+
+
+def test_errors_from_a_server_carry_no_absolute_paths() -> None:
+    """Kind, message and traceback survive; files are named relative to their package (or the
+    workspace), never by the server's absolute paths."""
+    with Server(port=0, key="k", silent=True) as server:
+        sess = connect("127.0.0.1", server.port, key="k")
+        sess.upload(b"not a shared object", "bad.so")
+        workspace = sess.get_function("tvm.rpc.server.workpath")("")
+        remote_ones = pytvm.nd.array(np.zeros((3, 4)), sess.cpu())
+        cases: list[tuple[Callable[[], object], type[BaseException], str]] = [
+            (lambda: sess.get_function("rpc.test.except")("boom"), ValueError, "boom"),
+            (lambda: sess.download("missing.bin"), OSError, "no file 'missing.bin'"),
+            (lambda: sess.load_module("bad.so"), OSError, "cannot load 'bad.so'"),
+            (lambda: sess.get_function("rpc.test.addone")("x"), TypeError, "str"),
+            (
+                lambda: sess.get_function("rpc.test.remote_tensor_func")(remote_ones),
+                RuntimeError,
+                "AssertionError",
+            ),
+        ]
+        for call_it, kind, message in cases:
+            with pytest.raises(kind, match=message) as info:
+                call_it()
+            text = f"{info.value}\n{info.value.traceback}"  # type: ignore[attr-defined]
+            assert 'File "pytvm/' in text, text
+            assert not re.search(r'File "/', text), text
+            assert workspace not in text and os.path.dirname(pytvm.__file__) not in text, text
+        sess.close()
+
+
+def test_warns_when_the_server_runs_as_root(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="pytvm.rpc.server"):
+        assert warn_if_root(0) and not warn_if_root(1000)
+        assert warn_if_root() == (os.geteuid() == 0)
+    assert "runs as root" in caplog.text
+
+
+def test_popen_path_runs_when_the_server_lists_the_executable(tmp_path: Path) -> None:
+    listed = _pipe_server_script(tmp_path / "listed.sh")
+    other = _pipe_server_script(tmp_path / "other.sh")
+    with Server(port=0, key="k", silent=True, popen_executables=[str(listed)]) as server:
+        args = [ctor, str(listed)]
+        with connect("127.0.0.1", server.port, "k", session_constructor_args=args) as sess:
+            assert sess.get_function("rpc.test.addone")(1) == 2
+        with pytest.raises(ValueError, match=r"allowed: .*listed\.sh"):
+            connect("127.0.0.1", server.port, "k", session_constructor_args=[ctor, str(other)])
