@@ -13,6 +13,17 @@ peer after the first session discards the data still buffered and makes the next
 ``on_log`` (default: the ``pytvm.crt.serial`` logger). The C counterpart for a board is
 ``pytvm/src/crt/serial_stream.h``.
 
+End marks: the outgoing bytes are followed as RPC packets (``u64`` length + body), and after
+each ``send`` that ends a packet an empty ``NORMAL`` message is sent. A board reading through
+``pytvm/src/crt/serial_rpc.h`` uses the marks to find packets torn by a dropped frame and to
+answer them instead of waiting for bytes that will never come; plain stream readers skip them
+(``packet_marks=False`` turns them off).
+
+Threads: one thread may receive while another sends. Frames are queued under the state lock
+and written under a separate send lock, so a sender never waits for a blocked read; whichever
+thread needs bytes from the link reads it while the others wait on a condition for what it
+delivers (the handshake, data, a restart, the end of the link).
+
 Examples
 --------
 >>> from pytvm.rpc.channel import memory_pair
@@ -39,6 +50,38 @@ __all__ = ["SerialChannel"]
 log = logging.getLogger("pytvm.crt.serial")
 
 _JOIN_LIMIT = 1 << 16
+_LENGTH_SIZE = 8
+
+Bytes = bytes | bytearray | memoryview
+
+
+class _PacketEnds:
+    """Follows the RPC packets (``u64`` length + body) of an outgoing byte stream."""
+
+    def __init__(self) -> None:
+        self._head = bytearray()
+        self._left = 0
+
+    def reset(self) -> None:
+        self._head.clear()
+        self._left = 0
+
+    def feed(self, data: Bytes) -> bool:
+        """Consume ``data``; whether the stream is at a packet boundary after it."""
+        view = memoryview(data).cast("B")
+        i, n = 0, len(view)
+        while i < n:
+            if self._left:
+                take = min(self._left, n - i)
+                self._left -= take
+            else:
+                take = min(_LENGTH_SIZE - len(self._head), n - i)
+                self._head += view[i : i + take]
+                if len(self._head) == _LENGTH_SIZE:
+                    self._left = int.from_bytes(self._head, "little")
+                    self._head.clear()
+            i += take
+        return n > 0 and self._left == 0 and not self._head
 
 
 class SerialChannel(Channel):
@@ -54,21 +97,24 @@ class SerialChannel(Channel):
         nonce_source: Callable[[], int] | None = None,
         on_log: Callable[[bytes], None] | None = None,
         read_size: int = 1 << 16,
+        packet_marks: bool = True,
     ) -> None:
         self.transport = transport
         self.initiator = initiator
         self.peer = f"serial session over {transport.peer}"
         self._session = SerialSession(
-            self._write,
+            self._queue,
             max_payload=max_payload,
             tx_max_payload=tx_max_payload,
             nonce_source=nonce_source,
         )
         self._on_log = on_log or self._log
         self._read_size = read_size
-        self._tx_lock = threading.Lock()  # one frame at a time on the link
-        self._rx_lock = threading.RLock()  # one reader of the link
-        self._state_lock = threading.Lock()  # session state changes
+        self._marks = _PacketEnds() if packet_marks else None
+        self._tx_lock = threading.Lock()  # frames reach the link one batch at a time, in order
+        self._state = threading.Condition()  # session, buffers, outbox; notified after reads
+        self._outbox: list[bytes] = []
+        self._reading = False  # a thread is reading the link
         self._rx = bytearray()
         self._sessions = 0
         self._own_restart = False
@@ -83,64 +129,117 @@ class SerialChannel(Channel):
     def _log(self, text: bytes) -> None:
         log.info("%s: %s", self.peer, text.decode("utf-8", errors="replace"))
 
-    def _write(self, frame: bytes) -> None:
-        with self._tx_lock:
-            self.transport.send(frame)
+    def _queue(self, frame: bytes) -> None:
+        """The session's write callback: runs under ``_state``, so it only queues."""
+        self._outbox.append(frame)
 
-    def _start(self) -> None:
-        with self._state_lock:
-            self._rx.clear()
-            self._own_restart = True
-            self._session.start()
+    def _flush(self, wait: bool = True) -> None:
+        """Write the queued frames, never holding ``_state`` while the link blocks.
 
-    def _handle(self, event: SessionEvent) -> None:
+        The writer drains the queue until it finds it empty and gives up the send lock inside
+        ``_state``, so a frame queued meanwhile is written by it or finds the lock free. The
+        reading thread passes ``wait=False``: it must keep reading while a sender is blocked on
+        a full link (the peer may be blocked writing to us), and the sender writes its frames.
+        """
+        if not self._tx_lock.acquire(blocking=wait):
+            return
+        try:
+            while True:
+                with self._state:
+                    frames, self._outbox = self._outbox, []
+                    if not frames:
+                        self._tx_lock.release()
+                        return
+                self.transport.send(frames[0] if len(frames) == 1 else b"".join(frames))
+        except BaseException:
+            self._tx_lock.release()
+            raise
+
+    def _start_locked(self) -> None:
+        self._rx.clear()
+        self._own_restart = True
+        if self._marks is not None:
+            self._marks.reset()
+        self._session.start()
+
+    def _handle(self, event: SessionEvent, logs: list[bytes]) -> None:
         if event.kind == EventKind.DATA:
-            self._rx += event.body
+            self._rx += event.body  # an end mark (empty body) adds nothing
         elif event.kind == EventKind.STARTED:
             if self._sessions and not self._own_restart:  # the peer restarted
                 self._rx.clear()
                 self._reset_pending = True
+                if self._marks is not None:
+                    self._marks.reset()
             self._sessions += 1
             self._own_restart = False
         else:
-            self._on_log(event.body)
+            logs.append(event.body)
 
-    def _pump(self) -> bool:
-        """Read the link once and process what came; ``False`` at its end. Holds ``_rx_lock``."""
-        if self.initiator and self._session.state == SessionState.IDLE:
-            self._start()
+    def _pump(self) -> None:
+        """Read the link once and process what came. Only the thread that set ``_reading``."""
+        with self._state:
+            if self.initiator and self._session.state == SessionState.IDLE:
+                self._start_locked()
+        self._flush(wait=False)
         chunk = self.transport.recv(self._read_size)
-        if not chunk:
-            self._eof = True
-            return False
-        with self._state_lock:
-            events = self._session.receive(chunk)
-            for event in events:
-                self._handle(event)
-        return True
+        logs: list[bytes] = []
+        with self._state:
+            if not chunk:
+                self._eof = True
+            else:
+                for event in self._session.receive(chunk):
+                    self._handle(event, logs)
+        self._flush(wait=False)  # handshake replies
+        for text in logs:
+            self._on_log(text)
 
-    def _ensure_session(self) -> None:
-        if self._session.established:
-            return
-        with self._rx_lock:
-            while not self._session.established:
-                if self._eof or not self._pump():
-                    raise ConnectionError(
-                        f"serial link {self.transport.peer} closed before the session handshake "
-                        "finished; check that the other end runs a serial session responder"
-                    )
+    def _await(self, ready: Callable[[], bool]) -> None:
+        """Return once ``ready()`` (checked under ``_state``) holds or the link ended; read the
+        link while no other thread does, else wait for the reader's news."""
+        while True:
+            with self._state:
+                while self._reading and not ready() and not self._eof:
+                    self._state.wait()
+                if ready() or self._eof:
+                    return
+                self._reading = True
+            try:
+                self._pump()
+            finally:
+                with self._state:
+                    self._reading = False
+                    self._state.notify_all()
+
+    def _closed_before_handshake(self) -> ConnectionError:
+        return ConnectionError(
+            f"serial link {self.transport.peer} closed before the session handshake finished; "
+            "check that the other end runs a serial session responder"
+        )
 
     def reset(self) -> None:
         """Start a new session from this side (dropping buffered data) and wait until it is up."""
-        with self._rx_lock:
-            self._start()
-            self._ensure_session()
+        with self._state:
+            self._start_locked()
+        self._flush()
+        self._await(lambda: self._session.established)
+        if not self._session.established:
+            raise self._closed_before_handshake()
 
-    def send(self, data: bytes | bytearray | memoryview) -> None:
-        self._ensure_session()
-        self._session.send(data)
+    def send(self, data: Bytes) -> None:
+        while True:
+            self._await(lambda: self._session.established)
+            with self._state:
+                if self._session.established:
+                    self._session.send(data)
+                    if self._marks is not None and self._marks.feed(data):
+                        self._session.send_mark()
+                    break
+                if self._eof:
+                    raise self._closed_before_handshake()
+        self._flush()
 
-    def send_parts(self, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+    def send_parts(self, parts: Sequence[Bytes]) -> None:
         if sum(memoryview(p).nbytes for p in parts) <= _JOIN_LIMIT:
             self.send(b"".join(parts))
             return
@@ -149,20 +248,17 @@ class SerialChannel(Channel):
                 self.send(part)
 
     def recv(self, size: int) -> bytes:
-        with self._rx_lock:
-            while True:
-                if self._reset_pending:
-                    self._reset_pending = False
-                    raise ConnectionResetError(
-                        f"{self.peer}: the peer restarted the serial session; data of the old "
-                        "session was dropped and the stream continues with the new one"
-                    )
-                if self._rx:
-                    out = bytes(self._rx[:size])
-                    del self._rx[:size]
-                    return out
-                if self._eof or not self._pump():
-                    return b""
+        self._await(lambda: bool(self._rx) or self._reset_pending)
+        with self._state:
+            if self._reset_pending:
+                self._reset_pending = False
+                raise ConnectionResetError(
+                    f"{self.peer}: the peer restarted the serial session; data of the old "
+                    "session was dropped and the stream continues with the new one"
+                )
+            out = bytes(self._rx[:size])
+            del self._rx[:size]
+            return out
 
     def close(self) -> None:
         self.transport.close()

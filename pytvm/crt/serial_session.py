@@ -8,7 +8,8 @@ The same protocol as ``pytvm/src/crt/serial_session.h``, byte for byte. Every fr
 ======================  ========================================================================
 ``START_INIT`` (1)      body ``01`` (version); id = the initiator's nonce (1..255), high byte 0
 ``START_REPLY`` (2)     body ``01``; id = initiator nonce | responder nonce << 8
-``NORMAL`` (3)          application bytes (the RPC byte stream) of the established session
+``NORMAL`` (3)          application bytes (the RPC byte stream) of the established session;
+                        an empty one is an end mark (see :meth:`SerialSession.send_mark`)
 ``LOG`` (4)             text from the sender, accepted whatever its id
 ======================  ========================================================================
 
@@ -182,6 +183,16 @@ class SerialSession:
         chunk = self.tx_max_payload - HEADER_SIZE
         for offset in range(0, len(view), chunk):
             self._write_message(MessageType.NORMAL, self.session_id, view[offset : offset + chunk])
+
+    def send_mark(self) -> None:
+        """Send an end mark: an empty ``NORMAL`` message (the sender is at a packet boundary;
+        see ``pytvm/src/crt/serial_rpc.h``). Receivers of the byte stream skip it."""
+        if self.state != SessionState.ESTABLISHED:
+            raise ConnectionError(
+                f"serial session is {self.state.name}, not ESTABLISHED; an end mark belongs to "
+                "an established session"
+            )
+        self._write_message(MessageType.NORMAL, self.session_id, b"")
 
     def send_log(self, text: Bytes | str) -> None:
         """Send one ``LOG`` message with the current id, in any state."""

@@ -364,7 +364,7 @@ def test_plain_binary_has_no_hexagon_device(sess: rpc.RPCSession) -> None:
 def test_pytvm_server_hosts_the_device(binary: Path) -> None:
     from pytvm.rpc.server import Server
 
-    with Server(port=0, silent=True) as server:
+    with Server(port=0, silent=True, popen_executables=[str(binary)]) as server:
         args = ["rpc.PopenSession", str(binary)]
         sess = rpc.connect("127.0.0.1", server.port, session_constructor_args=args)
         assert sess.get_function("pytvm.device.echo")("hop") == "hop"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,12 +15,15 @@ import numpy as np
 import pytest
 
 import pytvm
+from pytvm.crt import device_binary
 from pytvm.crt.framing import DEFAULT_MAX_PAYLOAD
 from pytvm.crt.serial_channel import SerialChannel
-from pytvm.rpc.channel import Channel, PipeChannel, memory_pair
+from pytvm.rpc import protocol as wire
+from pytvm.rpc.channel import Channel, PipeChannel, memory_pair, popen_pipe
 from pytvm.rpc.client import RPCSession
 from pytvm.rpc.client_session import connect_channel
 from pytvm.rpc.endpoint import serve
+from pytvm.testing.rpc import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 MAKEFILE = ROOT / "pytvm" / "src" / "crt" / "serial.mk"
@@ -189,3 +193,74 @@ def test_rpc_over_serial_channel_copies_a_mebibyte_bit_exactly() -> None:
     assert not server.is_alive()
     assert board.session.unframer.errors == 0 and board.session.dropped == 0
     assert board.session.unframer.frames > (1 << 20) // DEFAULT_MAX_PAYLOAD
+
+
+class GatedChannel(Channel):
+    """A link whose reads wait for ``gate`` (and report when a read has started)."""
+
+    def __init__(self, inner: Channel) -> None:
+        self.inner, self.peer = inner, inner.peer
+        self.gate, self.reading = threading.Event(), threading.Event()
+
+    def send(self, data: bytes | bytearray | memoryview) -> None:
+        self.inner.send(data)
+
+    def recv(self, size: int) -> bytes:
+        self.reading.set()
+        assert self.gate.wait(timeout=10), "the test never opened the gate"
+        return self.inner.recv(size)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _in_serial_channel(thread: threading.Thread) -> bool:
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(os.path.join("crt", "serial_channel.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@pytest.mark.needs_cc
+def test_send_is_not_blocked_by_a_thread_waiting_in_recv() -> None:
+    """One thread receives while another sends, before and after the handshake."""
+    raw, proc = popen_pipe([str(device_binary()), "--framing"])
+    link = GatedChannel(raw)
+    channel = SerialChannel(link)
+    replies: list[bytes] = []
+    done = threading.Event()
+
+    def receive() -> None:
+        stream = b""
+        while len(replies) < 21:
+            chunk = channel.recv(1 << 16)
+            if not chunk:
+                return
+            stream += chunk
+            while len(stream) >= 8 and len(stream) >= 8 + int.from_bytes(stream[:8], "little"):
+                size = 8 + int.from_bytes(stream[:8], "little")
+                replies.append(stream[:size])
+                stream = stream[size:]
+        done.set()
+
+    reader = threading.Thread(target=receive, daemon=True)
+    reader.start()
+    assert link.reading.wait(timeout=10)  # the reader is blocked on the link, mid-handshake
+    sender = threading.Thread(target=channel.send, args=(wire.encode_init_server(),), daemon=True)
+    sender.start()
+    wait_for(lambda: _in_serial_channel(sender) or not sender.is_alive(), "the sender to call send")
+    link.gate.set()  # the handshake completes only now, while the sender waits for it
+    sender.join(timeout=10)
+    assert not sender.is_alive(), "send() stayed blocked behind the receiving thread"
+    for _ in range(20):  # established: sends while the reader sits in recv
+        channel.send(wire.encode_syscall(wire.RPCCode.GET_GLOBAL_FUNC, ["pytvm.device.info"]))
+    try:
+        assert done.wait(timeout=10), f"only {len(replies)} of 21 replies arrived"
+        codes = [int.from_bytes(r[8:12], "little") for r in replies]
+        assert codes == [wire.RPCCode.RETURN] * 21
+    finally:
+        channel.send(wire.encode_shutdown())
+        assert proc.wait(timeout=10) == 0
+        channel.close()

@@ -18,8 +18,10 @@ BUILD ?= build
 _SERIAL_CFLAGS = $(or $(CFLAGS),$(CRT_CFLAGS),-std=c99 -Wall -Wextra -Werror -pedantic -O2)
 
 _SERIAL_DIR := $(patsubst %/,%,$(CRT_DIR))
-SERIAL_SRCS := $(addprefix $(_SERIAL_DIR)/,serial_framing.c serial_session.c serial_stream.c)
-SERIAL_HDRS := $(addprefix $(_SERIAL_DIR)/,serial_framing.h serial_session.h serial_stream.h)
+SERIAL_SRCS := $(addprefix $(_SERIAL_DIR)/,serial_framing.c serial_session.c serial_stream.c \
+               serial_rpc.c)
+SERIAL_HDRS := $(addprefix $(_SERIAL_DIR)/,serial_framing.h serial_session.h serial_stream.h \
+               serial_rpc.h)
 _SERIAL_HARNESS_DEPS := $(_SERIAL_DIR)/tests_serial/serial_vectors.c $(SERIAL_SRCS) $(SERIAL_HDRS)
 _SERIAL_SMOKE := $(_SERIAL_DIR)/tests_serial/smoke
 

@@ -9,7 +9,9 @@
  * Message types:
  *   1 START_INIT   body = version (1). session_id = the initiator's nonce (1..255), high byte 0.
  *   2 START_REPLY  body = version (1). session_id = initiator nonce | responder nonce << 8.
- *   3 NORMAL       body = application bytes (the RPC byte stream), for the established id.
+ *   3 NORMAL       body = application bytes (the RPC byte stream), for the established id;
+ *                  an empty body is an end mark (the sender is at a packet boundary, see
+ *                  serial_rpc.h); byte-stream readers skip it.
  *   4 LOG          body = text from the sender, accepted whatever its session id.
  * Anything else (unknown type, short message, wrong version) is dropped and counted.
  *

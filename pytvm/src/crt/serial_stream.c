@@ -9,9 +9,11 @@ static void on_event(void* ctx, int event, const uint8_t* body, size_t n) {
   if (event == PYTVM_SERIAL_EVENT_DATA) {
     st->pending = body;
     st->pending_len = n;
+    if (n == 0) st->mark_pending = 1; /* an empty NORMAL message is an end mark */
   } else if (event == PYTVM_SERIAL_EVENT_STARTED) {
     if (st->sessions > 0 && !st->own_restart) st->reset_pending = 1;
     st->pending_len = 0;
+    st->mark_pending = 0;
     st->own_restart = 0;
     st->sessions++;
   } else if (st->on_log != NULL) {
@@ -36,6 +38,8 @@ int pytvm_serial_stream_init(pytvm_serial_stream* st, const pytvm_serial_stream_
   st->sessions = 0;
   st->pending = NULL;
   st->pending_len = 0;
+  st->mark_pending = 0;
+  st->errors_seen = 0;
   st->raw_pos = 0;
   st->raw_len = 0;
   return pytvm_serial_session_init(&st->session, &session);
@@ -44,11 +48,25 @@ int pytvm_serial_stream_init(pytvm_serial_stream* st, const pytvm_serial_stream_
 static int start(pytvm_serial_stream* st) {
   st->own_restart = 1;
   st->pending_len = 0;
+  st->mark_pending = 0;
   return pytvm_serial_session_start(&st->session);
 }
 
-/* Feed link bytes until a message body is pending, a restart is noticed or the bytes read so
- * far run out; reads the link once if none are buffered. 1: progress, 0: end, <0: error. */
+/* Whether feeding must pause: a body, a restart, an end mark or a dropped frame is unreported. */
+static int paused(const pytvm_serial_stream* st) {
+  return st->pending_len > 0 || st->reset_pending || st->mark_pending ||
+         st->session.decoder.errors != st->errors_seen;
+}
+
+/* The byte-stream view has no use for end marks and dropped frames: forget them. */
+static void settle(pytvm_serial_stream* st) {
+  st->mark_pending = 0;
+  st->errors_seen = st->session.decoder.errors;
+}
+
+/* Feed link bytes until a message body, a restart, an end mark or a dropped frame is
+ * unreported, or the bytes read so far run out; reads the link once if none are buffered.
+ * 1: progress, 0: end, <0: error. */
 static int64_t pump(pytvm_serial_stream* st) {
   if (st->raw_pos == st->raw_len) {
     int64_t got = st->read(st->read_ctx, st->raw, sizeof(st->raw));
@@ -59,7 +77,7 @@ static int64_t pump(pytvm_serial_stream* st) {
     st->raw_pos = 0;
     st->raw_len = (size_t)got < sizeof(st->raw) ? (size_t)got : sizeof(st->raw);
   }
-  while (st->raw_pos < st->raw_len && st->pending_len == 0 && !st->reset_pending) {
+  while (st->raw_pos < st->raw_len && !paused(st)) {
     pytvm_serial_decoder_feed_byte(&st->session.decoder, st->raw[st->raw_pos++]);
   }
   return 1;
@@ -72,6 +90,7 @@ int64_t pytvm_serial_stream_read(pytvm_serial_stream* st, uint8_t* buf, size_t n
       st->reset_pending = 0;
       return 0;
     }
+    settle(st);
     if (st->pending_len > 0) {
       size_t take = n < st->pending_len ? n : st->pending_len;
       size_t i;
@@ -99,6 +118,7 @@ static int wait_established(pytvm_serial_stream* st) {
       if (started != PYTVM_SERIAL_OK) return started;
     }
     if (st->eof) return PYTVM_SERIAL_ERR_NO_SESSION;
+    settle(st);
     if (st->pending_len > 0 || st->reset_pending) {
       /* Cannot happen before a session exists: data arrives only for an established one. */
       return PYTVM_SERIAL_ERR_STATE;
@@ -121,4 +141,49 @@ int pytvm_serial_stream_restart(pytvm_serial_stream* st) {
   if (rc != PYTVM_SERIAL_OK) return rc;
   st->reset_pending = 0;
   return wait_established(st);
+}
+
+int64_t pytvm_serial_stream_next(pytvm_serial_stream* st, const uint8_t** data, size_t* n,
+                                 size_t max) {
+  *data = NULL;
+  *n = 0;
+  if (max == 0) return PYTVM_SERIAL_ERR_ARG;
+  for (;;) {
+    int64_t rc;
+    if (st->reset_pending) {
+      st->reset_pending = 0;
+      settle(st);
+      return PYTVM_SERIAL_NEXT_RESET;
+    }
+    if (st->session.decoder.errors != st->errors_seen) {
+      st->errors_seen = st->session.decoder.errors;
+      return PYTVM_SERIAL_NEXT_LOST;
+    }
+    if (st->pending_len > 0 && max > 0) {
+      size_t take = max < st->pending_len ? max : st->pending_len;
+      *data = st->pending;
+      *n = take;
+      st->pending += take;
+      st->pending_len -= take;
+      return PYTVM_SERIAL_NEXT_DATA;
+    }
+    if (st->mark_pending) {
+      st->mark_pending = 0;
+      return PYTVM_SERIAL_NEXT_MARK;
+    }
+    if (st->eof) return 0;
+    if (st->initiator && st->session.state == PYTVM_SERIAL_SESSION_IDLE) {
+      int started = start(st);
+      if (started != PYTVM_SERIAL_OK) return started;
+    }
+    rc = pump(st);
+    if (rc <= 0) return rc;
+  }
+}
+
+int pytvm_serial_stream_mark(pytvm_serial_stream* st) {
+  int rc = wait_established(st);
+  if (rc != PYTVM_SERIAL_OK) return rc;
+  return pytvm_serial_write_message(&st->session.encoder, PYTVM_SERIAL_MSG_NORMAL,
+                                    st->session.session_id, NULL, 0);
 }

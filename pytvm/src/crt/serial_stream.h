@@ -17,6 +17,10 @@
  * Received bytes are fed to the decoder one at a time and feeding pauses while a message body
  * is undelivered, so the body is handed out straight from the decoder buffer (no extra copy,
  * no allocation). The Python counterpart is pytvm/crt/serial_channel.py.
+ *
+ * pytvm_serial_stream_next is the message-level view of the same input, for a layer that keeps
+ * its own packet boundaries (serial_rpc.h): it also reports end marks (empty NORMAL messages,
+ * which pytvm_serial_stream_read skips) and frames the decoder dropped (a hole in the stream).
  */
 #ifndef PYTVM_SERIAL_STREAM_H_
 #define PYTVM_SERIAL_STREAM_H_
@@ -56,6 +60,8 @@ typedef struct {
   uint32_t sessions;     /*!< sessions established so far */
   const uint8_t* pending; /*!< undelivered body bytes (inside the decoder buffer) */
   size_t pending_len;
+  uint8_t mark_pending;  /*!< an end mark (empty NORMAL message) arrived, not reported yet */
+  uint32_t errors_seen;  /*!< decoder errors already reported by pytvm_serial_stream_next */
   uint8_t raw[64]; /*!< raw bytes read from the link, not fed yet */
   size_t raw_pos;
   size_t raw_len;
@@ -69,6 +75,23 @@ int64_t pytvm_serial_stream_read(pytvm_serial_stream* st, uint8_t* buf, size_t n
 /*! \brief Send n bytes, first waiting for a session (reading the link) if there is none;
  *  PYTVM_SERIAL_ERR_NO_SESSION if the input ends before one is established. */
 int pytvm_serial_stream_write(pytvm_serial_stream* st, const uint8_t* data, size_t n);
+/*! \brief What pytvm_serial_stream_next found (0: end of input; negative: a read error). */
+#define PYTVM_SERIAL_NEXT_DATA 1  /*!< *data, *n: the next body bytes of the current session */
+#define PYTVM_SERIAL_NEXT_MARK 2  /*!< an end mark: the sender's stream is at a packet boundary */
+#define PYTVM_SERIAL_NEXT_LOST 3  /*!< the decoder dropped a frame (truncated, corrupt, too long) */
+#define PYTVM_SERIAL_NEXT_RESET 4 /*!< the peer restarted the session; old data was dropped */
+
+/*!
+ * \brief The next thing on the input, in order: body bytes (at most `max`, the rest stays
+ *        pending), an end mark, a dropped frame or a peer restart. Blocks like read.
+ * \return a PYTVM_SERIAL_NEXT_* kind, 0 at the end of input, or a negative read error
+ *         (PYTVM_SERIAL_ERR_ARG for max == 0). *data points into the decoder buffer and is
+ *         valid until the next call on the stream.
+ */
+int64_t pytvm_serial_stream_next(pytvm_serial_stream* st, const uint8_t** data, size_t* n,
+                                 size_t max);
+/*! \brief Send an end mark (an empty NORMAL message), waiting for a session like write. */
+int pytvm_serial_stream_mark(pytvm_serial_stream* st);
 /*! \brief Start a new session from this side and wait until it is established. */
 int pytvm_serial_stream_restart(pytvm_serial_stream* st);
 

@@ -3,17 +3,24 @@
  * \brief The device binary's --framing option: MinRPC over serial frames and sessions, as a
  *        UART-attached board would speak (pytvm/src/crt/serial_*.h; Python side:
  *        pytvm.crt.serial_channel.SerialChannel).
+ *
+ * MinRPC reads whole packets through the packet layer (serial_rpc.h): a packet torn by a
+ * dropped frame, or whose length claims more than arrived before the sender's end mark, is
+ * answered with a kException and discarded, and the device serves the next packet.
  */
 #include <string.h>
 #include <time.h>
 
 #include "../minrpc/minrpc_server.h"
-#include "../serial_stream.h"
+#include "../serial_rpc.h"
 #include "device_framing.h"
 
 static MinRPCChannel g_raw;
 static pytvm_serial_stream g_stream;
+static pytvm_serial_rpc g_rpc;
 static uint8_t g_frame_rx[PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD];
+/* One whole packet: MinRPC's largest accepted body plus the length field. */
+static uint8_t g_packet[MINRPC_MAX_PACKET + PYTVM_SERIAL_RPC_LENGTH_SIZE];
 
 static int RawWrite(void* ctx, const uint8_t* data, size_t n) {
   const MinRPCChannel* raw = (const MinRPCChannel*)ctx;
@@ -31,11 +38,11 @@ static uint8_t Nonce(void* ctx) {
 }
 
 static int64_t FramedRead(void* ctx, uint8_t* buf, size_t n) {
-  return pytvm_serial_stream_read((pytvm_serial_stream*)ctx, buf, n);
+  return pytvm_serial_rpc_read((pytvm_serial_rpc*)ctx, buf, n);
 }
 
 static int32_t FramedWrite(void* ctx, const uint8_t* buf, size_t n) {
-  return (int32_t)pytvm_serial_stream_write((pytvm_serial_stream*)ctx, buf, n);
+  return (int32_t)pytvm_serial_rpc_write((pytvm_serial_rpc*)ctx, buf, n);
 }
 
 int32_t PytvmDeviceFramingWrap(const MinRPCChannel* raw, MinRPCChannel* framed) {
@@ -49,10 +56,11 @@ int32_t PytvmDeviceFramingWrap(const MinRPCChannel* raw, MinRPCChannel* framed) 
   cfg.session.nonce = Nonce;
   cfg.read = RawRead;
   cfg.read_ctx = &g_raw;
-  if (pytvm_serial_stream_init(&g_stream, &cfg) != PYTVM_SERIAL_OK) {
+  if ((pytvm_serial_stream_init(&g_stream, &cfg) != PYTVM_SERIAL_OK) ||
+      (pytvm_serial_rpc_init(&g_rpc, &g_stream, g_packet, sizeof(g_packet)) != PYTVM_SERIAL_OK)) {
     return -1;
   }
-  framed->ctx = &g_stream;
+  framed->ctx = &g_rpc;
   framed->read = FramedRead;
   framed->write = FramedWrite;
   return 0;
