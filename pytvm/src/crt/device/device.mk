@@ -9,7 +9,7 @@
 # TVM_CRT_MEMORY_POOL_LOG2 given in CRT_CONFIG_FLAGS wins. The hexagon emulator's own pool is
 # PYTVM_HEXAGON_POOL_BYTES (128 MiB) and MinRPC's limits are MINRPC_* (minrpc_server.h); change
 # them with CRT_EXTRA_CFLAGS="-DPYTVM_HEXAGON_POOL_BYTES=...".
-# `pytvm-device ... --hexagon --skel` serves the generated skel of pytvm/hexagon/hexagon_rpc.idl
+# `pytvm-device ... --hexagon --skel` serves the generated skel of pytvm/contrib/hexagon/hexagon_rpc.idl
 # (device/skel.mk: generated into $(BUILD)/gen by $(PYTHON), default python3) instead of
 # MinRPC straight on the descriptors.
 # Included by pytvm/src/crt/Makefile (variables: see its header).

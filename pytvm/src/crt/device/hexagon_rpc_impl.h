@@ -1,6 +1,6 @@
 /*!
  * \file hexagon_rpc_impl.h
- * \brief The accelerator side of `hexagon_rpc` (pytvm/hexagon/hexagon_rpc.idl): the four calls
+ * \brief The accelerator side of `hexagon_rpc` (pytvm/contrib/hexagon/hexagon_rpc.idl): the four calls
  *        the generated skel dispatches to, on top of the MinRPC server (seed 000's
  *        src/runtime/hexagon/rpc/hexagon/rpc_server.cc).
  *
@@ -67,7 +67,7 @@ extern "C" {
 /*! \brief Longest uri kept (including the NUL). */
 #define PYTVM_HEXAGON_RPC_URI_BYTES 256u
 /*! \brief The skel buffer pytvm-device --skel gives hexagon_rpc_skel_serve: the largest
- *         message; pytvm.hexagon.transport.StubTransport assumes this default. */
+ *         message; pytvm.contrib.hexagon.transport.StubTransport assumes this default. */
 #ifndef PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES
 #define PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES (1024u * 1024u)
 #endif

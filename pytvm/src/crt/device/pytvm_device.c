@@ -9,7 +9,7 @@
  *   --framing  wrap the channel in the serial framing layer (device_framing.c);
  *   --skel     speak the generated hexagon_rpc skel on the descriptors instead of raw RPC
  *              bytes: the board's stub calls hexagon_rpc_open/send/receive/close
- *              (pytvm/hexagon/hexagon_rpc.idl), which feed the MinRPC server
+ *              (pytvm/contrib/hexagon/hexagon_rpc.idl), which feed the MinRPC server
  *              (hexagon_rpc_impl.c), as FastRPC's skel does on a DSP (seed 000).
  * Flags may come before or after the two descriptors.
  *

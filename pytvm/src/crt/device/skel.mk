@@ -1,10 +1,10 @@
-# The generated skel of pytvm/hexagon/hexagon_rpc.idl, linked into pytvm-device (--skel).
+# The generated skel of pytvm/contrib/hexagon/hexagon_rpc.idl, linked into pytvm-device (--skel).
 #
 #   make -C pytvm/src/crt BUILD=<dir> hexagon-rpc-skel   -> <dir>/gen/hexagon_rpc_skel.{c,h}
 #   make -C pytvm/src/crt test                            also compiles the skel (strict flags)
 #
 # The skel (C99) and its header are generated at build time into $(BUILD)/gen by
-#   $(PYTHON) pytvm/hexagon/idl.py --skel-c ... --skel-h ... pytvm/hexagon/hexagon_rpc.idl
+#   $(PYTHON) pytvm/contrib/hexagon/idl.py --skel-c ... --skel-h ... pytvm/contrib/hexagon/hexagon_rpc.idl
 # (idl.py imports nothing from pytvm, so it runs as a plain script; PYTHON defaults to
 # python3, Python >= 3.10). device/device.mk compiles the skel object of each variant
 # (SKEL_OBJ_<v>), links it into pytvm-device and puts $(SKEL_GEN_DIR) on the include path of
@@ -15,15 +15,15 @@ ifndef PYTVM_SKEL_MK_INCLUDED
 PYTVM_SKEL_MK_INCLUDED := 1
 
 PYTHON ?= python3
-SKEL_IDL := $(CRT_PKG_DIR)/hexagon/hexagon_rpc.idl
-SKEL_TOOL := $(CRT_PKG_DIR)/hexagon/idl.py
+SKEL_IDL := $(CRT_PKG_DIR)/contrib/hexagon/hexagon_rpc.idl
+SKEL_TOOL := $(CRT_PKG_DIR)/contrib/hexagon/idl.py
 SKEL_GEN_DIR := $(BUILD)/gen
 SKEL_C := $(SKEL_GEN_DIR)/hexagon_rpc_skel.c
 SKEL_H := $(SKEL_GEN_DIR)/hexagon_rpc_skel.h
 
 # One run writes both files: a pattern rule with two targets is one recipe for both in every
 # GNU make (grouped targets `&:` need make 4.3).
-$(SKEL_GEN_DIR)/%_skel.h $(SKEL_GEN_DIR)/%_skel.c: $(CRT_PKG_DIR)/hexagon/%.idl $(SKEL_TOOL)
+$(SKEL_GEN_DIR)/%_skel.h $(SKEL_GEN_DIR)/%_skel.c: $(CRT_PKG_DIR)/contrib/hexagon/%.idl $(SKEL_TOOL)
 	@mkdir -p $(SKEL_GEN_DIR)
 	$(CRT_SAY) "GEN" "$(SKEL_GEN_DIR)/$*_skel.h $(SKEL_GEN_DIR)/$*_skel.c"
 	$(CRT_Q)$(PYTHON) $(SKEL_TOOL) --skel-h $(SKEL_GEN_DIR)/$*_skel.h \
