@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import core
 from .c_function import CFunction, runtime_library
 from .container import Shape, String
 from .device import (
@@ -57,6 +58,7 @@ from .registry import (
 from .type_index import TypeIndex
 
 __all__ = [
+    "core",
     "CFunction",
     "DEVICE_NAME_TO_TYPE",
     "DataType",

@@ -39,3 +39,14 @@ def test_global_functions_make_them_as_tvm() -> None:
     with pytest.raises(TypeError, match="dimension 0 must be an int"):
         get_global_func("ffi.Shape")("x")
     assert ffi.Shape is Shape and ffi.String is String
+
+
+def test_core_names_follow_tvm_ffi() -> None:
+    import tvm_ffi.core
+
+    from pytvm.ffi import core
+
+    for name in core.__all__:
+        assert hasattr(tvm_ffi.core, name), name
+    assert core.String("abc") + core.String("def") == "abcdef"
+    assert isinstance(core.String("x"), str)
