@@ -13,6 +13,13 @@ from typing import Any
 
 __all__ = ["add_parser", "run"]
 
+#: Environment variable the server's auth token may come from (not shown by ``ps``).
+TOKEN_ENV = "PYTVM_RPC_AUTH_TOKEN"
+
+
+#: Without --port-end the range follows --port (TVM's 9199 alone is empty for --port 9300).
+_PORT_END_HELP = "one past the last port to try (default: max(9199, port + 100))"
+
 
 def _address(text: str) -> tuple[str, int]:
     """``"host:port"`` -> ``(host, port)``, as an argparse type."""
@@ -36,8 +43,14 @@ def add_parser(
     tracker = commands.add_parser("tracker", help="run an RPC tracker until SIGINT/SIGTERM")
     tracker.add_argument("--host", default="127.0.0.1", help="address to listen on")
     tracker.add_argument("--port", type=int, default=9190, help="first port to try")
-    tracker.add_argument("--port-end", type=int, default=9199, help="one past the last port")
+    tracker.add_argument("--port-end", type=int, help=_PORT_END_HELP)
     tracker.add_argument("--silent", action="store_true", help="log only warnings")
+    tracker.add_argument(
+        "--token", help="servers must prove this token to register (visible in ps: prefer below)"
+    )
+    tracker.add_argument(
+        "--token-file", help="read the token from this file (or set $PYTVM_TRACKER_TOKEN)"
+    )
 
     query = commands.add_parser("query", help="print a tracker's server list and queues")
     query.add_argument(
@@ -58,23 +71,65 @@ def add_parser(
     proxy = commands.add_parser("proxy", help="run an RPC proxy until SIGINT/SIGTERM")
     proxy.add_argument("--host", default="127.0.0.1", help="address to listen on")
     proxy.add_argument("--port", type=int, default=9091, help="first port to try")
-    proxy.add_argument("--port-end", type=int, default=9199, help="one past the last port")
+    proxy.add_argument("--port-end", type=int, help=_PORT_END_HELP)
     proxy.add_argument("--tracker", type=_address, help="register servers with host:port")
+    proxy.add_argument(
+        "--tracker-token-file", help="the tracker's token (or set $PYTVM_TRACKER_TOKEN)"
+    )
 
     server = commands.add_parser("server", help="run an RPC server until SIGINT/SIGTERM")
     server.add_argument("--host", default="127.0.0.1", help="address to listen on (or proxy)")
     server.add_argument("--port", type=int, default=9090, help="first port to try (or proxy's)")
-    server.add_argument("--port-end", type=int, default=9199, help="one past the last port")
+    server.add_argument("--port-end", type=int, help=_PORT_END_HELP)
     server.add_argument("--key", default="", help="rpc key (required with --tracker)")
     server.add_argument("--tracker", type=_address, help="register with the tracker host:port")
     server.add_argument("--custom-addr", help="address to report to the tracker")
     server.add_argument(
+        "--tracker-token-file", help="the tracker's token (or set $PYTVM_TRACKER_TOKEN)"
+    )
+    server.add_argument(
         "--through-proxy", action="store_true", help="--host/--port name a proxy to dial"
     )
-    server.add_argument("--auth-token", help="token clients must present")
+    token = server.add_mutually_exclusive_group()
+    token.add_argument(
+        "--auth-token",
+        help="token clients must present (visible in ps; prefer --auth-token-file or "
+        f"${TOKEN_ENV})",
+    )
+    token.add_argument(
+        "--auth-token-file", metavar="PATH", help="read the token from the first line of PATH"
+    )
+    server.add_argument(
+        "--allow-popen-binary",
+        action="store_true",
+        help="let clients run an executable they send to rpc.PopenSession (off by default)",
+    )
+    server.add_argument(
+        "--popen-executable",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an executable clients may start with rpc.PopenSession(PATH) (repeatable)",
+    )
     server.add_argument("--load-library", help="colon-separated libraries to load per session")
     server.add_argument("--silent", action="store_true", help="log only warnings")
-    server.add_argument("--timeout", type=float, help="socket timeout in seconds")
+    server.add_argument(
+        "--timeout", type=float, help="session time limit in seconds (also bounds the handshake)"
+    )
+    server.add_argument(
+        "--max-sessions", type=int, help="refuse clients while this many sessions run"
+    )
+    server.add_argument(
+        "--idle-timeout",
+        type=float,
+        help="close a session that sends no complete request for this many seconds",
+    )
+    server.add_argument(
+        "--spare-workers", type=int, help="session workers forked ahead (default: by cores)"
+    )
+    server.add_argument(
+        "--no-fork", action="store_true", help="accepted for TVM compatibility (see Server)"
+    )
     server.set_defaults(rpc_server_parser=server)
     return parser
 
@@ -116,7 +171,15 @@ def _run_tracker(args: argparse.Namespace) -> int:
     from pytvm.rpc.tracker import Tracker
 
     _setup_logging(args.silent)
-    tracker = Tracker(host=args.host, port=args.port, port_end=args.port_end, silent=args.silent)
+    from pytvm.rpc._auth import resolve_token
+
+    tracker = Tracker(
+        host=args.host,
+        port=args.port,
+        port_end=args.port_end,
+        silent=args.silent,
+        token=resolve_token(args.token, args.token_file),
+    )
     banner = f"tracker listening on {args.host}:{tracker.port}"
     _serve_until_signal(tracker, tracker.serve_forever, banner)
     return 0
@@ -135,29 +198,68 @@ def _run_proxy(args: argparse.Namespace) -> int:
     from pytvm.rpc.proxy import Proxy
 
     _setup_logging(False)
-    proxy = Proxy(host=args.host, port=args.port, port_end=args.port_end, tracker_addr=args.tracker)
+    from pytvm.rpc._auth import resolve_token
+
+    token = resolve_token(None, args.tracker_token_file) if args.tracker else None
+    proxy = Proxy(
+        host=args.host,
+        port=args.port,
+        port_end=args.port_end,
+        tracker_addr=args.tracker,
+        tracker_token=token,
+    )
     _serve_until_signal(proxy, proxy.serve_forever, f"proxy listening on {args.host}:{proxy.port}")
     return 0
+
+
+def _auth_token(args: argparse.Namespace) -> str | None:
+    """The server's token: ``--auth-token``, ``--auth-token-file`` or ``$PYTVM_RPC_AUTH_TOKEN``."""
+    if args.auth_token is not None:
+        logging.getLogger("pytvm.rpc.server").warning(
+            "--auth-token is visible to every user of this machine (ps); pass "
+            "--auth-token-file PATH or set %s instead",
+            TOKEN_ENV,
+        )
+        return str(args.auth_token)
+    if args.auth_token_file is not None:
+        try:
+            with open(args.auth_token_file, encoding="utf-8") as f:
+                token = f.readline().strip()
+        except OSError as err:
+            args.rpc_server_parser.error(f"--auth-token-file: {err}")
+        if not token:
+            args.rpc_server_parser.error(f"--auth-token-file: {args.auth_token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV) or None
 
 
 def _run_server(args: argparse.Namespace) -> int:
     if args.tracker and not args.key:
         args.rpc_server_parser.error("--key is required with --tracker")
+    from pytvm.rpc._auth import resolve_token
     from pytvm.rpc.server import Server
 
     _setup_logging(args.silent)
+    auth_token = _auth_token(args)
     server = Server(
         host=args.host,
         port=args.port,
         port_end=args.port_end,
         key=args.key,
         tracker_addr=args.tracker,
+        tracker_token=resolve_token(None, args.tracker_token_file) if args.tracker else None,
         custom_addr=args.custom_addr,
         is_proxy=args.through_proxy,
-        auth_token=args.auth_token,
+        auth_token=auth_token,
         load_library=args.load_library,
         silent=args.silent,
         timeout=args.timeout,
+        max_sessions=args.max_sessions,
+        idle_timeout=args.idle_timeout,
+        spare_workers=args.spare_workers,
+        no_fork=args.no_fork,
+        allow_popen_binary=args.allow_popen_binary,
+        popen_executables=args.popen_executable,
     )
     where = "via proxy" if args.through_proxy else "listening on"
     _serve_until_signal(server, server.wait, f"server {where} {args.host}:{server.port}")

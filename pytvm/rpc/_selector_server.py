@@ -24,9 +24,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TypeVar
 
+from ..ffi.errors import TVMValueError
 from .base import set_nodelay
 
-__all__ = ["Channel", "SelectorServer", "bind_first_free_port"]
+__all__ = ["Channel", "SelectorServer", "bind_first_free_port", "default_port_end"]
 
 logger = logging.getLogger("pytvm.rpc")
 
@@ -36,17 +37,40 @@ _ServerT = TypeVar("_ServerT", bound="SelectorServer")
 RECV_BYTES = 1 << 18
 
 
-def bind_first_free_port(host: str, port: int, port_end: int) -> socket.socket:
+#: TVM's default ``port_end`` for servers, trackers and proxies.
+TVM_PORT_END = 9199
+#: Ports searched past ``port`` when no ``port_end`` is given and TVM's range would be empty.
+PORT_SEARCH = 100
+
+
+def default_port_end(port: int) -> int:
+    """The end of the port range when none is given: TVM's 9199, or ``port + 100`` when that
+    is further (so ``--port 9300`` alone searches ``[9300, 9400)``)."""
+    return max(TVM_PORT_END, port + PORT_SEARCH)
+
+
+def bind_first_free_port(
+    host: str, port: int, port_end: int | None = None, reuse_addr: bool = True
+) -> socket.socket:
     """A listening TCP socket on the first free port of ``[port, port_end)`` at ``host``.
 
-    ``port=0`` asks the kernel for any free port. Raises ``OSError`` naming the range when every
-    port is taken.
+    ``port=0`` asks the kernel for any free port; ``port_end`` None: :func:`default_port_end`;
+    ``reuse_addr`` sets ``SO_REUSEADDR`` (never on Windows). A port other than ``port`` is
+    logged (servers register with a tracker by port). Raises ``OSError`` naming the range when
+    every port is taken, ``TVMValueError`` for an empty range.
     """
+    if port_end is None:
+        port_end = default_port_end(port)
+    if port and port_end <= port:
+        raise TVMValueError(
+            f"empty port range [{port}, {port_end}): port_end must be above port (or leave it "
+            f"out for [{port}, {default_port_end(port)}))"
+        )
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     candidates = [0] if port == 0 else range(port, port_end)
     for candidate in candidates:
         sock = socket.socket(family, socket.SOCK_STREAM)
-        if sys.platform != "win32":
+        if reuse_addr and sys.platform != "win32":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, candidate))
@@ -55,7 +79,9 @@ def bind_first_free_port(host: str, port: int, port_end: int) -> socket.socket:
             if err.errno in (errno.EADDRINUSE, errno.EACCES):
                 continue
             raise
-        sock.listen(128)
+        sock.listen(1024)  # a burst of clients waits in the backlog, not in SYN retries
+        if port and candidate != port:
+            logger.warning("port %d on %s is busy; listening on port %d", port, host, candidate)
         return sock
     raise OSError(
         errno.EADDRINUSE,
@@ -233,8 +259,10 @@ class SelectorServer:
     wrap a new socket into a :class:`Channel`, and may override :meth:`_shutdown_hook`.
     """
 
-    def __init__(self, host: str, port: int, port_end: int, name: str) -> None:
-        self._listen = bind_first_free_port(host, port, port_end)
+    def __init__(
+        self, host: str, port: int, port_end: int | None, name: str, reuse_addr: bool = True
+    ) -> None:
+        self._listen = bind_first_free_port(host, port, port_end, reuse_addr)
         self._listen.setblocking(False)
         self.host = host
         self.port: int = self._listen.getsockname()[1]

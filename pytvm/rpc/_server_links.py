@@ -224,8 +224,13 @@ class ProxyLink:
         self._proxy_retries = 0
         sock.settimeout(None)
         peer = f"proxy {self.host}:{self.port}"
-        head, options = split_key_options(client_key)
-        reason = self._token_refusal(options, head)  # the proxy already matched the key
+        try:
+            head, options = split_key_options(client_key)
+        except ProtocolError as err:  # e.g. -timeout=inf: refused, the server keeps serving
+            options = {}
+            reason: str | None = f"bad handshake key: {err}"
+        else:
+            reason = self._token_refusal(options, head)  # the proxy already matched the key
         if reason is not None:
             logger.warning("refused rpc client via %s: %s", peer, reason)
             try:  # the client already got the proxy's success reply: answer its kInitServer

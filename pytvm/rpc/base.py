@@ -14,7 +14,7 @@ import time
 from enum import IntEnum
 from typing import Any
 
-from ..ffi.errors import TVMError, TVMValueError, register_error
+from ..ffi.errors import RPCError, RPCSessionTimeoutError, TVMError, TVMValueError, register_error
 
 __all__ = [
     "RPC_MAGIC",
@@ -38,6 +38,10 @@ __all__ = [
     "send_key",
     "recv_key",
     "split_key_options",
+    "parse_session_timeout",
+    "refusal_causes",
+    "MAX_KEY_BYTES",
+    "MAX_SESSION_TIMEOUT",
     "set_nodelay",
 ]
 
@@ -57,6 +61,12 @@ RPC_SESS_MASK = 128
 
 #: Largest tracker JSON message accepted (TVM's limit).
 MAX_JSON_BYTES = 1 << 20
+#: Longest handshake key accepted (its i32 length field comes from the wire).
+MAX_KEY_BYTES = 4096
+#: Most space-separated ``-name=value`` options one handshake key may carry.
+MAX_KEY_OPTIONS = 16
+#: Longest session a client may ask for with ``-timeout`` (seconds): 7 days.
+MAX_SESSION_TIMEOUT = 7 * 24 * 3600.0
 
 
 class TrackerCode(IntEnum):
@@ -71,16 +81,6 @@ class TrackerCode(IntEnum):
     UPDATE_INFO = 5
     SUMMARY = 6
     GET_PENDING_MATCHKEYS = 7
-
-
-@register_error("RPCError")
-class RPCError(TVMError):
-    """A failure reported by (or while talking to) an RPC peer."""
-
-
-@register_error("RPCSessionTimeoutError")
-class RPCSessionTimeoutError(RPCError, TimeoutError):
-    """The server ended the session because its ``session_timeout`` ran out."""
 
 
 @register_error("ProtocolError")
@@ -167,7 +167,9 @@ def connect_with_retry(
             return sock
         except OSError as err:
             if time.monotonic() >= deadline:
-                raise ConnectionError(f"cannot connect to {addr[0]}:{addr[1]}: {err}") from err
+                raise ConnectionError(
+                    f"cannot connect to {addr[0]}:{addr[1]} (retried for {timeout:g} s): {err}"
+                ) from err
             time.sleep(retry_period)
 
 
@@ -177,7 +179,7 @@ def send_key(sock: socket.socket, magic: int, key: str) -> None:
     sock.sendall(struct.pack("<ii", magic, len(raw)) + raw)
 
 
-def recv_key(sock: socket.socket, limit: int = 4096) -> str:
+def recv_key(sock: socket.socket, limit: int = MAX_KEY_BYTES) -> str:
     """Read ``i32 keylen`` + key (after the magic); ``ProtocolError`` if the length is bad."""
     (size,) = struct.unpack("<i", recvall(sock, 4))
     if size < 0 or size > limit:
@@ -186,11 +188,87 @@ def recv_key(sock: socket.socket, limit: int = 4096) -> str:
 
 
 def split_key_options(key: str) -> tuple[str, dict[str, str]]:
-    """``"client:k -timeout=10 -token=t"`` -> ``("client:k", {"timeout": "10", "token": "t"})``."""
+    """``"client:k -timeout=10 -token=t"`` -> ``("client:k", {"timeout": "10", "token": "t"})``.
+
+    The key comes from the wire, so it is checked here: ``ProtocolError`` (naming the bad part)
+    for control characters, more than ``MAX_KEY_OPTIONS`` options, an option given twice, or a
+    ``-timeout`` that :func:`parse_session_timeout` refuses.
+
+    Examples
+    --------
+    >>> split_key_options("client:k -timeout=10")
+    ('client:k', {'timeout': '10'})
+    >>> try:
+    ...     split_key_options("client:k -timeout=inf")
+    ... except ValueError as err:
+    ...     print(err)
+    key option -timeout='inf' is outside (0, 604800] seconds
+    """
+    if not key.isprintable():
+        raise ProtocolError(f"handshake key {key[:80]!r} contains control characters")
     head, *rest = key.split(" ") if key else [""]
+    if len(rest) > MAX_KEY_OPTIONS:
+        raise ProtocolError(
+            f"handshake key has {len(rest)} space-separated options; at most {MAX_KEY_OPTIONS}"
+        )
     options: dict[str, str] = {}
     for item in rest:
         if item.startswith("-") and "=" in item:
             name, value = item[1:].split("=", 1)
+            if name in options:
+                raise ProtocolError(f"key option -{name} is given twice")
             options[name] = value
+    if "timeout" in options:
+        parse_session_timeout(options["timeout"])
     return head, options
+
+
+def parse_session_timeout(text: str) -> float:
+    """The seconds of a ``-timeout=<text>`` key option: a number in ``(0, 7 days]``, else
+    ``ProtocolError`` (so ``inf``, ``nan``, ``1e308``, ``-5`` and ``abc`` never become a
+    deadline)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ProtocolError(
+            f"key option -timeout={text!r} is not a number; expected seconds in "
+            f"(0, {MAX_SESSION_TIMEOUT:g}]"
+        ) from None
+    if not 0.0 < value <= MAX_SESSION_TIMEOUT:  # false for nan too
+        raise ProtocolError(
+            f"key option -timeout={text!r} is outside (0, {MAX_SESSION_TIMEOUT:g}] seconds"
+        )
+    return value
+
+
+def refusal_causes(key: str) -> str:
+    """The possible reasons a server answered ``RPC_CODE_MISMATCH`` to ``key`` (the wire carries
+    none), narrowed by what ``key`` holds; the server's log names the actual one."""
+    head = key.split(" ", 1)[0]
+    options = {item[1:].split("=", 1)[0] for item in key.split(" ")[1:] if item.startswith("-")}
+    name = head.removeprefix("client:")
+    causes = [
+        f"the server's rpc key is not {name!r} (a server started with --key K accepts key='K' only)"
+    ]
+    if "token" in options or "tokenmac" in options:
+        causes.append("the auth token you sent is not the server's --auth-token")
+    else:
+        causes.append(
+            "you sent no -token: if the server was started with --auth-token, pass "
+            "auth_token=... to connect"
+        )
+    parts = name.rsplit(":", 1)
+    if len(parts) == 2 and parts[1].replace(".", "", 1).isdigit():
+        causes.append(
+            "the tracker's match key was already used or replaced (request a new session "
+            "from the tracker)"
+        )
+    else:
+        causes.append(
+            "the server is registered with a tracker and only accepts sessions requested "
+            "through it (connect_tracker(host, port).request(key))"
+        )
+    causes.append("the server is at its --max-sessions limit")
+    if "timeout" in options:
+        causes.append(f"-timeout is outside (0, {MAX_SESSION_TIMEOUT:g}] seconds")
+    return "; ".join(causes) + ". The server's log names the reason."

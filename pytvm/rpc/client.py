@@ -14,8 +14,11 @@ Examples
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
-from collections.abc import Sequence
+import reprlib
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,11 +30,11 @@ from ..ffi.errors import TVMAttributeError, TVMTypeError, TVMValueError
 from ..ffi.type_index import TypeIndex
 from ..runtime.module import Module
 from ..runtime.ndarray import NDArray
-from .base import ProtocolError
+from .base import MAX_SESSION_TIMEOUT, ProtocolError
 from .client_session import popen_session, socket_session
-from .local_session import LocalSession as _LocalSession
 from .protocol import Handle, ObjectRef, RPCCode, TensorDesc
 from .session import Session, SessionModule, insert_session
+from .workspace_session import WorkspaceSession
 
 __all__ = [
     "RPCSession",
@@ -345,6 +348,7 @@ def connect(
     key: str = "",
     session_timeout: float = 0,
     session_constructor_args: Sequence[Any] | None = None,
+    enable_logging: bool = False,
     auth_token: str | None = None,
     connect_timeout: float | None = 60.0,
 ) -> RPCSession:
@@ -353,7 +357,12 @@ def connect(
     ``session_constructor_args=[name, *args]`` makes the server call its global function
     ``name`` and serve this session through the session it returns (e.g. ``["rpc.Connect",
     host2, port2, key2, False]`` for one more hop). ``session_timeout`` asks the server to end
-    the session after that many seconds; ``auth_token`` is presented as ``-token=<t>``.
+    the session after that many seconds (at most 7 days; 0: no limit); ``auth_token`` is
+    presented as ``-token=<t>``. ``enable_logging`` (TVM's flag, off by default) logs every
+    request of the session and its outcome at INFO on the ``pytvm.rpc.client`` logger.
+
+    A refusal (``RPCError``) lists the causes possible for the key that was sent; the server's
+    log names the actual one.
     """
     if session_constructor_args is not None and not isinstance(
         session_constructor_args, (list, tuple)
@@ -361,6 +370,11 @@ def connect(
         raise TVMTypeError("session_constructor_args must be a list or tuple")
     full_key = "client:" + key
     if session_timeout:
+        if not 0 < float(session_timeout) <= MAX_SESSION_TIMEOUT:
+            raise TVMValueError(
+                f"session_timeout={session_timeout!r}: expected seconds in "
+                f"(0, {MAX_SESSION_TIMEOUT:g}], or 0 for no limit"
+            )
         full_key += f" -timeout={session_timeout}"
     if auth_token:
         if " " in auth_token:
@@ -369,12 +383,52 @@ def connect(
     session = socket_session(
         host, int(port), full_key, list(session_constructor_args or ()), connect_timeout
     )
+    if enable_logging:
+        _log_each_request(session, f"{host}:{port}")
     return RPCSession(session)
 
 
+_request_log = logging.getLogger("pytvm.rpc.client")
+_brief = reprlib.Repr()
+_brief.maxstring = _brief.maxother = 60
+
+
+def _log_each_request(session: Session, peer: str) -> None:
+    """Log each request ``session`` sends (``call_func``, ``syscall`` and the copies), its
+    arguments in brief, and what came back or what it raised, with its duration."""
+    for name in ("call_func", "syscall", "copy_to_remote", "copy_from_remote"):
+        setattr(session, name, _logged(getattr(session, name), name, peer))
+
+
+def _logged(request: Callable[..., Any], what: str, peer: str) -> Callable[..., Any]:
+    def logged(*args: Any) -> Any:
+        shown = ", ".join(
+            f"<{len(a)} bytes>" if isinstance(a, (memoryview, bytes)) else _brief.repr(a)
+            for a in args
+        )
+        start = time.perf_counter()
+        try:
+            result = request(*args)
+        except Exception as err:
+            _request_log.info("rpc %s: %s(%s) raised %s", peer, what, shown, type(err).__name__)
+            raise
+        ms = (time.perf_counter() - start) * 1e3
+        _request_log.info(
+            "rpc %s: %s(%s) -> %s in %.3f ms", peer, what, shown, _brief.repr(result), ms
+        )
+        return result
+
+    return logged
+
+
 def LocalSession() -> RPCSession:  # noqa: N802 - TVM's name for this constructor
-    """An RPC session served by this process (no socket): same API, local execution."""
-    return RPCSession(_LocalSession())
+    """An RPC session served by this process (no socket): same API, local execution.
+
+    It has a temporary workspace of its own (removed when the session is closed or collected)
+    for ``upload``/``download``/``remove``/``listdir``/``load_module``, and offers the server's
+    test functions (``rpc.test.*``, ``testing.echo``).
+    """
+    return RPCSession(WorkspaceSession())
 
 
 def PopenSession(binary: str | bytes | os.PathLike[str]) -> RPCSession:  # noqa: N802

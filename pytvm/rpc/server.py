@@ -5,19 +5,27 @@ Process model (``spec/rpc-protocol.md`` sections 1, 8, 9.4, 10.2):
 * A daemon thread runs one ``selectors`` loop over the listening socket, a wake-up socket pair,
   the tracker connection and, per worker, a process fd (``os.pidfd_open``: readable when it
   exits) and a ``SOCK_SEQPACKET`` control socket carrying small JSON messages.
-* Every accepted connection goes at once to a worker process made with ``os.fork()``. To keep a
-  fork off the critical path one *spare* worker is forked ahead of time (again a while after
-  each session starts, when the global function registry changed, or when the server is idle)
-  and receives the connection over its control socket (``SCM_RIGHTS``).
-* The worker (``server_env.run_worker``) reads the handshake, asks the loop whether the key is
-  acceptable (so a tracker match key is claimed by exactly one session), answers ``RPC_MAGIC`` +
-  ``server:<key>`` or ``RPC_CODE_MISMATCH``, serves the session in a fresh temporary workspace,
-  removes it and exits. Sessions without a tracker run concurrently.
+* The loop itself accepts connections and reads their handshake records without blocking
+  (``_handshake.HandshakeIntake``): at most ``max_pending_handshakes`` at once, each within the
+  handshake deadline (30 s, or ``timeout``/``idle_timeout`` when smaller), so slow clients cost
+  no process. It validates the key (``base.split_key_options``), decides (so a tracker match
+  key is claimed by exactly one session; ``max_sessions`` caps live sessions) and answers
+  ``RPC_CODE_MISMATCH`` with a log line naming the reason, or ``RPC_MAGIC`` + ``server:<key>``.
+* Every accepted session runs in its own worker process made with ``os.fork()`` (a crash in
+  one cannot touch another or the server). To keep the fork off the critical path a pool of
+  ``spare_workers`` spares is forked ahead of time, refilled whenever the loop has nothing
+  else to do (and renewed when the global function registry changed); a spare receives the
+  connection over its control socket (``SCM_RIGHTS``). With no spare left, the loop forks.
+* The worker (``server_env.run_worker``) serves the session in a fresh temporary workspace,
+  removes it and exits. Sessions without a tracker run concurrently. With ``idle_timeout``,
+  a session whose client sends no complete request for that long is closed
+  (``_idle_channel``).
 * Session timeout (client option ``-timeout=S`` or the server's ``timeout``, the smaller wins):
   the loop keeps its copy of the connection; when ``S`` runs out it kills the worker's process
   group and writes a kException ``RPCSessionTimeoutError: ...`` packet onto the connection.
 * Key options: ``-timeout=<seconds>``, ``-token=<t>`` (checked with ``hmac.compare_digest`` when
-  the server has an ``auth_token``).
+  the server has an ``auth_token``), or ``-tokenmac=<hmac>`` (``_auth.session_mac`` of the match
+  key; what a pytvm client sends to a server the tracker assigned).
 * Tracker mode registers ``[PUT, key, [port, match_key], custom_addr]`` and accepts only
   ``client:<match_key>``, one session at a time, with a new match key after every session.
 * Proxy mode dials the proxy as ``server:<key>`` and serves one session per pairing.
@@ -45,10 +53,15 @@ from typing import Any
 
 from ..ffi.errors import TVMOSError, TVMValueError
 from ..ffi.registry import registry_version
+from ._auth import session_mac_refusal
+from ._handshake import HandshakeIntake, PendingHandshake, refuse
 from ._selector_server import bind_first_free_port
 from ._server_links import ProxyLink, TrackerLink
 from .base import (
-    set_nodelay,
+    RPC_MAGIC,
+    ProtocolError,
+    parse_session_timeout,
+    send_key,
     split_key_options,
 )
 from .protocol import encode_exception
@@ -58,18 +71,20 @@ from .server_env import (
     EXIT_REFUSED,
     EXIT_SERVED,
     EXIT_UNUSED,
+    HANDSHAKE_TIMEOUT,
     run_worker,
+    warn_if_root,
     workspace_prefix,
 )
+from .server_env import open_server_env as _server_env  # noqa: F401 - TVM's name
 
 __all__ = ["Server"]
 
 logger = logging.getLogger("pytvm.rpc.server")
 
 _IO_TIMEOUT = 10.0
-#: Seconds after a session starts before the next spare is forked (a fork competes for the CPU
-#: with the new session's first calls); an idle server forks it at once.
-_SPARE_DELAY = 0.01
+#: Spares in a row that die before serving, after which no more are forked (until a session
+#: starts): a broken ``load_library`` or init callback must not make the loop fork forever.
 _SPARE_FAILURES = 3
 _I32 = struct.Struct("<i")
 
@@ -92,7 +107,7 @@ class _Worker:
     proxy_session: bool = False
 
 
-class Server(TrackerLink, ProxyLink):
+class Server(HandshakeIntake, TrackerLink, ProxyLink):
     """A TVM-compatible RPC server; each session runs in its own forked worker process.
 
     Parameters
@@ -101,7 +116,8 @@ class Server(TrackerLink, ProxyLink):
         Address to listen on; with ``is_proxy`` the proxy's address.
     port, port_end : int
         The first free port of ``[port, port_end)`` is used (``port=0``: any free port); with
-        ``is_proxy`` the proxy's port.
+        ``is_proxy`` the proxy's port. ``port_end`` None: ``max(9199, port + 100)``, TVM's
+        range where that is not empty.
     key : str
         The rpc key; clients must present ``client:<key>`` (required with a tracker).
     tracker_addr : tuple of (str, int), optional
@@ -117,18 +133,48 @@ class Server(TrackerLink, ProxyLink):
     silent : bool
         Log only warnings and errors.
     timeout : float, optional
-        Session time limit in seconds (a client's ``-timeout`` may only shorten it).
+        Session time limit in seconds (a client's ``-timeout`` may only shorten it); also
+        bounds the handshake when under 30 s.
+    no_fork : bool
+        Accepted for TVM compatibility. TVM then starts session processes without ``fork``
+        (for drivers that break in a forked child); here sessions are always forked workers,
+        made ahead of time by a process that loaded no GPU driver.
+    server_init_callback : callable, optional
+        Called with no arguments in each session worker before it serves (TVM runs it in the
+        server process, whose forks inherit what it did); an exception ends that worker.
+    reuse_addr : bool
+        Set ``SO_REUSEADDR`` on the listening socket (never on Windows).
     retry_period, max_retry : float, int
         Proxy mode: wait between failed dials, and failed dials in a row before giving up.
     ping_period, unmatch_timeout : float
         Tracker mode: seconds between pending-key polls, and how long a handed-out match key may
         stay unused (beyond one period) before a new one is registered (TVM: 2 s and 4 s).
+    max_sessions : int, optional
+        Live sessions at most; a client beyond it is refused (``RPC_CODE_MISMATCH``, and a
+        server log line naming the limit). None: no limit.
+    idle_timeout : float, optional
+        Close a session whose client sends no complete request for this many seconds after the
+        previous reply (a client dripping bytes does not reset it). None: sessions may idle.
+    spare_workers : int, optional
+        Session workers kept forked ahead of time (default: the usable cores, 2 to 8).
+    max_pending_handshakes : int
+        Connections whose handshake is being read at once; more wait in the listen backlog.
+    allow_popen_binary : bool
+        Let ``rpc.PopenSession`` run an executable a client sends as bytes (TVM's minrpc
+        convention); off by default. See :mod:`pytvm.rpc.server_env` for what a client may run.
+    popen_executables : sequence of str
+        Executables outside the workspace that clients may start with ``rpc.PopenSession(path)``
+        (the device binaries this board serves); none by default.
+    tracker_token : str, optional
+        Tracker mode: the token a tracker made with ``token=`` wants before it lists a server
+        (``pytvm rpc server`` also reads ``$PYTVM_TRACKER_TOKEN`` or ``--tracker-token-file``).
+        Registration happens before the constructor returns.
 
     Notes
     -----
-    A session sees the global functions of this process as they are when it connects: the spare
-    worker is replaced when the function registry changed since it was forked. Other process
-    state is the spare's snapshot. Loop and workers use ``os.pidfd_open`` (Linux 5.3+).
+    A session sees the global functions of this process as they are when it connects: spare
+    workers are replaced when the function registry changed since they were forked. Other
+    process state is the spare's snapshot. Loop and workers use ``os.pidfd_open`` (Linux 5.3+).
 
     Examples
     --------
@@ -143,20 +189,30 @@ class Server(TrackerLink, ProxyLink):
         self,
         host: str = "127.0.0.1",
         port: int = 9091,
-        port_end: int = 9199,
-        key: str = "",
-        tracker_addr: tuple[str, int] | None = None,
-        custom_addr: str | None = None,
+        port_end: int | None = None,
         is_proxy: bool = False,
-        auth_token: str | None = None,
+        tracker_addr: tuple[str, int] | None = None,
+        key: str = "",
         load_library: str | Sequence[str] | None = None,
+        custom_addr: str | None = None,
         silent: bool = False,
+        no_fork: bool = False,
+        server_init_callback: Callable[[], object] | None = None,
+        reuse_addr: bool = True,
         timeout: float | None = None,
         *,
+        auth_token: str | None = None,
+        max_sessions: int | None = None,
+        idle_timeout: float | None = None,
+        spare_workers: int | None = None,
+        max_pending_handshakes: int = 128,
         retry_period: float = 5.0,
         max_retry: int = 5,
         ping_period: float = 2.0,
         unmatch_timeout: float = 4.0,
+        allow_popen_binary: bool = False,
+        popen_executables: Sequence[str] = (),
+        tracker_token: str | None = None,
     ) -> None:
         if not hasattr(os, "pidfd_open"):
             raise TVMOSError("the RPC server needs os.pidfd_open (Linux 5.3 or newer)")
@@ -166,10 +222,29 @@ class Server(TrackerLink, ProxyLink):
             raise TVMValueError(f"rpc key {key!r} contains a space; keys are single tokens")
         self.host, self.key, self.is_proxy = host, key, is_proxy
         self.tracker_addr = tracker_addr
+        self.tracker_token = tracker_token
         self.custom_addr = custom_addr
         self.auth_token = auth_token
-        self.timeout = float(timeout) if timeout else 0.0
+        self.timeout = _limit("timeout", timeout)
+        self.idle_timeout = _limit("idle_timeout", idle_timeout) or None
+        self.handshake_timeout = min(
+            x for x in (HANDSHAKE_TIMEOUT, self.timeout, self.idle_timeout or 0.0) if x > 0
+        )
+        if max_sessions is not None and max_sessions < 1:
+            raise TVMValueError(f"max_sessions must be at least 1 (or None), got {max_sessions}")
+        self.max_sessions = max_sessions
+        self.spare_workers = _spare_count(spare_workers)
+        if max_pending_handshakes < 1:
+            raise TVMValueError(
+                f"max_pending_handshakes must be at least 1, got {max_pending_handshakes}"
+            )
+        self.max_pending_handshakes = max_pending_handshakes
+        self.no_fork = no_fork  # documented above: sessions are forked workers regardless
+        self.server_init_callback = server_init_callback
         self.silent = silent
+        self.allow_popen_binary = allow_popen_binary
+        self.popen_executables = [os.path.realpath(p) for p in popen_executables]
+        warn_if_root()
         self.libraries = _resolve_libraries(load_library)
         self.retry_period, self.max_retry = retry_period, max_retry
         self.ping_period, self.unmatch_timeout = ping_period, unmatch_timeout
@@ -183,14 +258,15 @@ class Server(TrackerLink, ProxyLink):
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._wake_r, selectors.EVENT_READ, self._on_wake)
         self._workers: dict[int, _Worker] = {}
-        self._spare: _Worker | None = None
+        self._spares: list[_Worker] = []
         self._spare_failures = 0
-        self._refill_at = 0.0
+        self._pending: dict[int, PendingHandshake] = {}
+        self._accepting = not is_proxy
         self._listen: socket.socket | None = None
         if is_proxy:
             self.port = port
         else:
-            self._listen = bind_first_free_port(host, port, port_end)
+            self._listen = bind_first_free_port(host, port, port_end, reuse_addr)
             self._listen.setblocking(False)
             self.port = self._listen.getsockname()[1]
             self._sel.register(self._listen, selectors.EVENT_READ, self._on_accept)
@@ -209,6 +285,8 @@ class Server(TrackerLink, ProxyLink):
         self._next_dial: float | None = 0.0
         self._dialed_at = 0.0
 
+        if tracker_addr is not None:  # registered before returning (see _server_links)
+            self._tracker_connect()
         self._thread = threading.Thread(target=self._run, name="pytvm-rpc-server", daemon=True)
         self._thread.start()
 
@@ -240,12 +318,16 @@ class Server(TrackerLink, ProxyLink):
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until no session worker is alive (every accepted connection has been served and
-        reaped) and the spare worker, if any, holds none of this process's descriptors; False if
-        ``timeout`` seconds passed first."""
+        reaped) and the pool of spare workers is full, none of them holding this process's
+        descriptors any more; False if ``timeout`` seconds passed first."""
         with self._idle:
-            return self._idle.wait_for(
-                lambda: not self._workers and (self._spare is None or self._spare.ready), timeout
-            )
+            return self._idle.wait_for(self._is_idle, timeout)
+
+    def _is_idle(self) -> bool:
+        full = len(self._spares) >= self.spare_workers or self._spare_failures >= _SPARE_FAILURES
+        return (
+            self._stop.is_set() or not self._workers and full and all(s.ready for s in self._spares)
+        )
 
     @property
     def session_count(self) -> int:
@@ -279,13 +361,18 @@ class Server(TrackerLink, ProxyLink):
                     break
                 wake = self._next_wakeup()
                 delay = None if wake is None else max(0.0, wake - time.monotonic())
-                for selkey, _ in self._sel.select(delay):
+                if self._spares_short():
+                    delay = 0.0  # events first; a spare is forked when none is waiting
+                events = self._sel.select(delay)
+                for selkey, _ in events:
                     # A callback earlier in this batch may have closed (and a new fd reused)
                     # this descriptor: only still-registered keys are dispatched.
                     if self._stop.is_set() or self._sel.get_map().get(selkey.fd) is not selkey:
                         continue
                     callback: Callable[[Any], None] = selkey.data
                     callback(selkey.fileobj)
+                if not events and not self._stop.is_set():
+                    self._refill_spares()
         except Exception:
             logger.exception("rpc server loop failed; stopping")
         finally:
@@ -294,7 +381,7 @@ class Server(TrackerLink, ProxyLink):
     def _tick(self, now: float) -> None:
         for worker in [w for w in self._workers.values() if w.deadline and w.deadline <= now]:
             self._expire(worker)
-        self._refill_spare(now)
+        self._expire_handshakes(now)
         if self.tracker_addr is not None:
             if self._tracker is None and now >= self._next_tracker_try:
                 self._tracker_connect()
@@ -307,8 +394,9 @@ class Server(TrackerLink, ProxyLink):
 
     def _next_wakeup(self) -> float | None:
         times = [w.deadline for w in self._workers.values() if w.deadline]
-        if self._spare is None and self._spare_failures < _SPARE_FAILURES:
-            times.append(self._refill_at)
+        handshake = self._next_handshake_deadline()
+        if handshake is not None:
+            times.append(handshake)
         if self.tracker_addr is not None:
             if self._tracker is None:
                 times.append(self._next_tracker_try)
@@ -326,9 +414,11 @@ class Server(TrackerLink, ProxyLink):
 
     def _shutdown(self) -> None:
         self._stop.set()
-        for worker in [*self._workers.values(), *filter(None, [self._spare])]:
+        self._close_handshakes()
+        for worker in [*self._workers.values(), *self._spares]:
             self._kill(worker)
             self._finish(worker)
+        self._spares.clear()
         for sock in (self._listen, self._tracker, self._proxy):
             if sock is not None:
                 sock.close()
@@ -341,42 +431,64 @@ class Server(TrackerLink, ProxyLink):
         self._info("rpc server on port %d stopped", self.port)
 
     # ------------------------------------------------------------------ workers
-    def _on_accept(self, listen: socket.socket) -> None:
+    def _admit(self, conn: socket.socket, peer: str, client_key: str) -> None:
+        """Decide on a complete handshake key: refuse it, or start its session and answer."""
         try:
-            conn, addr = listen.accept()
-        except OSError:
+            head, options = split_key_options(client_key)
+        except ProtocolError as err:
+            reason: str | None = f"bad handshake key: {err}"
+        else:
+            reason = self._refusal(head, options)
+        if reason is not None:
+            logger.warning("refused rpc client %s: %s", peer, reason)
+            refuse(conn)
             return
-        conn.setblocking(True)
-        set_nodelay(conn)
-        self._start_worker(conn, f"{addr[0]}:{addr[1]}", None)
+        conn.setblocking(True)  # the worker shares the file status flags: blocking from now on
+        worker = self._start_worker(conn, peer, client_key)
+        if worker is None:
+            refuse(conn)
+            return
+        try:  # a few bytes on a fresh connection: the send buffer takes them at once
+            send_key(conn, RPC_MAGIC, "server:" + self.key)
+        except OSError as err:  # the client left; its worker sees the close and exits
+            self._info("rpc client %s left before the handshake reply: %s", peer, err)
+        self._start_session(worker, options)
+        self._spare_failures = 0
+        if self.tracker_addr is not None:
+            self._tracker_busy = worker.tracker_session = True
+        self._info("rpc session for %s started (worker %d)", peer, worker.pid)
 
-    def _start_worker(
-        self, conn: socket.socket, peer: str, client_key: str | None
-    ) -> _Worker | None:
-        """Hand ``conn`` to the spare worker, or fork one; ``client_key`` None: it handshakes."""
-        spare, self._spare = self._spare, None
-        self._refill_at = time.monotonic() + _SPARE_DELAY
-        if spare is not None and spare.version == registry_version():
-            try:
-                msg = json.dumps({"client_key": client_key}).encode()
-                socket.send_fds(spare.ctrl, [msg], [conn.fileno()])
-            except OSError:
-                pass
-            else:
-                spare.conn, spare.peer = conn, peer
-                self._workers[spare.pid] = spare
-                return spare
-        if spare is not None:  # global functions changed since it forked, or it died
-            self._kill(spare)
+    def _start_worker(self, conn: socket.socket, peer: str, client_key: str) -> _Worker | None:
+        """Hand ``conn`` (its key accepted) to the oldest current spare, or fork a worker."""
+        version = registry_version()
+        while self._spares:
+            spare = self._spares.pop(0)
+            if spare.version == version:
+                try:
+                    msg = json.dumps({"client_key": client_key}).encode()
+                    socket.send_fds(spare.ctrl, [msg], [conn.fileno()])
+                except OSError:
+                    pass
+                else:
+                    spare.conn, spare.peer = conn, peer
+                    self._workers[spare.pid] = spare
+                    return spare
+            self._kill(spare)  # global functions changed since it forked, or it died
             self._finish(spare)
         return self._spawn(conn, peer, client_key)
 
-    def _refill_spare(self, now: float, force: bool = False) -> None:
-        """Fork the next spare when it is due (``force``: now, e.g. no session is running)."""
-        if self._spare is not None or self._spare_failures >= _SPARE_FAILURES:
-            return
-        if force or now >= self._refill_at:
-            self._spawn(None, "spare", None)
+    def _spares_short(self) -> bool:
+        return len(self._spares) < self.spare_workers and self._spare_failures < _SPARE_FAILURES
+
+    def _refill_spares(self) -> None:
+        """Renew spares forked before the registry changed, and fork one if the pool is short."""
+        version = registry_version()
+        for spare in [s for s in self._spares if s.version != version]:
+            self._spares.remove(spare)
+            self._kill(spare)
+            self._finish(spare)
+        if self._spares_short() and self._spawn(None, "spare", None) is None:
+            self._spare_failures += 1
 
     def _spawn(
         self, conn: socket.socket | None, peer: str, client_key: str | None
@@ -396,7 +508,18 @@ class Server(TrackerLink, ProxyLink):
         if pid == 0:  # the worker; never returns
             code = EXIT_ERROR
             try:
-                code = run_worker(child_ctrl, conn, client_key, self.libraries, keep)
+                if self.server_init_callback is not None:
+                    self.server_init_callback()
+                code = run_worker(
+                    child_ctrl,
+                    conn,
+                    client_key,
+                    self.libraries,
+                    keep,
+                    self.allow_popen_binary,
+                    self.popen_executables,
+                    idle_timeout=self.idle_timeout,
+                )
             except BaseException:
                 try:
                     logger.exception("rpc session worker for %s failed", peer)
@@ -412,7 +535,7 @@ class Server(TrackerLink, ProxyLink):
             pass
         worker = _Worker(pid, os.pidfd_open(pid), parent_ctrl, conn, peer, version)
         if conn is None:
-            self._spare = worker
+            self._spares.append(worker)
         else:
             self._workers[pid] = worker
         self._sel.register(worker.pidfd, selectors.EVENT_READ, lambda _: self._on_exit(worker))
@@ -434,47 +557,44 @@ class Server(TrackerLink, ProxyLink):
         except ValueError:
             logger.error("worker %d sent a malformed control message %r", worker.pid, raw[:80])
             return
-        if "key" in msg:
-            reply = self._decide(worker, msg["key"])
-            try:
-                worker.ctrl.send(json.dumps(reply).encode())
-            except OSError:
-                pass
-        elif "done" in msg:
+        if "done" in msg:
             self._session_over(worker)
         elif "ready" in msg:
             with self._idle:
                 worker.ready = True
                 self._idle.notify_all()
 
-    def _decide(self, worker: _Worker, client_key: str) -> dict[str, Any]:
-        """Accept or refuse a worker's client; accepting starts the session's clock."""
-        head, options = split_key_options(client_key)
-        reason = self._refusal(head, options)
-        if reason is not None:
-            logger.warning("refused rpc client %s: %s", worker.peer, reason)
-            if worker.conn is not None:
-                worker.conn.close()
-                worker.conn = None
-            return {"ok": False}
-        self._start_session(worker, options)
-        self._spare_failures = 0
-        if self.tracker_addr is not None:
-            self._tracker_busy = worker.tracker_session = True
-        self._info("rpc session for %s started (worker %d)", worker.peer, worker.pid)
-        return {"ok": True, "server_key": "server:" + self.key}
-
     def _refusal(self, head: str, options: dict[str, str]) -> str | None:
-        """Why a client key is refused, or None."""
-        expected = self._match_key if self.tracker_addr is not None else self.key
-        if self.tracker_addr is not None and self._tracker_busy:
-            return f"key mismatch: a tracker session is active, {head!r} is no longer valid"
-        if head != "client:" + expected:
-            return f"key mismatch: got {head!r}, expected 'client:{expected}'"
-        return self._token_refusal(options)
+        """Why a client key is refused (the log line's words), or None."""
+        if self.tracker_addr is not None:
+            where = f"{self.tracker_addr[0]}:{self.tracker_addr[1]}"
+            if self._tracker_busy:
+                return (
+                    f"a session assigned by tracker {where} is running (one at a time); "
+                    f"{head!r} is not valid now"
+                )
+            if head == "client:" + self.key:
+                return (
+                    f"key {head!r} is the plain key, but this server is registered with tracker "
+                    f"{where} and only accepts sessions requested through it"
+                )
+            if head != "client:" + self._match_key:
+                return (
+                    f"key mismatch: {head!r} is not the match key tracker {where} hands out "
+                    "now (used, expired or never issued)"
+                )
+        elif head != "client:" + self.key:
+            return f"key mismatch: got {head!r}, expected 'client:{self.key}'"
+        if self.max_sessions is not None:
+            live = sum(1 for w in self._workers.values() if not w.over)
+            if live >= self.max_sessions:
+                return f"at the session limit (max_sessions={self.max_sessions}, {live} running)"
+        return self._token_refusal(options, head)
 
-    def _token_refusal(self, options: dict[str, str]) -> str | None:
+    def _token_refusal(self, options: dict[str, str], head: str = "") -> str | None:
         if self.auth_token is not None:
+            if "tokenmac" in options:  # a tracker-assigned session: a MAC of its match key
+                return session_mac_refusal(self.auth_token, head, options["tokenmac"])
             token = options.get("token")
             if token is None:
                 return "missing auth token (the key needs ' -token=<token>')"
@@ -484,14 +604,8 @@ class Server(TrackerLink, ProxyLink):
 
     def _start_session(self, worker: _Worker, options: dict[str, str]) -> None:
         limits = [self.timeout] if self.timeout > 0 else []
-        if "timeout" in options:
-            try:
-                asked = float(options["timeout"])
-            except ValueError:
-                logger.warning("ignoring bad -timeout=%r from %s", options["timeout"], worker.peer)
-            else:
-                if asked > 0:
-                    limits.append(asked)
+        if "timeout" in options:  # checked by split_key_options before the session was admitted
+            limits.append(parse_session_timeout(options["timeout"]))
         if limits:
             worker.timeout = min(limits)
             worker.deadline = time.monotonic() + worker.timeout
@@ -513,8 +627,8 @@ class Server(TrackerLink, ProxyLink):
             EXIT_HANDSHAKE: "closed during the handshake",
             EXIT_UNUSED: "was not used",
         }.get(code, f"failed (exit code {code})")
-        if worker is self._spare:  # died before it got a connection
-            self._spare = None
+        if worker in self._spares:  # died before it got a connection
+            self._spares.remove(worker)
             self._spare_failures += 1
             logger.warning("spare rpc session worker %d %s", worker.pid, how)
         elif code in (EXIT_SERVED, EXIT_REFUSED, EXIT_HANDSHAKE):
@@ -577,15 +691,32 @@ class Server(TrackerLink, ProxyLink):
         if worker.over or self._stop.is_set():
             return
         worker.over = True
-        # The spare comes first: the next client may arrive as soon as a key is out.
-        busy = any(not w.over for w in self._workers.values() if w is not worker)
-        self._refill_spare(time.monotonic(), force=not busy)
         if worker.tracker_session:
             self._tracker_busy = False
             if self._tracker is not None:
                 self._put_new_key()
         elif worker.proxy_session:
             self._next_dial = time.monotonic()
+
+
+def _limit(name: str, value: float | None) -> float:
+    """A time limit parameter in seconds (None or 0: none, returned as 0.0); a clear error for
+    a negative, infinite or non-numeric one."""
+    if not value:
+        return 0.0
+    seconds = float(value)
+    if not 0.0 < seconds < float("inf"):
+        raise TVMValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    return seconds
+
+
+def _spare_count(spare_workers: int | None) -> int:
+    """How many spare workers to keep: ``spare_workers``, or the usable cores clamped to 2..8."""
+    if spare_workers is None:
+        return max(2, min(8, len(os.sched_getaffinity(0))))
+    if spare_workers < 0:
+        raise TVMValueError(f"spare_workers must be 0 or more, got {spare_workers}")
+    return spare_workers
 
 
 def _resolve_libraries(load_library: str | Sequence[str] | None) -> list[str]:

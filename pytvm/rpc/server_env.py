@@ -41,6 +41,7 @@ from typing import Any
 from ..ffi.errors import TVMValueError
 from ..ffi.registry import get_global_func, list_global_func_names, register_func
 from ..runtime.module import Module
+from ._idle_channel import session_channel
 from .base import (
     RPC_CODE_MISMATCH,
     RPC_MAGIC,
@@ -50,7 +51,6 @@ from .base import (
     send_key,
     split_key_options,
 )
-from .channel import SocketChannel
 from .client_session import popen_session
 from .endpoint import serve
 from .error_paths import add_path_root
@@ -294,6 +294,7 @@ def run_worker(
     keep: set[int],
     allow_popen_binary: bool = False,
     popen_executables: Sequence[str] = (),
+    idle_timeout: float | None = None,
 ) -> int:
     """Body of a forked session worker; returns its exit code.
 
@@ -314,6 +315,9 @@ def run_worker(
         Whether ``rpc.PopenSession`` runs executables a client sends as bytes.
     popen_executables : sequence of str
         Absolute paths of executables ``rpc.PopenSession`` may start outside the workspace.
+    idle_timeout : float, optional
+        End the session when the client sends no complete request for this many seconds
+        (see :mod:`pytvm.rpc._idle_channel`).
     """
     after_fork(keep)
     try:
@@ -339,7 +343,7 @@ def run_worker(
         head, options = split_key_options(client_key)
         options.pop("token", None)  # served code can see the remote key; keep the token out
         remote_key = " ".join([head, *(f"-{k}={v}" for k, v in options.items())])
-        serve(SocketChannel(conn), "server", remote_key=remote_key)
+        serve(session_channel(conn, idle_timeout), "server", remote_key=remote_key)
         try:
             ctrl.send(b'{"done": true}')  # frees the tracker slot before the cleanup below
         except OSError:

@@ -172,15 +172,67 @@ def test_rpc_server_builds_the_server_from_its_flags(
         {
             "host": "127.0.0.1",
             "port": 9095,
-            "port_end": 9199,
+            "port_end": None,
             "key": "board",
             "tracker_addr": ("10.0.0.1", 9190),
+            "tracker_token": None,
             "custom_addr": "10.0.0.2",
             "is_proxy": True,
             "auth_token": "secret",
             "load_library": "a.so:b.so",
             "silent": True,
             "timeout": 5.0,
+            "max_sessions": None,
+            "idle_timeout": None,
+            "spare_workers": None,
+            "no_fork": False,
+            "allow_popen_binary": False,
+            "popen_executables": [],
         }
     ]
     assert "127.0.0.1:9095" in capsys.readouterr().out
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", ["server", "tracker", "proxy"])
+def test_rpc_port_alone_searches_from_that_port(command: str) -> None:
+    port = _free_port()  # an ephemeral port, far above TVM's default port_end of 9199
+    proc, bound = _start("rpc", command, "--port", str(port))
+    try:
+        assert bound == port
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+
+
+def test_rpc_server_prints_a_port_that_moved() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc, bound = _start("rpc", "server", "--port", str(port), "--silent")
+        proc.terminate()
+        _, err = proc.communicate(timeout=TIMEOUT)
+    assert bound != port and port < bound < port + 100
+    assert f"port {port} on 127.0.0.1 is busy; listening on port {bound}" in err
+
+
+def test_rpc_server_limits_from_the_command_line() -> None:
+    proc, port = _start("rpc", "server", "--port", "0", "--max-sessions", "1", "--silent")
+    try:
+        from pytvm.rpc.base import RPCError
+        from pytvm.rpc.client import connect
+
+        first = connect("127.0.0.1", port)
+        with pytest.raises(RPCError, match="max-sessions"):
+            connect("127.0.0.1", port)
+        first.close()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=TIMEOUT)
+    assert "max_sessions=1" in err

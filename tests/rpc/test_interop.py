@@ -147,7 +147,10 @@ def test_tvm_server_on_pytvm_tracker_requested_by_pytvm_client() -> None:
         )
         try:
             with rpc.connect_tracker("127.0.0.1", tracker.port) as client:
-                sess = client.request("tvm-board", session_timeout=60)
+                # TVM's server registers from its own process, after its constructor returns
+                sess = client.request(
+                    "tvm-board", session_timeout=60, wait_for_unknown_key=True, timeout=60
+                )
                 assert sess.get_function("rpc.test.addone")(9) == 10
                 sess.close()
         finally:

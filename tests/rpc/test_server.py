@@ -264,7 +264,8 @@ def test_tracker_mode_reconnects_after_tracker_restart() -> None:
         first.terminate()  # the spare forked meanwhile no longer holds its port: wait_idle()
         with Tracker(port=port, port_end=port + 1, silent=True):
             with connect_tracker(*addr) as tsess:
-                sess = tsess.request("dev")  # waits until the server has registered again
+                # waits until the server has registered again
+                sess = tsess.request("dev", wait_for_unknown_key=True, timeout=10)
                 assert sess.get_function("rpc.test.addone")(1) == 2
                 sess.close()
 

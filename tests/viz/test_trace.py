@@ -33,7 +33,7 @@ def nested() -> Iterator[rpc.RPCSession]:
     from pytvm.crt import device_binary
 
     binary = str(device_binary(hexagon=True))
-    with service_process(*SERVER) as (_, port):
+    with service_process(*SERVER, "--popen-executable", binary) as (_, port):
         sess = rpc.connect("127.0.0.1", port, session_constructor_args=["rpc.PopenSession", binary])
         yield sess
         sess.close()
