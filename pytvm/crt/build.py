@@ -50,7 +50,9 @@ def sources_digest(cc: str) -> str:
     files.append(root / "Makefile")
     # the skel linked into the binary is generated from these (src/crt/device/skel.mk)
     idl_dir = source_dir().parent / "contrib" / "hexagon"
-    files += [idl_dir / name for name in ("hexagon_rpc.idl", "idl.py")]
+    generator = ("hexagon_rpc.idl", "idl.py", "idl_parser.py", "skel_generator.py", "wire.py")
+    files += [idl_dir / name for name in generator]
+    files += list((idl_dir / "templates").glob("*.in"))
     files += list(include_dir().rglob("*.h"))
     for path in sorted(files):
         digest.update(str(path.relative_to(source_dir().parent)).encode())

@@ -341,9 +341,7 @@ def _expect(args: list[Any], kinds: tuple[Any, ...], what: str) -> list[Any]:
 
 
 def _api(dev: Device) -> DeviceAPI:
-    api = DeviceAPI.get(dev)
-    assert api is not None
-    return api
+    return DeviceAPI.get(dev)
 
 
 def _byte_view(desc: TensorDesc, nbytes: int) -> DLTensor:

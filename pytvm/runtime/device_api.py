@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import sys
 from enum import IntEnum
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..ffi import Device, Object, register_object
 from ..ffi import trace as _trace
@@ -121,10 +121,20 @@ class DeviceAPI(Object):
 
     _cache: dict[str, tuple[int, DeviceAPI]] = {}
 
+    @overload
+    @staticmethod
+    def get(dev: Device, allow_missing: Literal[False] = False) -> DeviceAPI: ...
+    @overload
+    @staticmethod
+    def get(dev: Device, allow_missing: bool) -> DeviceAPI | None: ...
+
     @staticmethod
     def get(dev: Device, allow_missing: bool = False) -> DeviceAPI | None:
         """The device API serving ``dev``: ``device_api.rpc`` when the type carries a session
-        mask, else ``device_api.<device name>``."""
+        mask, else ``device_api.<device name>``.
+
+        A missing one raises ``TVMValueError`` naming ``dev`` and the global function to
+        register; with ``allow_missing=True`` it returns None instead."""
         name = "rpc" if dev.is_remote else dev.device_name
         cached = DeviceAPI._cache.get(name)
         version = registry_version()

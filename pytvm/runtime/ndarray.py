@@ -227,7 +227,6 @@ class NDArray(Object):
         )
         try:
             api = DeviceAPI.get(self._device)
-            assert api is not None
             api.copy_data_from_to(_host_view(buf, self), self._dl, None)
             api.stream_sync(self._device, None)
         finally:
@@ -247,7 +246,6 @@ class NDArray(Object):
         )
         try:
             api = DeviceAPI.get(self._device)
-            assert api is not None
             api.copy_data_from_to(self._dl, _host_view(host, self), None)
             api.stream_sync(self._device, None)
         finally:
@@ -320,7 +318,6 @@ def _copy_between(src: NDArray, dst: NDArray) -> None:
     """TVMArrayCopyFromTo: the device API of the non-CPU side does the copy."""
     dev = src._device if src._device.device_type != 1 else dst._device
     api = DeviceAPI.get(dev)
-    assert api is not None
     api.copy_data_from_to(src._dl, dst._dl, None)
     api.stream_sync(dev, None)
 
@@ -344,7 +341,6 @@ def empty(
     dt = make_dtype(dtype)
     dev = cpu(0) if device is None else make_device(device)
     api = DeviceAPI.get(dev)
-    assert api is not None
     nbytes = math.prod(dims) * dt.itemsize
     ptr = api.alloc_data(dev, nbytes, ALIGNMENT, dt, mem_scope)
     return NDArray(ptr, dims, dt, dev, owner=_Allocation(api, dev, ptr))

@@ -104,7 +104,6 @@ def time_function(
             f"time_evaluator needs number > 0 and repeat > 0, got number={number}, repeat={repeat}"
         )
     api = DeviceAPI.get(dev)
-    assert api is not None
     func(*args)  # warm up (and surface errors before timing)
     api.stream_sync(dev, None)
     results = []

@@ -1,5 +1,5 @@
 """The accelerator path of seed 000: a board-side transport channel to an accelerator process
-(over the stub generated from ``hexagon_rpc.idl``, see :mod:`pytvm.contrib.hexagon.idl`), the
+(over the stub and skel of ``hexagon_rpc.idl``, see :mod:`pytvm.contrib.hexagon.idl`), the
 session constructor a board server runs, and a launcher that sets the board up.
 
 The device constructor keeps TVM's top-level name, ``pytvm.hexagon(0)``; this package lives

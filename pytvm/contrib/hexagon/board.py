@@ -23,13 +23,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tracker", default=None, help="host:port of the tracker")
     parser.add_argument("--key", default="", help="rpc key to register under")
     args = parser.parse_args(argv)
-    # Build (or find) the emulator and generate the stub now: session workers are forked from
-    # this process, so they inherit both instead of redoing them per session (~40 ms).
+    # Build (or find) the emulator and parse the IDL now: session workers are forked from this
+    # process, so they inherit both instead of redoing them per session.
     from ...crt.build import device_binary
-    from .transport import stub_module
+    from .stub import hexagon_rpc_interface
 
     device_binary()
-    stub_module()
+    hexagon_rpc_interface()
     tracker = None
     if args.tracker:
         host, _, port = args.tracker.rpartition(":")

@@ -6,15 +6,11 @@ carries to the DSP and its generated skel hands to the implementation there.
 :class:`StubTransport` (the default of :func:`pytvm.contrib.hexagon.create_session`) does the
 same for the accelerator emulator on this machine: ``open`` starts ``pytvm-device <r> <w>
 --hexagon --skel`` (CRT + MinRPC in C, device type 16, serving the C skel generated from
-``hexagon_rpc.idl``) and every call goes through the Python stub generated from the same file
-(:func:`stub_module`), as a request/reply message on the process's pipes. On the device,
-``hexagon_rpc_send`` feeds the bytes to the MinRPC server and ``hexagon_rpc_receive`` returns
-what it wrote (``pytvm/src/crt/device/hexagon_rpc_impl.c``).
-
-The stub is generated when it is first needed, once per process, from the installed IDL file
-(no generated Python is stored in the package, so stub and skel cannot drift apart); run
-``python pytvm/contrib/hexagon/idl.py --stub-py out.py pytvm/contrib/hexagon/hexagon_rpc.idl``
-to read it.
+``hexagon_rpc.idl``) and every call goes through the stub
+(:class:`~pytvm.contrib.hexagon.stub.HexagonRpcStub`, which marshals it from the same parsed
+file) as a request/reply message on the process's pipes. On the device, ``hexagon_rpc_send``
+feeds the bytes to the MinRPC server and ``hexagon_rpc_receive`` returns what it wrote
+(``pytvm/src/crt/device/hexagon_rpc_impl.c``).
 
 :class:`PipeTransport` is the older shortcut kept for comparison: raw RPC bytes straight over
 the pipes of ``pytvm-device --hexagon``, no stub or skel.
@@ -25,22 +21,17 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
-from types import ModuleType
-from typing import Any
 
-from ...ffi.errors import TVMOSError
+from ...ffi.errors import TVMOSError, TVMValueError
 from ...rpc.channel import reap
+from .stub import IDL_PATH, HexagonRpcStub, StubError
+from .wire import DEFAULT_MAX_MESSAGE
 
-__all__ = ["Transport", "StubTransport", "PipeTransport", "stub_module", "IDL_PATH"]
-
-#: The interface definition the stub (here) and the skel (in ``pytvm-device``) come from.
-IDL_PATH = Path(__file__).resolve().with_name("hexagon_rpc.idl")
+__all__ = ["Transport", "StubTransport", "PipeTransport", "IDL_PATH", "DEVICE_MAX_MESSAGE"]
 
 #: The device's skel buffer (``PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES``), the stub's default
-#: ``max_message`` (``idl.DEFAULT_MAX_MESSAGE``).
-DEVICE_MAX_MESSAGE = 1 << 20
+#: ``max_message``.
+DEVICE_MAX_MESSAGE = DEFAULT_MAX_MESSAGE
 
 #: Statuses of the device implementation (``hexagon_rpc_impl.h``).
 IMPL_STATUSES = {
@@ -54,17 +45,8 @@ IMPL_STATUSES = {
 }
 
 
-@lru_cache(maxsize=1)
-def stub_module() -> ModuleType:
-    """The module generated from :data:`IDL_PATH`; it holds ``HexagonRpcStub``, ``StubError``
-    and ``StatusError``. Generated on first use, then cached for the process."""
-    from . import idl  # imported here so ``python -m pytvm.contrib.hexagon.idl`` runs it fresh
-
-    return idl.load_stub(idl.parse_file(IDL_PATH), DEVICE_MAX_MESSAGE)
-
-
 class Transport:
-    """What a board needs from its accelerator link (the interface of the generated stub)."""
+    """What a board needs from its accelerator link (the calls of ``hexagon_rpc.idl``)."""
 
     def open(self, uri: str, stack_size: int) -> None:
         """Start (or attach to) the accelerator's RPC server."""
@@ -133,7 +115,7 @@ class PipeTransport(Transport):
 
 
 class StubTransport(Transport):
-    """The emulator behind the generated stub: ``<binary> <read_fd> <write_fd> --hexagon --skel``.
+    """The emulator behind the hexagon_rpc stub: ``<binary> <read_fd> <write_fd> --hexagon --skel``.
 
     ``max_message`` is the device's skel buffer (``PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES``, 1 MiB
     by default): no request or reply is larger. ``send`` splits its data into calls of at most
@@ -148,13 +130,13 @@ class StubTransport(Transport):
         chunk: int = 256 * 1024,
     ) -> None:
         if not 0 < chunk <= max_message - 64:
-            raise ValueError(f"chunk={chunk} must be in 1..{max_message - 64}")
+            raise TVMValueError(f"chunk={chunk} must be in 1..{max_message - 64}")
         self.binary = os.fspath(binary)
         self.extra_args = list(extra_args)
         self.max_message = max_message
         self.chunk = chunk
         self.process: subprocess.Popen[bytes] | None = None
-        self.stub: Any = None
+        self.stub: HexagonRpcStub | None = None
         self.handle = 0
         self._fds: tuple[int, int] = (-1, -1)
 
@@ -167,7 +149,6 @@ class StubTransport(Transport):
     def open(self, uri: str, stack_size: int) -> None:
         if self.process is not None:
             raise TVMOSError(f"accelerator transport to {uri!r} is already open")
-        module = stub_module()
         child_read, parent_write = os.pipe()
         parent_read, child_write = os.pipe()
         argv = [self.binary, str(child_read), str(child_write), "--hexagon", "--skel"]
@@ -182,14 +163,14 @@ class StubTransport(Transport):
             os.close(child_read)
             os.close(child_write)
         self._fds = (parent_read, parent_write)
-        self.stub = module.HexagonRpcStub(parent_read, parent_write, self.max_message)
+        self.stub = HexagonRpcStub(parent_read, parent_write, self.max_message)
         try:
             self.handle = self.stub.open(uri, int(stack_size))
-        except (module.StubError, ValueError, TypeError) as err:
+        except (StubError, ValueError, TypeError) as err:
             self.close()
             raise self._fail(f"open of {uri!r}", err) from err
 
-    def _stub(self) -> Any:
+    def _stub(self) -> HexagonRpcStub:
         if self.stub is None:
             raise TVMOSError("the accelerator transport is not open")
         return self.stub
@@ -200,7 +181,7 @@ class StubTransport(Transport):
         try:
             for start in range(0, len(view), self.chunk):
                 stub.send(self.handle, view[start : start + self.chunk])
-        except stub_module().StubError as err:
+        except StubError as err:
             raise self._fail("send", err) from err
         return len(view)
 
@@ -209,8 +190,8 @@ class StubTransport(Transport):
         if size <= 0:
             return b""
         try:
-            data: bytes = stub.receive(self.handle, min(size, self.chunk))
-        except stub_module().StubError as err:
+            data = stub.receive(self.handle, min(size, self.chunk))
+        except StubError as err:
             raise self._fail("receive", err) from err
         return data
 
@@ -218,7 +199,7 @@ class StubTransport(Transport):
         if self.stub is not None and self.handle:
             try:
                 self.stub.close(self.handle)
-            except stub_module().StubError:
+            except StubError:
                 pass  # the device is gone or the stream broke: reaping it is all that is left
         self.stub = None
         self.handle = 0

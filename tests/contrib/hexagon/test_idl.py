@@ -1,4 +1,4 @@
-"""The hexagon_rpc IDL (``pytvm/contrib/hexagon/hexagon_rpc.idl``) and its generated stub and skel:
+"""The hexagon_rpc IDL (``pytvm/contrib/hexagon/hexagon_rpc.idl``), its stub and generated skel:
 parser errors, deterministic generation, generated C under strict warnings, stub/skel round
 trips against test implementations in C, and ``pytvm-device --hexagon --skel`` behind
 :class:`pytvm.contrib.hexagon.StubTransport`."""
@@ -6,6 +6,7 @@ trips against test implementations in C, and ``pytvm-device --hexagon --skel`` b
 from __future__ import annotations
 
 import dataclasses
+import doctest
 import os
 import shutil
 import struct
@@ -20,7 +21,14 @@ import pytest
 
 import pytvm
 from pytvm.contrib.hexagon import StubTransport, idl
-from pytvm.contrib.hexagon.transport import DEVICE_MAX_MESSAGE, IDL_PATH, stub_module
+from pytvm.contrib.hexagon.stub import (
+    HexagonRpcStub,
+    StatusError,
+    Stub,
+    StubError,
+    hexagon_rpc_interface,
+)
+from pytvm.contrib.hexagon.transport import DEVICE_MAX_MESSAGE, IDL_PATH
 from pytvm.ffi.device import Device
 from pytvm.ffi.errors import TVMOSError
 from pytvm.rpc.client import RPCSession
@@ -32,7 +40,7 @@ from pytvm.rpc.protocol import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-IDL_TOOL = ROOT / "pytvm" / "contrib" / "hexagon" / "idl.py"
+IDL_TOOL = [sys.executable, "-m", "pytvm.contrib.hexagon.idl"]
 CRT_DIR = ROOT / "pytvm" / "src" / "crt"
 COMPILERS = [cc for cc in ("gcc", "clang") if shutil.which(cc)]
 WARN = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -75,6 +83,13 @@ def test_the_shipped_idl_declares_the_four_calls(hexagon_rpc: idl.Interface) -> 
         iface.name = "x"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         iface.methods[0].params[0].type = "bytes"  # type: ignore[misc]
+
+
+def test_the_parser_docstring_example_runs() -> None:
+    from pytvm.contrib.hexagon import idl_parser
+
+    result = doctest.testmod(idl_parser, verbose=False)
+    assert result.attempted >= 2 and result.failed == 0
 
 
 def test_comments_and_layout_are_free() -> None:
@@ -122,9 +137,10 @@ def test_the_command_line_reports_errors_and_fails(tmp_path: Path) -> None:
     bad = tmp_path / "bad.idl"
     bad.write_text("interface k {\n  int32 f(in float a);\n};\n")
     proc = subprocess.run(
-        [sys.executable, str(IDL_TOOL), "--skel-c", str(tmp_path / "x.c"), str(bad)],
+        [*IDL_TOOL, "--skel-c", str(tmp_path / "x.c"), str(bad)],
         capture_output=True,
         text=True,
+        cwd=ROOT,
     )
     assert proc.returncode == 1 and f"{bad}:2: unknown parameter type" in proc.stderr
     assert not (tmp_path / "x.c").exists()
@@ -133,27 +149,23 @@ def test_the_command_line_reports_errors_and_fails(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------- determinism
 
 
-def _generate_all(iface: idl.Interface) -> tuple[str, str, str]:
-    return (
-        idl.generate_skel_header(iface),
-        idl.generate_skel_c(iface),
-        idl.generate_stub_py(iface),
-    )
+def _generate_all(iface: idl.Interface) -> tuple[str, str]:
+    return (idl.generate_skel_header(iface), idl.generate_skel_c(iface))
 
 
 def test_generation_is_deterministic(tmp_path: Path, hexagon_rpc: idl.Interface) -> None:
     first = _generate_all(hexagon_rpc)
     assert first == _generate_all(idl.parse_file(IDL_PATH))
-    # the script, in fresh interpreters with different hash seeds, writes the same bytes
+    # the command line, in fresh interpreters with different hash seeds, writes the same bytes
     for seed in ("0", "1", "12345"):
         out = tmp_path / seed
         subprocess.run(
-            [sys.executable, str(IDL_TOOL), "--skel-h", str(out / "s.h"), "--skel-c"]
-            + [str(out / "s.c"), "--stub-py", str(out / "stub.py"), str(IDL_PATH)],
+            [*IDL_TOOL, "--skel-h", str(out / "s.h"), "--skel-c", str(out / "s.c"), str(IDL_PATH)],
             check=True,
             env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=ROOT,
         )
-        written = tuple((out / n).read_text() for n in ("s.h", "s.c", "stub.py"))
+        written = tuple((out / n).read_text() for n in ("s.h", "s.c"))
         assert written == first
     # nothing depends on where the file lives
     copy = tmp_path / "elsewhere" / "hexagon_rpc.idl"
@@ -161,7 +173,7 @@ def test_generation_is_deterministic(tmp_path: Path, hexagon_rpc: idl.Interface)
     copy.write_bytes(IDL_PATH.read_bytes())
     assert _generate_all(idl.parse_file(copy)) == first
     # the digest in every banner follows the text
-    assert hexagon_rpc.digest in first[0] and hexagon_rpc.digest in first[2]
+    assert hexagon_rpc.digest in first[0] and hexagon_rpc.digest in first[1]
     edited = idl.parse(IDL_PATH.read_text() + "\n# edited\n", "hexagon_rpc.idl")
     assert edited.digest != hexagon_rpc.digest
 
@@ -181,14 +193,47 @@ def test_the_build_generates_the_same_skel(tmp_path: Path, hexagon_rpc: idl.Inte
 
 
 def test_the_transport_uses_the_stub_of_the_shipped_idl(hexagon_rpc: idl.Interface) -> None:
-    module = stub_module()
-    assert module is stub_module()  # generated once per process
-    assert module.DIGEST == hexagon_rpc.digest
-    assert module.METHOD_IDS == {"open": 0, "send": 1, "receive": 2, "close": 3}
-    assert module.MAX_MESSAGE == idl.DEFAULT_MAX_MESSAGE == DEVICE_MAX_MESSAGE
+    iface = hexagon_rpc_interface()
+    assert iface is hexagon_rpc_interface()  # parsed once per process
+    read_fd, write_fd = os.pipe()
+    try:
+        stub = HexagonRpcStub(read_fd, write_fd)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert stub.interface.digest == hexagon_rpc.digest
+    assert stub.method_ids == {"open": 0, "send": 1, "receive": 2, "close": 3}
+    assert stub.max_message == idl.DEFAULT_MAX_MESSAGE == DEVICE_MAX_MESSAGE
     skel_buffer = (CRT_DIR / "device" / "hexagon_rpc_impl.h").read_text()
     assert "#define PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES (1024u * 1024u)" in skel_buffer
-    compile(idl.generate_stub_py(hexagon_rpc), "stub.py", "exec")
+
+
+def test_the_typed_stub_refuses_an_idl_it_does_not_marshal() -> None:
+    text = IDL_PATH.read_text()
+    changed = text.replace("in uint32 max, out bytes data", "out bytes data, in uint32 max")
+    assert changed != text
+    with pytest.raises(
+        ValueError,
+        match=r"hexagon_rpc.idl:\d+: int32 receive\(in handle h, out bytes data, in uint32 max\)",
+    ):
+        HexagonRpcStub(0, 1, interface=idl.parse(changed, "hexagon_rpc.idl"))
+    missing = idl.parse(
+        "interface hexagon_rpc { int32 open(in string uri, in int32 stack_size, out handle h); };",
+        "x.idl",
+    )
+    with pytest.raises(ValueError, match="x.idl: interface 'hexagon_rpc' lacks method 'send'"):
+        HexagonRpcStub(0, 1, interface=missing)
+
+
+def test_the_stub_refuses_unknown_methods_and_wrong_arity() -> None:
+    stub = Stub(idl.parse(KITCHEN_IDL, "kitchen.idl"), -1, -1)
+    with pytest.raises(ValueError, match="kitchen.idl declares no such method: nothing, scalars"):
+        stub.call("missing")
+    with pytest.raises(TypeError, match=r"kitchen_scalars takes 3 arguments \(a, b, c\), got 1"):
+        stub.call("scalars", 1)
+    # nothing was written: the descriptors are invalid, so any write would have failed
+    with pytest.raises(StubError, match="cannot write to the skel"):
+        stub.call("nothing")
 
 
 # ------------------------------------------------------------------------- generated C
@@ -406,9 +451,12 @@ class Harness:
         os.close(child_read)
         os.close(child_write)
         self.read_fd, self.write_fd = parent_read, parent_write
-        self.module = idl.load_stub(iface)
-        cls = getattr(self.module, f"{''.join(w.capitalize() for w in iface.name.split('_'))}Stub")
-        self.stub: Any = cls(parent_read, parent_write, max_message or buffer)
+        size = max_message or buffer
+        self.stub: Any = (
+            HexagonRpcStub(parent_read, parent_write, size, iface)
+            if iface.name == "hexagon_rpc"
+            else Stub(iface, parent_read, parent_write, size)
+        )
 
     def raw(self, data: bytes) -> tuple[int, bytes]:
         """Write raw bytes; read one reply: (status, out-parameter bytes)."""
@@ -483,7 +531,7 @@ def test_every_hexagon_rpc_method_round_trips(
     rpc_harness: Path, hexagon_rpc: idl.Interface
 ) -> None:
     h = Harness(rpc_harness, hexagon_rpc)
-    stub, module = h.stub, h.module
+    stub = h.stub
     handle = stub.open("pytvm_hexagon_rpc_skel.so?domain=cdsp", 16384)
     assert handle == 7
     assert stub.receive(handle, 1000) == b"open pytvm_hexagon_rpc_skel.so?domain=cdsp 16384"
@@ -499,13 +547,13 @@ def test_every_hexagon_rpc_method_round_trips(
     stub.send(handle, big)
     got = b"".join(stub.receive(handle, 300_000) for _ in range(4))
     assert got == big
-    with pytest.raises(module.StatusError) as info:
+    with pytest.raises(StatusError) as info:
         stub.send(handle + 1, b"x")  # the implementation's status comes back
     assert info.value.status == -1 and info.value.method == "send"
     assert stub.close(handle) is None
-    with pytest.raises(module.StatusError, match="returned status -1"):
+    with pytest.raises(StatusError, match="returned status -1"):
         stub.close(handle)
-    with pytest.raises(module.StatusError) as info:
+    with pytest.raises(StatusError) as info:
         stub.open("fail", 0)
     assert info.value.status == -42
     assert stub.open("grüße ✓", -5) == 7  # UTF-8 and a negative int32 arrive intact
@@ -516,19 +564,19 @@ def test_every_hexagon_rpc_method_round_trips(
 def test_kitchen_sink_round_trips(kitchen_harness: Path) -> None:
     iface = idl.parse(KITCHEN_IDL, "kitchen.idl")
     h = Harness(kitchen_harness, iface)
-    stub, module = h.stub, h.module
-    assert stub.nothing() is None
-    assert stub.scalars(5, 0, 0xFFFFFFFF) == (-5, 0xFFFFFFFF, 0)
-    assert stub.scalars(-(1 << 31), 0x12345678, 41) == ((1 << 31) - 1, 0xEDCBA987, 42)
-    with pytest.raises(module.StatusError) as info:
-        stub.scalars(13, 0, 0)
+    stub = h.stub
+    assert stub.call("nothing") is None
+    assert stub.call("scalars", 5, 0, 0xFFFFFFFF) == (-5, 0xFFFFFFFF, 0)
+    assert stub.call("scalars", -(1 << 31), 0x12345678, 41) == ((1 << 31) - 1, 0xEDCBA987, 42)
+    with pytest.raises(StatusError) as info:
+        stub.call("scalars", 13, 0, 0)
     assert info.value.status == -13
-    n, echo, neg_k = stub.mixed("héllo", b"abc\x00def", 7)
+    n, echo, neg_k = stub.call("mixed", "héllo", b"abc\x00def", 7)
     assert (n, echo, neg_k) == (len("héllo".encode()), b"fed\x00cba", -7)
-    assert stub.mixed("", b"", -(1 << 31)) == (0, b"", (1 << 31) - 1)
-    assert stub.nothing() is None
-    with pytest.raises(module.StatusError, match="kitchen_nothing returned status 3"):
-        stub.nothing()
+    assert stub.call("mixed", "", b"", -(1 << 31)) == (0, b"", (1 << 31) - 1)
+    assert stub.call("nothing") is None
+    with pytest.raises(StatusError, match="kitchen_nothing returned status 3"):
+        stub.call("nothing")
     assert h.finish() == (0, "")
 
 
@@ -559,12 +607,12 @@ def test_the_skel_answers_bad_requests_and_stays_in_step(
     rpc_harness: Path, hexagon_rpc: idl.Interface
 ) -> None:
     h = Harness(rpc_harness, hexagon_rpc, buffer=4096, max_message=1 << 20)
-    stub, module = h.stub, h.module
+    stub = h.stub
     skel = {name: value for name, (value, _) in idl.SKEL_STATUSES.items()}
     assert stub.open("u", 0) == 7
     stub.receive(7, 100)
     # a request larger than the skel's buffer is read, dropped and answered
-    with pytest.raises(module.StatusError, match="ETOOBIG") as info:
+    with pytest.raises(StatusError, match="ETOOBIG") as info:
         stub.send(7, bytes(100_000))
     assert info.value.status == skel["ETOOBIG"]
     assert h.raw(struct.pack("<II", 4, 99)) == (skel["EMETHOD"], b"")
@@ -591,7 +639,7 @@ def test_the_skel_answers_bad_requests_and_stays_in_step(
     # a well-formed raw request is answered normally
     assert h.raw(request(2, h7, struct.pack("<I", 0))) == (0, struct.pack("<I", 0))
     # the implementation claiming more out-bytes than their capacity is caught
-    with pytest.raises(module.StatusError, match="EIMPL"):
+    with pytest.raises(StatusError, match="EIMPL"):
         stub.receive(7, 0xFFFFFFFF)
     # after all that, the stream is still in step
     stub.send(7, b"still here")
@@ -612,9 +660,9 @@ def test_a_vanished_skel_breaks_the_stub(rpc_harness: Path, hexagon_rpc: idl.Int
     h = Harness(rpc_harness, hexagon_rpc)
     h.proc.kill()
     h.proc.wait()
-    with pytest.raises(h.module.StubError):
+    with pytest.raises(StubError):
         h.stub.open("u", 0)
-    with pytest.raises(h.module.StubError, match="broken"):
+    with pytest.raises(StubError, match="broken"):
         h.stub.close(7)
     os.close(h.read_fd)
     os.close(h.write_fd)
@@ -688,11 +736,11 @@ def test_device_answers_an_oversized_packet_then_ends(transport: StubTransport) 
 
 
 def test_device_rejects_bad_handles_and_a_second_open(transport: StubTransport) -> None:
-    module = stub_module()
-    with pytest.raises(module.StatusError) as info:
+    assert transport.stub is not None
+    with pytest.raises(StatusError) as info:
         transport.stub.send(transport.handle + 1, b"x")
     assert info.value.status == -1
-    with pytest.raises(module.StatusError) as info:
+    with pytest.raises(StatusError) as info:
         transport.stub.open("second", 0)
     assert info.value.status == -2
 

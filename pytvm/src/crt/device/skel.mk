@@ -4,9 +4,9 @@
 #   make -C pytvm/src/crt test                            also compiles the skel (strict flags)
 #
 # The skel (C99) and its header are generated at build time into $(BUILD)/gen by
-#   $(PYTHON) pytvm/contrib/hexagon/idl.py --skel-c ... --skel-h ... pytvm/contrib/hexagon/hexagon_rpc.idl
-# (idl.py imports nothing from pytvm, so it runs as a plain script; PYTHON defaults to
-# python3, Python >= 3.10). device/device.mk compiles the skel object of each variant
+#   $(PYTHON) -m pytvm.contrib.hexagon.idl --skel-c ... --skel-h ... pytvm/contrib/hexagon/hexagon_rpc.idl
+# with this package first on PYTHONPATH (PYTHON defaults to python3, Python >= 3.10, with
+# pytvm's requirements installed). device/device.mk compiles the skel object of each variant
 # (SKEL_OBJ_<v>), links it into pytvm-device and puts $(SKEL_GEN_DIR) on the include path of
 # the device sources (hexagon_rpc_impl.c includes hexagon_rpc_skel.h).
 # Included by pytvm/src/crt/Makefile (variables: see its header) and by device/device.mk.
@@ -16,7 +16,10 @@ PYTVM_SKEL_MK_INCLUDED := 1
 
 PYTHON ?= python3
 SKEL_IDL := $(CRT_PKG_DIR)/contrib/hexagon/hexagon_rpc.idl
-SKEL_TOOL := $(CRT_PKG_DIR)/contrib/hexagon/idl.py
+# The generator: its modules and the C templates it fills in.
+SKEL_TOOL := $(addprefix $(CRT_PKG_DIR)/contrib/hexagon/,idl.py idl_parser.py skel_generator.py wire.py) \
+    $(wildcard $(CRT_PKG_DIR)/contrib/hexagon/templates/*.in)
+SKEL_PYTHONPATH := $(abspath $(CRT_PKG_DIR)/..)$(if $(PYTHONPATH),:$(PYTHONPATH))
 SKEL_GEN_DIR := $(BUILD)/gen
 SKEL_C := $(SKEL_GEN_DIR)/hexagon_rpc_skel.c
 SKEL_H := $(SKEL_GEN_DIR)/hexagon_rpc_skel.h
@@ -26,8 +29,8 @@ SKEL_H := $(SKEL_GEN_DIR)/hexagon_rpc_skel.h
 $(SKEL_GEN_DIR)/%_skel.h $(SKEL_GEN_DIR)/%_skel.c: $(CRT_PKG_DIR)/contrib/hexagon/%.idl $(SKEL_TOOL)
 	@mkdir -p $(SKEL_GEN_DIR)
 	$(CRT_SAY) "GEN" "$(SKEL_GEN_DIR)/$*_skel.h $(SKEL_GEN_DIR)/$*_skel.c"
-	$(CRT_Q)$(PYTHON) $(SKEL_TOOL) --skel-h $(SKEL_GEN_DIR)/$*_skel.h \
-	    --skel-c $(SKEL_GEN_DIR)/$*_skel.c $<
+	$(CRT_Q)PYTHONPATH=$(SKEL_PYTHONPATH) $(PYTHON) -m pytvm.contrib.hexagon.idl \
+	    --skel-h $(SKEL_GEN_DIR)/$*_skel.h --skel-c $(SKEL_GEN_DIR)/$*_skel.c $<
 
 # $(1): variant. The generated code is held to the CRT's strict warnings.
 define SKEL_VARIANT_RULES
