@@ -22,6 +22,7 @@ from .ffi.errors import (
     OpError,
     OpNotImplemented,
     RPCError,
+    RPCSessionBrokenError,
     RPCSessionTimeoutError,
     TVMError,
     register_error,
@@ -37,6 +38,7 @@ __all__ = [
     "OpNotImplemented",
     "RPCError",
     "RPCSessionTimeoutError",
+    "RPCSessionBrokenError",
     "TVMError",
     "register_error",
 ]

@@ -4,6 +4,10 @@ Values cross as ``(TVMValue, type index)`` pairs with tvm-ffi's numbering. Conve
 lookup on the exact Python type (``_ARG_SETTERS``), filled for subclasses on first sight.
 The host runtime library (built from the package's C sources) implements the C runtime API;
 registry and module lookups from C come back here through hooks.
+
+Every call path refuses a tensor whose memory lives in another process (``local_args``), and a
+call is a ``C function`` span of ``pytvm.trace()`` while tracing is on (one flag test when off:
+``_trace.ON`` here, a C copy of it kept in step by ``trace.on_switch`` in the extension).
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from typing import Any
 import numpy as np
 
 from . import libinfo, registry
+from . import trace as _trace
 from .c_abi import TVMByteArray, TVMPackedCFunc, TVMPackedCFuncFinalizer
 from .device import Device
 from .dtype import DataType
 from .errors import TVMError, TVMTypeError, format_error, parse_error
 from .function import PackedFunc
+from .local_args import check_dltensor, raise_foreign_tensor
 from .object import Object, object_from_handle
 from .type_index import TypeIndex
 
@@ -43,8 +49,12 @@ _INT = ctypes.c_int
 
 _lib: ctypes.CDLL | None = None
 _lib_lock = threading.Lock()
+# The extension's ``invoke((faddr, resource, name), *args)``, or None: calls go through ctypes.
 _fast_call: Callable[..., Any] | None = None
 _fast_module: Any = None
+
+#: The trace layer of a Python -> C packed call.
+CALL_LAYER = "C function"
 
 
 def runtime_library() -> ctypes.CDLL:
@@ -77,8 +87,22 @@ def _load_fastcall() -> None:
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     module.configure(_fast_convert, _fast_decode, _raise_pending, _tensor_type)
+    module.configure_call(raise_foreign_tensor, _begin_call, _end_call)
+    _trace.on_switch(module.set_tracing)
     _fast_module = module
-    _fast_call = module.call
+    _fast_call = module.invoke
+
+
+def _begin_call(name: str | None, nargs: int) -> _trace.Span:
+    """Open the span of a traced Python -> C call (only called while tracing is on)."""
+    return _trace.begin(CALL_LAYER, name or "<anonymous>", args=nargs)
+
+
+def _end_call(span: _trace.Span, rc: int) -> None:
+    if rc == 0:
+        _trace.end(span)
+    else:
+        _trace.end(span, failed=True)
 
 
 def _fast_convert(arg: Any) -> tuple[int, int, Any]:
@@ -291,7 +315,9 @@ def _find_setter(cls: type) -> Setter:
     )
 
 
-def _pack_args(args: tuple[Any, ...]) -> tuple[Any, Any, list[Any]]:
+def _pack_args(args: tuple[Any, ...], func: str = "") -> tuple[Any, Any, list[Any]]:
+    """Arguments as C arrays (values, type indices) plus what must live through the call;
+    a tensor of another process is refused, naming ``func`` and the argument."""
     n = len(args)
     values = (_I64 * n)()
     codes = (_INT * n)()
@@ -300,9 +326,11 @@ def _pack_args(args: tuple[Any, ...]) -> tuple[Any, Any, list[Any]]:
     for i, arg in enumerate(args):
         setter = setters.get(type(arg)) or _find_setter(type(arg))
         try:
-            codes[i] = setter(values, i, arg, keep)
+            code = codes[i] = setter(values, i, arg, keep)
         except (OverflowError, UnicodeError) as err:
             raise TVMTypeError(f"argument {i} ({arg!r}) cannot be passed to C: {err}") from None
+        if code == TypeIndex.DL_TENSOR_PTR:
+            check_dltensor(func, i, arg, values[i])
     return values, codes, keep
 
 
@@ -432,7 +460,7 @@ class CFunction(PackedFunc):
         self._owner = owner
         # With the extension, a call is attrgetter -> partial -> C: no Python frame per call.
         self._invoke = (
-            functools.partial(_fast_call, faddr, resource)
+            functools.partial(_fast_call, (faddr, resource, name))
             if _fast_call is not None
             else self._call_ctypes
         )
@@ -442,15 +470,13 @@ class CFunction(PackedFunc):
     def _call_ctypes(self, *args: Any) -> Any:
         ret = _I64()
         ret_code = _INT()
-        if args:
-            values, codes, keep = _pack_args(args)
-            rc = self._fptr(
-                values, codes, len(args), ctypes.byref(ret), ctypes.byref(ret_code), self._resource
-            )
-        else:
-            rc = self._fptr(
-                None, None, 0, ctypes.byref(ret), ctypes.byref(ret_code), self._resource
-            )
+        values, codes, keep = _pack_args(args, self.name) if args else (None, None, [])
+        span = _begin_call(self.name, len(args)) if _trace.ON else None
+        rc = self._fptr(
+            values, codes, len(args), ctypes.byref(ret), ctypes.byref(ret_code), self._resource
+        )
+        if span is not None:
+            _end_call(span, rc)
         if rc != 0:
             raise _take_error()
         code = ret_code.value
@@ -459,7 +485,7 @@ class CFunction(PackedFunc):
     def time_call(self, args: tuple[Any, ...], number: int) -> float:
         """Seconds for ``number`` back-to-back calls timed inside C (no Python per call)."""
         lib = runtime_library()
-        values, codes, keep = _pack_args(args) if args else (None, None, [])
+        values, codes, keep = _pack_args(args, self.name) if args else (None, None, [])
         seconds = ctypes.c_double()
         check_call(
             lib.PyTVMTimeCall(
@@ -510,8 +536,9 @@ def _release_callback(resource: int | None) -> None:
     _CALLBACKS.pop(resource or 0, None)
 
 
-def _store_return(ret: int, ret_code: int, value: Any) -> None:
-    """Write a Python return value for C; what it points to stays alive until the next return."""
+def _store_return(ret: int, ret_code: int, value: Any, func: str = "") -> None:
+    """Write a Python return value for C; what it points to stays alive until the next return.
+    A tensor of another process is refused (``func`` names the Python function)."""
     values = (_I64 * 1).from_address(ret)
     keep: list[Any] = []
     code: int
@@ -528,6 +555,8 @@ def _store_return(ret: int, ret_code: int, value: Any) -> None:
                     f"a Python function returned a value C cannot receive: {err}"
                 ) from None
         code = setter(values, 0, value, keep)
+        if code == TypeIndex.DL_TENSOR_PTR:
+            check_dltensor(func, None, value, values[0])
     keep.append(value)
     _tls.ret_keep = keep
     _INT.from_address(ret_code).value = code
@@ -553,7 +582,7 @@ def _trampoline(
             py_args = [_decode(raw[i], tcodes[i], owned=False) for i in range(num_args)]
         else:
             py_args = []
-        _store_return(ret, ret_code, func(*py_args))
+        _store_return(ret, ret_code, func(*py_args), func.name)
         return 0
     except BaseException as exc:  # noqa: BLE001 - every error must reach C as a return code
         return _set_pending(exc)

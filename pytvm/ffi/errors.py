@@ -26,6 +26,7 @@ __all__ = [
     "InternalError",
     "RPCError",
     "RPCSessionTimeoutError",
+    "RPCSessionBrokenError",
     "OpError",
     "OpNotImplemented",
     "OpAttributeRequired",
@@ -94,6 +95,11 @@ class RPCError(TVMError):
 
 class RPCSessionTimeoutError(RPCError, TimeoutError):
     """The server ended the session because its ``session_timeout`` ran out."""
+
+
+class RPCSessionBrokenError(RPCError, ConnectionError):
+    """A request was interrupted halfway (Ctrl-C, a timeout, a failing channel), so the byte
+    stream of the session is out of step; every later request raises this at once."""
 
 
 class OpError(TVMError):
@@ -176,6 +182,7 @@ for _kind, _cls in (
     ("InternalError", InternalError),
     ("RPCError", RPCError),
     ("RPCSessionTimeoutError", RPCSessionTimeoutError),
+    ("RPCSessionBrokenError", RPCSessionBrokenError),
     ("OpError", OpError),
     ("OpNotImplemented", OpNotImplemented),
     ("OpAttributeRequired", OpAttributeRequired),

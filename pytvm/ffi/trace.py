@@ -54,7 +54,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +72,7 @@ __all__ = [
     "stop",
     "take",
     "process_label",
+    "on_switch",
     "hop_index",
     "now",
 ]
@@ -163,12 +164,28 @@ _hop = 0
 _pid = os.getpid()
 
 
+_switch_hooks: list[Callable[[bool], None]] = []
+
+
+def on_switch(hook: Callable[[bool], None]) -> None:
+    """Call ``hook(ON)`` now and whenever recording starts or stops in this process (for code
+    that keeps its own copy of the flag, such as the fast-call extension written in C)."""
+    _switch_hooks.append(hook)
+    hook(ON)
+
+
+def _switched() -> None:
+    for hook in _switch_hooks:
+        hook(ON)
+
+
 def _after_fork_in_child() -> None:
     global ON, _lock, _pid
     ON = False  # a forked child records only once asked to (it is another process)
     _events.clear()
     _lock = threading.Lock()
     _pid = os.getpid()
+    _switched()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -181,12 +198,14 @@ def start(process: str = "host", hop: int = 0) -> None:
         _events.clear()
         _process, _hop, _pid = process, int(hop), os.getpid()
     ON = True
+    _switched()
 
 
 def stop() -> None:
     """Stop recording (spans still open are dropped when they end)."""
     global ON
     ON = False
+    _switched()
 
 
 def take() -> list[Event]:

@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+from ..ffi.errors import RPCSessionBrokenError
 from . import device_api as _device_api  # noqa: F401 - registers device_api.rpc
 from .base import (
     RPC_MAGIC,
@@ -42,6 +43,7 @@ __all__ = [
     "ProtocolError",
     "RPCError",
     "RPCSessionTimeoutError",
+    "RPCSessionBrokenError",
     "TrackerCode",
     "Channel",
     "MemoryChannel",

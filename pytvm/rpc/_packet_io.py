@@ -3,6 +3,11 @@ layer of a trace (every channel ``send``, and every ``recv`` while a reply is aw
 
 A server's wait for its next request is idle time, not wire time, so that ``recv`` is not
 traced (``idle=True``); the ``server`` span of the packet starts when it arrives.
+
+A request cut off halfway (Ctrl-C, a timeout, a failing channel) leaves the stream out of step:
+part of a packet sent, or part of a reply unread. :meth:`PacketIO.break_stream` then closes the
+channel (so the peer sees the end and frees its side) and every later send raises
+``RPCSessionBrokenError`` saying what was cut off.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import struct
 from collections.abc import Sequence
 
 from ..ffi import trace as _trace
+from ..ffi.errors import RPCSessionBrokenError
 from .base import ProtocolError, RPCError
 from .channel import Channel
 from .protocol import Limits
@@ -35,6 +41,7 @@ class PacketIO:
         self.name = name
         self.limits = limits
         self.closed = False
+        self.broken: str | None = None  # what was cut off, once the stream is out of step
         self._rbuf = bytearray()
         self._rpos = 0
         self._sent_bytes = 0  # of the last send (only kept while tracing)
@@ -141,13 +148,38 @@ class PacketIO:
 
     def _send(self, *parts: bytes | memoryview) -> None:
         if self.closed:
-            raise RPCError(f"{self.name}: the RPC session to {self.channel.peer} is closed")
+            raise self.closed_error()
         if _trace.ON:
             self._traced_send(parts)
         elif len(parts) == 1:
             self.channel.send(parts[0])  # the common case: one whole packet, no join
         else:
             self.channel.send_parts(parts)
+
+    # ------------------------------------------------------------------ a stream out of step
+
+    def closed_error(self) -> RPCError:
+        """The error for a request on this closed (or broken) connection."""
+        if self.broken is not None:
+            return RPCSessionBrokenError(
+                f"RPC session to {self.channel.peer} is broken: {self.broken}; open a new session"
+            )
+        return RPCError(f"{self.name}: the RPC session to {self.channel.peer} is closed")
+
+    def break_stream(self, what: str, exc: BaseException) -> None:
+        """Mark the stream out of step because ``exc`` cut off ``what`` (e.g. ``"a copy of 64
+        bytes to the remote"``), and close the channel; no-op if already closed."""
+        if self.closed:
+            return
+        detail = str(exc)
+        self.broken = f"{what} was interrupted by {type(exc).__name__}" + (
+            f" ({detail})" if detail else ""
+        )
+        self.closed = True
+        try:
+            self.channel.close()
+        except Exception:  # noqa: BLE001 - the channel is dropped either way
+            pass
 
     # ------------------------------------------------------------------ tracing (only when on)
 

@@ -184,17 +184,21 @@ def memory_pair() -> tuple[MemoryChannel, MemoryChannel]:
     return MemoryChannel(b_to_a, a_to_b, "memory:b"), MemoryChannel(a_to_b, b_to_a, "memory:a")
 
 
-def popen_pipe(argv: Sequence[str]) -> tuple[PipeChannel, subprocess.Popen[bytes]]:
+def popen_pipe(
+    argv: Sequence[str], pass_fds: Sequence[int] = ()
+) -> tuple[PipeChannel, subprocess.Popen[bytes]]:
     """Start ``argv + [read_fd, write_fd]`` with two pipes, the ``PopenSession`` convention.
 
-    The child reads requests from its ``read_fd`` and writes replies to its ``write_fd``.
+    The child reads requests from its ``read_fd`` and writes replies to its ``write_fd``;
+    ``pass_fds`` are further descriptors it inherits under the same numbers.
     Returns the parent's channel and the process.
     """
     child_read, parent_write = os.pipe()
     parent_read, child_write = os.pipe()
     try:
         proc = subprocess.Popen(
-            [*argv, str(child_read), str(child_write)], pass_fds=(child_read, child_write)
+            [*argv, str(child_read), str(child_write)],
+            pass_fds=(child_read, child_write, *pass_fds),
         )
     except OSError:
         for fd in (child_read, parent_write, parent_read, child_write):

@@ -14,6 +14,7 @@ import re
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from .base import (
     RPCError,
     recv_key,
     recvall,
+    refusal_causes,
     send_key,
     set_nodelay,
 )
@@ -99,12 +101,16 @@ class ClientSession(Session):
         return self._closed or self.endpoint.closed
 
     def close(self) -> None:
-        """Free what is still queued, send kShutdown and release the channel (idempotent)."""
+        """Free what is still queued, send kShutdown and release the channel (idempotent).
+
+        At interpreter exit the queued frees are dropped instead (the peer frees everything of
+        a session that ends): their replies may never come, e.g. from a server thread of this
+        process that exit has already stopped."""
         with self._close_lock:
             if self._closed:
                 return
             try:
-                if not self.endpoint.closed:
+                if not self.endpoint.closed and not sys.is_finalizing():
                     self._flush_frees()
             except (OSError, RPCError):
                 pass
@@ -158,7 +164,10 @@ def socket_session(
         (code,) = struct.unpack("<i", recvall(sock, 4))
         shown = re.sub(r"-token=\S*", "-token=***", key)  # never echo a secret into logs
         if code == RPC_CODE_MISMATCH:
-            raise RPCError(f"{host}:{port}: cannot find a server that matches key {shown!r}")
+            raise RPCError(
+                f"{host}:{port}: cannot find a server that matches key {shown!r}; possible "
+                f"causes: {refusal_causes(key)}"
+            )
         if code == RPC_CODE_DUPLICATE:
             raise RPCError(f"{host}:{port}: the proxy already has a server with key {shown!r}")
         if code != RPC_MAGIC:
@@ -172,23 +181,42 @@ def socket_session(
     )
 
 
-def popen_session(binary: str | bytes | os.PathLike[str], *argv: str) -> ClientSession:
+def popen_session(
+    binary: str | bytes | os.PathLike[str],
+    *argv: str,
+    pass_fds: Sequence[int] = (),
+    label: str | None = None,
+) -> ClientSession:
     """Start ``binary <read_fd> <write_fd>`` and talk to it over the two pipes (no handshake).
 
-    ``binary`` may be a path or the executable's bytes (written to a private temp file).
+    ``binary`` may be a path or the executable's bytes (written to a private temp file that is
+    run through its descriptor and removed at once). ``pass_fds`` are inherited by the process;
+    ``label`` names it in messages (default: the file name).
     """
-    path: str
     if isinstance(binary, (bytes, bytearray)):
         fd, path = tempfile.mkstemp(prefix="pytvm-popen-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(binary)
-        os.chmod(path, 0o700)
-    else:
-        path = os.fspath(binary)
-        if not os.access(path, os.X_OK):
-            raise TVMValueError(f"rpc.PopenSession: {path!r} is not an executable file")
-    channel, proc = popen_pipe([path, *argv])
-    return connect_channel(channel, f"process {proc.pid} ({os.path.basename(path)})", process=proc)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(binary)
+            os.chmod(path, 0o700)
+            exec_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # none open for writing
+        finally:
+            os.unlink(path)
+        try:
+            return popen_session(
+                f"/proc/self/fd/{exec_fd}",
+                *argv,
+                pass_fds=(*pass_fds, exec_fd),
+                label=label or "executable sent as bytes",
+            )
+        finally:
+            os.close(exec_fd)
+    path = os.fspath(binary)
+    if not os.access(path, os.X_OK):
+        raise TVMValueError(f"rpc.PopenSession: {path!r} is not an executable file")
+    channel, proc = popen_pipe([path, *argv], pass_fds)
+    name = label or os.path.basename(path)
+    return connect_channel(channel, f"process {proc.pid} ({name})", process=proc)
 
 
 @register_func("rpc.Connect")

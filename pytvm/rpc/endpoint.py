@@ -8,7 +8,10 @@ cannot trust (or a vanished peer) ends the session.
 
 As a client it issues requests one at a time (a lock spans send and reply) and streams copy
 payloads straight between the channel and memory, split to the peer's maximum packet size,
-which is looked up once per endpoint.
+which is looked up once per endpoint. A request that ends in anything but a complete reply
+(Ctrl-C or another exception halfway through a send or a reply, a malformed reply) breaks the
+connection: it is closed and every later request raises ``RPCSessionBrokenError`` at once
+(see ``_packet_io``); an error reply (kException) leaves it in step and usable.
 
 Hop-local functions: a kGetGlobalFunc for a ``pytvm.hop.*`` name is answered from this
 endpoint's :class:`~pytvm.rpc.hop.HopTable` instead of the serving session, so each hop of a
@@ -86,6 +89,7 @@ class Endpoint(PacketIO):
         self._hops: HopTable | None = None  # hop-local functions, made on first lookup
         self._after_reply: Callable[[], None] | None = None
         self._reply_bytes = 0  # of the last reply received (only kept while tracing)
+        self._error_reply: BaseException | None = None  # raised for a complete kException
 
     # ------------------------------------------------------------------ client side
 
@@ -109,7 +113,17 @@ class Endpoint(PacketIO):
         remote.traceback = err.traceback
         for note in getattr(err, "__notes__", ()):
             remote.add_note(note)
+        self._error_reply = remote
         raise remote
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        """``exc`` ended a request: unless it is a complete error reply, the stream is out of
+        step and the connection breaks (``what`` says which request was cut off)."""
+        if exc is self._error_reply:
+            self._error_reply = None
+            return
+        self._error_reply = None
+        self.break_stream(what, exc)
 
     def _reply(self) -> tuple[int, int]:
         """Wait for the reply to our request: (code, body bytes left). kException raises; a
@@ -149,15 +163,19 @@ class Endpoint(PacketIO):
     def _request(self, code: RPCCode, packet: bytes, **attrs: Any) -> list[Any]:
         """Send one request packet and return its kReturn values (a traced span when on)."""
         with self._lock:
-            if not _trace.ON:
-                self._send(packet)
-                return self._return_values()
-            span = self._request_span(code, len(packet), **attrs)
             try:
-                self._send(packet)
-                return self._return_values()
-            finally:
-                self._end_request(span)
+                if not _trace.ON:
+                    self._send(packet)
+                    return self._return_values()
+                span = self._request_span(code, len(packet), **attrs)
+                try:
+                    self._send(packet)
+                    return self._return_values()
+                finally:
+                    self._end_request(span)
+            except BaseException as exc:
+                self._failed(_describe(code, attrs), exc)
+                raise
 
     def init_server(self, args: Sequence[Any] = (), version: str = PROTOCOL_VERSION) -> None:
         """Send kInitServer (session constructor ``args``) and wait for the reply."""
@@ -183,17 +201,29 @@ class Endpoint(PacketIO):
                 if _trace.ON
                 else None
             )
-            self._send(packet)
-            errors = []
-            for _ in arg_lists:
-                try:
-                    self._return_values()
-                except RPCError as err:
-                    errors.append(err)
+            errors: list[BaseException] = []
+            try:
+                self._send(packet)
+                for _ in arg_lists:
+                    self._collect_return(errors)
+            except BaseException as exc:
+                self._failed(f"{len(arg_lists)} pipelined {code_name(code)} requests", exc)
+                raise
             if span is not None:
                 self._end_request(span)
             if errors:
                 raise errors[0]
+
+    def _collect_return(self, errors: list[BaseException]) -> None:
+        """Read one kReturn of a pipelined request; an error reply is added to ``errors`` (the
+        stream stays in step), anything else propagates."""
+        try:
+            self._return_values()
+        except RPCError as err:
+            if err is not self._error_reply:
+                raise
+            self._error_reply = None
+            errors.append(err)
 
     def max_transfer(self, ndim: int) -> int:
         """Data bytes per copy packet: the peer's ``GetCRTMaxPacketSize`` minus the copy header,
@@ -220,84 +250,95 @@ class Endpoint(PacketIO):
         """kCopyToRemote, split into the peer's packet size."""
         data = data.cast("B")
         step = self.max_transfer(len(desc.shape))
-        if len(data) > step and not _trace.ON:
-            self._copy_to_remote_pipelined(desc, data, step)
-            return
         with self._lock:
-            for start in range(0, max(len(data), 1), step):
-                chunk = data[start : start + step]
-                part = _at_offset(desc, desc.byte_offset + start)
-                head = encode_copy_to_remote(part, len(chunk))
-                span = (
-                    self._request_span(
-                        RPCCode.COPY_TO_REMOTE, len(head) + len(chunk), data_bytes=len(chunk)
-                    )
-                    if _trace.ON
-                    else None
-                )
-                try:
-                    self._send(head, chunk)
-                    self._return_values()
-                finally:
-                    if span is not None:
-                        self._end_request(span)
+            try:
+                if len(data) > step and not _trace.ON:
+                    self._copy_to_remote_pipelined(desc, data, step)
+                else:
+                    self._copy_to_remote_serial(desc, data, step)
+            except BaseException as exc:
+                self._failed(f"a copy of {len(data)} bytes to the remote", exc)
+                raise
 
     def copy_from_remote(self, desc: TensorDesc, out: memoryview) -> None:
         """kCopyFromRemote into ``out`` (its length is the byte count), split as above."""
         out = out.cast("B")
         step = self.max_transfer(len(desc.shape))
         with self._lock:
-            for start in range(0, max(len(out), 1), step):
-                chunk = out[start : start + step]
-                part = _at_offset(desc, desc.byte_offset + start)
-                head = encode_copy_from_remote(part, len(chunk))
-                span = (
-                    self._request_span(RPCCode.COPY_FROM_REMOTE, len(head), data_bytes=len(chunk))
-                    if _trace.ON
-                    else None
+            try:
+                for start in range(0, max(len(out), 1), step):
+                    self._copy_from_remote_packet(desc, out[start : start + step], start)
+            except BaseException as exc:
+                self._failed(f"a copy of {len(out)} bytes from the remote", exc)
+                raise
+
+    # The packet loops below run with the lock held; copy_to_remote/copy_from_remote above
+    # break the connection if one is cut off.
+
+    def _copy_to_remote_serial(self, desc: TensorDesc, data: memoryview, step: int) -> None:
+        """One packet at a time (each a traced request while tracing is on)."""
+        for start in range(0, max(len(data), 1), step):
+            chunk = data[start : start + step]
+            part = _at_offset(desc, desc.byte_offset + start)
+            head = encode_copy_to_remote(part, len(chunk))
+            span = (
+                self._request_span(
+                    RPCCode.COPY_TO_REMOTE, len(head) + len(chunk), data_bytes=len(chunk)
                 )
-                try:
-                    self._send(head)
-                    code, left = self._reply()
-                    if code != RPCCode.COPY_ACK or left != len(chunk):
-                        self._skip(left)
-                        raise ProtocolError(
-                            f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
-                        )
-                    self._read_into(chunk)
-                finally:
-                    if span is not None:
-                        self._end_request(span)
+                if _trace.ON
+                else None
+            )
+            try:
+                self._send(head, chunk)
+                self._return_values()
+            finally:
+                if span is not None:
+                    self._end_request(span)
+
+    def _copy_from_remote_packet(self, desc: TensorDesc, chunk: memoryview, start: int) -> None:
+        """One kCopyFromRemote of ``len(chunk)`` bytes at ``start`` into ``chunk``."""
+        part = _at_offset(desc, desc.byte_offset + start)
+        head = encode_copy_from_remote(part, len(chunk))
+        span = (
+            self._request_span(RPCCode.COPY_FROM_REMOTE, len(head), data_bytes=len(chunk))
+            if _trace.ON
+            else None
+        )
+        try:
+            self._send(head)
+            code, left = self._reply()
+            if code != RPCCode.COPY_ACK or left != len(chunk):
+                self._skip(left)
+                raise ProtocolError(
+                    f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
+                )
+            self._read_into(chunk)
+        finally:
+            if span is not None:
+                self._end_request(span)
 
     # A copy to the peer split into packets keeps _COPY_WINDOW packets in flight: the next one
     # travels while the peer (and the hops behind it) still handle the previous one. Replies
-    # come back in order, so the stream stays in step; the first error is raised after all
-    # outstanding replies are read. (Tracing records the one-at-a-time path instead.) Reads
-    # stay one at a time: asking ahead measured slower here (board path, 16 MiB: 290 against
-    # 630 MiB/s on one core).
+    # come back in order, so the stream stays in step; the first error reply is raised after
+    # all outstanding replies are read. (Tracing records the one-at-a-time path instead.)
+    # Reads stay one at a time: asking ahead measured slower here (board path, 16 MiB: 290
+    # against 630 MiB/s on one core).
 
     def _copy_to_remote_pipelined(self, desc: TensorDesc, data: memoryview, step: int) -> None:
-        errors: list[RPCError] = []
-
-        def collect() -> None:
-            try:
-                self._return_values()
-            except RPCError as err:
-                errors.append(err)
-
-        with self._lock:
-            in_flight = 0
-            for start in range(0, len(data), step):
-                chunk = data[start : start + step]
-                part = _at_offset(desc, desc.byte_offset + start)
-                self._send(encode_copy_to_remote(part, len(chunk)), chunk)
-                in_flight += 1
-                if in_flight == _COPY_WINDOW:
-                    collect()
-                    in_flight -= 1
-            for _ in range(in_flight):
-                collect()
+        errors: list[BaseException] = []
+        in_flight = 0
+        for start in range(0, len(data), step):
+            chunk = data[start : start + step]
+            part = _at_offset(desc, desc.byte_offset + start)
+            self._send(encode_copy_to_remote(part, len(chunk)), chunk)
+            in_flight += 1
+            if in_flight == _COPY_WINDOW:
+                self._collect_return(errors)
+                in_flight -= 1
+        for _ in range(in_flight):
+            self._collect_return(errors)
         if errors:
+            self._error_reply = errors[0]  # every reply was read: the stream is in step
             raise errors[0]
 
     def shutdown(self) -> None:
@@ -521,6 +562,12 @@ def _is_hop_name(args: list[Any]) -> bool:
 def _is_hop_handle(hops: HopTable, args: list[Any]) -> bool:
     """kFreeHandle of a handle the hop table gave out."""
     return len(args) == 1 and isinstance(args[0], Handle) and hops.owns(args[0].value)
+
+
+def _describe(code: RPCCode, attrs: dict[str, Any]) -> str:
+    """A request, as a broken-session message names it."""
+    handle = attrs.get("handle")
+    return f"a {code_name(code)} request" + (f" (function {handle})" if handle else "")
 
 
 def _at_offset(desc: TensorDesc, byte_offset: int) -> TensorDesc:

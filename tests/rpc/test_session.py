@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import stat
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -279,3 +280,32 @@ def test_pipelined_chunked_copy_reports_an_error_and_stays_in_step() -> None:
             assert sess.get_function("test.rpc.add")(1, 2) == 3
     finally:
         pytvm.remove_global_func("tvm.rpc.server.GetCRTMaxPacketSize")
+
+
+def test_arrays_and_handles_of_another_session_are_refused() -> None:
+    with thread_server() as port_a, thread_server() as port_b:
+        with rpc.connect("127.0.0.1", port_a) as a, rpc.connect("127.0.0.1", port_b) as b:
+            echo_b = b.get_function("test.rpc.echo")
+            on_a = pytvm.nd.array(np.ones(2, "float32"), a.cpu())
+            slot_a = a._tbl_index
+            with pytest.raises(ValueError, match=rf"argument 0: an array on remote\[{slot_a}\]"):
+                echo_b(on_a)
+            with pytest.raises(ValueError, match="argument 1: .* belongs to another RPC session"):
+                echo_b(1, a.get_function("test.rpc.echo"))
+            assert echo_b(pytvm.nd.array(on_a.numpy(), b.cpu())).numpy().tolist() == [1.0, 1.0]
+
+
+def test_interpreter_exit_with_a_session_to_a_server_thread_does_not_hang() -> None:
+    script = (
+        "from pytvm import rpc\n"
+        "from pytvm.testing.rpc import thread_server\n"
+        "with thread_server() as port:\n"
+        "    sess = rpc.connect('127.0.0.1', port)\n"
+        "    f = sess.get_function('rpc.testing.GetShapeSize')\n"
+        "    del f  # a free queued when the interpreter exits\n"
+        "print('done')\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert (child.returncode, child.stdout) == (0, "done\n"), child.stderr[-2000:]

@@ -343,3 +343,20 @@ def test_both_paths_refuse_unpassable_values(
 ) -> None:
     with pytest.raises(TypeError, match="cannot be passed to C"):
         fresh("echo")(value)
+
+
+def test_both_paths_record_a_traced_call(fresh: Callable[[str], pytvm.PackedFunc]) -> None:
+    a = pytvm.nd.array(np.arange(4, dtype="float32"))
+    c = pytvm.nd.empty((4,), "float32")
+    vadd, bad = fresh("vadd"), fresh("bad_shape")
+    vadd(a, a, c)  # tracing off: nothing recorded
+    with pytvm.trace() as t:
+        vadd(a, a, c)
+        with pytest.raises(ValueError, match="bad shape"):
+            bad()
+    vadd(a, a, c)
+    assert [(e.layer, e.name, dict(e.attrs)) for e in t.events] == [
+        (c_function.CALL_LAYER, "vadd", {"args": 3}),
+        (c_function.CALL_LAYER, "bad_shape", {"args": 0, "failed": True}),
+    ]
+    assert all(e.dur > 0 and e.process == "host" for e in t.events)

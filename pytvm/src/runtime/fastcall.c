@@ -2,10 +2,15 @@
  * \file fastcall.c
  * \brief Optional CPython extension: the Python -> C packed call without ctypes per call.
  *
- * call(faddr, resource, *args) packs common argument types (None, bool, int, float, str, bytes,
- * NDArray) straight into TVMValue slots, calls the packed C function with the GIL released,
- * and decodes common return types. Anything else goes through Python hooks installed with
- * configure(), so behaviour is identical to the ctypes path; only the speed differs.
+ * invoke((faddr, resource, name), *args) packs common argument types (None, bool, int, float,
+ * str, bytes, NDArray) straight into TVMValue slots, calls the packed C function with the GIL
+ * released, and decodes common return types. Anything else goes through Python hooks installed
+ * with configure(), so behaviour is identical to the ctypes path; only the speed differs.
+ * call(faddr, resource, *args) is the same without a name.
+ *
+ * Hooks installed with configure_call(): a DLTensor* on an RPC device (type >= 128, memory of
+ * another process) is refused before the call (one compare per tensor argument), and while
+ * tracing is on (set_tracing(), kept in step with pytvm.ffi.trace.ON) the call is a span.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,6 +19,7 @@
 #include "pytvm/c_runtime_api.h"
 
 #define MAX_STACK_ARGS 16
+#define RPC_SESS_MASK 128
 
 typedef int (*PackedCFunc)(TVMValue*, int*, int, TVMValue*, int*, void*);
 
@@ -22,6 +28,10 @@ static PyObject* g_decode = NULL;      /* (raw int64, type_index) -> value */
 static PyObject* g_raise = NULL;       /* () -> raises the pending error */
 static PyObject* g_tensor_type = NULL; /* NDArray: passed as DLTensor* from _dl_address */
 static PyObject* g_dl_address = NULL;  /* interned "_dl_address" */
+static PyObject* g_foreign = NULL;     /* (name, index, arg, address) -> raises */
+static int g_tracing = 0;              /* a copy of pytvm.ffi.trace.ON */
+static PyObject* g_trace_begin = NULL; /* (name, nargs) -> span */
+static PyObject* g_trace_end = NULL;   /* (span, rc) -> None */
 
 static int pack_one(PyObject* arg, TVMValue* value, int* code, TVMByteArray* bytes,
                     PyObject** keep) {
@@ -124,7 +134,26 @@ static PyObject* decode(TVMValue ret, int code) {
   }
 }
 
-static PyObject* fast_call(PyObject* self, PyObject* const* argv, Py_ssize_t nargs) {
+/* Refuse a DLTensor* whose memory lives in another process (an RPC device). */
+static int check_tensor(PyObject* name, Py_ssize_t index, PyObject* arg, const TVMValue* value) {
+  PyObject* raised;
+  const DLTensor* tensor = (const DLTensor*)value->v_handle;
+  if (tensor == NULL || (int)tensor->device.device_type < RPC_SESS_MASK) return 0;
+  if (g_foreign == NULL) {
+    PyErr_SetString(PyExc_ValueError, "a tensor of another process cannot be passed to C");
+    return -1;
+  }
+  raised = PyObject_CallFunction(g_foreign, "OnOK", name, index, arg,
+                                 (unsigned long long)(uintptr_t)tensor);
+  if (raised != NULL) { /* the hook must raise */
+    Py_DECREF(raised);
+    PyErr_SetString(PyExc_SystemError, "fastcall: the foreign-tensor hook did not raise");
+  }
+  return -1;
+}
+
+static PyObject* packed_call(PackedCFunc func, void* resource, PyObject* name,
+                             PyObject* const* args, Py_ssize_t n) {
   TVMValue stack_values[MAX_STACK_ARGS];
   int stack_codes[MAX_STACK_ARGS];
   TVMByteArray stack_bytes[MAX_STACK_ARGS];
@@ -133,23 +162,11 @@ static PyObject* fast_call(PyObject* self, PyObject* const* argv, Py_ssize_t nar
   TVMByteArray* bytes = stack_bytes;
   PyObject* keep = NULL;
   PyObject* result = NULL;
-  PackedCFunc func;
-  void* resource;
-  PyObject* const* args;
-  Py_ssize_t n, i;
+  PyObject* span = NULL;
+  Py_ssize_t i;
   TVMValue ret;
   int ret_code = kTVMNullptr;
   int rc;
-  (void)self;
-  if (nargs < 2) {
-    PyErr_SetString(PyExc_TypeError, "call(faddr, resource, *args)");
-    return NULL;
-  }
-  func = (PackedCFunc)PyLong_AsVoidPtr(argv[0]);
-  resource = PyLong_AsVoidPtr(argv[1]);
-  if (PyErr_Occurred()) return NULL;
-  args = argv + 2;
-  n = nargs - 2;
   if (n > MAX_STACK_ARGS) {
     values = (TVMValue*)PyMem_Malloc(sizeof(TVMValue) * (size_t)n);
     codes = (int*)PyMem_Malloc(sizeof(int) * (size_t)n);
@@ -163,11 +180,24 @@ static PyObject* fast_call(PyObject* self, PyObject* const* argv, Py_ssize_t nar
     if (pack_one(args[i], &values[i], &codes[i], &bytes[i], &keep) != 0) {
       goto done;
     }
+    if (codes[i] == kTVMDLTensorHandle && check_tensor(name, i, args[i], &values[i]) != 0) {
+      goto done;
+    }
+  }
+  if (g_tracing && g_trace_begin != NULL) {
+    span = PyObject_CallFunction(g_trace_begin, "On", name, n);
+    if (span == NULL) goto done;
   }
   ret.v_int64 = 0;
   Py_BEGIN_ALLOW_THREADS;
   rc = func(values, codes, (int)n, &ret, &ret_code, resource);
   Py_END_ALLOW_THREADS;
+  if (span != NULL) {
+    PyObject* ended = PyObject_CallFunction(g_trace_end, "Oi", span, rc);
+    Py_DECREF(span);
+    if (ended == NULL) goto done; /* the C call ran; a failing recorder still surfaces */
+    Py_DECREF(ended);
+  }
   if (rc != 0) {
     result = PyObject_CallNoArgs(g_raise); /* raises; returns NULL */
     if (result != NULL) {
@@ -188,6 +218,55 @@ done:
   return result;
 }
 
+static PyObject* fast_call(PyObject* self, PyObject* const* argv, Py_ssize_t nargs) {
+  PackedCFunc func;
+  void* resource;
+  (void)self;
+  if (nargs < 2) {
+    PyErr_SetString(PyExc_TypeError, "call(faddr, resource, *args)");
+    return NULL;
+  }
+  func = (PackedCFunc)PyLong_AsVoidPtr(argv[0]);
+  resource = PyLong_AsVoidPtr(argv[1]);
+  if (PyErr_Occurred()) return NULL;
+  return packed_call(func, resource, Py_None, argv + 2, nargs - 2);
+}
+
+/* invoke((faddr, resource, name), *args): the record is built once per function. */
+static PyObject* fast_invoke(PyObject* self, PyObject* const* argv, Py_ssize_t nargs) {
+  PyObject* record;
+  PackedCFunc func;
+  void* resource;
+  (void)self;
+  if (nargs < 1 || !PyTuple_Check(argv[0]) || PyTuple_GET_SIZE(argv[0]) != 3) {
+    PyErr_SetString(PyExc_TypeError, "invoke((faddr, resource, name), *args)");
+    return NULL;
+  }
+  record = argv[0];
+  func = (PackedCFunc)PyLong_AsVoidPtr(PyTuple_GET_ITEM(record, 0));
+  resource = PyLong_AsVoidPtr(PyTuple_GET_ITEM(record, 1));
+  if (PyErr_Occurred()) return NULL;
+  return packed_call(func, resource, PyTuple_GET_ITEM(record, 2), argv + 1, nargs - 1);
+}
+
+static PyObject* configure_call(PyObject* self, PyObject* args) {
+  PyObject *foreign, *begin, *end;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OOO", &foreign, &begin, &end)) return NULL;
+  Py_XSETREF(g_foreign, Py_NewRef(foreign));
+  Py_XSETREF(g_trace_begin, Py_NewRef(begin));
+  Py_XSETREF(g_trace_end, Py_NewRef(end));
+  Py_RETURN_NONE;
+}
+
+static PyObject* set_tracing(PyObject* self, PyObject* on) {
+  int flag = PyObject_IsTrue(on);
+  (void)self;
+  if (flag < 0) return NULL;
+  g_tracing = flag;
+  Py_RETURN_NONE;
+}
+
 static PyObject* configure(PyObject* self, PyObject* args) {
   PyObject *convert, *decoder, *raiser, *tensor_type;
   (void)self;
@@ -202,8 +281,13 @@ static PyObject* configure(PyObject* self, PyObject* args) {
 static PyMethodDef methods[] = {
     {"call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
      "call(faddr, resource, *args) -> result of the packed C function"},
+    {"invoke", (PyCFunction)(void (*)(void))fast_invoke, METH_FASTCALL,
+     "invoke((faddr, resource, name), *args) -> result of the packed C function"},
     {"configure", configure, METH_VARARGS,
      "configure(convert, decode, raise_error, tensor_type)"},
+    {"configure_call", configure_call, METH_VARARGS,
+     "configure_call(foreign_tensor, trace_begin, trace_end)"},
+    {"set_tracing", set_tracing, METH_O, "set_tracing(on): record calls as trace spans"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_pytvm_fastcall",
