@@ -8,7 +8,12 @@ Sections:
    ``-Os`` and a small configuration (``-DTVM_CRT_MEMORY_POOL_LOG2=16``: a 64 KiB pool) by gcc
    and by clang. The file lists and flags are the CRT Makefile's own (read from it with
    ``make --eval``), less ``-Werror``. Also the largest ``.bss`` symbols (the memory pool) and
-   the state an integrator places itself (``MinRPCServer``, the serial stream);
+   the state an integrator places itself (``pytvm_minrpc_server``, the serial stream);
+   then one row per target (``x86-64``, ``cortex-m4``) and configuration (``minimal``, ``full``):
+   ``.text`` + ``.rodata`` of the device image (CRT + MinRPC + framing/session + a bare-metal
+   main, one object linked with ``--gc-sections``; ``make -C pytvm/src/crt crt-image-sizes``),
+   and what it takes from the C library; the cortex-m4 rows need ``arm-none-eabi-gcc``
+   (``make crt-cross-compiler``);
 2. round trip of ``pytvm.device.echo(1)``, us/call, over each path:
    one hop    the client straight to ``pytvm-device`` over two pipes (``rpc.PopenSession``);
    board      two hops, host -> board -> accelerator: a pytvm board server
@@ -73,6 +78,9 @@ COMPONENTS = (
     ("CRT core", "CRT_LIB_SRCS"),
     ("MinRPC", "MINRPC_SRCS"),
     ("serial framing+session", "SERIAL_SRCS"),
+)
+IMAGE_LINE = re.compile(
+    r"^image (\S+) (\S+) text=(\d+) rodata=(\d+) total=(\d+) needs=(\S*)$", re.MULTILINE
 )
 ECHO = "pytvm.device.echo"
 CONSTRUCTOR = "pytvm.hexagon.create_session"
@@ -172,10 +180,10 @@ def _bss_symbols(objs: list[Path]) -> list[tuple[int, str, str]]:
 
 
 _PROBE_C = r"""
-#include "minrpc/minrpc_server.h"
-#include "serial_framing.h"
-#include "serial_stream.h"
-char probe_MinRPCServer[sizeof(MinRPCServer)];
+#include "pytvm_crt/minrpc_server.h"
+#include "pytvm_crt/serial_framing.h"
+#include "pytvm_crt/serial_stream.h"
+char probe_pytvm_minrpc_server[sizeof(pytvm_minrpc_server)];
 char probe_pytvm_serial_stream[sizeof(pytvm_serial_stream)];
 char probe_PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD[PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD];
 char probe_MINRPC_MAX_PACKET[MINRPC_MAX_PACKET];
@@ -291,14 +299,49 @@ def _report_code_size(
     )
     probe = fig["probe"]
     print(
-        f"not in the figures above: the state an integrator places itself -- MinRPCServer "
-        f"{probe['MinRPCServer']} B (rx buffer, allocation and handle tables), "
+        f"not in the figures above: the state an integrator places itself -- "
+        f"pytvm_minrpc_server {probe['pytvm_minrpc_server']} B (rx buffer, allocation and "
+        "handle tables), "
         f"pytvm_serial_stream {probe['pytvm_serial_stream']} B + its frame buffer "
         f"{probe['PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD']} B (device_framing.c); and MinRPC's "
         f"per-packet arena, taken from the pool unless given: up to MINRPC_MAX_PACKET "
         f"{probe['MINRPC_MAX_PACKET']} B + MINRPC_STAGE_BYTES {probe['MINRPC_STAGE_BYTES']} B "
         "(so this 64 KiB-pool configuration takes packets of a few tens of KiB only)"
     )
+    sys.stdout.flush()
+
+
+def _image_sizes(workdir: Path) -> list[tuple[str, str, int, int, int, str]]:
+    """``(target, config, text, rodata, total, needs)`` per device image the Makefile builds."""
+    targets = ["image-size-x86-64-full", "image-size-x86-64-minimal"]
+    if shutil.which("arm-none-eabi-gcc"):
+        targets += ["image-size-cortex-m4-full", "image-size-cortex-m4-minimal"]
+    cmd = ["make", "-s", "-C", str(CRT_DIR), f"O={workdir / 'image'}", *targets]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    rows = [
+        (t, c, int(text), int(ro), int(total), needs)
+        for t, c, text, ro, total, needs in IMAGE_LINE.findall(out)
+    ]
+    return sorted(rows, key=lambda r: (r[0] != "x86-64", r[1] != "minimal"))
+
+
+def _report_image_sizes(rows: list[tuple[str, str, int, int, int, str]]) -> None:
+    print(
+        "\ndevice image, bytes: CRT + MinRPC + serial framing/session + bare-metal main "
+        "(image/board_image.c), -Os -ffunction-sections, one object linked with --gc-sections "
+        "from main (C library not included: `needs`)"
+    )
+    header = (
+        f"{'target':10} {'config':8} {'.text':>7} {'.rodata':>8} {'total':>7} {'KiB':>6}  needs"
+    )
+    print(header)
+    print("-" * len(header))
+    for target, config, text, rodata, total, needs in rows:
+        print(
+            f"{target:10} {config:8} {text:7d} {rodata:8d} {total:7d} {total / 1024:6.1f}  {needs}"
+        )
+    if not any(r[0] == "cortex-m4" for r in rows):
+        print("cortex-m4: n/a (no arm-none-eabi-gcc; `make crt-cross-compiler` installs it)")
     sys.stdout.flush()
 
 
@@ -545,6 +588,7 @@ def _run(
     workdir = fleet.workdir / "size"
     workdir.mkdir()
     figures, flags, sources = _code_size(compilers, opts.pool_log2, workdir, len(cores))
+    images = _image_sizes(workdir)
     paths = _Paths(
         binary,
         fleet.pinned_binary(binary, "pytvm-device-pinned"),
@@ -582,6 +626,7 @@ def _run(
         print("--quick: tiny sizes and counts; the numbers mean nothing")
 
     _report_code_size(figures, flags, sources, opts.pool_log2)
+    _report_image_sizes(images)
 
     cat = fleet.pipe_echo()
     assert cat.stdin is not None

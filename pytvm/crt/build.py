@@ -35,6 +35,7 @@ __all__ = ["device_binary", "crt_source_dir", "sources_digest"]
 BINARY_NAME = "pytvm-device"
 HEXAGON_WRAPPER_NAME = "pytvm-device-hexagon"
 _SOURCE_SUFFIXES = (".c", ".h", ".mk")
+MINIMAL_CONFIG_FLAGS = "-DTVM_CRT_CONFIG_MINIMAL=1"
 
 
 def crt_source_dir() -> Path:
@@ -61,7 +62,7 @@ def sources_digest(cc: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def device_binary(hexagon: bool = False, cc: str | None = None) -> Path:
+def device_binary(hexagon: bool = False, cc: str | None = None, minimal: bool = False) -> Path:
     """Path of the ``pytvm-device`` binary, built on first use.
 
     Parameters
@@ -72,6 +73,10 @@ def device_binary(hexagon: bool = False, cc: str | None = None) -> Path:
         path, such as TVM's ``rpc.PopenSession``, can start the emulator through it.
     cc : str, optional
         The C compiler (default: :func:`pytvm.ffi.libinfo.find_cc`).
+    minimal : bool
+        Build the C runtime's minimal configuration (``-DTVM_CRT_CONFIG_MINIMAL=1``, the one a
+        microcontroller gets: a 16 KiB pool, 2 KiB packets, no tracing, no accelerator, error
+        texts reduced to kind and place). Such a binary has no ``--hexagon``.
 
     Returns
     -------
@@ -91,13 +96,19 @@ def device_binary(hexagon: bool = False, cc: str | None = None) -> Path:
             "needs one; "
             "install gcc or clang, or pass cc="
         )
-    binary = _built_binary(compiler)
+    if hexagon and minimal:
+        raise TVMError(
+            "device_binary(hexagon=True, minimal=True): the minimal configuration is built "
+            "without accelerator support; pass minimal=False for the hexagon emulator"
+        )
+    binary = _built_binary(compiler, MINIMAL_CONFIG_FLAGS if minimal else "")
     return _hexagon_wrapper(binary) if hexagon else binary
 
 
 @lru_cache(maxsize=8)
-def _built_binary(cc: str) -> Path:
-    target = cache_dir() / "crt" / sources_digest(cc) / BINARY_NAME
+def _built_binary(cc: str, config_flags: str = "") -> Path:
+    variant = "minimal-" if config_flags else ""
+    target = cache_dir() / "crt" / (variant + sources_digest(cc)) / BINARY_NAME
     if target.exists():
         return target
     make = shutil.which("make")
@@ -107,6 +118,8 @@ def _built_binary(cc: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
         jobs = str(min(8, os.cpu_count() or 1))
         cmd = [make, "-s", "-j", jobs, "-C", str(crt_source_dir()), f"BUILD={tmp}", f"CC={cc}"]
+        if config_flags:
+            cmd.append(f"CRT_CONFIG_FLAGS={config_flags}")
         if sys.executable:
             cmd.append(f"PYTHON={sys.executable}")  # generates the hexagon_rpc skel
         cmd.append(BINARY_NAME)

@@ -1,6 +1,6 @@
 """Serial-link framing (start byte, escaping, u32 length, CRC-16), byte-identical to the C code.
 
-Frame layout on the wire (the same as ``pytvm/src/crt/serial_framing.h``)::
+Frame layout on the wire (the same as ``pytvm/src/crt/include/pytvm_crt/serial_framing.h``)::
 
     SOP | escape( length:u32le | payload[length] | crc:u16le )
 

@@ -11,11 +11,11 @@ responder (``initiator=False``, e.g. a server) answers whatever start arrives. A
 peer after the first session discards the data still buffered and makes the next ``recv`` raise
 ``ConnectionResetError`` once; later calls carry the new session. ``LOG`` messages go to
 ``on_log`` (default: the ``pytvm.crt.serial`` logger). The C counterpart for a board is
-``pytvm/src/crt/serial_stream.h``.
+``pytvm/src/crt/include/pytvm_crt/serial_stream.h``.
 
 End marks: the outgoing bytes are followed as RPC packets (``u64`` length + body), and after
 each ``send`` that ends a packet an empty ``NORMAL`` message is sent. A board reading through
-``pytvm/src/crt/serial_rpc.h`` uses the marks to find packets torn by a dropped frame and to
+``pytvm/src/crt/include/pytvm_crt/serial_rpc.h`` uses the marks to find packets torn by a dropped frame and to
 answer them instead of waiting for bytes that will never come; plain stream readers skip them
 (``packet_marks=False`` turns them off).
 

@@ -27,7 +27,7 @@ from pytvm.crt.serial_session import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-MAKEFILE = ROOT / "pytvm" / "src" / "crt" / "serial.mk"
+MAKEFILE = ROOT / "pytvm" / "src" / "crt" / "serial" / "serial.mk"
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parent / "vectors" / "serial_framing.json").read_text()
 )
@@ -397,7 +397,7 @@ def test_c_session_transcripts(harness: Path, index: int) -> None:
     replay(VECTORS["sessions"][index], lambda spec: CSide(harness, spec))
 
 
-SMOKE = ROOT / "pytvm" / "src" / "crt" / "tests_serial" / "smoke"
+SMOKE = ROOT / "pytvm" / "src" / "crt" / "serial" / "tests" / "smoke"
 
 
 def smoke_script() -> tuple[list[str], list[list[str]]]:

@@ -26,13 +26,13 @@ from pytvm.rpc.endpoint import serve
 from pytvm.testing.rpc import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-MAKEFILE = ROOT / "pytvm" / "src" / "crt" / "serial.mk"
+MAKEFILE = ROOT / "pytvm" / "src" / "crt" / "serial" / "serial.mk"
 COMPILERS = [cc for cc in ("cc", "gcc", "clang") if shutil.which(cc)]
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C harness (tests_serial/serial_vectors.c), whose --echo mode is a board on a link."""
+    """The C harness (serial/tests/serial_vectors.c), whose --echo mode is a board on a link."""
     if not COMPILERS or not shutil.which("make"):
         pytest.fail("these tests need make and a C compiler (gcc or clang) on PATH")
     out_dir = tmp_path_factory.mktemp("serial")

@@ -55,7 +55,9 @@ def _one(events: list[Event], process: str, layer: str, name: str) -> Event:
 
 
 @pytest.mark.needs_cc
-def test_copy_records_every_layer_in_three_processes(copy_trace: Trace) -> None:
+def test_copy_records_every_layer_in_three_processes(
+    copy_trace: Trace, nested: rpc.RPCSession
+) -> None:
     events = copy_trace.events
     pids = {e.process: e.pid for e in events}
     assert set(pids) == {"host", "board", "device"} and len(set(pids.values())) == 3
@@ -63,9 +65,8 @@ def test_copy_records_every_layer_in_three_processes(copy_trace: Trace) -> None:
     assert set(LAYERS) - {"transport channel"} <= {e.layer for e in events}
     assert copy_trace.notes == []
     assert [e.ts for e in events] == sorted(e.ts for e in events)
-    get = _one(
-        events, "host", "DeviceAPI.get", "DeviceAPI.get(remote[0]:hexagon(0)) -> device_api.rpc"
-    )
+    dev = nested.hexagon(0)  # remote[<slot>]:hexagon(0), the slot this session holds
+    get = _one(events, "host", "DeviceAPI.get", f"DeviceAPI.get({dev}) -> device_api.rpc")
     assert get.attrs["cls"] == "RPCDeviceAPI"
 
 

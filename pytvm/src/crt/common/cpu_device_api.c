@@ -3,47 +3,60 @@
 
 #include "pytvm_crt/crt.h"
 
-static int CpuAlloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint, void** out) {
+static int cpu_alloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint, void** out) {
   int err;
   (void)hint;
   if (out == NULL) {
-    TVMCrtSetLastErrorf("ValueError: CPU alloc: out is NULL");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU alloc");
+    PYTVM_CRT_MSG_STR(msg, ": out is NULL");
     return -1;
   }
   *out = NULL;
   if (alignment > TVM_CRT_PAGE_BYTES) {
-    TVMCrtSetLastErrorf("ValueError: CPU alloc: alignment %lu exceeds the page size %lu",
-                        (unsigned long)alignment, (unsigned long)TVM_CRT_PAGE_BYTES);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU alloc");
+    PYTVM_CRT_MSG_STR(msg, ": alignment ");
+    PYTVM_CRT_MSG_U64(msg, alignment);
+    PYTVM_CRT_MSG_STR(msg, " exceeds the page size ");
+    PYTVM_CRT_MSG_U64(msg, TVM_CRT_PAGE_BYTES);
     return -1;
   }
   err = TVMPlatformMemoryAllocate(nbytes, dev, out);
   if (err != (int)kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("MemoryError: CPU alloc of %lu bytes failed: %s", (unsigned long)nbytes,
-                        TVMCrtErrorString(err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError");
+    PYTVM_CRT_MSG_STR(msg, ": CPU alloc of ");
+    PYTVM_CRT_MSG_U64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes failed: ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string(err));
     return -1;
   }
   return 0;
 }
 
-static int CpuFree(DLDevice dev, void* ptr) {
+static int cpu_free(DLDevice dev, void* ptr) {
   int err = TVMPlatformMemoryFree(ptr, dev);
   if (err != (int)kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("ValueError: CPU free of %p failed: %s", ptr, TVMCrtErrorString(err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError");
+    PYTVM_CRT_MSG_STR(msg, ": CPU free of ");
+    PYTVM_CRT_MSG_PTR(msg, ptr);
+    PYTVM_CRT_MSG_STR(msg, " failed: ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string(err));
     return -1;
   }
   return 0;
 }
 
-static int CpuCopy(const DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
+static int cpu_copy(const DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
   size_t nbytes = 0U;
   (void)stream;
   if ((from == NULL) || (to == NULL) || (from->device.device_type != (int32_t)kDLCPU) ||
       (to->device.device_type != (int32_t)kDLCPU)) {
-    TVMCrtSetLastErrorf("ValueError: CPU copy: both tensors must be on the CPU");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU copy");
+    PYTVM_CRT_MSG_STR(msg, ": both tensors must be on the CPU");
     return -1;
   }
-  if (TVMCrtTensorNumBytes(from, &nbytes) != (int)kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("ValueError: CPU copy: bad source tensor");
+  if (pytvm_crt_tensor_num_bytes(from, &nbytes) != (int)kTvmErrorNoError) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU copy");
+    PYTVM_CRT_MSG_STR(msg, ": bad source tensor");
     return -1;
   }
   if (nbytes > 0U) {
@@ -53,14 +66,14 @@ static int CpuCopy(const DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
   return 0;
 }
 
-static int CpuSync(DLDevice dev, TVMStreamHandle stream) {
+static int cpu_sync(DLDevice dev, TVMStreamHandle stream) {
   (void)dev;
   (void)stream;
   return 0; /* CPU work is synchronous */
 }
 
-static int CpuGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
-  TVMCrtMemoryStats stats;
+static int cpu_get_attr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
+  pytvm_crt_memory_stats stats;
   (void)dev;
   if ((out == NULL) || (out_code == NULL)) {
     return -1;
@@ -71,7 +84,7 @@ static int CpuGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
     *out_code = kTVMStr;
   } else if ((kind == TVM_CRT_DEVICE_ATTR_TOTAL_GLOBAL_MEMORY) ||
              (kind == TVM_CRT_DEVICE_ATTR_AVAILABLE_GLOBAL_MEMORY)) {
-    if (TVMCrtMemoryGetStats(&stats) != (int)kTvmErrorNoError) {
+    if (pytvm_crt_memory_get_stats(&stats) != (int)kTvmErrorNoError) {
       return -1;
     }
     out->v_int64 = (kind == TVM_CRT_DEVICE_ATTR_TOTAL_GLOBAL_MEMORY)
@@ -84,6 +97,6 @@ static int CpuGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
   return 0;
 }
 
-static const TVMCrtDeviceAPI kCpuDeviceApi = {CpuAlloc, CpuFree, CpuCopy, CpuSync, CpuGetAttr};
+static const pytvm_crt_device_api kCpuDeviceApi = {cpu_alloc, cpu_free, cpu_copy, cpu_sync, cpu_get_attr};
 
-const TVMCrtDeviceAPI* TVMCrtCpuDeviceAPI(void) { return &kCpuDeviceApi; }
+const pytvm_crt_device_api* pytvm_crt_cpu_device_api(void) { return &kCpuDeviceApi; }

@@ -14,7 +14,9 @@
 #include "pytvm_crt/func_registry.h"
 #include "pytvm_crt/platform.h"
 
-/*! \brief Abort through TVMPlatformAbort when an internal invariant fails (never for bad input). */
+/*! \brief Abort through TVMPlatformAbort when an internal invariant fails (never for bad input);
+ *  with TVM_CRT_ERROR_TEXTS the failed condition is logged through TVMLogf first. */
+#if TVM_CRT_ERROR_TEXTS
 #define TVM_CRT_CHECK(cond)                                                        \
   do {                                                                             \
     if (!(cond)) {                                                                 \
@@ -22,6 +24,14 @@
       TVMPlatformAbort(kTvmErrorPlatformCheckFailure);                             \
     }                                                                              \
   } while (0)
+#else
+#define TVM_CRT_CHECK(cond)                            \
+  do {                                                 \
+    if (!(cond)) {                                     \
+      TVMPlatformAbort(kTvmErrorPlatformCheckFailure); \
+    }                                                  \
+  } while (0)
+#endif
 
 /*! \brief printf-style debug line through TVMLogf when TVM_CRT_DEBUG is 1, else nothing. */
 #if TVM_CRT_DEBUG
@@ -53,27 +63,27 @@ void __asan_unpoison_memory_region(void const volatile* addr, size_t size);
 #endif
 
 /*! \brief Length of s, stopping at max_len (so at most max_len). */
-size_t TVMCrtStrLen(const char* s, size_t max_len);
+size_t pytvm_crt_str_len(const char* s, size_t max_len);
 
 /*! \brief 1 when b equals the len-character string a (a[len] need not be read), else 0. */
-int TVMCrtStrEqual(const char* a, const char* b, size_t len);
+int pytvm_crt_str_equal(const char* a, const char* b, size_t len);
 
 /*! \brief Free every page of the pool. */
-void TVMCrtMemoryReset(void);
+void pytvm_crt_memory_reset(void);
 
 /*! \brief Empty the module table. */
-void TVMCrtModuleTableReset(void);
+void pytvm_crt_module_table_reset(void);
 
 /*! \brief Empty the device API table. */
-void TVMCrtDeviceApiTableReset(void);
+void pytvm_crt_device_api_table_reset(void);
 
 /*! \brief Reserve the workspace region from the (freshly reset) pool. */
-tvm_crt_error_t TVMCrtWorkspaceInit(void);
+tvm_crt_error_t pytvm_crt_workspace_init(void);
 
 /*! \brief Recreate the (empty) global function registry. */
-tvm_crt_error_t TVMCrtGlobalRegistryInit(void);
+tvm_crt_error_t pytvm_crt_global_registry_init(void);
 
 /*! \brief The global registry, or NULL before TVMInitializeRuntime. */
-TVMMutableFuncRegistry* TVMCrtGlobalRegistry(void);
+TVMMutableFuncRegistry* pytvm_crt_global_registry(void);
 
 #endif /* PYTVM_CRT_COMMON_CRT_INTERNAL_H_ */

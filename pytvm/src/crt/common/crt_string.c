@@ -1,7 +1,7 @@
 /*! \file crt_string.c \brief Bounded string helpers (no unbounded strlen on external input). */
 #include "crt_internal.h"
 
-size_t TVMCrtStrLen(const char* s, size_t max_len) {
+size_t pytvm_crt_str_len(const char* s, size_t max_len) {
   size_t n = 0U;
   if (s == NULL) {
     return 0U;
@@ -12,7 +12,7 @@ size_t TVMCrtStrLen(const char* s, size_t max_len) {
   return n;
 }
 
-int TVMCrtStrEqual(const char* a, const char* b, size_t len) {
+int pytvm_crt_str_equal(const char* a, const char* b, size_t len) {
   size_t i;
   if ((a == NULL) || (b == NULL)) {
     return 0;

@@ -1,7 +1,9 @@
 /*! \file dltensor.c \brief Size and layout checks of DLTensors (overflow-checked). */
 #include "pytvm_crt/ndarray.h"
 
-int TVMCrtTensorNumBytes(const DLTensor* tensor, size_t* out_nbytes) {
+#include "pytvm_crt/checked_math.h"
+
+int pytvm_crt_tensor_num_bytes(const DLTensor* tensor, size_t* out_nbytes) {
   size_t count = 1U;
   size_t elem_bytes;
   int32_t i;
@@ -35,7 +37,7 @@ int TVMCrtTensorNumBytes(const DLTensor* tensor, size_t* out_nbytes) {
   return kTvmErrorNoError;
 }
 
-int TVMCrtTensorIsCompact(const DLTensor* tensor, int* out_compact) {
+int pytvm_crt_tensor_is_compact(const DLTensor* tensor, int* out_compact) {
   int64_t expected = 1;
   int32_t i;
   if ((tensor == NULL) || (out_compact == NULL)) {
@@ -61,10 +63,14 @@ int TVMCrtTensorIsCompact(const DLTensor* tensor, int* out_compact) {
       *out_compact = 0;
       return kTvmErrorNoError;
     }
-    if ((dim != 0) && (expected > (INT64_MAX / dim))) {
-      return kTvmErrorArgumentOverflow;
+    {
+      uint64_t product = 0U;
+      if ((pytvm_crt_mul_u64((uint64_t)expected, (uint64_t)dim, &product) != 0) ||
+          (product > (uint64_t)INT64_MAX)) {
+        return kTvmErrorArgumentOverflow;
+      }
+      expected = (int64_t)product;
     }
-    expected *= dim;
   }
   return kTvmErrorNoError;
 }

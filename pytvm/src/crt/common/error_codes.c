@@ -1,7 +1,7 @@
 /*! \file error_codes.c \brief Descriptions of tvm_crt_error_t codes. */
 #include "pytvm_crt/error_codes.h"
 
-const char* TVMCrtErrorString(int code) {
+const char* pytvm_crt_error_string(int code) {
   const char* text;
   switch (code) {
     case kTvmErrorNoError: text = "no error"; break;

@@ -7,33 +7,43 @@
 #include "pytvm_crt/crt.h"
 
 /* Resolve a handle; sets the last error and returns -1 when it names no function. */
-static int ResolveHandle(TVMFunctionHandle f, TVMBackendPackedCFunc* out_func,
+static int resolve_handle(TVMFunctionHandle f, TVMBackendPackedCFunc* out_func,
                          void** out_resource) {
-  TVMCrtFunctionRef ref;
+  pytvm_crt_function_ref ref;
   const TVMFuncRegistry* registry = NULL;
   const TVMModule* mod = NULL;
-  if (TVMCrtDecodeFunctionHandle(f, &ref) != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("ValueError: invalid function handle %p", f);
+  if (pytvm_crt_decode_function_handle(f, &ref) != kTvmErrorNoError) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError");
+    PYTVM_CRT_MSG_STR(msg, ": invalid function handle ");
+    PYTVM_CRT_MSG_PTR(msg, f);
     return -1;
   }
   if (ref.in_module != 0U) {
-    if (TVMCrtModuleAt(ref.module_index, &mod) != kTvmErrorNoError) {
-      TVMCrtSetLastErrorf("ValueError: function handle %p names module %u, which is not "
-                          "registered", f, (unsigned)ref.module_index);
+    if (pytvm_crt_module_at(ref.module_index, &mod) != kTvmErrorNoError) {
+      pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError");
+      PYTVM_CRT_MSG_STR(msg, ": function handle ");
+      PYTVM_CRT_MSG_PTR(msg, f);
+      PYTVM_CRT_MSG_STR(msg, " names module ");
+      PYTVM_CRT_MSG_U64(msg, ref.module_index);
+      PYTVM_CRT_MSG_STR(msg, ", which is not registered");
       return -1;
     }
     registry = mod->registry;
   } else {
-    TVMMutableFuncRegistry* globals = TVMCrtGlobalRegistry();
+    TVMMutableFuncRegistry* globals = pytvm_crt_global_registry();
     if (globals == NULL) {
-      TVMCrtSetLastErrorf("RuntimeError: TVMFuncCall: call TVMInitializeRuntime first");
+      pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMFuncCall");
+      PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
       return -1;
     }
     registry = &globals->registry;
   }
   if (TVMFuncRegistry_GetByIndex(registry, ref.function_index, out_func) != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("ValueError: function handle %p: no function at index %u", f,
-                        (unsigned)ref.function_index);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError");
+    PYTVM_CRT_MSG_STR(msg, ": function handle ");
+    PYTVM_CRT_MSG_PTR(msg, f);
+    PYTVM_CRT_MSG_STR(msg, ": no function at index ");
+    PYTVM_CRT_MSG_U64(msg, ref.function_index);
     return -1;
   }
   /* resource_handle is a void* by ABI; the callee must treat the module as read-only. */
@@ -48,15 +58,20 @@ int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int
   TVMValue unused_value;
   int unused_code = kTVMNullptr;
   if (num_args < 0) {
-    TVMCrtSetLastErrorf("ValueError: TVMFuncCall: num_args is %d, expected >= 0", num_args);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncCall");
+    PYTVM_CRT_MSG_STR(msg, ": num_args is ");
+    PYTVM_CRT_MSG_I64(msg, num_args);
+    PYTVM_CRT_MSG_STR(msg, ", expected >= 0");
     return -1;
   }
   if ((num_args > 0) && ((args == NULL) || (arg_type_codes == NULL))) {
-    TVMCrtSetLastErrorf("ValueError: TVMFuncCall: %d arguments but args or type codes are NULL",
-                        num_args);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncCall");
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_I64(msg, num_args);
+    PYTVM_CRT_MSG_STR(msg, " arguments but args or type codes are NULL");
     return -1;
   }
-  if (ResolveHandle(func, &cfunc, &resource) != 0) {
+  if (resolve_handle(func, &cfunc, &resource) != 0) {
     return -1;
   }
   if (ret_val == NULL) {
@@ -71,21 +86,25 @@ int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int
 }
 
 int TVMFuncFree(TVMFunctionHandle func) {
-  TVMCrtFunctionRef ref;
+  pytvm_crt_function_ref ref;
   if (func == NULL) {
     return 0;
   }
-  if (TVMCrtDecodeFunctionHandle(func, &ref) != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("ValueError: TVMFuncFree: invalid function handle %p", func);
+  if (pytvm_crt_decode_function_handle(func, &ref) != kTvmErrorNoError) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncFree");
+    PYTVM_CRT_MSG_STR(msg, ": invalid function handle ");
+    PYTVM_CRT_MSG_PTR(msg, func);
     return -1;
   }
   return 0; /* handles name static table entries: nothing to release */
 }
 
 int TVMFuncRetain(TVMFunctionHandle func) {
-  TVMCrtFunctionRef ref;
-  if ((func != NULL) && (TVMCrtDecodeFunctionHandle(func, &ref) != kTvmErrorNoError)) {
-    TVMCrtSetLastErrorf("ValueError: TVMFuncRetain: invalid function handle %p", func);
+  pytvm_crt_function_ref ref;
+  if ((func != NULL) && (pytvm_crt_decode_function_handle(func, &ref) != kTvmErrorNoError)) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncRetain");
+    PYTVM_CRT_MSG_STR(msg, ": invalid function handle ");
+    PYTVM_CRT_MSG_PTR(msg, func);
     return -1;
   }
   return 0;

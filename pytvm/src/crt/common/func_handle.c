@@ -1,7 +1,7 @@
 /*! \file func_handle.c \brief Packing and unpacking of bit-packed function and module handles. */
 #include "pytvm_crt/func_handle.h"
 
-tvm_crt_error_t TVMCrtEncodeFunctionHandle(const TVMCrtFunctionRef* ref, TVMFunctionHandle* out) {
+tvm_crt_error_t pytvm_crt_encode_function_handle(const pytvm_crt_function_ref* ref, TVMFunctionHandle* out) {
   uint32_t value;
   if ((ref == NULL) || (out == NULL)) {
     return kTvmErrorArgumentNull;
@@ -20,7 +20,7 @@ tvm_crt_error_t TVMCrtEncodeFunctionHandle(const TVMCrtFunctionRef* ref, TVMFunc
   return kTvmErrorNoError;
 }
 
-tvm_crt_error_t TVMCrtDecodeFunctionHandle(TVMFunctionHandle handle, TVMCrtFunctionRef* out) {
+tvm_crt_error_t pytvm_crt_decode_function_handle(TVMFunctionHandle handle, pytvm_crt_function_ref* out) {
   uintptr_t raw = (uintptr_t)handle;
   uint32_t value;
   uint32_t field;
@@ -47,7 +47,7 @@ tvm_crt_error_t TVMCrtDecodeFunctionHandle(TVMFunctionHandle handle, TVMCrtFunct
   return kTvmErrorNoError;
 }
 
-tvm_crt_error_t TVMCrtEncodeModuleHandle(tvm_module_index_t module_index, TVMModuleHandle* out) {
+tvm_crt_error_t pytvm_crt_encode_module_handle(tvm_module_index_t module_index, TVMModuleHandle* out) {
   uint32_t value;
   if (out == NULL) {
     return kTvmErrorArgumentNull;
@@ -61,7 +61,7 @@ tvm_crt_error_t TVMCrtEncodeModuleHandle(tvm_module_index_t module_index, TVMMod
   return kTvmErrorNoError;
 }
 
-tvm_crt_error_t TVMCrtDecodeModuleHandle(TVMModuleHandle handle, tvm_module_index_t* out) {
+tvm_crt_error_t pytvm_crt_decode_module_handle(TVMModuleHandle handle, tvm_module_index_t* out) {
   uintptr_t raw = (uintptr_t)handle;
   uint32_t value;
   if (out == NULL) {

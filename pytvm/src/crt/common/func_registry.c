@@ -26,7 +26,7 @@ tvm_crt_error_t TVMFuncRegistry_Lookup(const TVMFuncRegistry* reg, const char* n
     while (entry[len] != '\0') {
       len++;
     }
-    if (TVMCrtStrEqual(entry, name, len) != 0) {
+    if (pytvm_crt_str_equal(entry, name, len) != 0) {
       *out_index = idx;
       return kTvmErrorNoError;
     }

@@ -1,7 +1,7 @@
 /*!
  * \file global_registry.c
  * \brief The global function namespace: a TVMMutableFuncRegistry in a static block, with
- *        TVMFuncGetGlobal, TVMFuncRegisterGlobal and TVMCrtFuncRegisterGlobal.
+ *        TVMFuncGetGlobal, TVMFuncRegisterGlobal and pytvm_crt_func_register_global.
  */
 #include "crt_internal.h"
 #include "pytvm_crt/crt.h"
@@ -16,7 +16,7 @@ static union {
 static TVMMutableFuncRegistry g_global_registry;
 static int g_global_registry_ready = 0;
 
-tvm_crt_error_t TVMCrtGlobalRegistryInit(void) {
+tvm_crt_error_t pytvm_crt_global_registry_init(void) {
   tvm_crt_error_t err =
       TVMMutableFuncRegistry_Create(&g_global_registry, g_global_block.bytes,
                                     sizeof(g_global_block.bytes));
@@ -24,20 +24,22 @@ tvm_crt_error_t TVMCrtGlobalRegistryInit(void) {
   return err;
 }
 
-TVMMutableFuncRegistry* TVMCrtGlobalRegistry(void) {
+TVMMutableFuncRegistry* pytvm_crt_global_registry(void) {
   return (g_global_registry_ready != 0) ? &g_global_registry : NULL;
 }
 
 int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
-  TVMCrtFunctionRef ref;
+  pytvm_crt_function_ref ref;
   tvm_crt_error_t err;
   if ((name == NULL) || (out == NULL)) {
-    TVMCrtSetLastErrorf("ValueError: TVMFuncGetGlobal: name and out must not be NULL");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncGetGlobal");
+    PYTVM_CRT_MSG_STR(msg, ": name and out must not be NULL");
     return -1;
   }
   *out = NULL;
   if (g_global_registry_ready == 0) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMFuncGetGlobal: call TVMInitializeRuntime first");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMFuncGetGlobal");
+    PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
     return -1;
   }
   ref.in_module = 0U;
@@ -47,24 +49,29 @@ int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
     return 0; /* TVM: not found is *out = NULL, not an error */
   }
   if (err == kTvmErrorNoError) {
-    err = TVMCrtEncodeFunctionHandle(&ref, out);
+    err = pytvm_crt_encode_function_handle(&ref, out);
   }
   if (err != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMFuncGetGlobal(\"%.*s\"): %s",
-                        TVM_CRT_MAX_STRLEN_FUNCTION_NAME, name, TVMCrtErrorString((int)err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError");
+    PYTVM_CRT_MSG_STR(msg, ": TVMFuncGetGlobal(\"");
+    PYTVM_CRT_MSG_STRN(msg, name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, "\"): ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
     return -1;
   }
   return 0;
 }
 
-int TVMCrtFuncRegisterGlobal(const char* name, TVMBackendPackedCFunc func, int override) {
+int pytvm_crt_func_register_global(const char* name, TVMBackendPackedCFunc func, int override) {
   tvm_crt_error_t err;
   if ((name == NULL) || (func == NULL)) {
-    TVMCrtSetLastErrorf("ValueError: TVMCrtFuncRegisterGlobal: name and func must not be NULL");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: pytvm_crt_func_register_global");
+    PYTVM_CRT_MSG_STR(msg, ": name and func must not be NULL");
     return -1;
   }
   if (g_global_registry_ready == 0) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMCrtFuncRegisterGlobal: call TVMInitializeRuntime first");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: pytvm_crt_func_register_global");
+    PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
     return -1;
   }
   err = TVMMutableFuncRegistry_Set(&g_global_registry, name, func, override);
@@ -72,38 +79,52 @@ int TVMCrtFuncRegisterGlobal(const char* name, TVMBackendPackedCFunc func, int o
     return 0;
   }
   if (err == kTvmErrorFunctionAlreadyDefined) {
-    TVMCrtSetLastErrorf("KeyError: global function \"%.*s\" is already registered; pass override=1 "
-                        "to replace it", TVM_CRT_MAX_STRLEN_FUNCTION_NAME, name);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("KeyError");
+    PYTVM_CRT_MSG_STR(msg, ": global function \"");
+    PYTVM_CRT_MSG_STRN(msg, name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, "\" is already registered; pass override=1 to replace it");
   } else if (err == kTvmErrorFunctionRegistryFull) {
-    TVMCrtSetLastErrorf("MemoryError: global function registry full (%u functions, %u bytes); "
-                        "raise TVM_CRT_MAX_REGISTERED_FUNCTIONS",
-                        (unsigned)g_global_registry.max_functions,
-                        (unsigned)g_global_registry.names_capacity);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError");
+    PYTVM_CRT_MSG_STR(msg, ": global function registry full (");
+    PYTVM_CRT_MSG_U64(msg, g_global_registry.max_functions);
+    PYTVM_CRT_MSG_STR(msg, " functions, ");
+    PYTVM_CRT_MSG_U64(msg, g_global_registry.names_capacity);
+    PYTVM_CRT_MSG_STR(msg, " bytes); raise TVM_CRT_MAX_REGISTERED_FUNCTIONS");
   } else if (err == kTvmErrorFunctionNameTooLong) {
-    TVMCrtSetLastErrorf("ValueError: function name \"%.*s...\" is longer than "
-                        "TVM_CRT_MAX_STRLEN_FUNCTION_NAME (%d)",
-                        TVM_CRT_MAX_STRLEN_FUNCTION_NAME, name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError");
+    PYTVM_CRT_MSG_STR(msg, ": function name \"");
+    PYTVM_CRT_MSG_STRN(msg, name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, "...\" is longer than TVM_CRT_MAX_STRLEN_FUNCTION_NAME (");
+    PYTVM_CRT_MSG_I64(msg, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, ")");
   } else {
-    TVMCrtSetLastErrorf("ValueError: cannot register global function \"%.*s\": %s",
-                        TVM_CRT_MAX_STRLEN_FUNCTION_NAME, name, TVMCrtErrorString((int)err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError");
+    PYTVM_CRT_MSG_STR(msg, ": cannot register global function \"");
+    PYTVM_CRT_MSG_STRN(msg, name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, "\": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
   }
   return -1;
 }
 
 int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
-  TVMCrtFunctionRef ref;
+  pytvm_crt_function_ref ref;
   TVMBackendPackedCFunc func;
-  if ((TVMCrtDecodeFunctionHandle(f, &ref) != kTvmErrorNoError) || (ref.in_module != 0U)) {
-    TVMCrtSetLastErrorf("TypeError: TVMFuncRegisterGlobal: %p is not a global function handle of "
-                        "this runtime; register a C function with TVMCrtFuncRegisterGlobal", f);
+  if ((pytvm_crt_decode_function_handle(f, &ref) != kTvmErrorNoError) || (ref.in_module != 0U)) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("TypeError: TVMFuncRegisterGlobal");
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_PTR(msg, f);
+    PYTVM_CRT_MSG_STR(msg, " is not a global function handle of this runtime; register a C function with pytvm_crt_func_register_global");
     return -1;
   }
   if ((g_global_registry_ready == 0) ||
       (TVMFuncRegistry_GetByIndex(&g_global_registry.registry, ref.function_index, &func) !=
        kTvmErrorNoError)) {
-    TVMCrtSetLastErrorf("ValueError: TVMFuncRegisterGlobal: global function handle %p is not "
-                        "registered", f);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncRegisterGlobal");
+    PYTVM_CRT_MSG_STR(msg, ": global function handle ");
+    PYTVM_CRT_MSG_PTR(msg, f);
+    PYTVM_CRT_MSG_STR(msg, " is not registered");
     return -1;
   }
-  return TVMCrtFuncRegisterGlobal(name, func, override);
+  return pytvm_crt_func_register_global(name, func, override);
 }

@@ -6,9 +6,9 @@
 #include "pytvm_crt/crt.h"
 
 /* Handle of a function of the module at `index`, or NULL when `name` is not in it. */
-static tvm_crt_error_t FindInModule(tvm_module_index_t index, const TVMModule* mod,
+static tvm_crt_error_t find_in_module(tvm_module_index_t index, const TVMModule* mod,
                                     const char* name, TVMFunctionHandle* out) {
-  TVMCrtFunctionRef ref;
+  pytvm_crt_function_ref ref;
   tvm_crt_error_t err;
   *out = NULL;
   ref.in_module = 1U;
@@ -20,7 +20,7 @@ static tvm_crt_error_t FindInModule(tvm_module_index_t index, const TVMModule* m
   if (err != kTvmErrorNoError) {
     return err;
   }
-  return TVMCrtEncodeFunctionHandle(&ref, out);
+  return pytvm_crt_encode_function_handle(&ref, out);
 }
 
 int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_imports,
@@ -30,20 +30,25 @@ int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_impo
   tvm_crt_error_t err;
   (void)query_imports; /* CRT modules have no imports */
   if ((func_name == NULL) || (out == NULL)) {
-    TVMCrtSetLastErrorf("ValueError: TVMModGetFunction: func_name and out must not be NULL");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMModGetFunction");
+    PYTVM_CRT_MSG_STR(msg, ": func_name and out must not be NULL");
     return -1;
   }
   *out = NULL;
-  if ((TVMCrtDecodeModuleHandle(mod, &index) != kTvmErrorNoError) ||
-      (TVMCrtModuleAt(index, &module) != kTvmErrorNoError)) {
-    TVMCrtSetLastErrorf("ValueError: TVMModGetFunction: invalid module handle %p", mod);
+  if ((pytvm_crt_decode_module_handle(mod, &index) != kTvmErrorNoError) ||
+      (pytvm_crt_module_at(index, &module) != kTvmErrorNoError)) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMModGetFunction");
+    PYTVM_CRT_MSG_STR(msg, ": invalid module handle ");
+    PYTVM_CRT_MSG_PTR(msg, mod);
     return -1;
   }
-  err = FindInModule(index, module, func_name, out);
+  err = find_in_module(index, module, func_name, out);
   if (err != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMModGetFunction(\"%.*s\"): %s",
-                        TVM_CRT_MAX_STRLEN_FUNCTION_NAME, func_name,
-                        TVMCrtErrorString((int)err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError");
+    PYTVM_CRT_MSG_STR(msg, ": TVMModGetFunction(\"");
+    PYTVM_CRT_MSG_STRN(msg, func_name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, "\"): ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
     return -1;
   }
   return 0;
@@ -51,8 +56,10 @@ int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_impo
 
 int TVMModFree(TVMModuleHandle mod) {
   const TVMModule* module = NULL;
-  if (TVMCrtModuleFromHandle(mod, &module) != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("ValueError: TVMModFree: invalid module handle %p", mod);
+  if (pytvm_crt_module_from_handle(mod, &module) != kTvmErrorNoError) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMModFree");
+    PYTVM_CRT_MSG_STR(msg, ": invalid module handle ");
+    PYTVM_CRT_MSG_PTR(msg, mod);
     return -1;
   }
   return 0; /* modules are static */
@@ -61,17 +68,17 @@ int TVMModFree(TVMModuleHandle mod) {
 int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* out) {
   size_t i;
   if ((func_name == NULL) || (out == NULL)) {
-    TVMCrtSetLastErrorf("ValueError: TVMBackendGetFuncFromEnv: func_name and out must not be "
-                        "NULL");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendGetFuncFromEnv");
+    PYTVM_CRT_MSG_STR(msg, ": func_name and out must not be NULL");
     return -1;
   }
   *out = NULL;
   /* mod_node is the calling module's TVMModule* (NULL or unknown: globals only). */
   for (i = 0U; (mod_node != NULL) && (i < (size_t)TVM_CRT_MAX_REGISTERED_MODULES); i++) {
     const TVMModule* module = NULL;
-    if ((TVMCrtModuleAt((tvm_module_index_t)i, &module) == kTvmErrorNoError) &&
+    if ((pytvm_crt_module_at((tvm_module_index_t)i, &module) == kTvmErrorNoError) &&
         ((const void*)module == (const void*)mod_node)) {
-      if (FindInModule((tvm_module_index_t)i, module, func_name, out) != kTvmErrorNoError) {
+      if (find_in_module((tvm_module_index_t)i, module, func_name, out) != kTvmErrorNoError) {
         *out = NULL;
       }
       break;
@@ -81,8 +88,10 @@ int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionH
     return -1;
   }
   if (*out == NULL) {
-    TVMCrtSetLastErrorf("AttributeError: function \"%.*s\" is neither in the module nor a "
-                        "global function", TVM_CRT_MAX_STRLEN_FUNCTION_NAME, func_name);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("AttributeError");
+    PYTVM_CRT_MSG_STR(msg, ": function \"");
+    PYTVM_CRT_MSG_STRN(msg, func_name, TVM_CRT_MAX_STRLEN_FUNCTION_NAME);
+    PYTVM_CRT_MSG_STR(msg, "\" is neither in the module nor a global function");
     return -1;
   }
   return 0;

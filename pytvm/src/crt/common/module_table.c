@@ -4,14 +4,14 @@
 
 static const TVMModule* g_modules[TVM_CRT_MAX_REGISTERED_MODULES];
 
-void TVMCrtModuleTableReset(void) {
+void pytvm_crt_module_table_reset(void) {
   size_t i;
   for (i = 0U; i < (size_t)TVM_CRT_MAX_REGISTERED_MODULES; i++) {
     g_modules[i] = NULL;
   }
 }
 
-static int ModuleIsWellFormed(const TVMModule* mod) {
+static int module_is_well_formed(const TVMModule* mod) {
   if ((mod->registry == NULL) || (mod->registry->names == NULL)) {
     return 0;
   }
@@ -21,18 +21,18 @@ static int ModuleIsWellFormed(const TVMModule* mod) {
   return 1;
 }
 
-tvm_crt_error_t TVMCrtModuleRegister(const TVMModule* mod, TVMModuleHandle* out_handle) {
+tvm_crt_error_t pytvm_crt_module_register(const TVMModule* mod, TVMModuleHandle* out_handle) {
   size_t i;
   size_t free_slot = (size_t)TVM_CRT_MAX_REGISTERED_MODULES;
   if ((mod == NULL) || (out_handle == NULL)) {
     return kTvmErrorArgumentNull;
   }
-  if (ModuleIsWellFormed(mod) == 0) {
+  if (module_is_well_formed(mod) == 0) {
     return kTvmErrorModuleInvalid;
   }
   for (i = 0U; i < (size_t)TVM_CRT_MAX_REGISTERED_MODULES; i++) {
     if (g_modules[i] == mod) {
-      return TVMCrtEncodeModuleHandle((tvm_module_index_t)i, out_handle);
+      return pytvm_crt_encode_module_handle((tvm_module_index_t)i, out_handle);
     }
     if ((g_modules[i] == NULL) && (free_slot == (size_t)TVM_CRT_MAX_REGISTERED_MODULES)) {
       free_slot = i;
@@ -42,10 +42,10 @@ tvm_crt_error_t TVMCrtModuleRegister(const TVMModule* mod, TVMModuleHandle* out_
     return kTvmErrorModuleTableFull;
   }
   g_modules[free_slot] = mod;
-  return TVMCrtEncodeModuleHandle((tvm_module_index_t)free_slot, out_handle);
+  return pytvm_crt_encode_module_handle((tvm_module_index_t)free_slot, out_handle);
 }
 
-tvm_crt_error_t TVMCrtModuleAt(tvm_module_index_t index, const TVMModule** out_mod) {
+tvm_crt_error_t pytvm_crt_module_at(tvm_module_index_t index, const TVMModule** out_mod) {
   if (out_mod == NULL) {
     return kTvmErrorArgumentNull;
   }
@@ -56,15 +56,15 @@ tvm_crt_error_t TVMCrtModuleAt(tvm_module_index_t index, const TVMModule** out_m
   return kTvmErrorNoError;
 }
 
-tvm_crt_error_t TVMCrtModuleFromHandle(TVMModuleHandle handle, const TVMModule** out_mod) {
+tvm_crt_error_t pytvm_crt_module_from_handle(TVMModuleHandle handle, const TVMModule** out_mod) {
   tvm_module_index_t index;
   tvm_crt_error_t err;
   if (out_mod == NULL) {
     return kTvmErrorArgumentNull;
   }
-  err = TVMCrtDecodeModuleHandle(handle, &index);
+  err = pytvm_crt_decode_module_handle(handle, &index);
   if (err != kTvmErrorNoError) {
     return err;
   }
-  return TVMCrtModuleAt(index, out_mod);
+  return pytvm_crt_module_at(index, out_mod);
 }

@@ -48,7 +48,7 @@ tvm_crt_error_t TVMMutableFuncRegistry_Create(TVMMutableFuncRegistry* reg, uint8
 }
 
 /* Offset of the final NUL of the names blob (where the next name goes). */
-static size_t NamesEnd(const TVMMutableFuncRegistry* reg, size_t count) {
+static size_t names_end(const TVMMutableFuncRegistry* reg, size_t count) {
   size_t offset = 1U;
   size_t idx;
   for (idx = 0U; idx < count; idx++) {
@@ -71,7 +71,7 @@ tvm_crt_error_t TVMMutableFuncRegistry_Set(TVMMutableFuncRegistry* reg, const ch
       (reg->funcs_rw == NULL)) {
     return kTvmErrorArgumentNull;
   }
-  len = TVMCrtStrLen(name, (size_t)TVM_CRT_MAX_STRLEN_FUNCTION_NAME + 1U);
+  len = pytvm_crt_str_len(name, (size_t)TVM_CRT_MAX_STRLEN_FUNCTION_NAME + 1U);
   if (len == 0U) {
     return kTvmErrorFunctionNameEmpty;
   }
@@ -93,7 +93,7 @@ tvm_crt_error_t TVMMutableFuncRegistry_Set(TVMMutableFuncRegistry* reg, const ch
   if (count >= reg->max_functions) {
     return kTvmErrorFunctionRegistryFull;
   }
-  end = NamesEnd(reg, count);
+  end = names_end(reg, count);
   /* The name, its NUL and the new final NUL must fit. */
   if ((end >= reg->names_capacity) || ((reg->names_capacity - end) < (len + 2U))) {
     return kTvmErrorFunctionRegistryFull;

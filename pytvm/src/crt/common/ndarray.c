@@ -28,7 +28,7 @@ int TVMNDArray_Empty(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDev
   out->dl_tensor.byte_offset = 0U;
   out->dl_tensor.dtype = dtype;
   out->dl_tensor.device = dev;
-  err = TVMCrtTensorNumBytes(&out->dl_tensor, &nbytes);
+  err = pytvm_crt_tensor_num_bytes(&out->dl_tensor, &nbytes);
   if (err != (int)kTvmErrorNoError) {
     return err;
   }

@@ -21,19 +21,19 @@ static union {
 
 static uint32_t g_run_pages[TVM_CRT_NUM_PAGES];
 
-static uint8_t* PoolBase(void) {
+static uint8_t* pool_base(void) {
   uintptr_t raw = (uintptr_t)&g_pool_storage.bytes[0];
   size_t skip = (size_t)((TVM_CRT_PAGE_BYTES - (raw % TVM_CRT_PAGE_BYTES)) % TVM_CRT_PAGE_BYTES);
   return &g_pool_storage.bytes[skip];
 }
 
-void TVMCrtMemoryReset(void) {
+void pytvm_crt_memory_reset(void) {
   (void)memset(g_run_pages, 0, sizeof(g_run_pages));
-  TVM_CRT_POISON(PoolBase(), TVM_CRT_MEMORY_POOL_BYTES);
+  TVM_CRT_POISON(pool_base(), TVM_CRT_MEMORY_POOL_BYTES);
 }
 
 /* Length of the allocation at page i; aborts if the table is corrupt. */
-static uint32_t RunAt(size_t i) {
+static uint32_t run_at(size_t i) {
   uint32_t run = g_run_pages[i];
   TVM_CRT_CHECK((size_t)run <= (TVM_CRT_NUM_PAGES - i));
   return run;
@@ -57,7 +57,7 @@ int TVMPlatformMemoryAllocate(size_t num_bytes, DLDevice dev, void** out_ptr) {
     pages = 1U; /* a zero-byte allocation still gets a unique pointer */
   }
   while ((i < TVM_CRT_NUM_PAGES) && (run_len < pages)) {
-    uint32_t run = RunAt(i);
+    uint32_t run = run_at(i);
     if (run != 0U) {
       i += (size_t)run;
       run_len = 0U;
@@ -73,7 +73,7 @@ int TVMPlatformMemoryAllocate(size_t num_bytes, DLDevice dev, void** out_ptr) {
     return kTvmErrorPlatformNoMemory;
   }
   g_run_pages[run_start] = (uint32_t)pages;
-  *out_ptr = &PoolBase()[run_start * TVM_CRT_PAGE_BYTES];
+  *out_ptr = &pool_base()[run_start * TVM_CRT_PAGE_BYTES];
   /* Only the bytes asked for are usable; the rest of the last page stays poisoned. */
   TVM_CRT_POISON(*out_ptr, pages * TVM_CRT_PAGE_BYTES);
   TVM_CRT_UNPOISON(*out_ptr, num_bytes);
@@ -81,7 +81,7 @@ int TVMPlatformMemoryAllocate(size_t num_bytes, DLDevice dev, void** out_ptr) {
 }
 
 int TVMPlatformMemoryFree(void* ptr, DLDevice dev) {
-  uintptr_t base = (uintptr_t)PoolBase();
+  uintptr_t base = (uintptr_t)pool_base();
   uintptr_t addr = (uintptr_t)ptr;
   size_t offset;
   size_t page;
@@ -97,7 +97,7 @@ int TVMPlatformMemoryFree(void* ptr, DLDevice dev) {
     return kTvmErrorPlatformBadFree;
   }
   page = offset / TVM_CRT_PAGE_BYTES;
-  if (RunAt(page) == 0U) {
+  if (run_at(page) == 0U) {
     return kTvmErrorPlatformBadFree; /* inside a run, or already freed */
   }
   TVM_CRT_POISON(ptr, (size_t)g_run_pages[page] * TVM_CRT_PAGE_BYTES);
@@ -105,7 +105,7 @@ int TVMPlatformMemoryFree(void* ptr, DLDevice dev) {
   return kTvmErrorNoError;
 }
 
-int TVMCrtMemoryGetStats(TVMCrtMemoryStats* out) {
+int pytvm_crt_memory_get_stats(pytvm_crt_memory_stats* out) {
   size_t i = 0U;
   uint32_t free_run = 0U;
   if (out == NULL) {
@@ -118,7 +118,7 @@ int TVMCrtMemoryGetStats(TVMCrtMemoryStats* out) {
   out->largest_free_run_pages = 0U;
   out->num_allocations = 0U;
   while (i < TVM_CRT_NUM_PAGES) {
-    uint32_t run = RunAt(i);
+    uint32_t run = run_at(i);
     if (run != 0U) {
       out->num_allocations++;
       free_run = 0U;

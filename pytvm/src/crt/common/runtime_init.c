@@ -9,33 +9,40 @@
 static TVMModuleHandle g_system_lib = NULL;
 
 /* `runtime.SystemLib`: the system lib's module handle, registering it on the first call. */
-static int SystemLibFunc(TVMValue* args, int* type_codes, int num_args, TVMValue* ret_value,
+static int system_lib_func(TVMValue* args, int* type_codes, int num_args, TVMValue* ret_value,
                          int* ret_type_code, void* resource_handle) {
   tvm_crt_error_t err;
   (void)args;
   (void)type_codes;
   (void)resource_handle;
   if ((ret_value == NULL) || (ret_type_code == NULL)) {
-    TVMCrtSetLastErrorf("ValueError: runtime.SystemLib: NULL return slot");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: runtime.SystemLib");
+    PYTVM_CRT_MSG_STR(msg, ": NULL return slot");
     return -1;
   }
   if (num_args != 0) {
-    TVMCrtSetLastErrorf("TypeError: runtime.SystemLib takes no arguments, got %d", num_args);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("TypeError");
+    PYTVM_CRT_MSG_STR(msg, ": runtime.SystemLib takes no arguments, got ");
+    PYTVM_CRT_MSG_I64(msg, num_args);
     return -1;
   }
   if (g_system_lib == NULL) {
     const TVMModule* mod = TVMSystemLibEntryPoint();
     if (mod == NULL) {
-      TVMCrtSetLastErrorf("RuntimeError: TVMSystemLibEntryPoint returned NULL");
+      pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError");
+      PYTVM_CRT_MSG_STR(msg, ": TVMSystemLibEntryPoint returned NULL");
       return -1;
     }
     TVM_CRT_DEBUG_LOG("pytvm CRT: system lib has %u functions\n",
                       (unsigned)TVMFuncRegistry_NumFuncs(mod->registry));
-    err = TVMCrtModuleRegister(mod, &g_system_lib);
+    err = pytvm_crt_module_register(mod, &g_system_lib);
     if (err != kTvmErrorNoError) {
       g_system_lib = NULL;
-      TVMCrtSetLastErrorf("RuntimeError: cannot register the system lib: %s",
-                          TVMCrtErrorString((int)err));
+      {
+        pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: cannot register the system lib");
+        PYTVM_CRT_MSG_STR(msg, ": ");
+        PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
+      }
       return -1;
     }
   }
@@ -47,27 +54,32 @@ static int SystemLibFunc(TVMValue* args, int* type_codes, int num_args, TVMValue
 int TVMInitializeRuntime(void) {
   tvm_crt_error_t err;
   TVMAPISetLastError("");
-  TVMCrtMemoryReset();
-  TVMCrtModuleTableReset();
-  TVMCrtDeviceApiTableReset();
+  pytvm_crt_memory_reset();
+  pytvm_crt_module_table_reset();
+  pytvm_crt_device_api_table_reset();
   g_system_lib = NULL;
-  err = TVMCrtGlobalRegistryInit();
+  err = pytvm_crt_global_registry_init();
   if (err != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMInitializeRuntime: global registry: %s",
-                        TVMCrtErrorString((int)err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMInitializeRuntime");
+    PYTVM_CRT_MSG_STR(msg, ": global registry: ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
     return -1;
   }
-  err = TVMCrtWorkspaceInit();
+  err = pytvm_crt_workspace_init();
   if (err != kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("MemoryError: TVMInitializeRuntime: cannot reserve %lu workspace bytes: "
-                        "%s", (unsigned long)TVM_CRT_WORKSPACE_BYTES, TVMCrtErrorString((int)err));
+    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError: TVMInitializeRuntime");
+    PYTVM_CRT_MSG_STR(msg, ": cannot reserve ");
+    PYTVM_CRT_MSG_U64(msg, TVM_CRT_WORKSPACE_BYTES);
+    PYTVM_CRT_MSG_STR(msg, " workspace bytes: ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
     return -1;
   }
-  if (TVMCrtRegisterDeviceAPI((int)kDLCPU, TVMCrtCpuDeviceAPI()) != (int)kTvmErrorNoError) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMInitializeRuntime: cannot register the CPU device API");
+  if (pytvm_crt_register_device_api((int)kDLCPU, pytvm_crt_cpu_device_api()) != (int)kTvmErrorNoError) {
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMInitializeRuntime");
+    PYTVM_CRT_MSG_STR(msg, ": cannot register the CPU device API");
     return -1;
   }
   TVM_CRT_DEBUG_LOG("pytvm CRT: initialized (%lu-byte pool, %lu-byte pages)\n",
                     (unsigned long)TVM_CRT_MEMORY_POOL_BYTES, (unsigned long)TVM_CRT_PAGE_BYTES);
-  return TVMCrtFuncRegisterGlobal("runtime.SystemLib", SystemLibFunc, 0);
+  return pytvm_crt_func_register_global("runtime.SystemLib", system_lib_func, 0);
 }

@@ -9,14 +9,14 @@
 typedef struct {
   size_t start; /* top of the stack before this block */
   size_t data;  /* offset of the block's (aligned) data */
-} WorkspaceBlock;
+} workspace_block_t;
 
 static uint8_t* g_ws_base = NULL;
 static size_t g_ws_top = 0U;
 static uint32_t g_ws_depth = 0U;
-static WorkspaceBlock g_ws_blocks[TVM_CRT_MAX_WORKSPACE_DEPTH];
+static workspace_block_t g_ws_blocks[TVM_CRT_MAX_WORKSPACE_DEPTH];
 
-tvm_crt_error_t TVMCrtWorkspaceInit(void) {
+tvm_crt_error_t pytvm_crt_workspace_init(void) {
   DLDevice cpu;
   void* region = NULL;
   int err;
@@ -34,7 +34,7 @@ tvm_crt_error_t TVMCrtWorkspaceInit(void) {
   return kTvmErrorNoError;
 }
 
-int TVMCrtWorkspaceGetStats(TVMCrtWorkspaceStats* out) {
+int pytvm_crt_workspace_get_stats(pytvm_crt_workspace_stats* out) {
   if (out == NULL) {
     return kTvmErrorArgumentNull;
   }
@@ -54,26 +54,35 @@ void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
   (void)dtype_code_hint;
   (void)dtype_bits_hint;
   if (g_ws_base == NULL) {
-    TVMCrtSetLastErrorf("RuntimeError: TVMBackendAllocWorkspace: call TVMInitializeRuntime first");
+    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMBackendAllocWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
     return NULL;
   }
   if (device_type != (int)kDLCPU) {
-    TVMCrtSetLastErrorf("ValueError: TVMBackendAllocWorkspace: device type %d has no workspace "
-                        "(only kDLCPU = 1)", device_type);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendAllocWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": device type ");
+    PYTVM_CRT_MSG_I64(msg, device_type);
+    PYTVM_CRT_MSG_STR(msg, " has no workspace (only kDLCPU = 1)");
     return NULL;
   }
   if (g_ws_depth >= (uint32_t)TVM_CRT_MAX_WORKSPACE_DEPTH) {
-    TVMCrtSetLastErrorf("MemoryError: TVMBackendAllocWorkspace: %d blocks alive; raise "
-                        "TVM_CRT_MAX_WORKSPACE_DEPTH", TVM_CRT_MAX_WORKSPACE_DEPTH);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError: TVMBackendAllocWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_I64(msg, TVM_CRT_MAX_WORKSPACE_DEPTH);
+    PYTVM_CRT_MSG_STR(msg, " blocks alive; raise TVM_CRT_MAX_WORKSPACE_DEPTH");
     return NULL;
   }
   want = (nbytes == 0U) ? 1U : nbytes; /* a zero-byte block still gets its own address */
   data = ((g_ws_top + align - 1U) / align) * align;
   if ((data > capacity) || (want > (uint64_t)(capacity - data))) {
-    TVMCrtSetLastErrorf("MemoryError: TVMBackendAllocWorkspace: %lu bytes requested, %lu of %lu "
-                        "free; raise TVM_CRT_WORKSPACE_BYTES", (unsigned long)nbytes,
-                        (unsigned long)((data < capacity) ? (capacity - data) : 0U),
-                        (unsigned long)capacity);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError: TVMBackendAllocWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_U64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes requested, ");
+    PYTVM_CRT_MSG_U64(msg, ((data < capacity) ? (capacity - data) : 0U));
+    PYTVM_CRT_MSG_STR(msg, " of ");
+    PYTVM_CRT_MSG_U64(msg, capacity);
+    PYTVM_CRT_MSG_STR(msg, " free; raise TVM_CRT_WORKSPACE_BYTES");
     return NULL;
   }
   g_ws_blocks[g_ws_depth].start = g_ws_top;
@@ -85,23 +94,30 @@ void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
 }
 
 int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
-  const WorkspaceBlock* top;
+  const workspace_block_t* top;
   (void)device_id;
   if (device_type != (int)kDLCPU) {
-    TVMCrtSetLastErrorf("ValueError: TVMBackendFreeWorkspace: device type %d has no workspace",
-                        device_type);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendFreeWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": device type ");
+    PYTVM_CRT_MSG_I64(msg, device_type);
+    PYTVM_CRT_MSG_STR(msg, " has no workspace");
     return -1;
   }
   if ((ptr == NULL) || (g_ws_base == NULL) || (g_ws_depth == 0U)) {
-    TVMCrtSetLastErrorf("ValueError: TVMBackendFreeWorkspace: %p is not a live workspace block",
-                        ptr);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendFreeWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_PTR(msg, ptr);
+    PYTVM_CRT_MSG_STR(msg, " is not a live workspace block");
     return -1;
   }
   top = &g_ws_blocks[g_ws_depth - 1U];
   if ((uint8_t*)ptr != &g_ws_base[top->data]) {
-    TVMCrtSetLastErrorf("ValueError: TVMBackendFreeWorkspace: %p is not the most recent block "
-                        "%p; workspace is freed in LIFO order", ptr,
-                        (void*)&g_ws_base[top->data]);
+    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendFreeWorkspace");
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_PTR(msg, ptr);
+    PYTVM_CRT_MSG_STR(msg, " is not the most recent block ");
+    PYTVM_CRT_MSG_PTR(msg, (void*)&g_ws_base[top->data]);
+    PYTVM_CRT_MSG_STR(msg, "; workspace is freed in LIFO order");
     return -1;
   }
   TVM_CRT_POISON(&g_ws_base[top->start], g_ws_top - top->start);

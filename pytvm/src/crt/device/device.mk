@@ -6,7 +6,8 @@
 #
 # The binary links its own build of the CRT sources (plus the POSIX platform hooks), whose CPU
 # pool defaults to 64 MiB (TVM_CRT_MEMORY_POOL_LOG2=26) so 16 MiB arrays fit; a
-# TVM_CRT_MEMORY_POOL_LOG2 given in CRT_CONFIG_FLAGS wins. The hexagon emulator's own pool is
+# TVM_CRT_MEMORY_POOL_LOG2 given in CRT_CONFIG_FLAGS wins, and so does the minimal configuration
+# (CRT_CONFIG_FLAGS=-DTVM_CRT_CONFIG_MINIMAL=1: its own 16 KiB pool, no --hexagon). The hexagon emulator's own pool is
 # PYTVM_HEXAGON_POOL_BYTES (128 MiB) and MinRPC's limits are MINRPC_* (minrpc_server.h); change
 # them with CRT_EXTRA_CFLAGS="-DPYTVM_HEXAGON_POOL_BYTES=...".
 # `pytvm-device ... --hexagon --skel` serves the generated skel of pytvm/contrib/hexagon/hexagon_rpc.idl
@@ -16,10 +17,10 @@
 
 include $(CRT_DIR)/device/skel.mk
 
-DEVICE_POOL_FLAGS := $(if $(findstring TVM_CRT_MEMORY_POOL_LOG2,$(CRT_CONFIG_FLAGS)),,\
-                     -DTVM_CRT_MEMORY_POOL_LOG2=26)
+DEVICE_POOL_FLAGS := $(if $(findstring TVM_CRT_MEMORY_POOL_LOG2,$(CRT_CONFIG_FLAGS))$(findstring \
+                     TVM_CRT_CONFIG_MINIMAL,$(CRT_CONFIG_FLAGS)),,-DTVM_CRT_MEMORY_POOL_LOG2=26)
 DEVICE_SRCS := $(sort $(wildcard $(CRT_DIR)/minrpc/*.c $(CRT_DIR)/device/*.c)) $(CRT_LIB_SRCS) \
-               $(sort $(wildcard $(CRT_DIR)/serial_*.c)) \
+               $(SERIAL_SRCS) \
                $(CRT_DIR)/platform/posix_platform.c $(CRT_DIR)/platform/empty_system_lib.c
 
 # $(1): variant (host, asan, ubsan); $(2): the binary it makes.

@@ -11,57 +11,57 @@
 #include <string.h>
 #include <time.h>
 
-#include "../minrpc/minrpc_server.h"
-#include "../serial_rpc.h"
+#include "pytvm_crt/minrpc_server.h"
+#include "pytvm_crt/serial_rpc.h"
 #include "device_framing.h"
 
-static MinRPCChannel g_raw;
+static pytvm_minrpc_channel g_raw;
 static pytvm_serial_stream g_stream;
 static pytvm_serial_rpc g_rpc;
 static uint8_t g_frame_rx[PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD];
 /* One whole packet: MinRPC's largest accepted body plus the length field. */
 static uint8_t g_packet[MINRPC_MAX_PACKET + PYTVM_SERIAL_RPC_LENGTH_SIZE];
 
-static int RawWrite(void* ctx, const uint8_t* data, size_t n) {
-  const MinRPCChannel* raw = (const MinRPCChannel*)ctx;
+static int raw_write(void* ctx, const uint8_t* data, size_t n) {
+  const pytvm_minrpc_channel* raw = (const pytvm_minrpc_channel*)ctx;
   return (raw->write(raw->ctx, data, n) == 0) ? (int)n : -1;
 }
 
-static int64_t RawRead(void* ctx, uint8_t* buf, size_t n) {
-  const MinRPCChannel* raw = (const MinRPCChannel*)ctx;
+static int64_t raw_read(void* ctx, uint8_t* buf, size_t n) {
+  const pytvm_minrpc_channel* raw = (const pytvm_minrpc_channel*)ctx;
   return raw->read(raw->ctx, buf, n);
 }
 
-static uint8_t Nonce(void* ctx) {
+static uint8_t nonce(void* ctx) {
   (void)ctx;
   return (uint8_t)((unsigned long)time(NULL) ^ (unsigned long)clock());
 }
 
-static int64_t FramedRead(void* ctx, uint8_t* buf, size_t n) {
+static int64_t framed_read(void* ctx, uint8_t* buf, size_t n) {
   return pytvm_serial_rpc_read((pytvm_serial_rpc*)ctx, buf, n);
 }
 
-static int32_t FramedWrite(void* ctx, const uint8_t* buf, size_t n) {
+static int32_t framed_write(void* ctx, const uint8_t* buf, size_t n) {
   return (int32_t)pytvm_serial_rpc_write((pytvm_serial_rpc*)ctx, buf, n);
 }
 
-int32_t PytvmDeviceFramingWrap(const MinRPCChannel* raw, MinRPCChannel* framed) {
+int32_t pytvm_device_framing_wrap(const pytvm_minrpc_channel* raw, pytvm_minrpc_channel* framed) {
   pytvm_serial_stream_config cfg;
   (void)memset(&cfg, 0, sizeof(cfg));
   g_raw = *raw;
   cfg.session.rx_buffer = g_frame_rx;
   cfg.session.rx_capacity = sizeof(g_frame_rx);
-  cfg.session.write = RawWrite;
+  cfg.session.write = raw_write;
   cfg.session.write_ctx = &g_raw;
-  cfg.session.nonce = Nonce;
-  cfg.read = RawRead;
+  cfg.session.nonce = nonce;
+  cfg.read = raw_read;
   cfg.read_ctx = &g_raw;
   if ((pytvm_serial_stream_init(&g_stream, &cfg) != PYTVM_SERIAL_OK) ||
       (pytvm_serial_rpc_init(&g_rpc, &g_stream, g_packet, sizeof(g_packet)) != PYTVM_SERIAL_OK)) {
     return -1;
   }
   framed->ctx = &g_rpc;
-  framed->read = FramedRead;
-  framed->write = FramedWrite;
+  framed->read = framed_read;
+  framed->write = framed_write;
   return 0;
 }

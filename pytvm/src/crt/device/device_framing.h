@@ -4,9 +4,9 @@
 
 #include <stdint.h>
 
-#include "../minrpc/minrpc_server.h"
+#include "pytvm_crt/minrpc_server.h"
 
 /*! \brief Fill *framed with a channel carrying the RPC stream in serial frames over *raw. */
-int32_t PytvmDeviceFramingWrap(const MinRPCChannel* raw, MinRPCChannel* framed);
+int32_t pytvm_device_framing_wrap(const pytvm_minrpc_channel* raw, pytvm_minrpc_channel* framed);
 
 #endif /* PYTVM_DEVICE_FRAMING_H_ */

@@ -14,7 +14,7 @@
 typedef struct {
   size_t offset;
   size_t size;
-} HexagonBlock;
+} hexagon_block_t;
 
 /*! \brief Largest alignment served: the pool starts on such a boundary. */
 #define HEXAGON_MAX_ALIGNMENT 4096u
@@ -23,14 +23,14 @@ static uint8_t g_storage[(size_t)PYTVM_HEXAGON_POOL_BYTES + HEXAGON_MAX_ALIGNMEN
 static uint8_t* g_pool = NULL; /* g_storage rounded up to HEXAGON_MAX_ALIGNMENT */
 
 /*! \brief Live blocks sorted by offset. */
-static HexagonBlock g_blocks[PYTVM_HEXAGON_MAX_BLOCKS];
+static hexagon_block_t g_blocks[PYTVM_HEXAGON_MAX_BLOCKS];
 static uint32_t g_num_blocks = 0u;
 static size_t g_used_bytes = 0u;
 
 static char g_range_text[64];
 static TVMByteArray g_peek_result;
 
-int32_t PytvmHexagonPoolContains(const void* ptr, uint64_t nbytes) {
+int32_t pytvm_hexagon_pool_contains(const void* ptr, uint64_t nbytes) {
   uintptr_t base = (uintptr_t)g_pool;
   if (g_pool == NULL) {
     return 0;
@@ -42,14 +42,14 @@ int32_t PytvmHexagonPoolContains(const void* ptr, uint64_t nbytes) {
   return (nbytes <= ((uint64_t)PYTVM_HEXAGON_POOL_BYTES - (uint64_t)(p - base))) ? 1 : 0;
 }
 
-static int Fail(const char* msg) {
+static int fail(const char* msg) {
   TVMAPISetLastError(msg);
   return -1;
 }
 
 /* ------------------------------------------------------------------ device API */
 
-static int HexagonAlloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint,
+static int hexagon_alloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint,
                         void** out) {
   size_t align = (alignment < 1u) ? 1u : alignment;
   size_t size = (nbytes == 0u) ? 1u : nbytes;
@@ -58,13 +58,13 @@ static int HexagonAlloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataTyp
   (void)hint;
   *out = NULL;
   if (dev.device_id != 0) {
-    return Fail("ValueError: the hexagon emulator has only device 0");
+    return fail("ValueError: the hexagon emulator has only device 0");
   }
   if (((align & (align - 1u)) != 0u) || (align > HEXAGON_MAX_ALIGNMENT)) {
-    return Fail("ValueError: hexagon alignment must be a power of two up to 4096");
+    return fail("ValueError: hexagon alignment must be a power of two up to 4096");
   }
   if (g_num_blocks >= (uint32_t)PYTVM_HEXAGON_MAX_BLOCKS) {
-    return Fail("MemoryError: too many live hexagon allocations");
+    return fail("MemoryError: too many live hexagon allocations");
   }
   /* first fit: the gap before block i, then the tail after the last block */
   for (i = 0u; i <= g_num_blocks; ++i) {
@@ -86,10 +86,10 @@ static int HexagonAlloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataTyp
       cursor = g_blocks[i].offset + g_blocks[i].size;
     }
   }
-  return Fail("MemoryError: the hexagon emulator pool is full");
+  return fail("MemoryError: the hexagon emulator pool is full");
 }
 
-static int HexagonFree(DLDevice dev, void* ptr) {
+static int hexagon_free(DLDevice dev, void* ptr) {
   uint32_t i;
   (void)dev;
   for (i = 0u; i < g_num_blocks; ++i) {
@@ -102,10 +102,10 @@ static int HexagonFree(DLDevice dev, void* ptr) {
       return 0;
     }
   }
-  return Fail("ValueError: pointer was not allocated from the hexagon emulator pool");
+  return fail("ValueError: pointer was not allocated from the hexagon emulator pool");
 }
 
-static uint64_t TensorBytes(const DLTensor* t) {
+static uint64_t tensor_bytes(const DLTensor* t) {
   uint64_t count = 1u;
   int32_t i;
   for (i = 0; i < t->ndim; ++i) {
@@ -114,31 +114,31 @@ static uint64_t TensorBytes(const DLTensor* t) {
   return count * (((uint64_t)t->dtype.bits * (uint64_t)t->dtype.lanes + 7u) / 8u);
 }
 
-static int HexagonCopy(const DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
-  uint64_t nbytes = TensorBytes(from);
+static int hexagon_copy(const DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
+  uint64_t nbytes = tensor_bytes(from);
   const uint8_t* src = (const uint8_t*)from->data + from->byte_offset;
   uint8_t* dst = (uint8_t*)to->data + to->byte_offset;
   (void)stream;
   if (((from->device.device_type == PYTVM_HEXAGON_DEVICE_TYPE) &&
-       (PytvmHexagonPoolContains(src, nbytes) == 0)) ||
+       (pytvm_hexagon_pool_contains(src, nbytes) == 0)) ||
       ((to->device.device_type == PYTVM_HEXAGON_DEVICE_TYPE) &&
-       (PytvmHexagonPoolContains(dst, nbytes) == 0))) {
-    return Fail("ValueError: hexagon copy range is outside the emulator pool");
+       (pytvm_hexagon_pool_contains(dst, nbytes) == 0))) {
+    return fail("ValueError: hexagon copy range is outside the emulator pool");
   }
   if (nbytes > (uint64_t)SIZE_MAX) {
-    return Fail("ValueError: hexagon copy too large");
+    return fail("ValueError: hexagon copy too large");
   }
   (void)memmove(dst, src, (size_t)nbytes);
   return 0;
 }
 
-static int HexagonSync(DLDevice dev, TVMStreamHandle stream) {
+static int hexagon_sync(DLDevice dev, TVMStreamHandle stream) {
   (void)dev;
   (void)stream;
   return 0; /* the emulator finishes every copy before returning */
 }
 
-static int HexagonGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
+static int hexagon_get_attr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
   (void)dev;
   *out_code = (int)kTVMArgInt;
   switch (kind) {
@@ -160,12 +160,12 @@ static int HexagonGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code) 
   return 0;
 }
 
-static const TVMCrtDeviceAPI kHexagonAPI = {HexagonAlloc, HexagonFree, HexagonCopy, HexagonSync,
-                                            HexagonGetAttr};
+static const pytvm_crt_device_api kHexagonAPI = {hexagon_alloc, hexagon_free, hexagon_copy, hexagon_sync,
+                                            hexagon_get_attr};
 
 /* ------------------------------------------------------------------ global functions */
 
-static int PoolRange(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int pool_range(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                      void* resource) {
   (void)args;
   (void)codes;
@@ -180,7 +180,7 @@ static int PoolRange(TVMValue* args, int* codes, int num_args, TVMValue* ret, in
 }
 
 /*! \brief An address argument: Int or OpaquePtr. */
-static int AddressArg(const TVMValue* v, int code, uint64_t* out) {
+static int address_arg(const TVMValue* v, int code, uint64_t* out) {
   if ((code == (int)kTVMArgInt) && (v->v_int64 >= 0)) {
     *out = (uint64_t)v->v_int64;
     return 0;
@@ -192,24 +192,24 @@ static int AddressArg(const TVMValue* v, int code, uint64_t* out) {
   return -1;
 }
 
-static int Peek(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int peek(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                 void* resource) {
   uint64_t ptr = 0u;
   const uint8_t* at;
   (void)resource;
-  if ((num_args != 3) || (AddressArg(&args[0], codes[0], &ptr) != 0) ||
+  if ((num_args != 3) || (address_arg(&args[0], codes[0], &ptr) != 0) ||
       (codes[1] != (int)kTVMArgInt) || (codes[2] != (int)kTVMArgInt) || (args[1].v_int64 < 0) ||
       (args[2].v_int64 < 0)) {
-    return Fail("TypeError: pytvm.hexagon.peek(ptr, offset, n) takes an address and two "
+    return fail("TypeError: pytvm.hexagon.peek(ptr, offset, n) takes an address and two "
                 "non-negative ints");
   }
   if (((uint64_t)args[1].v_int64 > (uint64_t)PYTVM_HEXAGON_POOL_BYTES) ||
       (ptr > (uint64_t)UINTPTR_MAX - (uint64_t)args[1].v_int64)) {
-    return Fail("ValueError: pytvm.hexagon.peek range is outside the emulator pool");
+    return fail("ValueError: pytvm.hexagon.peek range is outside the emulator pool");
   }
   at = (const uint8_t*)(uintptr_t)(ptr + (uint64_t)args[1].v_int64);
-  if (PytvmHexagonPoolContains(at, (uint64_t)args[2].v_int64) == 0) {
-    return Fail("ValueError: pytvm.hexagon.peek range is outside the emulator pool");
+  if (pytvm_hexagon_pool_contains(at, (uint64_t)args[2].v_int64) == 0) {
+    return fail("ValueError: pytvm.hexagon.peek range is outside the emulator pool");
   }
   g_peek_result.data = (const char*)at;
   g_peek_result.size = (size_t)args[2].v_int64;
@@ -218,17 +218,17 @@ static int Peek(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* re
   return 0;
 }
 
-int32_t PytvmHexagonEmulatorInstall(void) {
+int32_t pytvm_hexagon_emulator_install(void) {
   uintptr_t raw = (uintptr_t)&g_storage[0];
   g_pool = &g_storage[(HEXAGON_MAX_ALIGNMENT - (raw % HEXAGON_MAX_ALIGNMENT)) %
                       HEXAGON_MAX_ALIGNMENT];
   g_num_blocks = 0u;
   g_used_bytes = 0u;
-  if (TVMCrtRegisterDeviceAPI(PYTVM_HEXAGON_DEVICE_TYPE, &kHexagonAPI) != 0) {
+  if (pytvm_crt_register_device_api(PYTVM_HEXAGON_DEVICE_TYPE, &kHexagonAPI) != 0) {
     return -1;
   }
-  if ((TVMCrtFuncRegisterGlobal("pytvm.hexagon.pool_range", PoolRange, 1) != 0) ||
-      (TVMCrtFuncRegisterGlobal("pytvm.hexagon.peek", Peek, 1) != 0)) {
+  if ((pytvm_crt_func_register_global("pytvm.hexagon.pool_range", pool_range, 1) != 0) ||
+      (pytvm_crt_func_register_global("pytvm.hexagon.peek", peek, 1) != 0)) {
     return -1;
   }
   return 0;

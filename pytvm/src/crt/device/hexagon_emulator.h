@@ -3,8 +3,8 @@
  * \brief The accelerator emulator inside the device process: device type 16 (kDLHexagon) backed
  *        by its own static pool, standing in for DSP memory, separate from the CPU page pool.
  *
- * PytvmHexagonEmulatorInstall registers the `device_api.hexagon` implementation with the CRT
- * (TVMCrtRegisterDeviceAPI) and the global functions
+ * pytvm_hexagon_emulator_install registers the `device_api.hexagon` implementation with the CRT
+ * (pytvm_crt_register_device_api) and the global functions
  *   - `pytvm.hexagon.pool_range()` -> "base,size" (decimal) of the emulator pool;
  *   - `pytvm.hexagon.peek(ptr, offset, n)` -> Bytes read straight from the pool at ptr + offset,
  * so a client can prove where the bytes of a hexagon array live.
@@ -33,10 +33,10 @@ extern "C" {
 #define PYTVM_HEXAGON_DEVICE_TYPE 16
 
 /*! \brief Register the device API and the pytvm.hexagon.* functions. \return 0 or -1. */
-int32_t PytvmHexagonEmulatorInstall(void);
+int32_t pytvm_hexagon_emulator_install(void);
 
 /*! \brief 1 when [ptr, ptr + nbytes) lies inside the emulator pool, else 0. */
-int32_t PytvmHexagonPoolContains(const void* ptr, uint64_t nbytes);
+int32_t pytvm_hexagon_pool_contains(const void* ptr, uint64_t nbytes);
 
 #ifdef __cplusplus
 }

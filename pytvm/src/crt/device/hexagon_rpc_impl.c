@@ -5,7 +5,7 @@
  *        seed 000's HexagonRPCServer does (io.SetReadBuffer(data); ProcessOnePacket()).
  *
  * The server's channel reads from the input buffer but never past the end of the packet
- * being served (`limit`), so MinRPCServerServeOne is only started on a complete packet and
+ * being served (`limit`), so pytvm_minrpc_server_serve_one is only started on a complete packet and
  * leaves nothing of the next one in its read-ahead buffer.
  */
 #include "hexagon_rpc_impl.h"
@@ -16,19 +16,19 @@
 #include "pytvm_crt/crt.h"
 
 /* The reserve must fit in the output buffer, and a packet in the input buffer. */
-typedef char PytvmHexagonRpcOutCheck[(PYTVM_HEXAGON_RPC_OUT_BYTES >=
+typedef char pytvm_hexagon_rpc_out_check_t[(PYTVM_HEXAGON_RPC_OUT_BYTES >=
                                       PYTVM_HEXAGON_RPC_OUT_RESERVE) ? 1 : -1];
-typedef char PytvmHexagonRpcInCheck[(PYTVM_HEXAGON_RPC_IN_BYTES >=
+typedef char pytvm_hexagon_rpc_in_check_t[(PYTVM_HEXAGON_RPC_IN_BYTES >=
                                      (size_t)MINRPC_MAX_PACKET + 8u) ? 1 : -1];
 
 typedef enum {
   kRpcClosed = 0,   /* no session */
   kRpcServing = 1,  /* open, the server takes packets */
   kRpcEnded = 2     /* open, the server ended (kShutdown or fatal): replies drain, then EOF */
-} RpcState;
+} rpc_state_t;
 
 typedef struct {
-  RpcState state;
+  rpc_state_t state;
   uint32_t handle;     /* of the open session; 0 when closed */
   uint32_t last_handle;
   int32_t stack_size;
@@ -43,16 +43,16 @@ typedef struct {
   int32_t overflow;    /* the packet being served wrote more than the output holds */
   char uri[PYTVM_HEXAGON_RPC_URI_BYTES];
   char info[PYTVM_HEXAGON_RPC_URI_BYTES + 64u];
-} RpcSession;
+} rpc_session_t;
 
-static MinRPCServer g_server;
-static RpcSession g_rpc;
+static pytvm_minrpc_server g_server;
+static rpc_session_t g_rpc;
 static uint8_t g_in[PYTVM_HEXAGON_RPC_IN_BYTES];
 static uint8_t g_out[PYTVM_HEXAGON_RPC_OUT_BYTES];
 
 /* ------------------------------------------------------------------ the server's channel */
 
-static int64_t RpcRead(void* ctx, uint8_t* buf, size_t n) {
+static int64_t rpc_read(void* ctx, uint8_t* buf, size_t n) {
   size_t avail = g_rpc.limit - g_rpc.in_pos;
   (void)ctx;
   if (n > avail) {
@@ -63,7 +63,7 @@ static int64_t RpcRead(void* ctx, uint8_t* buf, size_t n) {
   return (int64_t)n; /* 0 only if the server reads past the packet (it does not) */
 }
 
-static int32_t RpcWrite(void* ctx, const uint8_t* buf, size_t n) {
+static int32_t rpc_write(void* ctx, const uint8_t* buf, size_t n) {
   (void)ctx;
   if (n > (PYTVM_HEXAGON_RPC_OUT_BYTES - g_rpc.out_len)) {
     if (g_rpc.overflow == 0) {
@@ -82,7 +82,7 @@ static int32_t RpcWrite(void* ctx, const uint8_t* buf, size_t n) {
 
 /* ------------------------------------------------------------------ serving */
 
-static uint64_t GetU64(const uint8_t* p) {
+static uint64_t get_u64(const uint8_t* p) {
   uint64_t v = 0u;
   uint32_t i;
   for (i = 0u; i < 8u; ++i) {
@@ -91,7 +91,7 @@ static uint64_t GetU64(const uint8_t* p) {
   return v;
 }
 
-static void CompactOutput(void) {
+static void compact_output(void) {
   if (g_rpc.out_pos == g_rpc.out_len) {
     g_rpc.out_pos = 0u;
     g_rpc.out_len = 0u;
@@ -104,7 +104,7 @@ static void CompactOutput(void) {
   }
 }
 
-static void CompactInput(void) {
+static void compact_input(void) {
   if (g_rpc.in_pos == g_rpc.in_len) {
     g_rpc.in_pos = 0u;
     g_rpc.in_len = 0u;
@@ -118,16 +118,16 @@ static void CompactInput(void) {
 }
 
 /*! \brief Serve every complete packet in the input while the output has room for a reply. */
-static void Pump(void) {
+static void pump(void) {
   while (g_rpc.state == kRpcServing) {
     size_t avail = g_rpc.in_len - g_rpc.in_pos;
     uint64_t len;
     size_t need;
-    MinRPCServeResult result;
+    pytvm_minrpc_serve_result result;
     if (avail < 8u) {
       break;
     }
-    len = GetU64(g_in + g_rpc.in_pos);
+    len = get_u64(g_in + g_rpc.in_pos);
     if (len > (uint64_t)MINRPC_MAX_PACKET) {
       need = 8u; /* the server answers from the length alone, then ends the session */
     } else {
@@ -136,14 +136,14 @@ static void Pump(void) {
         break; /* wait for the rest of the packet */
       }
     }
-    CompactOutput();
+    compact_output();
     if ((PYTVM_HEXAGON_RPC_OUT_BYTES - g_rpc.out_len) < PYTVM_HEXAGON_RPC_OUT_RESERVE) {
       break; /* wait for receive to drain the replies */
     }
     g_rpc.limit = g_rpc.in_pos + need;
     g_rpc.reply_mark = g_rpc.out_len;
     g_rpc.overflow = 0;
-    result = MinRPCServerServeOne(&g_server);
+    result = pytvm_minrpc_server_serve_one(&g_server);
     if (g_rpc.overflow != 0) {
       g_rpc.out_len = g_rpc.reply_mark; /* never hand out half a reply */
     }
@@ -153,14 +153,14 @@ static void Pump(void) {
       g_rpc.in_pos = g_rpc.in_len;
     }
   }
-  CompactInput();
+  compact_input();
 }
 
-static int32_t Valid(uint32_t h) {
+static int32_t valid(uint32_t h) {
   return ((h != 0u) && (g_rpc.state != kRpcClosed) && (h == g_rpc.handle)) ? 1 : 0;
 }
 
-static int SkelInfo(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int skel_info(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                     void* resource) {
   (void)args;
   (void)codes;
@@ -174,7 +174,7 @@ static int SkelInfo(TVMValue* args, int* codes, int num_args, TVMValue* ret, int
 /* ------------------------------------------------------------------ the four calls */
 
 int32_t hexagon_rpc_open(const char* uri, int32_t stack_size, uint32_t* h) {
-  MinRPCChannel channel;
+  pytvm_minrpc_channel channel;
   size_t uri_len;
   *h = 0u;
   if (g_rpc.state != kRpcClosed) {
@@ -185,10 +185,10 @@ int32_t hexagon_rpc_open(const char* uri, int32_t stack_size, uint32_t* h) {
     return PYTVM_HEXAGON_RPC_EARG;
   }
   channel.ctx = NULL;
-  channel.read = RpcRead;
-  channel.write = RpcWrite;
-  if ((MinRPCServerInit(&g_server, channel, NULL, 0u) != 0) ||
-      (TVMCrtFuncRegisterGlobal(PYTVM_HEXAGON_RPC_INFO_FUNC, SkelInfo, 1) != 0)) {
+  channel.read = rpc_read;
+  channel.write = rpc_write;
+  if ((pytvm_minrpc_server_init(&g_server, channel, NULL, 0u) != 0) ||
+      (pytvm_crt_func_register_global(PYTVM_HEXAGON_RPC_INFO_FUNC, skel_info, 1) != 0)) {
     return PYTVM_HEXAGON_RPC_EINIT;
   }
   g_rpc.last_handle += 1u;
@@ -210,14 +210,14 @@ int32_t hexagon_rpc_open(const char* uri, int32_t stack_size, uint32_t* h) {
 
 int32_t hexagon_rpc_send(uint32_t h, const uint8_t* data, uint32_t data_len) {
   size_t n = (size_t)data_len;
-  if (Valid(h) == 0) {
+  if (valid(h) == 0) {
     return PYTVM_HEXAGON_RPC_EHANDLE;
   }
   if (g_rpc.state != kRpcServing) {
     return PYTVM_HEXAGON_RPC_ECLOSED;
   }
   if (n > (PYTVM_HEXAGON_RPC_IN_BYTES - g_rpc.in_len)) {
-    CompactInput();
+    compact_input();
     if (n > (PYTVM_HEXAGON_RPC_IN_BYTES - g_rpc.in_len)) {
       return PYTVM_HEXAGON_RPC_EFULL;
     }
@@ -226,7 +226,7 @@ int32_t hexagon_rpc_send(uint32_t h, const uint8_t* data, uint32_t data_len) {
     (void)memcpy(g_in + g_rpc.in_len, data, n);
     g_rpc.in_len += n;
   }
-  Pump();
+  pump();
   return 0;
 }
 
@@ -234,11 +234,11 @@ int32_t hexagon_rpc_receive(uint32_t h, uint32_t max, uint8_t* data, uint32_t da
                             uint32_t* data_len) {
   size_t n;
   *data_len = 0u;
-  if (Valid(h) == 0) {
+  if (valid(h) == 0) {
     return PYTVM_HEXAGON_RPC_EHANDLE;
   }
   if (g_rpc.out_pos == g_rpc.out_len) {
-    Pump(); /* packets held back while the output was full */
+    pump(); /* packets held back while the output was full */
   }
   n = g_rpc.out_len - g_rpc.out_pos;
   if (n > (size_t)max) {
@@ -259,10 +259,10 @@ int32_t hexagon_rpc_receive(uint32_t h, uint32_t max, uint8_t* data, uint32_t da
 }
 
 int32_t hexagon_rpc_close(uint32_t h) {
-  if (Valid(h) == 0) {
+  if (valid(h) == 0) {
     return PYTVM_HEXAGON_RPC_EHANDLE;
   }
-  MinRPCServerRelease(&g_server);
+  pytvm_minrpc_server_release(&g_server);
   g_rpc.state = kRpcClosed;
   g_rpc.handle = 0u;
   g_rpc.in_pos = g_rpc.in_len = g_rpc.limit = 0u;
@@ -271,7 +271,7 @@ int32_t hexagon_rpc_close(uint32_t h) {
   return 0;
 }
 
-void PytvmHexagonRpcShutdown(void) {
+void pytvm_hexagon_rpc_shutdown(void) {
   if (g_rpc.state != kRpcClosed) {
     (void)hexagon_rpc_close(g_rpc.handle);
   }

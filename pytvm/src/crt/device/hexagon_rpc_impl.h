@@ -12,7 +12,7 @@
  *                               stack_size (>= 0) is recorded only: the emulator serves on the
  *                               caller's thread.
  *   send(h, data)               appends data to the input and serves every complete packet
- *                               (MinRPCServerServeOne), so a packet may arrive in pieces and
+ *                               (pytvm_minrpc_server_serve_one), so a packet may arrive in pieces and
  *                               several packets in one call.
  *   receive(h, max, data)       up to max bytes of pending replies; empty (status 0) once the
  *                               server has ended (kShutdown or a fatal error), so the board sees
@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "../minrpc/minrpc_server.h"
+#include "pytvm_crt/minrpc_server.h"
 #include "hexagon_rpc_skel.h"
 
 #ifdef __cplusplus
@@ -79,7 +79,7 @@ extern "C" {
 #define PYTVM_HEXAGON_RPC_INFO_FUNC "pytvm.hexagon.skel_info"
 
 /*! \brief Close the open session, if any (when the board vanished without close). */
-void PytvmHexagonRpcShutdown(void);
+void pytvm_hexagon_rpc_shutdown(void);
 
 #ifdef __cplusplus
 }

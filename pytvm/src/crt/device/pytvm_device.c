@@ -3,7 +3,7 @@
  * \brief `pytvm-device`: a host "device" process running the CRT + MinRPC over two file
  *        descriptors, the rpc.PopenSession convention.
  *
- * Usage: pytvm-device <read_fd> <write_fd> [--hexagon] [--framing | --skel]
+ * usage: pytvm-device <read_fd> <write_fd> [--hexagon] [--framing | --skel]
  *   --hexagon  also serve device type 16 from the accelerator emulator's own pool
  *              (hexagon_emulator.h);
  *   --framing  wrap the channel in the serial framing layer (device_framing.c);
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "device_framing.h"
-#include "../minrpc/minrpc_server.h"
+#include "pytvm_crt/minrpc_server.h"
 #include "hexagon_emulator.h"
 #include "hexagon_rpc_impl.h"
 #include "pytvm_crt/crt.h"
@@ -45,10 +45,10 @@
 typedef struct {
   int read_fd;
   int write_fd;
-} FdChannel;
+} fd_channel_t;
 
-static int64_t FdRead(void* ctx, uint8_t* buf, size_t n) {
-  const FdChannel* ch = (const FdChannel*)ctx;
+static int64_t fd_read(void* ctx, uint8_t* buf, size_t n) {
+  const fd_channel_t* ch = (const fd_channel_t*)ctx;
   for (;;) {
     ssize_t got = read(ch->read_fd, buf, n);
     if ((got >= 0) || (errno != EINTR)) {
@@ -57,8 +57,8 @@ static int64_t FdRead(void* ctx, uint8_t* buf, size_t n) {
   }
 }
 
-static int32_t FdWrite(void* ctx, const uint8_t* buf, size_t n) {
-  const FdChannel* ch = (const FdChannel*)ctx;
+static int32_t fd_write(void* ctx, const uint8_t* buf, size_t n) {
+  const fd_channel_t* ch = (const fd_channel_t*)ctx;
   size_t done = 0u;
   while (done < n) {
     ssize_t put = write(ch->write_fd, buf + done, n - done);
@@ -81,21 +81,21 @@ static int32_t FdWrite(void* ctx, const uint8_t* buf, size_t n) {
  * device_framing.c provides it.
  * ====================================================================
  */
-typedef int32_t (*PytvmChannelWrapFn)(const MinRPCChannel* raw, MinRPCChannel* framed);
-static PytvmChannelWrapFn g_framing_wrap = PytvmDeviceFramingWrap;
+typedef int32_t (*pytvm_channel_wrap_fn_t)(const pytvm_minrpc_channel* raw, pytvm_minrpc_channel* framed);
+static pytvm_channel_wrap_fn_t g_framing_wrap = pytvm_device_framing_wrap;
 
 /* ------------------------------------------------------------------ test functions */
 
-static int SetError(const char* msg) {
+static int set_error(const char* msg) {
   TVMAPISetLastError(msg);
   return -1;
 }
 
-static int Echo(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int echo(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                 void* resource) {
   (void)resource;
   if (num_args != 1) {
-    return SetError("TypeError: pytvm.device.echo takes exactly one argument");
+    return set_error("TypeError: pytvm.device.echo takes exactly one argument");
   }
   *ret = args[0];
   *ret_code = codes[0];
@@ -105,7 +105,7 @@ static int Echo(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* re
   return 0;
 }
 
-static int ScaleF32(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int scale_f32(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                     void* resource) {
   const DLTensor* t;
   double k;
@@ -116,24 +116,24 @@ static int ScaleF32(TVMValue* args, int* codes, int num_args, TVMValue* ret, int
   (void)resource;
   if ((num_args != 2) || (codes[0] != (int)kTVMDLTensorHandle) ||
       ((codes[1] != (int)kTVMArgFloat) && (codes[1] != (int)kTVMArgInt))) {
-    return SetError("TypeError: pytvm.device.scale_f32(tensor, k) takes an array and a number");
+    return set_error("TypeError: pytvm.device.scale_f32(tensor, k) takes an array and a number");
   }
   t = (const DLTensor*)args[0].v_handle;
   k = (codes[1] == (int)kTVMArgFloat) ? args[1].v_float64 : (double)args[1].v_int64;
   if ((t->dtype.code != (uint8_t)kDLFloat) || (t->dtype.bits != 32u) || (t->dtype.lanes != 1u)) {
-    return SetError("TypeError: pytvm.device.scale_f32 needs a float32 array");
+    return set_error("TypeError: pytvm.device.scale_f32 needs a float32 array");
   }
   for (d = 0; d < t->ndim; ++d) {
     count *= (uint64_t)t->shape[d];
   }
   data = (uint8_t*)t->data + t->byte_offset;
   if ((t->device.device_type == PYTVM_HEXAGON_DEVICE_TYPE) &&
-      (PytvmHexagonPoolContains(data, count * 4u) == 0)) {
-    return SetError("ValueError: pytvm.device.scale_f32: the array is not in the hexagon pool");
+      (pytvm_hexagon_pool_contains(data, count * 4u) == 0)) {
+    return set_error("ValueError: pytvm.device.scale_f32: the array is not in the hexagon pool");
   }
   if ((t->device.device_type != (int32_t)kDLCPU) &&
       (t->device.device_type != PYTVM_HEXAGON_DEVICE_TYPE)) {
-    return SetError("ValueError: pytvm.device.scale_f32 runs on cpu and hexagon arrays only");
+    return set_error("ValueError: pytvm.device.scale_f32 runs on cpu and hexagon arrays only");
   }
   for (i = 0u; i < count; ++i) {
     float x;
@@ -148,7 +148,7 @@ static int ScaleF32(TVMValue* args, int* codes, int num_args, TVMValue* ret, int
 
 static char g_info[256];
 
-static int Info(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int info(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                 void* resource) {
   (void)args;
   (void)codes;
@@ -162,10 +162,10 @@ static int Info(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* re
 /* ------------------------------------------------------------------ --skel */
 
 /*! \brief Run the generated skel on the descriptors; the exit status of main. */
-static int ServeSkel(int read_fd, int write_fd) {
+static int serve_skel(int read_fd, int write_fd) {
   static uint8_t buffer[PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES];
   int32_t status = hexagon_rpc_skel_serve(read_fd, write_fd, buffer, sizeof(buffer));
-  PytvmHexagonRpcShutdown(); /* the board may vanish without close */
+  pytvm_hexagon_rpc_shutdown(); /* the board may vanish without close */
   if (status == 0) {
     return 0;
   }
@@ -180,7 +180,7 @@ static int ServeSkel(int read_fd, int write_fd) {
 /* ------------------------------------------------------------------ main */
 
 /*! \brief A non-negative decimal file descriptor, or -1. */
-static int ParseFd(const char* text) {
+static int parse_fd(const char* text) {
   char* end = NULL;
   long v;
   errno = 0;
@@ -191,7 +191,7 @@ static int ParseFd(const char* text) {
   return (int)v;
 }
 
-static int Usage(const char* why) {
+static int usage(const char* why) {
   (void)fprintf(stderr,
                 "pytvm-device: %s\nusage: pytvm-device <read_fd> <write_fd> [--hexagon] "
                 "[--framing | --skel]\n",
@@ -200,9 +200,9 @@ static int Usage(const char* why) {
 }
 
 int main(int argc, char** argv) {
-  static MinRPCServer server;
-  FdChannel fds;
-  MinRPCChannel channel;
+  static pytvm_minrpc_server server;
+  fd_channel_t fds;
+  pytvm_minrpc_channel channel;
   int fd_values[2] = {-1, -1};
   int num_fds = 0;
   int hexagon = 0;
@@ -218,21 +218,21 @@ int main(int argc, char** argv) {
       framing = 1;
     } else if (strcmp(argv[i], "--skel") == 0) {
       skel = 1;
-    } else if ((num_fds < 2) && (ParseFd(argv[i]) >= 0)) {
-      fd_values[num_fds] = ParseFd(argv[i]);
+    } else if ((num_fds < 2) && (parse_fd(argv[i]) >= 0)) {
+      fd_values[num_fds] = parse_fd(argv[i]);
       num_fds += 1;
     } else {
-      return Usage("unexpected argument");
+      return usage("unexpected argument");
     }
   }
   if (num_fds != 2) {
-    return Usage("expected exactly two file descriptors");
+    return usage("expected exactly two file descriptors");
   }
   if ((framing != 0) && (skel != 0)) {
-    return Usage("--framing and --skel cannot be combined");
+    return usage("--framing and --skel cannot be combined");
   }
   if ((framing != 0) && (g_framing_wrap == NULL)) {
-    return Usage("--framing: no serial framing layer is linked into this binary");
+    return usage("--framing: no serial framing layer is linked into this binary");
   }
   (void)signal(SIGPIPE, SIG_IGN); /* a vanished peer is a write error, not a signal */
 
@@ -240,42 +240,43 @@ int main(int argc, char** argv) {
     (void)fprintf(stderr, "pytvm-device: runtime init failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
   }
-  if ((TVMCrtFuncRegisterGlobal("pytvm.device.echo", Echo, 1) != 0) ||
-      (TVMCrtFuncRegisterGlobal("pytvm.device.scale_f32", ScaleF32, 1) != 0) ||
-      (TVMCrtFuncRegisterGlobal("pytvm.device.info", Info, 1) != 0) ||
-      ((hexagon != 0) && (PytvmHexagonEmulatorInstall() != 0))) {
+  if ((pytvm_crt_func_register_global("pytvm.device.echo", echo, 1) != 0) ||
+      (pytvm_crt_func_register_global("pytvm.device.scale_f32", scale_f32, 1) != 0) ||
+      (pytvm_crt_func_register_global("pytvm.device.info", info, 1) != 0) ||
+      ((hexagon != 0) && (pytvm_hexagon_emulator_install() != 0))) {
     (void)fprintf(stderr, "pytvm-device: registration failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
   }
   (void)snprintf(g_info, sizeof(g_info),
                  "pytvm-device: CRT + MinRPC, protocol %s, max_packet=%lu, cpu_pool=%lu, "
-                 "hexagon=%s, hexagon_pool=%lu, framing=%s, skel=%s",
+                 "hexagon=%s, hexagon_pool=%lu, framing=%s, skel=%s, config=%s",
                  MINRPC_PROTOCOL_VERSION, (unsigned long)MINRPC_MAX_PACKET,
                  (unsigned long)TVM_CRT_MEMORY_POOL_BYTES, (hexagon != 0) ? "on" : "off",
                  (hexagon != 0) ? (unsigned long)PYTVM_HEXAGON_POOL_BYTES : 0ul,
-                 (framing != 0) ? "on" : "off", (skel != 0) ? "on" : "off");
+                 (framing != 0) ? "on" : "off", (skel != 0) ? "on" : "off",
+                 (TVM_CRT_CONFIG_MINIMAL != 0) ? "minimal" : "full");
   if (skel != 0) {
-    return ServeSkel(fd_values[0], fd_values[1]);
+    return serve_skel(fd_values[0], fd_values[1]);
   }
 
   fds.read_fd = fd_values[0];
   fds.write_fd = fd_values[1];
   channel.ctx = &fds;
-  channel.read = FdRead;
-  channel.write = FdWrite;
+  channel.read = fd_read;
+  channel.write = fd_write;
   if (framing != 0) {
-    MinRPCChannel raw = channel;
+    pytvm_minrpc_channel raw = channel;
     if (g_framing_wrap(&raw, &channel) != 0) {
-      return Usage("--framing: the framing layer refused the channel");
+      return usage("--framing: the framing layer refused the channel");
     }
   }
-  if (MinRPCServerInit(&server, channel, NULL, 0u) != 0) {
+  if (pytvm_minrpc_server_init(&server, channel, NULL, 0u) != 0) {
     (void)fprintf(stderr, "pytvm-device: MinRPC init failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
   }
-  status = MinRPCServerServe(&server);
+  status = pytvm_minrpc_server_serve(&server);
   if (status != 0) {
-    (void)fprintf(stderr, "pytvm-device: session ended with %s\n", MinRPCStatusName(status));
+    (void)fprintf(stderr, "pytvm-device: session ended with %s\n", pytvm_minrpc_status_name(status));
   }
   return (int)status;
 }

@@ -4,15 +4,17 @@
  *
  * CPU memory is read into / written from in place, after checking that the range lies in an
  * allocation this server made. Other devices go through a staging piece of at most
- * MINRPC_STAGE_BYTES in the arena and TVMDeviceCopyDataFromTo + TVMSynchronize per piece.
+ * MINRPC_STAGE_BYTES in the arena and TVMDeviceCopyDataFromTo + TVMSynchronize per piece
+ * (compiled in with TVM_CRT_ACCELERATOR).
  */
 #include <string.h>
 
 #include "minrpc_internal.h"
 #include "pytvm_crt/crt.h"
 
+#if TVM_CRT_ACCELERATOR
 /*! \brief A 1-d uint8 view of n bytes at data + byte_offset on dev. */
-static void ByteView(DLTensor* t, int64_t* shape, void* data, DLDevice dev, uint64_t byte_offset,
+static void byte_view(DLTensor* t, int64_t* shape, void* data, DLDevice dev, uint64_t byte_offset,
                      uint64_t n) {
   shape[0] = (int64_t)n;
   t->data = data;
@@ -27,7 +29,7 @@ static void ByteView(DLTensor* t, int64_t* shape, void* data, DLDevice dev, uint
 }
 
 /*! \brief Copy n bytes between host memory and a device range, then wait for it. */
-static MinRPCStep DeviceCopy(MinRPCServer* s, const DLTensor* dev_tensor, uint64_t offset,
+static pytvm_minrpc_step device_copy(pytvm_minrpc_server* s, const DLTensor* dev_tensor, uint64_t offset,
                              uint8_t* host, uint64_t n, int32_t to_device) {
   static const DLDevice kCpu = {1, 0};
   DLTensor dev_view;
@@ -35,162 +37,201 @@ static MinRPCStep DeviceCopy(MinRPCServer* s, const DLTensor* dev_tensor, uint64
   int64_t dev_shape[1];
   int64_t host_shape[1];
   int32_t rc;
-  ByteView(&dev_view, dev_shape, dev_tensor->data, dev_tensor->device, offset, n);
-  ByteView(&host_view, host_shape, host, kCpu, 0u, n);
+  byte_view(&dev_view, dev_shape, dev_tensor->data, dev_tensor->device, offset, n);
+  byte_view(&host_view, host_shape, host, kCpu, 0u, n);
   rc = (to_device != 0) ? TVMDeviceCopyDataFromTo(&host_view, &dev_view, NULL)
                         : TVMDeviceCopyDataFromTo(&dev_view, &host_view, NULL);
   if (rc == 0) {
     rc = TVMSynchronize(dev_tensor->device.device_type, dev_tensor->device.device_id, NULL);
   }
   if (rc != 0) {
-    return MinRPCFailText(s, TVMGetLastError());
+    return pytvm_minrpc_fail_text(s, TVMGetLastError());
   }
   return MINRPC_OK;
 }
 
+#endif /* TVM_CRT_ACCELERATOR */
+
+#if !TVM_CRT_ACCELERATOR
+/*! \brief The answer for a non-CPU tensor when accelerator support is compiled out. */
+static pytvm_minrpc_step not_cpu(pytvm_minrpc_server* s) {
+  pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCRPCCodeNotSupported);
+  PYTVM_CRT_MSG_STR(msg, ": copies to or from a non-CPU device (built without TVM_CRT_ACCELERATOR)");
+  return MINRPC_ERROR;
+}
+#endif
+
 /*! \brief Read the descriptor and nbytes of a kCopyToRemote (the payload stays unread). */
-static MinRPCStep ReadCopyHead(MinRPCServer* s, DLTensor** t, uint64_t* nbytes) {
+static pytvm_minrpc_step read_copy_head(pytvm_minrpc_server* s, DLTensor** t, uint64_t* nbytes) {
   uint8_t head[MINRPC_DESC_FIXED_BYTES + 8u * MINRPC_MAX_NDIM + 8u];
-  MinRPCReader r;
+  pytvm_minrpc_reader r;
   int32_t ndim;
   size_t rest;
   uint64_t tensor_bytes = 0u;
   if (s->packet_left < (uint64_t)MINRPC_DESC_HEAD_BYTES) {
-    return MinRPCFail(s, kMinRPCCheckError, "kCopyToRemote is shorter than its descriptor");
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote is shorter than its descriptor");
+    return MINRPC_ERROR;
   }
-  if (MinRPCReadBody(s, head, MINRPC_DESC_HEAD_BYTES) != MINRPC_OK) {
+  if (pytvm_minrpc_read_body(s, head, MINRPC_DESC_HEAD_BYTES) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
-  ndim = (int32_t)MinRPCGetU32(head + 16);
+  ndim = (int32_t)pytvm_minrpc_get_u32(head + 16);
   if ((ndim < 0) || (ndim > MINRPC_MAX_NDIM)) {
-    return MinRPCFail(s, kMinRPCCheckError, "kCopyToRemote descriptor ndim %ld outside 0..%d",
-                      (long)ndim, (int)MINRPC_MAX_NDIM);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote descriptor ndim ");
+    PYTVM_CRT_MSG_I64(msg, ndim);
+    PYTVM_CRT_MSG_STR(msg, " outside 0..");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_NDIM);
+    return MINRPC_ERROR;
   }
   rest = 8u * (size_t)ndim + 16u; /* shape, byte_offset, nbytes */
   if (s->packet_left < (uint64_t)rest) {
-    return MinRPCFail(s, kMinRPCCheckError, "kCopyToRemote is shorter than its descriptor");
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote is shorter than its descriptor");
+    return MINRPC_ERROR;
   }
-  if (MinRPCReadBody(s, head + MINRPC_DESC_HEAD_BYTES, rest) != MINRPC_OK) {
+  if (pytvm_minrpc_read_body(s, head + MINRPC_DESC_HEAD_BYTES, rest) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
   r.server = s;
   r.p = head;
   r.left = MINRPC_DESC_HEAD_BYTES + rest;
-  if ((MinRPCReadTensor(&r, t, &tensor_bytes, "kCopyToRemote descriptor") != MINRPC_OK) ||
-      (MinRPCReadU64(&r, nbytes, "kCopyToRemote nbytes") != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_tensor(&r, t, &tensor_bytes, "kCopyToRemote descriptor") != MINRPC_OK) ||
+      (pytvm_minrpc_read_u64(&r, nbytes, "kCopyToRemote nbytes") != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   if (*nbytes != s->packet_left) {
-    return MinRPCFail(s, kMinRPCCheckError,
-                      "kCopyToRemote nbytes %llu disagrees with the %llu bytes left in the packet",
-                      (unsigned long long)*nbytes, (unsigned long long)s->packet_left);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote nbytes ");
+    PYTVM_CRT_MSG_U64(msg, *nbytes);
+    PYTVM_CRT_MSG_STR(msg, " disagrees with the ");
+    PYTVM_CRT_MSG_U64(msg, s->packet_left);
+    PYTVM_CRT_MSG_STR(msg, " bytes left in the packet");
+    return MINRPC_ERROR;
   }
   return MINRPC_OK;
 }
 
+#if TVM_CRT_ACCELERATOR
 /*! \brief Stream the payload into a non-CPU tensor piece by piece through a staging buffer. */
-static MinRPCStep StreamToDevice(MinRPCServer* s, const DLTensor* t, uint64_t nbytes) {
+static pytvm_minrpc_step stream_to_device(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes) {
   uint64_t piece_max = (nbytes < (uint64_t)MINRPC_STAGE_BYTES) ? nbytes : MINRPC_STAGE_BYTES;
   uint64_t done = 0u;
-  MinRPCStep step = MINRPC_OK;
-  uint8_t* stage = MinRPCStageOpen(s, (size_t)piece_max + 1u);
+  pytvm_minrpc_step step = MINRPC_OK;
+  uint8_t* stage = pytvm_minrpc_stage_open(s, (size_t)piece_max + 1u);
   if (stage == NULL) {
     return MINRPC_ERROR;
   }
   while ((step == MINRPC_OK) && (done < nbytes)) {
     uint64_t piece = ((nbytes - done) < piece_max) ? (nbytes - done) : piece_max;
-    step = MinRPCReadBody(s, stage, (size_t)piece);
+    step = pytvm_minrpc_read_body(s, stage, (size_t)piece);
     if (step == MINRPC_OK) {
-      step = DeviceCopy(s, t, t->byte_offset + done, stage, piece, 1);
+      step = device_copy(s, t, t->byte_offset + done, stage, piece, 1);
     }
     done += piece;
   }
-  MinRPCStageClose(s, stage);
+  pytvm_minrpc_stage_close(s, stage);
   return step;
 }
+#endif /* TVM_CRT_ACCELERATOR */
 
-MinRPCStep MinRPCHandleCopyToRemote(MinRPCServer* s) {
+pytvm_minrpc_step pytvm_minrpc_handle_copy_to_remote(pytvm_minrpc_server* s) {
   DLTensor* t = NULL;
   uint64_t nbytes = 0u;
   TVMValue none;
-  MinRPCStep step = ReadCopyHead(s, &t, &nbytes);
+  pytvm_minrpc_step step = read_copy_head(s, &t, &nbytes);
   if (step == MINRPC_OK) {
-    step = MinRPCCheckTensor(s, t, nbytes, "kCopyToRemote");
+    step = pytvm_minrpc_check_tensor(s, t, nbytes, "kCopyToRemote");
   }
   if (step == MINRPC_OK) {
     if (t->device.device_type == (int32_t)kDLCPU) {
-      step = MinRPCReadBody(s, (uint8_t*)t->data + t->byte_offset, (size_t)nbytes);
+      step = pytvm_minrpc_read_body(s, (uint8_t*)t->data + t->byte_offset, (size_t)nbytes);
     } else {
-      step = StreamToDevice(s, t, nbytes);
+#if TVM_CRT_ACCELERATOR
+      step = stream_to_device(s, t, nbytes);
+#else
+      step = not_cpu(s);
+#endif
     }
   }
   if (step != MINRPC_OK) {
     return step; /* the caller drains what is left of the payload */
   }
   none.v_handle = NULL;
-  return MinRPCSendReturn(s, 0, (int32_t)kTVMNullptr, none);
+  return pytvm_minrpc_send_return(s, 0, (int32_t)kTVMNullptr, none);
 }
 
+#if TVM_CRT_ACCELERATOR
 /*! \brief Send a kCopyAck whose data comes from a non-CPU tensor through a staging buffer.
  *  The first piece is fetched before the header, so a failing device is still answered with
  *  kException; a failure after the header ends the session (the reply cannot change). */
-static MinRPCStep StreamFromDevice(MinRPCServer* s, const DLTensor* t, uint64_t nbytes,
+static pytvm_minrpc_step stream_from_device(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes,
                                    const uint8_t* head, size_t head_len) {
   uint64_t piece_max = (nbytes < (uint64_t)MINRPC_STAGE_BYTES) ? nbytes : MINRPC_STAGE_BYTES;
   uint64_t done = 0u;
-  MinRPCStep step = MINRPC_OK;
-  uint8_t* stage = MinRPCStageOpen(s, (size_t)piece_max + 1u);
+  pytvm_minrpc_step step = MINRPC_OK;
+  uint8_t* stage = pytvm_minrpc_stage_open(s, (size_t)piece_max + 1u);
   if (stage == NULL) {
     return MINRPC_ERROR;
   }
   if (nbytes == 0u) {
-    step = MinRPCWrite(s, head, head_len);
+    step = pytvm_minrpc_write(s, head, head_len);
   }
   while ((step == MINRPC_OK) && (done < nbytes)) {
     uint64_t piece = ((nbytes - done) < piece_max) ? (nbytes - done) : piece_max;
-    step = DeviceCopy(s, t, t->byte_offset + done, stage, piece, 0);
+    step = device_copy(s, t, t->byte_offset + done, stage, piece, 0);
     if ((step != MINRPC_OK) && (done != 0u)) {
-      step = MinRPCFatal(s, kMinRPCCheckError);
+      step = pytvm_minrpc_fatal(s, kMinRPCCheckError);
     }
     if ((step == MINRPC_OK) && (done == 0u)) {
-      step = MinRPCWrite(s, head, head_len);
+      step = pytvm_minrpc_write(s, head, head_len);
     }
     if (step == MINRPC_OK) {
-      step = MinRPCWrite(s, stage, (size_t)piece);
+      step = pytvm_minrpc_write(s, stage, (size_t)piece);
     }
     done += piece;
   }
-  MinRPCStageClose(s, stage);
+  pytvm_minrpc_stage_close(s, stage);
   return step;
 }
+#endif /* TVM_CRT_ACCELERATOR */
 
-MinRPCStep MinRPCHandleCopyFromRemote(MinRPCServer* s, MinRPCReader* r) {
+pytvm_minrpc_step pytvm_minrpc_handle_copy_from_remote(pytvm_minrpc_server* s, pytvm_minrpc_reader* r) {
   DLTensor* t = NULL;
   uint64_t tensor_bytes = 0u;
   uint64_t nbytes = 0u;
   uint8_t head[12];
-  if ((MinRPCReadTensor(r, &t, &tensor_bytes, "kCopyFromRemote descriptor") != MINRPC_OK) ||
-      (MinRPCReadU64(r, &nbytes, "kCopyFromRemote nbytes") != MINRPC_OK) ||
-      (MinRPCReadEnd(r, "kCopyFromRemote") != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_tensor(r, &t, &tensor_bytes, "kCopyFromRemote descriptor") != MINRPC_OK) ||
+      (pytvm_minrpc_read_u64(r, &nbytes, "kCopyFromRemote nbytes") != MINRPC_OK) ||
+      (pytvm_minrpc_read_end(r, "kCopyFromRemote") != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   if (nbytes > ((uint64_t)MINRPC_MAX_PACKET - 4u)) {
-    return MinRPCFail(s, kMinRPCCheckError,
-                      "kCopyFromRemote of %llu bytes exceeds the %lu-byte packet limit; ask "
-                      "%s and split the copy",
-                      (unsigned long long)nbytes, (unsigned long)MINRPC_MAX_PACKET,
-                      MINRPC_MAX_PACKET_FUNC);
-  }
-  if (MinRPCCheckTensor(s, t, nbytes, "kCopyFromRemote") != MINRPC_OK) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyFromRemote of ");
+    PYTVM_CRT_MSG_U64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes exceeds the ");
+    PYTVM_CRT_MSG_U64(msg, MINRPC_MAX_PACKET);
+    PYTVM_CRT_MSG_STR(msg, "-byte packet limit; ask ");
+    PYTVM_CRT_MSG_STR(msg, MINRPC_MAX_PACKET_FUNC);
+    PYTVM_CRT_MSG_STR(msg, " and split the copy");
     return MINRPC_ERROR;
   }
-  MinRPCPutU64(head, 4u + nbytes);
-  MinRPCPutU32(head + 8, (uint32_t)MINRPC_CODE_COPY_ACK);
-  if (t->device.device_type != (int32_t)kDLCPU) {
-    return StreamFromDevice(s, t, nbytes, head, sizeof(head));
+  if (pytvm_minrpc_check_tensor(s, t, nbytes, "kCopyFromRemote") != MINRPC_OK) {
+    return MINRPC_ERROR;
   }
-  if (MinRPCWrite(s, head, sizeof(head)) != MINRPC_OK) {
+  pytvm_minrpc_put_u64(head, 4u + nbytes);
+  pytvm_minrpc_put_u32(head + 8, (uint32_t)MINRPC_CODE_COPY_ACK);
+  if (t->device.device_type != (int32_t)kDLCPU) {
+#if TVM_CRT_ACCELERATOR
+    return stream_from_device(s, t, nbytes, head, sizeof(head));
+#else
+    return not_cpu(s);
+#endif
+  }
+  if (pytvm_minrpc_write(s, head, sizeof(head)) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
-  return MinRPCWrite(s, (const uint8_t*)t->data + t->byte_offset, (size_t)nbytes);
+  return pytvm_minrpc_write(s, (const uint8_t*)t->data + t->byte_offset, (size_t)nbytes);
 }

@@ -3,17 +3,23 @@
  * \brief Decoding of packet bodies: scalars, blobs, DLTensor descriptors and packed sequences
  *        (spec section 3), each field checked against the bytes left before it is read.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "minrpc_internal.h"
+#include "pytvm_crt/checked_math.h"
 
 /*! \brief The next n bytes of the body, or an error naming `field`. */
-static MinRPCStep Take(MinRPCReader* r, size_t n, const uint8_t** out, const char* field) {
+static pytvm_minrpc_step take(pytvm_minrpc_reader* r, size_t n, const uint8_t** out, const char* field) {
   if (n > r->left) {
-    return MinRPCFail(r->server, kMinRPCCheckError,
-                      "%s needs %lu bytes but the packet has %lu left", field, (unsigned long)n,
-                      (unsigned long)r->left);
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, " needs ");
+    PYTVM_CRT_MSG_U64(msg, n);
+    PYTVM_CRT_MSG_STR(msg, " bytes but the packet has ");
+    PYTVM_CRT_MSG_U64(msg, r->left);
+    PYTVM_CRT_MSG_STR(msg, " left");
+    return MINRPC_ERROR;
   }
   *out = r->p;
   r->p += n;
@@ -21,69 +27,87 @@ static MinRPCStep Take(MinRPCReader* r, size_t n, const uint8_t** out, const cha
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCReadI32(MinRPCReader* r, int32_t* out, const char* field) {
+pytvm_minrpc_step pytvm_minrpc_read_i32(pytvm_minrpc_reader* r, int32_t* out, const char* field) {
   const uint8_t* p = NULL;
-  if (Take(r, 4u, &p, field) != MINRPC_OK) {
+  if (take(r, 4u, &p, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  *out = (int32_t)MinRPCGetU32(p);
+  *out = (int32_t)pytvm_minrpc_get_u32(p);
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCReadU64(MinRPCReader* r, uint64_t* out, const char* field) {
+pytvm_minrpc_step pytvm_minrpc_read_u64(pytvm_minrpc_reader* r, uint64_t* out, const char* field) {
   const uint8_t* p = NULL;
-  if (Take(r, 8u, &p, field) != MINRPC_OK) {
+  if (take(r, 8u, &p, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  *out = MinRPCGetU64(p);
+  *out = pytvm_minrpc_get_u64(p);
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCReadBlob(MinRPCReader* r, const uint8_t** data, uint64_t* len,
+pytvm_minrpc_step pytvm_minrpc_read_blob(pytvm_minrpc_reader* r, const uint8_t** data, uint64_t* len,
                           const char* field) {
   uint64_t n = 0u;
-  if (MinRPCReadU64(r, &n, field) != MINRPC_OK) {
+  if (pytvm_minrpc_read_u64(r, &n, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if (n > (uint64_t)r->left) {
-    return MinRPCFail(r->server, kMinRPCCheckError,
-                      "%s length %llu exceeds the %lu bytes left in the packet", field,
-                      (unsigned long long)n, (unsigned long)r->left);
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, " length ");
+    PYTVM_CRT_MSG_U64(msg, n);
+    PYTVM_CRT_MSG_STR(msg, " exceeds the ");
+    PYTVM_CRT_MSG_U64(msg, r->left);
+    PYTVM_CRT_MSG_STR(msg, " bytes left in the packet");
+    return MINRPC_ERROR;
   }
   *len = n;
-  return Take(r, (size_t)n, data, field);
+  return take(r, (size_t)n, data, field);
 }
 
-MinRPCStep MinRPCReadEnd(MinRPCReader* r, const char* what) {
+pytvm_minrpc_step pytvm_minrpc_read_end(pytvm_minrpc_reader* r, const char* what) {
   if (r->left != 0u) {
-    return MinRPCFail(r->server, kMinRPCCheckError, "%s has %lu unexpected trailing bytes", what,
-                      (unsigned long)r->left);
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, what);
+    PYTVM_CRT_MSG_STR(msg, " has ");
+    PYTVM_CRT_MSG_U64(msg, r->left);
+    PYTVM_CRT_MSG_STR(msg, " unexpected trailing bytes");
+    return MINRPC_ERROR;
   }
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCTensorBytes(MinRPCServer* s, const DLTensor* t, uint64_t* nbytes,
+pytvm_minrpc_step pytvm_minrpc_tensor_bytes(pytvm_minrpc_server* s, const DLTensor* t, uint64_t* nbytes,
                              const char* field) {
   uint64_t count = 1u;
   uint64_t elem_bits = (uint64_t)t->dtype.bits * (uint64_t)t->dtype.lanes;
-  uint64_t elem = (elem_bits + 7u) / 8u;
+  uint64_t elem = (elem_bits + 7u) >> 3;
   int32_t i;
   *nbytes = 0u;
   for (i = 0; i < t->ndim; ++i) {
     uint64_t d = (uint64_t)t->shape[i];
-    if ((d != 0u) && (count > (UINT64_MAX / d))) {
-      return MinRPCFail(s, kMinRPCCheckError, "%s shape overflows 64 bits", field);
+    if (pytvm_crt_mul_u64(count, d, &count) != 0) {
+      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+      PYTVM_CRT_MSG_STR(msg, ": ");
+      PYTVM_CRT_MSG_STR(msg, field);
+      PYTVM_CRT_MSG_STR(msg, " shape overflows 64 bits");
+      return MINRPC_ERROR;
     }
-    count *= d;
   }
-  if ((elem != 0u) && (count > (UINT64_MAX / elem))) {
-    return MinRPCFail(s, kMinRPCCheckError, "%s size overflows 64 bits", field);
+  if (pytvm_crt_mul_u64(count, elem, &count) != 0) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, " size overflows 64 bits");
+    return MINRPC_ERROR;
   }
-  *nbytes = count * elem;
+  *nbytes = count;
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCReadTensor(MinRPCReader* r, DLTensor** out, uint64_t* nbytes,
+pytvm_minrpc_step pytvm_minrpc_read_tensor(pytvm_minrpc_reader* r, DLTensor** out, uint64_t* nbytes,
                             const char* field) {
   const uint8_t* head = NULL;
   const uint8_t* dims = NULL;
@@ -92,35 +116,48 @@ MinRPCStep MinRPCReadTensor(MinRPCReader* r, DLTensor** out, uint64_t* nbytes,
   int32_t ndim = 0;
   int32_t i;
   uint64_t byte_offset = 0u;
-  if (Take(r, MINRPC_DESC_HEAD_BYTES, &head, field) != MINRPC_OK) {
+  if (take(r, MINRPC_DESC_HEAD_BYTES, &head, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  ndim = (int32_t)MinRPCGetU32(head + 16);
+  ndim = (int32_t)pytvm_minrpc_get_u32(head + 16);
   if ((ndim < 0) || (ndim > MINRPC_MAX_NDIM)) {
-    return MinRPCFail(r->server, kMinRPCCheckError, "%s ndim %ld outside 0..%d", field,
-                      (long)ndim, (int)MINRPC_MAX_NDIM);
-  }
-  if (Take(r, 8u * (size_t)ndim, &dims, field) != MINRPC_OK) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, " ndim ");
+    PYTVM_CRT_MSG_I64(msg, ndim);
+    PYTVM_CRT_MSG_STR(msg, " outside 0..");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_NDIM);
     return MINRPC_ERROR;
   }
-  if (MinRPCReadU64(r, &byte_offset, field) != MINRPC_OK) {
+  if (take(r, 8u * (size_t)ndim, &dims, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  t = (DLTensor*)MinRPCArenaAlloc(r->server, sizeof(DLTensor));
-  shape = (int64_t*)MinRPCArenaAlloc(r->server, 8u * (size_t)ndim + 8u);
+  if (pytvm_minrpc_read_u64(r, &byte_offset, field) != MINRPC_OK) {
+    return MINRPC_ERROR;
+  }
+  t = (DLTensor*)pytvm_minrpc_arena_alloc(r->server, sizeof(DLTensor));
+  shape = (int64_t*)pytvm_minrpc_arena_alloc(r->server, 8u * (size_t)ndim + 8u);
   if ((t == NULL) || (shape == NULL)) {
     return MINRPC_ERROR;
   }
   for (i = 0; i < ndim; ++i) {
-    shape[i] = (int64_t)MinRPCGetU64(dims + 8 * i);
+    shape[i] = (int64_t)pytvm_minrpc_get_u64(dims + 8 * i);
     if (shape[i] < 0) {
-      return MinRPCFail(r->server, kMinRPCCheckError, "%s dimension %ld is negative (%lld)",
-                        field, (long)i, (long long)shape[i]);
+      pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
+      PYTVM_CRT_MSG_STR(msg, ": ");
+      PYTVM_CRT_MSG_STR(msg, field);
+      PYTVM_CRT_MSG_STR(msg, " dimension ");
+      PYTVM_CRT_MSG_I64(msg, i);
+      PYTVM_CRT_MSG_STR(msg, " is negative (");
+      PYTVM_CRT_MSG_I64(msg, shape[i]);
+      PYTVM_CRT_MSG_STR(msg, ")");
+      return MINRPC_ERROR;
     }
   }
-  t->data = (void*)(uintptr_t)MinRPCGetU64(head);
-  t->device.device_type = (int32_t)MinRPCGetU32(head + 8);
-  t->device.device_id = (int32_t)MinRPCGetU32(head + 12);
+  t->data = (void*)(uintptr_t)pytvm_minrpc_get_u64(head);
+  t->device.device_type = (int32_t)pytvm_minrpc_get_u32(head + 8);
+  t->device.device_id = (int32_t)pytvm_minrpc_get_u32(head + 12);
   t->ndim = ndim;
   t->dtype.code = head[20];
   t->dtype.bits = head[21];
@@ -129,18 +166,18 @@ MinRPCStep MinRPCReadTensor(MinRPCReader* r, DLTensor** out, uint64_t* nbytes,
   t->strides = NULL;
   t->byte_offset = byte_offset;
   *out = t;
-  return MinRPCTensorBytes(r->server, t, nbytes, field);
+  return pytvm_minrpc_tensor_bytes(r->server, t, nbytes, field);
 }
 
 /*! \brief A NUL-terminated copy of a wire string in the arena. */
-static MinRPCStep ReadString(MinRPCReader* r, TVMValue* value, const char* field) {
+static pytvm_minrpc_step read_string(pytvm_minrpc_reader* r, TVMValue* value, const char* field) {
   const uint8_t* data = NULL;
   uint64_t len = 0u;
   char* copy = NULL;
-  if (MinRPCReadBlob(r, &data, &len, field) != MINRPC_OK) {
+  if (pytvm_minrpc_read_blob(r, &data, &len, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  copy = (char*)MinRPCArenaAlloc(r->server, (size_t)len + 1u);
+  copy = (char*)pytvm_minrpc_arena_alloc(r->server, (size_t)len + 1u);
   if (copy == NULL) {
     return MINRPC_ERROR;
   }
@@ -151,14 +188,14 @@ static MinRPCStep ReadString(MinRPCReader* r, TVMValue* value, const char* field
 }
 
 /*! \brief Wire bytes as a TVMByteArray in the arena (the data stays in the packet). */
-static MinRPCStep ReadBytes(MinRPCReader* r, TVMValue* value, const char* field) {
+static pytvm_minrpc_step read_bytes(pytvm_minrpc_reader* r, TVMValue* value, const char* field) {
   const uint8_t* data = NULL;
   uint64_t len = 0u;
   TVMByteArray* arr = NULL;
-  if (MinRPCReadBlob(r, &data, &len, field) != MINRPC_OK) {
+  if (pytvm_minrpc_read_blob(r, &data, &len, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  arr = (TVMByteArray*)MinRPCArenaAlloc(r->server, sizeof(TVMByteArray));
+  arr = (TVMByteArray*)pytvm_minrpc_arena_alloc(r->server, sizeof(TVMByteArray));
   if (arr == NULL) {
     return MINRPC_ERROR;
   }
@@ -169,38 +206,46 @@ static MinRPCStep ReadBytes(MinRPCReader* r, TVMValue* value, const char* field)
 }
 
 /*! \brief An object-encoded value (spec section 3.4): only Str and Bytes reach C. */
-static MinRPCStep ReadObject(MinRPCReader* r, int32_t outer, TVMValue* value, int* code,
+static pytvm_minrpc_step read_object(pytvm_minrpc_reader* r, int32_t outer, TVMValue* value, int* code,
                              const char* field) {
   int32_t inner = 0;
-  if (MinRPCReadI32(r, &inner, field) != MINRPC_OK) {
+  if (pytvm_minrpc_read_i32(r, &inner, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if (inner == (int32_t)kTVMStrObject) {
     *code = (int)kTVMStr;
-    return ReadString(r, value, field);
+    return read_string(r, value, field);
   }
   if (inner == (int32_t)kTVMBytesObject) {
     *code = (int)kTVMBytes;
-    return ReadBytes(r, value, field);
+    return read_bytes(r, value, field);
   }
   if (inner == MINRPC_TYPE_RPC_OBJECT_REF) {
-    return MinRPCFail(r->server, kMinRPCInvalidTypeCodeObject,
-                      "%s is an object reference (type index %ld); the MinRPC server has no "
-                      "objects",
-                      field, (long)outer);
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCInvalidTypeCodeObject);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, " is an object reference (type index ");
+    PYTVM_CRT_MSG_I64(msg, outer);
+    PYTVM_CRT_MSG_STR(msg, "); the MinRPC server has no objects");
+    return MINRPC_ERROR;
   }
-  return MinRPCFail(r->server, kMinRPCUnknownTypeIndex,
-                    "%s: object of inner type index %ld is not supported in the RPC calling "
-                    "convention",
-                    field, (long)inner);
+  {
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCUnknownTypeIndex);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, ": object of inner type index ");
+    PYTVM_CRT_MSG_I64(msg, inner);
+    PYTVM_CRT_MSG_STR(msg, " is not supported in the RPC calling convention");
+  }
+  return MINRPC_ERROR;
 }
 
 /*! \brief One PSEQ entry: i32 type index + payload. */
-static MinRPCStep ReadValue(MinRPCReader* r, TVMValue* value, int* code, const char* field) {
+static pytvm_minrpc_step read_value(pytvm_minrpc_reader* r, TVMValue* value, int* code, const char* field) {
   int32_t tag = 0;
   uint64_t raw = 0u;
   const uint8_t* p = NULL;
-  if (MinRPCReadI32(r, &tag, field) != MINRPC_OK) {
+  if (pytvm_minrpc_read_i32(r, &tag, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   *code = (int)tag;
@@ -211,13 +256,13 @@ static MinRPCStep ReadValue(MinRPCReader* r, TVMValue* value, int* code, const c
       return MINRPC_OK;
     case kTVMArgInt:
     case kTVMArgBool:
-      if (MinRPCReadU64(r, &raw, field) != MINRPC_OK) {
+      if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
       value->v_int64 = (int64_t)raw;
       return MINRPC_OK;
     case kTVMArgFloat:
-      if (MinRPCReadU64(r, &raw, field) != MINRPC_OK) {
+      if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
       (void)memcpy(&value->v_float64, &raw, sizeof(raw));
@@ -225,13 +270,13 @@ static MinRPCStep ReadValue(MinRPCReader* r, TVMValue* value, int* code, const c
     case kTVMOpaqueHandle:
     case kTVMPackedFuncHandle:
     case kTVMModuleHandle:
-      if (MinRPCReadU64(r, &raw, field) != MINRPC_OK) {
+      if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
       value->v_handle = (void*)(uintptr_t)raw;
       return MINRPC_OK;
     case kTVMDataType:
-      if (Take(r, 8u, &p, field) != MINRPC_OK) {
+      if (take(r, 8u, &p, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
       value->v_type.code = p[0];
@@ -239,65 +284,93 @@ static MinRPCStep ReadValue(MinRPCReader* r, TVMValue* value, int* code, const c
       value->v_type.lanes = (uint16_t)((uint16_t)p[2] | (uint16_t)((uint16_t)p[3] << 8));
       return MINRPC_OK;
     case kDLDeviceTypeCode:
-      if (Take(r, 8u, &p, field) != MINRPC_OK) {
+      if (take(r, 8u, &p, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
-      value->v_device.device_type = (int32_t)MinRPCGetU32(p);
-      value->v_device.device_id = (int32_t)MinRPCGetU32(p + 4);
+      value->v_device.device_type = (int32_t)pytvm_minrpc_get_u32(p);
+      value->v_device.device_id = (int32_t)pytvm_minrpc_get_u32(p + 4);
       return MINRPC_OK;
     case kTVMDLTensorHandle: {
       DLTensor* t = NULL;
       uint64_t nbytes = 0u;
-      if (MinRPCReadTensor(r, &t, &nbytes, field) != MINRPC_OK) {
+      if (pytvm_minrpc_read_tensor(r, &t, &nbytes, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
       value->v_handle = t;
       return MINRPC_OK;
     }
     case kTVMStr:
-      return ReadString(r, value, field);
+      return read_string(r, value, field);
     case kTVMBytes:
-      return ReadBytes(r, value, field);
+      return read_bytes(r, value, field);
     default:
       break;
   }
   if ((tag == MINRPC_TYPE_SMALL_STR) || (tag == MINRPC_TYPE_SMALL_BYTES) ||
       (tag >= (int32_t)kTVMObjectHandle)) {
     if (tag == (int32_t)kTVMNDArrayHandle) {
-      return MinRPCFail(r->server, kMinRPCInvalidTypeCodeTensor,
-                        "%s is a Tensor object (type index 70); send it as a DLTensor (7)",
-                        field);
+      pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCInvalidTypeCodeTensor);
+      PYTVM_CRT_MSG_STR(msg, ": ");
+      PYTVM_CRT_MSG_STR(msg, field);
+      PYTVM_CRT_MSG_STR(msg, " is a Tensor object (type index 70); send it as a DLTensor (7)");
+      return MINRPC_ERROR;
     }
-    return ReadObject(r, tag, value, code, field);
+    return read_object(r, tag, value, code, field);
   }
-  return MinRPCFail(r->server, kMinRPCUnknownTypeIndex, "%s has unknown type index %ld", field,
-                    (long)tag);
+  {
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCUnknownTypeIndex);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, field);
+    PYTVM_CRT_MSG_STR(msg, " has unknown type index ");
+    PYTVM_CRT_MSG_I64(msg, tag);
+  }
+  return MINRPC_ERROR;
 }
 
-MinRPCStep MinRPCReadArgs(MinRPCReader* r, MinRPCArgs* out, const char* what) {
+pytvm_minrpc_step pytvm_minrpc_read_args(pytvm_minrpc_reader* r, pytvm_minrpc_args* out, const char* what) {
   int32_t n = 0;
   int32_t i;
   char field[48];
   out->num_args = 0;
   out->values = NULL;
   out->codes = NULL;
-  if (MinRPCReadI32(r, &n, what) != MINRPC_OK) {
+  if (pytvm_minrpc_read_i32(r, &n, what) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   /* every value takes at least its 4-byte type index */
   if ((n < 0) || (n > MINRPC_MAX_ARGS) || ((size_t)n > (r->left / 4u))) {
-    return MinRPCFail(r->server, kMinRPCCheckError,
-                      "%s count %ld impossible (limit %d, %lu bytes left)", what, (long)n,
-                      (int)MINRPC_MAX_ARGS, (unsigned long)r->left);
+    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, what);
+    PYTVM_CRT_MSG_STR(msg, " count ");
+    PYTVM_CRT_MSG_I64(msg, n);
+    PYTVM_CRT_MSG_STR(msg, " impossible (limit ");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_ARGS);
+    PYTVM_CRT_MSG_STR(msg, ", ");
+    PYTVM_CRT_MSG_U64(msg, r->left);
+    PYTVM_CRT_MSG_STR(msg, " bytes left)");
+    return MINRPC_ERROR;
   }
-  out->values = (TVMValue*)MinRPCArenaAlloc(r->server, sizeof(TVMValue) * ((size_t)n + 1u));
-  out->codes = (int*)MinRPCArenaAlloc(r->server, sizeof(int) * ((size_t)n + 1u));
+  out->values = (TVMValue*)pytvm_minrpc_arena_alloc(r->server, sizeof(TVMValue) * ((size_t)n + 1u));
+  out->codes = (int*)pytvm_minrpc_arena_alloc(r->server, sizeof(int) * ((size_t)n + 1u));
   if ((out->values == NULL) || (out->codes == NULL)) {
     return MINRPC_ERROR;
   }
   for (i = 0; i < n; ++i) {
-    (void)snprintf(field, sizeof(field), "%s[%ld]", what, (long)i);
-    if (ReadValue(r, &out->values[i], &out->codes[i], field) != MINRPC_OK) {
+#if TVM_CRT_ERROR_TEXTS
+    {
+      pytvm_crt_text name;
+      pytvm_crt_text_init(&name, field, sizeof(field));
+      pytvm_crt_text_str(&name, what);
+      pytvm_crt_text_str(&name, "[");
+      pytvm_crt_text_i64(&name, (int64_t)i);
+      pytvm_crt_text_str(&name, "]");
+    }
+#else
+    field[0] = '\0';
+    (void)what;
+#endif
+    if (read_value(r, &out->values[i], &out->codes[i], field) != MINRPC_OK) {
       return MINRPC_ERROR;
     }
   }

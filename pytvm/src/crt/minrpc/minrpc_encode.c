@@ -12,17 +12,17 @@
 #define MINRPC_REPLY_HEAD_BYTES 64u
 
 /*! \brief Append a u32/u64 to the reply head (callers stay within MINRPC_REPLY_HEAD_BYTES). */
-static size_t Put32(uint8_t* head, size_t at, uint32_t v) {
-  MinRPCPutU32(head + at, v);
+static size_t put32(uint8_t* head, size_t at, uint32_t v) {
+  pytvm_minrpc_put_u32(head + at, v);
   return at + 4u;
 }
 
-static size_t Put64(uint8_t* head, size_t at, uint64_t v) {
-  MinRPCPutU64(head + at, v);
+static size_t put64(uint8_t* head, size_t at, uint64_t v) {
+  pytvm_minrpc_put_u64(head + at, v);
   return at + 8u;
 }
 
-MinRPCStep MinRPCSendReturn(MinRPCServer* s, int32_t with_tag, int32_t code, TVMValue value) {
+pytvm_minrpc_step pytvm_minrpc_send_return(pytvm_minrpc_server* s, int32_t with_tag, int32_t code, TVMValue value) {
   uint8_t head[MINRPC_REPLY_HEAD_BYTES];
   size_t at = 8u; /* the length goes in last */
   const uint8_t* blob = NULL;
@@ -49,66 +49,77 @@ MinRPCStep MinRPCSendReturn(MinRPCServer* s, int32_t with_tag, int32_t code, TVM
     /* scalars and handles, checked below */
   }
 
-  at = Put32(head, at, (uint32_t)MINRPC_CODE_RETURN);
-  at = Put32(head, at, (with_tag != 0) ? 2u : 1u);
+  at = put32(head, at, (uint32_t)MINRPC_CODE_RETURN);
+  at = put32(head, at, (with_tag != 0) ? 2u : 1u);
   if (with_tag != 0) {
-    at = Put32(head, at, (uint32_t)kTVMArgInt);
-    at = Put64(head, at, (uint64_t)(int64_t)tag);
+    at = put32(head, at, (uint32_t)kTVMArgInt);
+    at = put64(head, at, (uint64_t)(int64_t)tag);
   }
   switch (code) {
     case kTVMNullptr:
-      at = Put32(head, at, (uint32_t)kTVMNullptr);
+      at = put32(head, at, (uint32_t)kTVMNullptr);
       break;
     case kTVMArgInt:
     case kTVMArgBool:
-      at = Put32(head, at, (uint32_t)code);
-      at = Put64(head, at, (uint64_t)value.v_int64);
+      at = put32(head, at, (uint32_t)code);
+      at = put64(head, at, (uint64_t)value.v_int64);
       break;
     case kTVMArgFloat:
       (void)memcpy(&raw, &value.v_float64, sizeof(raw));
-      at = Put32(head, at, (uint32_t)kTVMArgFloat);
-      at = Put64(head, at, raw);
+      at = put32(head, at, (uint32_t)kTVMArgFloat);
+      at = put64(head, at, raw);
       break;
     case kTVMOpaqueHandle:
     case kTVMPackedFuncHandle:
     case kTVMModuleHandle:
-      at = Put32(head, at, (uint32_t)kTVMOpaqueHandle);
-      at = Put64(head, at, (uint64_t)(uintptr_t)value.v_handle);
+      at = put32(head, at, (uint32_t)kTVMOpaqueHandle);
+      at = put64(head, at, (uint64_t)(uintptr_t)value.v_handle);
       break;
     case kTVMDataType:
-      at = Put32(head, at, (uint32_t)kTVMDataType);
+      at = put32(head, at, (uint32_t)kTVMDataType);
       head[at] = value.v_type.code;
       head[at + 1u] = value.v_type.bits;
       head[at + 2u] = (uint8_t)(value.v_type.lanes & 0xFFu);
       head[at + 3u] = (uint8_t)(value.v_type.lanes >> 8);
-      at = Put32(head, at + 4u, 0u);
+      at = put32(head, at + 4u, 0u);
       break;
     case kDLDeviceTypeCode:
-      at = Put32(head, at, (uint32_t)kDLDeviceTypeCode);
-      at = Put32(head, at, (uint32_t)value.v_device.device_type);
-      at = Put32(head, at, (uint32_t)value.v_device.device_id);
+      at = put32(head, at, (uint32_t)kDLDeviceTypeCode);
+      at = put32(head, at, (uint32_t)value.v_device.device_type);
+      at = put32(head, at, (uint32_t)value.v_device.device_id);
       break;
     case kTVMStr:
     case kTVMBytes:
-      at = Put32(head, at, (uint32_t)code);
-      at = Put64(head, at, blob_len);
+      at = put32(head, at, (uint32_t)code);
+      at = put64(head, at, blob_len);
       break;
     case kTVMDLTensorHandle:
-      return MinRPCFail(s, kMinRPCInvalidTypeCodeTensor,
-                        "a function returned a raw DLTensor*, which TVM clients cannot receive; "
-                        "return its data through an argument instead");
+      {
+        pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCInvalidTypeCodeTensor);
+        PYTVM_CRT_MSG_STR(msg, ": a function returned a raw DLTensor*, which TVM clients cannot receive; return its data through an argument instead");
+      }
+      return MINRPC_ERROR;
     default:
-      return MinRPCFail(s, kMinRPCUnknownTypeIndex,
-                        "cannot return a value of type index %ld over RPC", (long)code);
+      {
+        pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownTypeIndex);
+        PYTVM_CRT_MSG_STR(msg, ": cannot return a value of type index ");
+        PYTVM_CRT_MSG_I64(msg, code);
+        PYTVM_CRT_MSG_STR(msg, " over RPC");
+      }
+      return MINRPC_ERROR;
   }
   if (blob_len > (uint64_t)MINRPC_MAX_PACKET) {
-    return MinRPCFail(s, kMinRPCAllocError,
-                      "the result of %llu bytes exceeds the %lu-byte packet limit",
-                      (unsigned long long)blob_len, (unsigned long)MINRPC_MAX_PACKET);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": the result of ");
+    PYTVM_CRT_MSG_U64(msg, blob_len);
+    PYTVM_CRT_MSG_STR(msg, " bytes exceeds the ");
+    PYTVM_CRT_MSG_U64(msg, MINRPC_MAX_PACKET);
+    PYTVM_CRT_MSG_STR(msg, "-byte packet limit");
+    return MINRPC_ERROR;
   }
-  MinRPCPutU64(head, (uint64_t)(at - 8u) + blob_len);
-  if (MinRPCWrite(s, head, at) != MINRPC_OK) {
+  pytvm_minrpc_put_u64(head, (uint64_t)(at - 8u) + blob_len);
+  if (pytvm_minrpc_write(s, head, at) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
-  return MinRPCWrite(s, blob, (size_t)blob_len);
+  return pytvm_minrpc_write(s, blob, (size_t)blob_len);
 }

@@ -2,20 +2,21 @@
  * \file minrpc_internal.h
  * \brief Pieces of the MinRPC server shared between its source files (not a public API).
  *
- * Every step of a request returns a MinRPCStep: MINRPC_OK, MINRPC_ERROR (the request failed;
+ * Every step of a request returns a pytvm_minrpc_step: MINRPC_OK, MINRPC_ERROR (the request failed;
  * server->error holds the text to send back as kException) or MINRPC_FATAL (the channel is
  * unusable; server->status says why).
  */
 #ifndef PYTVM_MINRPC_INTERNAL_H_
 #define PYTVM_MINRPC_INTERNAL_H_
 
-#include "minrpc_server.h"
+#include "pytvm_crt/minrpc_server.h"
+#include "pytvm_crt/text.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef int32_t MinRPCStep;
+typedef int32_t pytvm_minrpc_step;
 #define MINRPC_OK 0
 #define MINRPC_ERROR 1
 #define MINRPC_FATAL 2
@@ -54,78 +55,78 @@ typedef int32_t MinRPCStep;
 
 /* ------------------------------------------------------------------ errors (minrpc_io.c) */
 
-/*! \brief Set server->error to "RPCServerError: <status name>: <detail>"; returns MINRPC_ERROR. */
-MinRPCStep MinRPCFail(MinRPCServer* s, int32_t status, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/*!
+ * \brief Set server->error to "RPCServerError: <status name>" and return the text, for details
+ *        appended with PYTVM_CRT_MSG_* (": <detail>", compiled out with TVM_CRT_ERROR_TEXTS 0).
+ *        The caller then returns MINRPC_ERROR.
+ */
+pytvm_crt_text* pytvm_minrpc_error(pytvm_minrpc_server* s, int32_t status);
 
 /*! \brief Set server->error to `text` as it is (a called function's error); MINRPC_ERROR. */
-MinRPCStep MinRPCFailText(MinRPCServer* s, const char* text);
+pytvm_minrpc_step pytvm_minrpc_fail_text(pytvm_minrpc_server* s, const char* text);
 
 /*! \brief Record a fatal status; returns MINRPC_FATAL. */
-MinRPCStep MinRPCFatal(MinRPCServer* s, int32_t status);
+pytvm_minrpc_step pytvm_minrpc_fatal(pytvm_minrpc_server* s, int32_t status);
 
 /* ------------------------------------------------------------------ arena (minrpc_io.c) */
 
 /*! \brief Open the packet's arena of `bytes` (ignored for a fixed arena). */
-MinRPCStep MinRPCArenaOpen(MinRPCServer* s, size_t bytes);
+pytvm_minrpc_step pytvm_minrpc_arena_open(pytvm_minrpc_server* s, size_t bytes);
 /*! \brief `n` bytes aligned to 8 from the arena, or NULL (and an error text) when full. */
-void* MinRPCArenaAlloc(MinRPCServer* s, size_t n);
+void* pytvm_minrpc_arena_alloc(pytvm_minrpc_server* s, size_t n);
 /*! \brief Release the packet's arena. */
-void MinRPCArenaClose(MinRPCServer* s);
+void pytvm_minrpc_arena_close(pytvm_minrpc_server* s);
 /*! \brief A staging buffer of n bytes (its own pages, or the fixed arena); NULL when none. */
-uint8_t* MinRPCStageOpen(MinRPCServer* s, size_t n);
-/*! \brief Release a buffer from MinRPCStageOpen (NULL is ignored). */
-void MinRPCStageClose(MinRPCServer* s, uint8_t* stage);
+uint8_t* pytvm_minrpc_stage_open(pytvm_minrpc_server* s, size_t n);
+/*! \brief Release a buffer from pytvm_minrpc_stage_open (NULL is ignored). */
+void pytvm_minrpc_stage_close(pytvm_minrpc_server* s, uint8_t* stage);
 
 /* ------------------------------------------------------------------ input (minrpc_io.c) */
 
 /*! \brief Exactly n bytes of the packet in progress (n <= packet_left is checked). */
-MinRPCStep MinRPCReadBody(MinRPCServer* s, uint8_t* dst, size_t n);
+pytvm_minrpc_step pytvm_minrpc_read_body(pytvm_minrpc_server* s, uint8_t* dst, size_t n);
 /*! \brief Skip what is left of the packet in progress. */
-MinRPCStep MinRPCDrain(MinRPCServer* s);
+pytvm_minrpc_step pytvm_minrpc_drain(pytvm_minrpc_server* s);
 /*! \brief The next packet header: *len = 0 and MINRPC_OK with *eof = 1 at a clean end. */
-MinRPCStep MinRPCReadLength(MinRPCServer* s, uint64_t* len, int32_t* eof);
+pytvm_minrpc_step pytvm_minrpc_read_length(pytvm_minrpc_server* s, uint64_t* len, int32_t* eof);
 
 /* ------------------------------------------------------------------ output (minrpc_io.c) */
 
 /*! \brief Write bytes to the channel (MINRPC_FATAL with kWriteError when it fails). */
-MinRPCStep MinRPCWrite(MinRPCServer* s, const uint8_t* data, size_t n);
+pytvm_minrpc_step pytvm_minrpc_write(pytvm_minrpc_server* s, const uint8_t* data, size_t n);
 /*! \brief Send server->error as a kException packet. */
-MinRPCStep MinRPCSendException(MinRPCServer* s);
+pytvm_minrpc_step pytvm_minrpc_send_exception(pytvm_minrpc_server* s);
 
 /* ------------------------------------------------------------------ little-endian bytes */
 
-void MinRPCPutU32(uint8_t* p, uint32_t v);
-void MinRPCPutU64(uint8_t* p, uint64_t v);
-uint32_t MinRPCGetU32(const uint8_t* p);
-uint64_t MinRPCGetU64(const uint8_t* p);
+void pytvm_minrpc_put_u32(uint8_t* p, uint32_t v);
+void pytvm_minrpc_put_u64(uint8_t* p, uint64_t v);
+uint32_t pytvm_minrpc_get_u32(const uint8_t* p);
+uint64_t pytvm_minrpc_get_u64(const uint8_t* p);
 
 /* ------------------------------------------------------------------ decoding (minrpc_decode.c) */
 
 /*! \brief A bounds-checked cursor over a packet body held in the arena. */
 typedef struct {
-  MinRPCServer* server;
+  pytvm_minrpc_server* server;
   const uint8_t* p;
   size_t left;
-} MinRPCReader;
+} pytvm_minrpc_reader;
 
-MinRPCStep MinRPCReadI32(MinRPCReader* r, int32_t* out, const char* field);
-MinRPCStep MinRPCReadU64(MinRPCReader* r, uint64_t* out, const char* field);
+pytvm_minrpc_step pytvm_minrpc_read_i32(pytvm_minrpc_reader* r, int32_t* out, const char* field);
+pytvm_minrpc_step pytvm_minrpc_read_u64(pytvm_minrpc_reader* r, uint64_t* out, const char* field);
 /*! \brief `u64 len` + bytes; *data points into the packet; len <= MINRPC_MAX_PACKET. */
-MinRPCStep MinRPCReadBlob(MinRPCReader* r, const uint8_t** data, uint64_t* len,
+pytvm_minrpc_step pytvm_minrpc_read_blob(pytvm_minrpc_reader* r, const uint8_t** data, uint64_t* len,
                           const char* field);
 /*! \brief MINRPC_ERROR unless every byte of the body was consumed. */
-MinRPCStep MinRPCReadEnd(MinRPCReader* r, const char* what);
+pytvm_minrpc_step pytvm_minrpc_read_end(pytvm_minrpc_reader* r, const char* what);
 
 /*! \brief A decoded DLTensor descriptor (arena memory) and the bytes it spans. */
-MinRPCStep MinRPCReadTensor(MinRPCReader* r, DLTensor** out, uint64_t* nbytes,
+pytvm_minrpc_step pytvm_minrpc_read_tensor(pytvm_minrpc_reader* r, DLTensor** out, uint64_t* nbytes,
                             const char* field);
 
 /*! \brief Bytes spanned by a compact tensor (0 with an error when it overflows). */
-MinRPCStep MinRPCTensorBytes(MinRPCServer* s, const DLTensor* t, uint64_t* nbytes,
+pytvm_minrpc_step pytvm_minrpc_tensor_bytes(pytvm_minrpc_server* s, const DLTensor* t, uint64_t* nbytes,
                              const char* field);
 
 /*!
@@ -139,9 +140,9 @@ typedef struct {
   int32_t num_args;
   TVMValue* values;
   int* codes;
-} MinRPCArgs;
+} pytvm_minrpc_args;
 
-MinRPCStep MinRPCReadArgs(MinRPCReader* r, MinRPCArgs* out, const char* what);
+pytvm_minrpc_step pytvm_minrpc_read_args(pytvm_minrpc_reader* r, pytvm_minrpc_args* out, const char* what);
 
 /* ------------------------------------------------------------------ encoding (minrpc_encode.c) */
 
@@ -149,40 +150,40 @@ MinRPCStep MinRPCReadArgs(MinRPCReader* r, MinRPCArgs* out, const char* what);
  * \brief Send kReturn. `with_tag` = 1 for a kCallFunc reply (an Int holding the result's type
  *        index goes first). Strings and bytes are streamed from where they are.
  */
-MinRPCStep MinRPCSendReturn(MinRPCServer* s, int32_t with_tag, int32_t code, TVMValue value);
+pytvm_minrpc_step pytvm_minrpc_send_return(pytvm_minrpc_server* s, int32_t with_tag, int32_t code, TVMValue value);
 
 /* ------------------------------------------------------------------ tables (minrpc_tables.c) */
 
 /*! \brief Record an allocation made for the peer (kAllocError when the table is full). */
-MinRPCStep MinRPCAllocationAdd(MinRPCServer* s, DLDevice dev, void* ptr, uint64_t nbytes);
+pytvm_minrpc_step pytvm_minrpc_allocation_add(pytvm_minrpc_server* s, DLDevice dev, void* ptr, uint64_t nbytes);
 /*! \brief Forget the allocation starting at ptr on dev (kCheckError if there is none). */
-MinRPCStep MinRPCAllocationRemove(MinRPCServer* s, DLDevice dev, const void* ptr);
+pytvm_minrpc_step pytvm_minrpc_allocation_remove(pytvm_minrpc_server* s, DLDevice dev, const void* ptr);
 /*! \brief MINRPC_OK when [data + byte_offset, + nbytes) lies inside one live allocation of dev. */
-MinRPCStep MinRPCCheckRange(MinRPCServer* s, DLDevice dev, const void* data,
+pytvm_minrpc_step pytvm_minrpc_check_range(pytvm_minrpc_server* s, DLDevice dev, const void* data,
                             uint64_t byte_offset, uint64_t nbytes, const char* what);
-/*! \brief MinRPCCheckRange for a tensor (its whole extent, or nbytes from its offset). */
-MinRPCStep MinRPCCheckTensor(MinRPCServer* s, const DLTensor* t, uint64_t nbytes,
+/*! \brief pytvm_minrpc_check_range for a tensor (its whole extent, or nbytes from its offset). */
+pytvm_minrpc_step pytvm_minrpc_check_tensor(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes,
                              const char* what);
 
 /*! \brief Take ownership of one reference to a function/module handle. */
-MinRPCStep MinRPCHandleAdd(MinRPCServer* s, void* handle, int32_t type_index);
+pytvm_minrpc_step pytvm_minrpc_handle_add(pytvm_minrpc_server* s, void* handle, int32_t type_index);
 /*! \brief Release one reference (kCheckError for a handle the peer does not hold). */
-MinRPCStep MinRPCHandleRelease(MinRPCServer* s, void* handle);
+pytvm_minrpc_step pytvm_minrpc_handle_release(pytvm_minrpc_server* s, void* handle);
 /*! \brief MINRPC_OK when the peer holds `handle` as `type_index` (0: any kind). */
-MinRPCStep MinRPCHandleCheck(MinRPCServer* s, void* handle, int32_t type_index,
+pytvm_minrpc_step pytvm_minrpc_handle_check(pytvm_minrpc_server* s, void* handle, int32_t type_index,
                              const char* what);
 
 /* ------------------------------------------------------------------ handlers */
 
 /*! \brief kCopyToRemote with its payload streamed (minrpc_copy.c). */
-MinRPCStep MinRPCHandleCopyToRemote(MinRPCServer* s);
+pytvm_minrpc_step pytvm_minrpc_handle_copy_to_remote(pytvm_minrpc_server* s);
 /*! \brief kCopyFromRemote (minrpc_copy.c); the body is in the reader. */
-MinRPCStep MinRPCHandleCopyFromRemote(MinRPCServer* s, MinRPCReader* r);
+pytvm_minrpc_step pytvm_minrpc_handle_copy_from_remote(pytvm_minrpc_server* s, pytvm_minrpc_reader* r);
 /*! \brief Syscalls (codes >= 9, minrpc_syscall.c); the body is in the reader. */
-MinRPCStep MinRPCHandleSyscall(MinRPCServer* s, int32_t code, MinRPCReader* r);
+pytvm_minrpc_step pytvm_minrpc_handle_syscall(pytvm_minrpc_server* s, int32_t code, pytvm_minrpc_reader* r);
 
 /*! \brief Name of an RPC code for messages ("kDevAllocData"), "code" when unknown. */
-const char* MinRPCCodeName(int32_t code);
+const char* pytvm_minrpc_code_name(int32_t code);
 
 #ifdef __cplusplus
 }

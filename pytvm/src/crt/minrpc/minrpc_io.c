@@ -2,8 +2,6 @@
  * \file minrpc_io.c
  * \brief MinRPC channel input/output, the per-packet arena and error texts.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "minrpc_internal.h"
@@ -25,7 +23,7 @@ static const char* const kStatusNames[] = {
     "kAllocError",
 };
 
-const char* MinRPCStatusName(int32_t status) {
+const char* pytvm_minrpc_status_name(int32_t status) {
   if ((status < 0) || (status > (int32_t)kMinRPCAllocError)) {
     return "kUnknownStatus";
   }
@@ -34,21 +32,21 @@ const char* MinRPCStatusName(int32_t status) {
 
 /* ------------------------------------------------------------------ little-endian bytes */
 
-void MinRPCPutU32(uint8_t* p, uint32_t v) {
+void pytvm_minrpc_put_u32(uint8_t* p, uint32_t v) {
   uint32_t i;
   for (i = 0u; i < 4u; ++i) {
     p[i] = (uint8_t)(v >> (8u * i));
   }
 }
 
-void MinRPCPutU64(uint8_t* p, uint64_t v) {
+void pytvm_minrpc_put_u64(uint8_t* p, uint64_t v) {
   uint32_t i;
   for (i = 0u; i < 8u; ++i) {
     p[i] = (uint8_t)(v >> (8u * i));
   }
 }
 
-uint32_t MinRPCGetU32(const uint8_t* p) {
+uint32_t pytvm_minrpc_get_u32(const uint8_t* p) {
   uint32_t v = 0u;
   uint32_t i;
   for (i = 0u; i < 4u; ++i) {
@@ -57,7 +55,7 @@ uint32_t MinRPCGetU32(const uint8_t* p) {
   return v;
 }
 
-uint64_t MinRPCGetU64(const uint8_t* p) {
+uint64_t pytvm_minrpc_get_u64(const uint8_t* p) {
   uint64_t v = 0u;
   uint32_t i;
   for (i = 0u; i < 8u; ++i) {
@@ -68,24 +66,21 @@ uint64_t MinRPCGetU64(const uint8_t* p) {
 
 /* ------------------------------------------------------------------ errors */
 
-MinRPCStep MinRPCFail(MinRPCServer* s, int32_t status, const char* fmt, ...) {
-  va_list ap;
-  int used = snprintf(s->error, sizeof(s->error), "RPCServerError: %s: ", MinRPCStatusName(status));
-  if ((used > 0) && ((size_t)used < sizeof(s->error))) {
-    va_start(ap, fmt);
-    (void)vsnprintf(s->error + used, sizeof(s->error) - (size_t)used, fmt, ap);
-    va_end(ap);
-  }
-  return MINRPC_ERROR;
+pytvm_crt_text* pytvm_minrpc_error(pytvm_minrpc_server* s, int32_t status) {
+  pytvm_crt_text_init(&s->error_text, s->error, sizeof(s->error));
+  pytvm_crt_text_str(&s->error_text, "RPCServerError: ");
+  pytvm_crt_text_str(&s->error_text, pytvm_minrpc_status_name(status));
+  return &s->error_text;
 }
 
-MinRPCStep MinRPCFailText(MinRPCServer* s, const char* text) {
+pytvm_minrpc_step pytvm_minrpc_fail_text(pytvm_minrpc_server* s, const char* text) {
   const char* shown = ((text != NULL) && (text[0] != '\0')) ? text : "RuntimeError: call failed";
-  (void)snprintf(s->error, sizeof(s->error), "%s", shown);
+  pytvm_crt_text_init(&s->error_text, s->error, sizeof(s->error));
+  pytvm_crt_text_str(&s->error_text, shown);
   return MINRPC_ERROR;
 }
 
-MinRPCStep MinRPCFatal(MinRPCServer* s, int32_t status) {
+pytvm_minrpc_step pytvm_minrpc_fatal(pytvm_minrpc_server* s, int32_t status) {
   if (s->status == (int32_t)kMinRPCSuccess) {
     s->status = status;
   }
@@ -96,7 +91,7 @@ MinRPCStep MinRPCFatal(MinRPCServer* s, int32_t status) {
 
 static const DLDevice kArenaDevice = {1, 0};
 
-MinRPCStep MinRPCArenaOpen(MinRPCServer* s, size_t bytes) {
+pytvm_minrpc_step pytvm_minrpc_arena_open(pytvm_minrpc_server* s, size_t bytes) {
   void* pages = NULL;
   s->arena_used = 0u;
   if (s->fixed_arena != NULL) {
@@ -107,27 +102,35 @@ MinRPCStep MinRPCArenaOpen(MinRPCServer* s, size_t bytes) {
   if (TVMPlatformMemoryAllocate(bytes, kArenaDevice, &pages) != 0) {
     s->arena = NULL;
     s->arena_cap = 0u;
-    return MinRPCFail(s, kMinRPCAllocError, "no memory for a %lu-byte packet arena",
-                      (unsigned long)bytes);
+    {
+      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+      PYTVM_CRT_MSG_STR(msg, ": no memory for a ");
+      PYTVM_CRT_MSG_U64(msg, bytes);
+      PYTVM_CRT_MSG_STR(msg, "-byte packet arena");
+    }
+    return MINRPC_ERROR;
   }
   s->arena = (uint8_t*)pages;
   s->arena_cap = bytes;
   return MINRPC_OK;
 }
 
-void* MinRPCArenaAlloc(MinRPCServer* s, size_t n) {
+void* pytvm_minrpc_arena_alloc(pytvm_minrpc_server* s, size_t n) {
   size_t start = (s->arena_used + 7u) & ~(size_t)7u;
   if ((s->arena == NULL) || (start > s->arena_cap) || (n > (s->arena_cap - start))) {
-    (void)MinRPCFail(s, kMinRPCAllocError,
-                     "the packet needs more than its %lu-byte arena (%lu more bytes asked)",
-                     (unsigned long)s->arena_cap, (unsigned long)n);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": the packet needs more than its ");
+    PYTVM_CRT_MSG_U64(msg, s->arena_cap);
+    PYTVM_CRT_MSG_STR(msg, "-byte arena (");
+    PYTVM_CRT_MSG_U64(msg, n);
+    PYTVM_CRT_MSG_STR(msg, " more bytes asked)");
     return NULL;
   }
   s->arena_used = start + n;
   return s->arena + start;
 }
 
-void MinRPCArenaClose(MinRPCServer* s) {
+void pytvm_minrpc_arena_close(pytvm_minrpc_server* s) {
   if ((s->fixed_arena == NULL) && (s->arena != NULL)) {
     (void)TVMPlatformMemoryFree(s->arena, kArenaDevice);
   }
@@ -136,38 +139,42 @@ void MinRPCArenaClose(MinRPCServer* s) {
   s->arena_used = 0u;
 }
 
-uint8_t* MinRPCStageOpen(MinRPCServer* s, size_t n) {
+#if TVM_CRT_ACCELERATOR
+uint8_t* pytvm_minrpc_stage_open(pytvm_minrpc_server* s, size_t n) {
   void* pages = NULL;
   if (s->fixed_arena != NULL) {
-    return (uint8_t*)MinRPCArenaAlloc(s, n);
+    return (uint8_t*)pytvm_minrpc_arena_alloc(s, n);
   }
   if (TVMPlatformMemoryAllocate(n, kArenaDevice, &pages) != 0) {
-    (void)MinRPCFail(s, kMinRPCAllocError, "no memory for a %lu-byte staging buffer",
-                     (unsigned long)n);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": no memory for a ");
+    PYTVM_CRT_MSG_U64(msg, n);
+    PYTVM_CRT_MSG_STR(msg, "-byte staging buffer");
     return NULL;
   }
   return (uint8_t*)pages;
 }
 
-void MinRPCStageClose(MinRPCServer* s, uint8_t* stage) {
+void pytvm_minrpc_stage_close(pytvm_minrpc_server* s, uint8_t* stage) {
   if ((s->fixed_arena == NULL) && (stage != NULL)) {
     (void)TVMPlatformMemoryFree(stage, kArenaDevice);
   }
 }
+#endif /* TVM_CRT_ACCELERATOR */
 
 /* ------------------------------------------------------------------ input */
 
-/*! \brief Refill the read-ahead buffer (it must be empty). *got = bytes read (0 at EOF). */
-static MinRPCStep Refill(MinRPCServer* s, size_t* got) {
+/*! \brief refill the read-ahead buffer (it must be empty). *got = bytes read (0 at EOF). */
+static pytvm_minrpc_step refill(pytvm_minrpc_server* s, size_t* got) {
   int64_t n = s->channel.read(s->channel.ctx, s->rx, sizeof(s->rx));
   s->rx_pos = 0u;
   s->rx_len = 0u;
   *got = 0u;
   if (n < 0) {
-    return MinRPCFatal(s, kMinRPCReadError);
+    return pytvm_minrpc_fatal(s, kMinRPCReadError);
   }
   if ((uint64_t)n > (uint64_t)sizeof(s->rx)) {
-    return MinRPCFatal(s, kMinRPCReadError);
+    return pytvm_minrpc_fatal(s, kMinRPCReadError);
   }
   s->rx_len = (size_t)n;
   *got = (size_t)n;
@@ -175,7 +182,7 @@ static MinRPCStep Refill(MinRPCServer* s, size_t* got) {
 }
 
 /*! \brief Exactly n bytes from the channel; EOF before the last one is a read error. */
-static MinRPCStep ReadExact(MinRPCServer* s, uint8_t* dst, size_t n) {
+static pytvm_minrpc_step read_exact(pytvm_minrpc_server* s, uint8_t* dst, size_t n) {
   size_t done = 0u;
   while (done < n) {
     size_t have = s->rx_len - s->rx_pos;
@@ -189,44 +196,47 @@ static MinRPCStep ReadExact(MinRPCServer* s, uint8_t* dst, size_t n) {
       /* large pieces go straight to their destination */
       int64_t got = s->channel.read(s->channel.ctx, dst + done, want);
       if ((got <= 0) || ((uint64_t)got > (uint64_t)want)) {
-        return MinRPCFatal(s, kMinRPCReadError);
+        return pytvm_minrpc_fatal(s, kMinRPCReadError);
       }
       done += (size_t)got;
     } else {
       size_t got = 0u;
-      if (Refill(s, &got) != MINRPC_OK) {
+      if (refill(s, &got) != MINRPC_OK) {
         return MINRPC_FATAL;
       }
       if (got == 0u) {
-        return MinRPCFatal(s, kMinRPCReadError);
+        return pytvm_minrpc_fatal(s, kMinRPCReadError);
       }
     }
   }
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCReadBody(MinRPCServer* s, uint8_t* dst, size_t n) {
+pytvm_minrpc_step pytvm_minrpc_read_body(pytvm_minrpc_server* s, uint8_t* dst, size_t n) {
   if ((uint64_t)n > s->packet_left) {
-    return MinRPCFail(s, kMinRPCCheckError, "the packet ends %lu bytes before its last field",
-                      (unsigned long)((uint64_t)n - s->packet_left));
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": the packet ends ");
+    PYTVM_CRT_MSG_U64(msg, ((uint64_t)n - s->packet_left));
+    PYTVM_CRT_MSG_STR(msg, " bytes before its last field");
+    return MINRPC_ERROR;
   }
-  if (ReadExact(s, dst, n) != MINRPC_OK) {
+  if (read_exact(s, dst, n) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
   s->packet_left -= (uint64_t)n;
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCDrain(MinRPCServer* s) {
+pytvm_minrpc_step pytvm_minrpc_drain(pytvm_minrpc_server* s) {
   while (s->packet_left > 0u) {
     size_t have = s->rx_len - s->rx_pos;
     if (have == 0u) {
       size_t got = 0u;
-      if (Refill(s, &got) != MINRPC_OK) {
+      if (refill(s, &got) != MINRPC_OK) {
         return MINRPC_FATAL;
       }
       if (got == 0u) {
-        return MinRPCFatal(s, kMinRPCReadError);
+        return pytvm_minrpc_fatal(s, kMinRPCReadError);
       }
       have = got;
     }
@@ -239,13 +249,13 @@ MinRPCStep MinRPCDrain(MinRPCServer* s) {
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCReadLength(MinRPCServer* s, uint64_t* len, int32_t* eof) {
+pytvm_minrpc_step pytvm_minrpc_read_length(pytvm_minrpc_server* s, uint64_t* len, int32_t* eof) {
   uint8_t raw[8];
   *len = 0u;
   *eof = 0;
   if (s->rx_pos == s->rx_len) {
     size_t got = 0u;
-    if (Refill(s, &got) != MINRPC_OK) {
+    if (refill(s, &got) != MINRPC_OK) {
       return MINRPC_FATAL;
     }
     if (got == 0u) {
@@ -253,37 +263,36 @@ MinRPCStep MinRPCReadLength(MinRPCServer* s, uint64_t* len, int32_t* eof) {
       return MINRPC_OK;
     }
   }
-  if (ReadExact(s, raw, sizeof(raw)) != MINRPC_OK) {
+  if (read_exact(s, raw, sizeof(raw)) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
-  *len = MinRPCGetU64(raw);
+  *len = pytvm_minrpc_get_u64(raw);
   return MINRPC_OK;
 }
 
 /* ------------------------------------------------------------------ output */
 
-MinRPCStep MinRPCWrite(MinRPCServer* s, const uint8_t* data, size_t n) {
+pytvm_minrpc_step pytvm_minrpc_write(pytvm_minrpc_server* s, const uint8_t* data, size_t n) {
   if (n == 0u) {
     return MINRPC_OK;
   }
   if (s->channel.write(s->channel.ctx, data, n) != 0) {
-    return MinRPCFatal(s, kMinRPCWriteError);
+    return pytvm_minrpc_fatal(s, kMinRPCWriteError);
   }
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCSendException(MinRPCServer* s) {
-  /* u64 len, i32 kException, i32 num_args = 1, i32 RawStr, u64 text length, text */
-  uint8_t* p = s->exception_packet;
+pytvm_minrpc_step pytvm_minrpc_send_exception(pytvm_minrpc_server* s) {
+  /* u64 len, i32 kException, i32 num_args = 1, i32 RawStr, u64 text length, then the text */
+  uint8_t head[28];
   size_t text_len = strlen(s->error);
-  if (text_len > (sizeof(s->exception_packet) - 28u)) {
-    text_len = sizeof(s->exception_packet) - 28u;
+  pytvm_minrpc_put_u64(head, (uint64_t)(20u + text_len));
+  pytvm_minrpc_put_u32(head + 8, (uint32_t)MINRPC_CODE_EXCEPTION);
+  pytvm_minrpc_put_u32(head + 12, 1u);
+  pytvm_minrpc_put_u32(head + 16, (uint32_t)kTVMStr);
+  pytvm_minrpc_put_u64(head + 20, (uint64_t)text_len);
+  if (pytvm_minrpc_write(s, head, sizeof(head)) != MINRPC_OK) {
+    return MINRPC_FATAL;
   }
-  MinRPCPutU64(p, (uint64_t)(20u + text_len));
-  MinRPCPutU32(p + 8, (uint32_t)MINRPC_CODE_EXCEPTION);
-  MinRPCPutU32(p + 12, 1u);
-  MinRPCPutU32(p + 16, (uint32_t)kTVMStr);
-  MinRPCPutU64(p + 20, (uint64_t)text_len);
-  (void)memcpy(p + 28, s->error, text_len);
-  return MinRPCWrite(s, p, 28u + text_len);
+  return pytvm_minrpc_write(s, (const uint8_t*)s->error, text_len);
 }

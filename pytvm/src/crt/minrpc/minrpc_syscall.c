@@ -19,7 +19,7 @@
 /*! \brief Largest alignment kDevAllocData accepts. */
 #define MINRPC_MAX_ALIGNMENT 4096
 
-static const char* KindName(int32_t kind) {
+static const char* kind_name(int32_t kind) {
   switch (kind) {
     case kTVMArgInt:
       return "Int";
@@ -43,12 +43,18 @@ static const char* KindName(int32_t kind) {
 }
 
 /*! \brief Check the count and kinds of a syscall's arguments. */
-static MinRPCStep Expect(MinRPCServer* s, const MinRPCArgs* a, int32_t code, const int32_t* kinds,
+static pytvm_minrpc_step expect(pytvm_minrpc_server* s, const pytvm_minrpc_args* a, int32_t code, const int32_t* kinds,
                          int32_t n) {
   int32_t i;
   if (a->num_args != n) {
-    return MinRPCFail(s, kMinRPCCheckError, "%s takes %ld arguments, got %ld",
-                      MinRPCCodeName(code), (long)n, (long)a->num_args);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, " takes ");
+    PYTVM_CRT_MSG_I64(msg, n);
+    PYTVM_CRT_MSG_STR(msg, " arguments, got ");
+    PYTVM_CRT_MSG_I64(msg, a->num_args);
+    return MINRPC_ERROR;
   }
   for (i = 0; i < n; ++i) {
     int32_t got = (int32_t)a->codes[i];
@@ -62,228 +68,281 @@ static MinRPCStep Expect(MinRPCServer* s, const MinRPCArgs* a, int32_t code, con
       ok = 1;
     }
     if (ok == 0) {
-      return MinRPCFail(s, kMinRPCCheckError, "%s argument %ld: expected %s, got type index %ld",
-                        MinRPCCodeName(code), (long)i, KindName(kinds[i]), (long)got);
+      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+      PYTVM_CRT_MSG_STR(msg, ": ");
+      PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+      PYTVM_CRT_MSG_STR(msg, " argument ");
+      PYTVM_CRT_MSG_I64(msg, i);
+      PYTVM_CRT_MSG_STR(msg, ": expected ");
+      PYTVM_CRT_MSG_STR(msg, kind_name(kinds[i]));
+      PYTVM_CRT_MSG_STR(msg, ", got type index ");
+      PYTVM_CRT_MSG_I64(msg, got);
+      return MINRPC_ERROR;
     }
   }
   return MINRPC_OK;
 }
 
-static MinRPCStep ReplyNone(MinRPCServer* s) {
+static pytvm_minrpc_step reply_none(pytvm_minrpc_server* s) {
   TVMValue v;
   v.v_handle = NULL;
-  return MinRPCSendReturn(s, 0, (int32_t)kTVMNullptr, v);
+  return pytvm_minrpc_send_return(s, 0, (int32_t)kTVMNullptr, v);
 }
 
-static MinRPCStep ReplyPtr(MinRPCServer* s, void* ptr) {
+static pytvm_minrpc_step reply_ptr(pytvm_minrpc_server* s, void* ptr) {
   TVMValue v;
   v.v_handle = ptr;
-  return MinRPCSendReturn(s, 0, (int32_t)kTVMOpaqueHandle, v);
+  return pytvm_minrpc_send_return(s, 0, (int32_t)kTVMOpaqueHandle, v);
 }
 
 /*! \brief The runtime's last error as the request's error. */
-static MinRPCStep RuntimeFailed(MinRPCServer* s) {
-  return MinRPCFailText(s, TVMGetLastError());
+static pytvm_minrpc_step runtime_failed(pytvm_minrpc_server* s) {
+  return pytvm_minrpc_fail_text(s, TVMGetLastError());
 }
 
 /*! \brief MINRPC_OK when a device API serves dev. */
-static MinRPCStep CheckDevice(MinRPCServer* s, DLDevice dev, int32_t code) {
+static pytvm_minrpc_step check_device(pytvm_minrpc_server* s, DLDevice dev, int32_t code) {
   TVMValue exist;
   int exist_code = (int)kTVMNullptr;
   exist.v_int64 = 0;
-  if ((TVMDeviceGetAttr(dev, 0, &exist, &exist_code) != 0) || (exist.v_int64 == 0)) {
-    return MinRPCFail(s, kMinRPCCheckError, "%s: no device API for device (%ld, %ld) here",
-                      MinRPCCodeName(code), (long)dev.device_type, (long)dev.device_id);
+  if ((pytvm_crt_device_get_attr(dev, 0, &exist, &exist_code) != 0) || (exist.v_int64 == 0)) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, ": no device API for device (");
+    PYTVM_CRT_MSG_I64(msg, dev.device_type);
+    PYTVM_CRT_MSG_STR(msg, ", ");
+    PYTVM_CRT_MSG_I64(msg, dev.device_id);
+    PYTVM_CRT_MSG_STR(msg, ") here");
+    return MINRPC_ERROR;
   }
   return MINRPC_OK;
 }
 
-static MinRPCStep GetGlobalFunc(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step get_global_func(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   static const int32_t kinds[] = {kTVMStr};
   TVMFunctionHandle h = NULL;
-  if (Expect(s, a, MINRPC_CODE_GET_GLOBAL_FUNC, kinds, 1) != MINRPC_OK) {
+  if (expect(s, a, MINRPC_CODE_GET_GLOBAL_FUNC, kinds, 1) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if (TVMFuncGetGlobal(a->values[0].v_str, &h) != 0) {
-    return RuntimeFailed(s);
+    return runtime_failed(s);
   }
   if (h != NULL) {
-    if (MinRPCHandleAdd(s, h, (int32_t)kTVMPackedFuncHandle) != MINRPC_OK) {
+    if (pytvm_minrpc_handle_add(s, h, (int32_t)kTVMPackedFuncHandle) != MINRPC_OK) {
       (void)TVMFuncFree(h);
       return MINRPC_ERROR;
     }
   }
-  return ReplyPtr(s, h);
+  return reply_ptr(s, h);
 }
 
-static MinRPCStep FreeHandle(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step free_handle(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   int32_t got = (a->num_args == 1) ? (int32_t)a->codes[0] : 0;
   if ((a->num_args != 1) || ((got != (int32_t)kTVMOpaqueHandle) &&
                              (got != (int32_t)kTVMPackedFuncHandle) &&
                              (got != (int32_t)kTVMModuleHandle))) {
-    return MinRPCFail(s, kMinRPCCheckError, "kFreeHandle takes one handle argument");
-  }
-  if (MinRPCHandleRelease(s, a->values[0].v_handle) != MINRPC_OK) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kFreeHandle takes one handle argument");
     return MINRPC_ERROR;
   }
-  return ReplyNone(s);
+  if (pytvm_minrpc_handle_release(s, a->values[0].v_handle) != MINRPC_OK) {
+    return MINRPC_ERROR;
+  }
+  return reply_none(s);
 }
 
-static MinRPCStep Alloc(MinRPCServer* s, DLDevice dev, uint64_t nbytes, uint64_t alignment,
+static pytvm_minrpc_step alloc(pytvm_minrpc_server* s, DLDevice dev, uint64_t nbytes, uint64_t alignment,
                         DLDataType hint, int32_t code) {
   void* ptr = NULL;
-  if (CheckDevice(s, dev, code) != MINRPC_OK) {
+  if (check_device(s, dev, code) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if (nbytes > (uint64_t)SIZE_MAX) {
-    return MinRPCFail(s, kMinRPCAllocError, "%s: %llu bytes do not fit this device's size_t",
-                      MinRPCCodeName(code), (unsigned long long)nbytes);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_U64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes do not fit this device's size_t");
+    return MINRPC_ERROR;
   }
   if (s->num_allocations >= (uint32_t)MINRPC_MAX_ALLOCS) {
-    return MinRPCFail(s, kMinRPCAllocError, "%s: more than %d live allocations",
-                      MinRPCCodeName(code), (int)MINRPC_MAX_ALLOCS);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, ": more than ");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_ALLOCS);
+    PYTVM_CRT_MSG_STR(msg, " live allocations");
+    return MINRPC_ERROR;
   }
   if (TVMDeviceAllocDataSpace(dev, (nbytes == 0u) ? 1u : (size_t)nbytes, (size_t)alignment, hint,
                               &ptr) != 0) {
-    return RuntimeFailed(s);
+    return runtime_failed(s);
   }
   if (ptr == NULL) {
-    return MinRPCFail(s, kMinRPCAllocError, "%s: the device API returned no memory for %llu bytes",
-                      MinRPCCodeName(code), (unsigned long long)nbytes);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, ": the device API returned no memory for ");
+    PYTVM_CRT_MSG_U64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes");
+    return MINRPC_ERROR;
   }
-  if (MinRPCAllocationAdd(s, dev, ptr, nbytes) != MINRPC_OK) {
+  if (pytvm_minrpc_allocation_add(s, dev, ptr, nbytes) != MINRPC_OK) {
     (void)TVMDeviceFreeDataSpace(dev, ptr);
     return MINRPC_ERROR;
   }
-  return ReplyPtr(s, ptr);
+  return reply_ptr(s, ptr);
 }
 
-static MinRPCStep DevAllocData(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step dev_alloc_data(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   static const int32_t kinds[] = {kDLDeviceTypeCode, kTVMArgInt, kTVMArgInt, kTVMDataType};
   int64_t nbytes;
   int64_t align;
-  if (Expect(s, a, MINRPC_CODE_DEV_ALLOC_DATA, kinds, 4) != MINRPC_OK) {
+  if (expect(s, a, MINRPC_CODE_DEV_ALLOC_DATA, kinds, 4) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   nbytes = a->values[1].v_int64;
   align = (a->values[2].v_int64 < 1) ? 1 : a->values[2].v_int64;
   if (nbytes < 0) {
-    return MinRPCFail(s, kMinRPCCheckError, "kDevAllocData of %lld bytes", (long long)nbytes);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kDevAllocData of ");
+    PYTVM_CRT_MSG_I64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes");
+    return MINRPC_ERROR;
   }
   if ((align > MINRPC_MAX_ALIGNMENT) || ((align & (align - 1)) != 0)) {
-    return MinRPCFail(s, kMinRPCCheckError,
-                      "kDevAllocData alignment %lld is not a power of two up to %d",
-                      (long long)align, (int)MINRPC_MAX_ALIGNMENT);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kDevAllocData alignment ");
+    PYTVM_CRT_MSG_I64(msg, align);
+    PYTVM_CRT_MSG_STR(msg, " is not a power of two up to ");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_ALIGNMENT);
+    return MINRPC_ERROR;
   }
-  return Alloc(s, a->values[0].v_device, (uint64_t)nbytes, (uint64_t)align, a->values[3].v_type,
+  return alloc(s, a->values[0].v_device, (uint64_t)nbytes, (uint64_t)align, a->values[3].v_type,
                MINRPC_CODE_DEV_ALLOC_DATA);
 }
 
-static MinRPCStep DevAllocDataWithScope(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step dev_alloc_data_with_scope(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   static const int32_t kinds[] = {kTVMDLTensorHandle, KIND_STR_OR_NONE};
   const DLTensor* t;
   uint64_t nbytes = 0u;
-  if (Expect(s, a, MINRPC_CODE_DEV_ALLOC_DATA_WITH_SCOPE, kinds, 2) != MINRPC_OK) {
+  if (expect(s, a, MINRPC_CODE_DEV_ALLOC_DATA_WITH_SCOPE, kinds, 2) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if ((a->codes[1] == (int)kTVMStr) && (strcmp(a->values[1].v_str, "global") != 0)) {
-    return MinRPCFail(s, kMinRPCCheckError,
-                      "kDevAllocDataWithScope: memory scope '%s' is not supported (only global)",
-                      a->values[1].v_str);
-  }
-  t = (const DLTensor*)a->values[0].v_handle;
-  if (MinRPCTensorBytes(s, t, &nbytes, "kDevAllocDataWithScope template") != MINRPC_OK) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kDevAllocDataWithScope: memory scope '");
+    PYTVM_CRT_MSG_STR(msg, a->values[1].v_str);
+    PYTVM_CRT_MSG_STR(msg, "' is not supported (only global)");
     return MINRPC_ERROR;
   }
-  return Alloc(s, t->device, nbytes, MINRPC_ALLOC_ALIGNMENT, t->dtype,
+  t = (const DLTensor*)a->values[0].v_handle;
+  if (pytvm_minrpc_tensor_bytes(s, t, &nbytes, "kDevAllocDataWithScope template") != MINRPC_OK) {
+    return MINRPC_ERROR;
+  }
+  return alloc(s, t->device, nbytes, MINRPC_ALLOC_ALIGNMENT, t->dtype,
                MINRPC_CODE_DEV_ALLOC_DATA_WITH_SCOPE);
 }
 
-static MinRPCStep DevFreeData(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step dev_free_data(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   static const int32_t kinds[] = {kDLDeviceTypeCode, KIND_PTR_OR_NONE};
   DLDevice dev;
   void* ptr;
-  if (Expect(s, a, MINRPC_CODE_DEV_FREE_DATA, kinds, 2) != MINRPC_OK) {
+  if (expect(s, a, MINRPC_CODE_DEV_FREE_DATA, kinds, 2) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   dev = a->values[0].v_device;
   ptr = a->values[1].v_handle;
-  if (MinRPCAllocationRemove(s, dev, ptr) != MINRPC_OK) {
+  if (pytvm_minrpc_allocation_remove(s, dev, ptr) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if (TVMDeviceFreeDataSpace(dev, ptr) != 0) {
-    return RuntimeFailed(s);
+    return runtime_failed(s);
   }
-  return ReplyNone(s);
+  return reply_none(s);
 }
 
-static MinRPCStep CopyAmongRemote(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   static const int32_t kinds[] = {kTVMDLTensorHandle, kTVMDLTensorHandle, KIND_PTR_OR_NONE};
   DLTensor* from;
   DLTensor* to;
   uint64_t from_bytes = 0u;
   uint64_t to_bytes = 0u;
   DLDevice dev;
-  if (Expect(s, a, MINRPC_CODE_COPY_AMONG_REMOTE, kinds, 3) != MINRPC_OK) {
+  if (expect(s, a, MINRPC_CODE_COPY_AMONG_REMOTE, kinds, 3) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   from = (DLTensor*)a->values[0].v_handle;
   to = (DLTensor*)a->values[1].v_handle;
   if (a->values[2].v_handle != NULL) {
-    return MinRPCFail(s, kMinRPCCheckError, "kCopyAmongRemote: only the null stream exists here");
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote: only the null stream exists here");
+    return MINRPC_ERROR;
   }
-  if ((MinRPCTensorBytes(s, from, &from_bytes, "kCopyAmongRemote source") != MINRPC_OK) ||
-      (MinRPCTensorBytes(s, to, &to_bytes, "kCopyAmongRemote destination") != MINRPC_OK)) {
+  if ((pytvm_minrpc_tensor_bytes(s, from, &from_bytes, "kCopyAmongRemote source") != MINRPC_OK) ||
+      (pytvm_minrpc_tensor_bytes(s, to, &to_bytes, "kCopyAmongRemote destination") != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   if (from_bytes != to_bytes) {
-    return MinRPCFail(s, kMinRPCCheckError, "kCopyAmongRemote of %llu bytes into %llu",
-                      (unsigned long long)from_bytes, (unsigned long long)to_bytes);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote of ");
+    PYTVM_CRT_MSG_U64(msg, from_bytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes into ");
+    PYTVM_CRT_MSG_U64(msg, to_bytes);
+    return MINRPC_ERROR;
   }
   if ((from->device.device_type != (int32_t)kDLCPU) &&
       (to->device.device_type != (int32_t)kDLCPU) &&
       (from->device.device_type != to->device.device_type)) {
-    return MinRPCFail(s, kMinRPCCheckError, "kCopyAmongRemote between device types %ld and %ld",
-                      (long)from->device.device_type, (long)to->device.device_type);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote between device types ");
+    PYTVM_CRT_MSG_I64(msg, from->device.device_type);
+    PYTVM_CRT_MSG_STR(msg, " and ");
+    PYTVM_CRT_MSG_I64(msg, to->device.device_type);
+    return MINRPC_ERROR;
   }
-  if ((MinRPCCheckTensor(s, from, from_bytes, "kCopyAmongRemote source") != MINRPC_OK) ||
-      (MinRPCCheckTensor(s, to, to_bytes, "kCopyAmongRemote destination") != MINRPC_OK)) {
+  if ((pytvm_minrpc_check_tensor(s, from, from_bytes, "kCopyAmongRemote source") != MINRPC_OK) ||
+      (pytvm_minrpc_check_tensor(s, to, to_bytes, "kCopyAmongRemote destination") != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   dev = (from->device.device_type != (int32_t)kDLCPU) ? from->device : to->device;
   if ((TVMDeviceCopyDataFromTo(from, to, NULL) != 0) ||
       (TVMSynchronize(dev.device_type, dev.device_id, NULL) != 0)) {
-    return RuntimeFailed(s);
+    return runtime_failed(s);
   }
-  return ReplyNone(s);
+  return reply_none(s);
 }
 
-static MinRPCStep DevGetAttr(MinRPCServer* s, const MinRPCArgs* a) {
+static pytvm_minrpc_step dev_get_attr(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   static const int32_t kinds[] = {kDLDeviceTypeCode, kTVMArgInt};
   TVMValue value;
   int code = (int)kTVMNullptr;
   int64_t kind;
-  if (Expect(s, a, MINRPC_CODE_DEV_GET_ATTR, kinds, 2) != MINRPC_OK) {
+  if (expect(s, a, MINRPC_CODE_DEV_GET_ATTR, kinds, 2) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   kind = a->values[1].v_int64;
   value.v_int64 = 0;
   if ((kind < 0) || (kind > 64)) {
-    return MinRPCFail(s, kMinRPCCheckError, "kDevGetAttr: unknown attribute kind %lld",
-                      (long long)kind);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kDevGetAttr: unknown attribute kind ");
+    PYTVM_CRT_MSG_I64(msg, kind);
+    return MINRPC_ERROR;
   }
-  if (TVMDeviceGetAttr(a->values[0].v_device, (int)kind, &value, &code) != 0) {
+  if (pytvm_crt_device_get_attr(a->values[0].v_device, (int)kind, &value, &code) != 0) {
     if (kind == 0) { /* kExist answers 0 for a missing device API */
       value.v_int64 = 0;
-      return MinRPCSendReturn(s, 0, (int32_t)kTVMArgInt, value);
+      return pytvm_minrpc_send_return(s, 0, (int32_t)kTVMArgInt, value);
     }
-    return RuntimeFailed(s);
+    return runtime_failed(s);
   }
-  return MinRPCSendReturn(s, 0, (int32_t)code, value);
+  return pytvm_minrpc_send_return(s, 0, (int32_t)code, value);
 }
 
 /*! \brief kDevSetDevice and the stream calls: CRT devices have only the null stream. */
-static MinRPCStep DeviceOnly(MinRPCServer* s, int32_t code, const MinRPCArgs* a) {
+static pytvm_minrpc_step device_only(pytvm_minrpc_server* s, int32_t code, const pytvm_minrpc_args* a) {
   static const int32_t dev_only[] = {kDLDeviceTypeCode};
   static const int32_t dev_stream[] = {kDLDeviceTypeCode, KIND_PTR_OR_NONE};
   int32_t with_stream = ((code == MINRPC_CODE_DEV_STREAM_SYNC) ||
@@ -292,58 +351,77 @@ static MinRPCStep DeviceOnly(MinRPCServer* s, int32_t code, const MinRPCArgs* a)
                             ? 1
                             : 0;
   DLDevice dev;
-  if (Expect(s, a, code, (with_stream != 0) ? dev_stream : dev_only, 1 + with_stream) !=
+  if (expect(s, a, code, (with_stream != 0) ? dev_stream : dev_only, 1 + with_stream) !=
       MINRPC_OK) {
     return MINRPC_ERROR;
   }
   dev = a->values[0].v_device;
-  if (CheckDevice(s, dev, code) != MINRPC_OK) {
+  if (check_device(s, dev, code) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if ((with_stream != 0) && (a->values[1].v_handle != NULL)) {
-    return MinRPCFail(s, kMinRPCCheckError, "%s: stream 0x%llx does not exist (only the null "
-                      "stream does)", MinRPCCodeName(code),
-                      (unsigned long long)(uintptr_t)a->values[1].v_handle);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, ": stream ");
+    PYTVM_CRT_MSG_HEX(msg, (uintptr_t)a->values[1].v_handle);
+    PYTVM_CRT_MSG_STR(msg, " does not exist (only the null stream does)");
+    return MINRPC_ERROR;
   }
   if ((code == MINRPC_CODE_DEV_STREAM_SYNC) &&
       (TVMSynchronize(dev.device_type, dev.device_id, NULL) != 0)) {
-    return RuntimeFailed(s);
+    return runtime_failed(s);
   }
   if ((code == MINRPC_CODE_DEV_CREATE_STREAM) || (code == MINRPC_CODE_DEV_GET_CURRENT_STREAM)) {
-    return ReplyPtr(s, NULL);
+    return reply_ptr(s, NULL);
   }
-  return ReplyNone(s);
+  return reply_none(s);
 }
 
-MinRPCStep MinRPCHandleSyscall(MinRPCServer* s, int32_t code, MinRPCReader* r) {
-  MinRPCArgs args;
-  if ((MinRPCReadArgs(r, &args, MinRPCCodeName(code)) != MINRPC_OK) ||
-      (MinRPCReadEnd(r, MinRPCCodeName(code)) != MINRPC_OK)) {
+pytvm_minrpc_step pytvm_minrpc_handle_syscall(pytvm_minrpc_server* s, int32_t code, pytvm_minrpc_reader* r) {
+  pytvm_minrpc_args args;
+  if ((pytvm_minrpc_read_args(r, &args, pytvm_minrpc_code_name(code)) != MINRPC_OK) ||
+      (pytvm_minrpc_read_end(r, pytvm_minrpc_code_name(code)) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   switch (code) {
     case MINRPC_CODE_GET_GLOBAL_FUNC:
-      return GetGlobalFunc(s, &args);
+      return get_global_func(s, &args);
     case MINRPC_CODE_FREE_HANDLE:
-      return FreeHandle(s, &args);
+      return free_handle(s, &args);
     case MINRPC_CODE_DEV_GET_ATTR:
-      return DevGetAttr(s, &args);
+      return dev_get_attr(s, &args);
     case MINRPC_CODE_DEV_ALLOC_DATA:
-      return DevAllocData(s, &args);
+      return dev_alloc_data(s, &args);
     case MINRPC_CODE_DEV_FREE_DATA:
-      return DevFreeData(s, &args);
+      return dev_free_data(s, &args);
     case MINRPC_CODE_COPY_AMONG_REMOTE:
-      return CopyAmongRemote(s, &args);
+      return copy_among_remote(s, &args);
     case MINRPC_CODE_DEV_ALLOC_DATA_WITH_SCOPE:
-      return DevAllocDataWithScope(s, &args);
+      return dev_alloc_data_with_scope(s, &args);
     case MINRPC_CODE_DEV_SET_DEVICE:
     case MINRPC_CODE_DEV_STREAM_SYNC:
+#if TVM_CRT_STREAM_SYSCALLS
     case MINRPC_CODE_DEV_CREATE_STREAM:
     case MINRPC_CODE_DEV_FREE_STREAM:
     case MINRPC_CODE_DEV_SET_STREAM:
     case MINRPC_CODE_DEV_GET_CURRENT_STREAM:
-      return DeviceOnly(s, code, &args);
+#endif
+      return device_only(s, code, &args);
+#if !TVM_CRT_STREAM_SYSCALLS
+    case MINRPC_CODE_DEV_CREATE_STREAM:
+    case MINRPC_CODE_DEV_FREE_STREAM:
+    case MINRPC_CODE_DEV_SET_STREAM:
+    case MINRPC_CODE_DEV_GET_CURRENT_STREAM:
+      (void)pytvm_minrpc_error(s, kMinRPCRPCCodeNotSupported);
+      return MINRPC_ERROR;
+#endif
     default:
-      return MinRPCFail(s, kMinRPCUnknownRPCSyscall, "syscall code %ld", (long)code);
+      {
+        pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownRPCSyscall);
+        PYTVM_CRT_MSG_STR(msg, ": syscall code ");
+        PYTVM_CRT_MSG_I64(msg, code);
+      }
+      return MINRPC_ERROR;
   }
 }

@@ -6,17 +6,20 @@
 #include "minrpc_internal.h"
 #include "pytvm_crt/crt.h"
 
-static int32_t SameDevice(DLDevice a, DLDevice b) {
+static int32_t same_device(DLDevice a, DLDevice b) {
   return ((a.device_type == b.device_type) && (a.device_id == b.device_id)) ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ allocations */
 
-MinRPCStep MinRPCAllocationAdd(MinRPCServer* s, DLDevice dev, void* ptr, uint64_t nbytes) {
-  MinRPCAllocation* a = NULL;
+pytvm_minrpc_step pytvm_minrpc_allocation_add(pytvm_minrpc_server* s, DLDevice dev, void* ptr, uint64_t nbytes) {
+  pytvm_minrpc_allocation* a = NULL;
   if (s->num_allocations >= (uint32_t)MINRPC_MAX_ALLOCS) {
-    return MinRPCFail(s, kMinRPCAllocError, "more than %d live allocations",
-                      (int)MINRPC_MAX_ALLOCS);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": more than ");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_ALLOCS);
+    PYTVM_CRT_MSG_STR(msg, " live allocations");
+    return MINRPC_ERROR;
   }
   a = &s->allocations[s->num_allocations];
   a->ptr = (uint8_t*)ptr;
@@ -26,31 +29,37 @@ MinRPCStep MinRPCAllocationAdd(MinRPCServer* s, DLDevice dev, void* ptr, uint64_
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCAllocationRemove(MinRPCServer* s, DLDevice dev, const void* ptr) {
+pytvm_minrpc_step pytvm_minrpc_allocation_remove(pytvm_minrpc_server* s, DLDevice dev, const void* ptr) {
   uint32_t i;
   for (i = 0u; i < s->num_allocations; ++i) {
-    MinRPCAllocation* a = &s->allocations[i];
-    if (((const void*)a->ptr == ptr) && (SameDevice(a->device, dev) != 0)) {
+    pytvm_minrpc_allocation* a = &s->allocations[i];
+    if (((const void*)a->ptr == ptr) && (same_device(a->device, dev) != 0)) {
       s->num_allocations -= 1u;
       *a = s->allocations[s->num_allocations];
       return MINRPC_OK;
     }
   }
-  return MinRPCFail(s, kMinRPCCheckError,
-                    "pointer 0x%llx on device (%ld, %ld) was not allocated by this server (or "
-                    "is already freed)",
-                    (unsigned long long)(uintptr_t)ptr, (long)dev.device_type,
-                    (long)dev.device_id);
+  {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": pointer ");
+    PYTVM_CRT_MSG_HEX(msg, (uintptr_t)ptr);
+    PYTVM_CRT_MSG_STR(msg, " on device (");
+    PYTVM_CRT_MSG_I64(msg, dev.device_type);
+    PYTVM_CRT_MSG_STR(msg, ", ");
+    PYTVM_CRT_MSG_I64(msg, dev.device_id);
+    PYTVM_CRT_MSG_STR(msg, ") was not allocated by this server (or is already freed)");
+  }
+  return MINRPC_ERROR;
 }
 
-MinRPCStep MinRPCCheckRange(MinRPCServer* s, DLDevice dev, const void* data,
+pytvm_minrpc_step pytvm_minrpc_check_range(pytvm_minrpc_server* s, DLDevice dev, const void* data,
                             uint64_t byte_offset, uint64_t nbytes, const char* what) {
   uint32_t i;
   uintptr_t start = (uintptr_t)data;
   for (i = 0u; i < s->num_allocations; ++i) {
-    const MinRPCAllocation* a = &s->allocations[i];
+    const pytvm_minrpc_allocation* a = &s->allocations[i];
     uintptr_t base = (uintptr_t)a->ptr;
-    if ((SameDevice(a->device, dev) != 0) && (start >= base) &&
+    if ((same_device(a->device, dev) != 0) && (start >= base) &&
         ((uint64_t)(start - base) <= a->nbytes)) {
       uint64_t room = a->nbytes - (uint64_t)(start - base);
       if ((byte_offset <= room) && (nbytes <= (room - byte_offset))) {
@@ -58,21 +67,33 @@ MinRPCStep MinRPCCheckRange(MinRPCServer* s, DLDevice dev, const void* data,
       }
     }
   }
-  return MinRPCFail(s, kMinRPCCheckError,
-                    "%s: pointer 0x%llx + %llu .. +%llu bytes on device (%ld, %ld) is not inside "
-                    "memory allocated by this server",
-                    what, (unsigned long long)start, (unsigned long long)byte_offset,
-                    (unsigned long long)nbytes, (long)dev.device_type, (long)dev.device_id);
+  {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, what);
+    PYTVM_CRT_MSG_STR(msg, ": pointer ");
+    PYTVM_CRT_MSG_HEX(msg, start);
+    PYTVM_CRT_MSG_STR(msg, " + ");
+    PYTVM_CRT_MSG_U64(msg, byte_offset);
+    PYTVM_CRT_MSG_STR(msg, " .. +");
+    PYTVM_CRT_MSG_U64(msg, nbytes);
+    PYTVM_CRT_MSG_STR(msg, " bytes on device (");
+    PYTVM_CRT_MSG_I64(msg, dev.device_type);
+    PYTVM_CRT_MSG_STR(msg, ", ");
+    PYTVM_CRT_MSG_I64(msg, dev.device_id);
+    PYTVM_CRT_MSG_STR(msg, ") is not inside memory allocated by this server");
+  }
+  return MINRPC_ERROR;
 }
 
-MinRPCStep MinRPCCheckTensor(MinRPCServer* s, const DLTensor* t, uint64_t nbytes,
+pytvm_minrpc_step pytvm_minrpc_check_tensor(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes,
                              const char* what) {
-  return MinRPCCheckRange(s, t->device, t->data, t->byte_offset, nbytes, what);
+  return pytvm_minrpc_check_range(s, t->device, t->data, t->byte_offset, nbytes, what);
 }
 
 /* ------------------------------------------------------------------ handles */
 
-static MinRPCHandleEntry* FindHandle(MinRPCServer* s, const void* handle) {
+static pytvm_minrpc_handle_entry* find_handle(pytvm_minrpc_server* s, const void* handle) {
   uint32_t i;
   for (i = 0u; i < s->num_handles; ++i) {
     if (s->handles[i].handle == handle) {
@@ -82,18 +103,23 @@ static MinRPCHandleEntry* FindHandle(MinRPCServer* s, const void* handle) {
   return NULL;
 }
 
-MinRPCStep MinRPCHandleAdd(MinRPCServer* s, void* handle, int32_t type_index) {
-  MinRPCHandleEntry* e = FindHandle(s, handle);
+pytvm_minrpc_step pytvm_minrpc_handle_add(pytvm_minrpc_server* s, void* handle, int32_t type_index) {
+  pytvm_minrpc_handle_entry* e = find_handle(s, handle);
   if (e != NULL) {
     if (e->refs == UINT32_MAX) {
-      return MinRPCFail(s, kMinRPCAllocError, "handle reference count overflow");
+      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+      PYTVM_CRT_MSG_STR(msg, ": handle reference count overflow");
+      return MINRPC_ERROR;
     }
     e->refs += 1u;
     return MINRPC_OK;
   }
   if (s->num_handles >= (uint32_t)MINRPC_MAX_HANDLES) {
-    return MinRPCFail(s, kMinRPCAllocError, "more than %d live handles; free some first",
-                      (int)MINRPC_MAX_HANDLES);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
+    PYTVM_CRT_MSG_STR(msg, ": more than ");
+    PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_HANDLES);
+    PYTVM_CRT_MSG_STR(msg, " live handles; free some first");
+    return MINRPC_ERROR;
   }
   e = &s->handles[s->num_handles];
   e->handle = handle;
@@ -103,11 +129,14 @@ MinRPCStep MinRPCHandleAdd(MinRPCServer* s, void* handle, int32_t type_index) {
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCHandleRelease(MinRPCServer* s, void* handle) {
-  MinRPCHandleEntry* e = FindHandle(s, handle);
+pytvm_minrpc_step pytvm_minrpc_handle_release(pytvm_minrpc_server* s, void* handle) {
+  pytvm_minrpc_handle_entry* e = find_handle(s, handle);
   if (e == NULL) {
-    return MinRPCFail(s, kMinRPCCheckError, "kFreeHandle: 0x%llx is not a live handle of this "
-                      "server", (unsigned long long)(uintptr_t)handle);
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": kFreeHandle: ");
+    PYTVM_CRT_MSG_HEX(msg, (uintptr_t)handle);
+    PYTVM_CRT_MSG_STR(msg, " is not a live handle of this server");
+    return MINRPC_ERROR;
   }
   if (e->type_index == (int32_t)kTVMPackedFuncHandle) {
     (void)TVMFuncFree(handle);
@@ -122,14 +151,19 @@ MinRPCStep MinRPCHandleRelease(MinRPCServer* s, void* handle) {
   return MINRPC_OK;
 }
 
-MinRPCStep MinRPCHandleCheck(MinRPCServer* s, void* handle, int32_t type_index,
+pytvm_minrpc_step pytvm_minrpc_handle_check(pytvm_minrpc_server* s, void* handle, int32_t type_index,
                              const char* what) {
-  const MinRPCHandleEntry* e = FindHandle(s, handle);
+  const pytvm_minrpc_handle_entry* e = find_handle(s, handle);
   if ((e == NULL) || ((type_index != 0) && (e->type_index != type_index))) {
-    return MinRPCFail(s, kMinRPCCheckError,
-                      "%s: 0x%llx is not a live %s handle of this server", what,
-                      (unsigned long long)(uintptr_t)handle,
-                      (type_index == (int32_t)kTVMModuleHandle) ? "module" : "function");
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_STR(msg, what);
+    PYTVM_CRT_MSG_STR(msg, ": ");
+    PYTVM_CRT_MSG_HEX(msg, (uintptr_t)handle);
+    PYTVM_CRT_MSG_STR(msg, " is not a live ");
+    PYTVM_CRT_MSG_STR(msg, (type_index == (int32_t)kTVMModuleHandle) ? "module" : "function");
+    PYTVM_CRT_MSG_STR(msg, " handle of this server");
+    return MINRPC_ERROR;
   }
   return MINRPC_OK;
 }

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../minrpc/minrpc_trace.h"
+#include "pytvm_crt/minrpc_trace.h"
 #include "pytvm_crt/platform.h"
 
 static int g_timer_running = 0;

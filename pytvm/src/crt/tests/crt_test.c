@@ -8,7 +8,7 @@ static int g_tests_run = 0;
 static int g_tests_failed = 0;
 static int g_current_failed = 0;
 
-void CrtTestFail(const char* file, int line, const char* fmt, ...) {
+void crt_test_fail(const char* file, int line, const char* fmt, ...) {
   va_list args;
   g_current_failed = 1;
   (void)fprintf(stderr, "  %s:%d: expected ", file, line);
@@ -18,11 +18,11 @@ void CrtTestFail(const char* file, int line, const char* fmt, ...) {
   (void)fprintf(stderr, "\n");
 }
 
-void CrtTestRun(const char* name, void (*test)(void), int init) {
+void crt_test_run(const char* name, void (*test)(void), int init) {
   g_tests_run++;
   g_current_failed = 0;
   if ((init != 0) && (TVMInitializeRuntime() != 0)) {
-    CrtTestFail(__FILE__, __LINE__, "TVMInitializeRuntime() == 0: %s", TVMGetLastError());
+    crt_test_fail(__FILE__, __LINE__, "TVMInitializeRuntime() == 0: %s", TVMGetLastError());
   } else {
     test();
   }
@@ -35,7 +35,7 @@ void CrtTestRun(const char* name, void (*test)(void), int init) {
   (void)fflush(stdout);
 }
 
-int CrtTestSummary(void) {
+int crt_test_summary(void) {
   (void)printf("%d tests, %d failed\n", g_tests_run, g_tests_failed);
   return ((g_tests_failed == 0) && (g_tests_run > 0)) ? 0 : 1;
 }

@@ -1,18 +1,18 @@
 /*! \file test_func_registry.c \brief Names blob format and lookup of a const TVMFuncRegistry. */
 #include "crt_test.h"
 
-static int FuncA(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
+static int func_a(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
   (void)a; (void)c; (void)n; (void)r; (void)rc; (void)h;
   return 0;
 }
-static int FuncB(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
+static int func_b(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
   (void)a; (void)c; (void)n; (void)r; (void)rc; (void)h;
   return 1;
 }
 
 /* | 2 | add \0 | sub \0 | \0 |, const so it can live in flash. */
 static const char kNames[] = "\x02" "add\0" "sub\0";
-static const TVMBackendPackedCFunc kFuncs[2] = {FuncA, FuncB};
+static const TVMBackendPackedCFunc kFuncs[2] = {func_a, func_b};
 static const TVMFuncRegistry kRegistry = {kNames, kFuncs};
 
 static void test_blob_layout_is_count_names_final_nul(void) {
@@ -28,11 +28,11 @@ static void test_lookup_finds_each_name_at_its_index(void) {
   CRT_EXPECT_EQ(TVMFuncRegistry_Lookup(&kRegistry, "add", &idx), kTvmErrorNoError);
   CRT_EXPECT_EQ(idx, 0);
   CRT_EXPECT_EQ(TVMFuncRegistry_GetByIndex(&kRegistry, idx, &f), kTvmErrorNoError);
-  CRT_EXPECT_TRUE(f == FuncA);
+  CRT_EXPECT_TRUE(f == func_a);
   CRT_EXPECT_EQ(TVMFuncRegistry_Lookup(&kRegistry, "sub", &idx), kTvmErrorNoError);
   CRT_EXPECT_EQ(idx, 1);
   CRT_EXPECT_EQ(TVMFuncRegistry_GetByIndex(&kRegistry, idx, &f), kTvmErrorNoError);
-  CRT_EXPECT_TRUE(f == FuncB);
+  CRT_EXPECT_TRUE(f == func_b);
 }
 
 static void test_lookup_matches_whole_names_only(void) {
@@ -82,7 +82,7 @@ static void test_null_arguments_are_rejected(void) {
   CRT_EXPECT_EQ(TVMFuncRegistry_NumFuncs(NULL), 0);
 }
 
-void CrtSuiteFuncRegistry(void) {
+void crt_suite_func_registry(void) {
   CRT_RUN_TEST(test_blob_layout_is_count_names_final_nul);
   CRT_RUN_TEST(test_lookup_finds_each_name_at_its_index);
   CRT_RUN_TEST(test_lookup_matches_whole_names_only);

@@ -2,16 +2,16 @@
 #include "crt_test.h"
 
 int main(void) {
-  CrtSuiteLifecycle(); /* first: checks calls made before TVMInitializeRuntime */
-  CrtSuiteFuncRegistry();
-  CrtSuiteMutableRegistry();
-  CrtSuiteFuncHandle();
-  CrtSuitePackedCall();
-  CrtSuiteModuleTable();
-  CrtSuitePageAllocator();
-  CrtSuiteWorkspace();
-  CrtSuiteNDArray();
-  CrtSuiteLastError();
-  CrtSuiteDeviceApi();
-  return CrtTestSummary();
+  crt_suite_lifecycle(); /* first: checks calls made before TVMInitializeRuntime */
+  crt_suite_func_registry();
+  crt_suite_mutable_registry();
+  crt_suite_func_handle();
+  crt_suite_packed_call();
+  crt_suite_module_table();
+  crt_suite_page_allocator();
+  crt_suite_workspace();
+  crt_suite_ndarray();
+  crt_suite_last_error();
+  crt_suite_device_api();
+  return crt_test_summary();
 }

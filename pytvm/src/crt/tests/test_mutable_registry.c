@@ -4,11 +4,11 @@
  */
 #include "crt_test.h"
 
-static int F1(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
+static int f1(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
   (void)a; (void)c; (void)n; (void)r; (void)rc; (void)h;
   return 1;
 }
-static int F2(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
+static int f2(TVMValue* a, int* c, int n, TVMValue* r, int* rc, void* h) {
   (void)a; (void)c; (void)n; (void)r; (void)rc; (void)h;
   return 2;
 }
@@ -45,9 +45,9 @@ static void test_misaligned_block_keeps_capacity_and_aligns_funcs(void) {
     CRT_EXPECT_EQ((uintptr_t)reg.registry.funcs % sizeof(TVMBackendPackedCFunc), 0);
     CRT_EXPECT_TRUE((uintptr_t)(reg.registry.funcs + 3) <=
                     (uintptr_t)&g_block.bytes[offset + kThreeBytes]);
-    CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "a", F1, 0), kTvmErrorNoError);
-    CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "b", F1, 0), kTvmErrorNoError);
-    CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "c", F1, 0), kTvmErrorNoError);
+    CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "a", f1, 0), kTvmErrorNoError);
+    CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "b", f1, 0), kTvmErrorNoError);
+    CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "c", f1, 0), kTvmErrorNoError);
   }
 }
 
@@ -72,27 +72,27 @@ static void test_set_writes_the_seed_blob_layout(void) {
   tvm_function_index_t idx = 0U;
   TVMBackendPackedCFunc f = NULL;
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Create(&reg, g_block.bytes, kThreeBytes), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "add", F1, 0), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "sub", F2, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "add", f1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "sub", f2, 0), kTvmErrorNoError);
   CRT_EXPECT_EQ(memcmp(reg.registry.names, expected, sizeof(expected)), 0);
   CRT_EXPECT_EQ(TVMFuncRegistry_Lookup(&reg.registry, "sub", &idx), kTvmErrorNoError);
   CRT_EXPECT_EQ(idx, 1);
   CRT_EXPECT_EQ(TVMFuncRegistry_GetByIndex(&reg.registry, idx, &f), kTvmErrorNoError);
-  CRT_EXPECT_TRUE(f == F2);
-  CRT_EXPECT_TRUE(reg.registry.funcs[0] == F1);
+  CRT_EXPECT_TRUE(f == f2);
+  CRT_EXPECT_TRUE(reg.registry.funcs[0] == f1);
 }
 
 static void test_full_registry_refuses_one_more(void) {
   TVMMutableFuncRegistry reg;
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Create(&reg, g_block.bytes, kThreeBytes), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f0", F1, 0), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f1", F1, 0), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f2", F1, 0), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f3", F1, 0), kTvmErrorFunctionRegistryFull);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f3", F1, 1), kTvmErrorFunctionRegistryFull);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f0", f1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f1", f1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f2", f1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f3", f1, 0), kTvmErrorFunctionRegistryFull);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f3", f1, 1), kTvmErrorFunctionRegistryFull);
   CRT_EXPECT_EQ(TVMFuncRegistry_NumFuncs(&reg.registry), 3);
   /* Replacing an existing name still works when full. */
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f1", F2, 1), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f1", f2, 1), kTvmErrorNoError);
 }
 
 static void test_long_names_exhaust_the_names_space_first(void) {
@@ -101,26 +101,26 @@ static void test_long_names_exhaust_the_names_space_first(void) {
   (void)memset(name, 'x', sizeof(name) - 1U);
   name[sizeof(name) - 1U] = '\0';
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Create(&reg, g_block.bytes, kThreeBytes), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, F1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, f1, 0), kTvmErrorNoError);
   name[0] = 'y';
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, F1, 0), kTvmErrorFunctionRegistryFull);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, f1, 0), kTvmErrorFunctionRegistryFull);
   CRT_EXPECT_EQ(TVMFuncRegistry_NumFuncs(&reg.registry), 1);
   /* What was written stays intact and terminated. */
   CRT_EXPECT_EQ(reg.registry.names[1 + sizeof(name)], 0);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "z", F1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "z", f1, 0), kTvmErrorNoError);
 }
 
 static void test_existing_name_needs_override(void) {
   TVMMutableFuncRegistry reg;
   TVMBackendPackedCFunc f = NULL;
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Create(&reg, g_block.bytes, kThreeBytes), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", F1, 0), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", F2, 0), kTvmErrorFunctionAlreadyDefined);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", f1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", f2, 0), kTvmErrorFunctionAlreadyDefined);
   CRT_EXPECT_EQ(TVMFuncRegistry_GetByIndex(&reg.registry, 0U, &f), kTvmErrorNoError);
-  CRT_EXPECT_TRUE(f == F1);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", F2, 1), kTvmErrorNoError);
+  CRT_EXPECT_TRUE(f == f1);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", f2, 1), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMFuncRegistry_GetByIndex(&reg.registry, 0U, &f), kTvmErrorNoError);
-  CRT_EXPECT_TRUE(f == F2);
+  CRT_EXPECT_TRUE(f == f2);
   CRT_EXPECT_EQ(TVMFuncRegistry_NumFuncs(&reg.registry), 1);
 }
 
@@ -132,23 +132,23 @@ static void test_name_length_limits(void) {
   name[sizeof(name) - 1U] = '\0'; /* MAX + 1 characters */
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Create(&reg, g_big_block, sizeof(g_big_block)),
                 kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, F1, 0), kTvmErrorFunctionNameTooLong);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, F1, 1), kTvmErrorFunctionNameTooLong);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, f1, 0), kTvmErrorFunctionNameTooLong);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, f1, 1), kTvmErrorFunctionNameTooLong);
   name[sizeof(name) - 2U] = '\0'; /* exactly MAX characters */
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, F1, 0), kTvmErrorNoError);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, name, f1, 0), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMFuncRegistry_Lookup(&reg.registry, name, &idx), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "", F1, 0), kTvmErrorFunctionNameEmpty);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "", f1, 0), kTvmErrorFunctionNameEmpty);
 }
 
 static void test_set_checks_pointers(void) {
   TVMMutableFuncRegistry reg;
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Create(&reg, g_block.bytes, kThreeBytes), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(NULL, "f", F1, 0), kTvmErrorArgumentNull);
-  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, NULL, F1, 0), kTvmErrorArgumentNull);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(NULL, "f", f1, 0), kTvmErrorArgumentNull);
+  CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, NULL, f1, 0), kTvmErrorArgumentNull);
   CRT_EXPECT_EQ(TVMMutableFuncRegistry_Set(&reg, "f", NULL, 0), kTvmErrorArgumentNull);
 }
 
-void CrtSuiteMutableRegistry(void) {
+void crt_suite_mutable_registry(void) {
   CRT_RUN_TEST(test_capacity_follows_average_name_length);
   CRT_RUN_TEST(test_misaligned_block_keeps_capacity_and_aligns_funcs);
   CRT_RUN_TEST(test_capacity_is_clamped_to_the_count_byte);

@@ -8,9 +8,9 @@ static void test_empty_allocates_an_aligned_compact_array(void) {
   int64_t shape[2] = {2, 3};
   TVMNDArray arr;
   size_t nbytes = 0U;
-  TVMCrtMemoryStats before;
-  TVMCrtMemoryStats after;
-  (void)TVMCrtMemoryGetStats(&before);
+  pytvm_crt_memory_stats before;
+  pytvm_crt_memory_stats after;
+  (void)pytvm_crt_memory_get_stats(&before);
   CRT_EXPECT_EQ(TVMNDArray_Empty(2, shape, kFloat32, kCpu, &arr), kTvmErrorNoError);
   shape[0] = 99; /* the array keeps its own copy of the shape */
   CRT_EXPECT_TRUE(arr.dl_tensor.data != NULL);
@@ -23,14 +23,14 @@ static void test_empty_allocates_an_aligned_compact_array(void) {
   CRT_EXPECT_EQ(arr.dl_tensor.byte_offset, 0);
   CRT_EXPECT_EQ(arr.dl_tensor.dtype.bits, 32);
   CRT_EXPECT_EQ(arr.dl_tensor.device.device_type, kDLCPU);
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(&arr.dl_tensor, &nbytes), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(&arr.dl_tensor, &nbytes), kTvmErrorNoError);
   CRT_EXPECT_EQ(nbytes, 24);
   (void)memset(arr.dl_tensor.data, 0x3F, nbytes);
-  (void)TVMCrtMemoryGetStats(&after);
+  (void)pytvm_crt_memory_get_stats(&after);
   CRT_EXPECT_EQ(after.free_pages, before.free_pages - 1U);
   CRT_EXPECT_EQ(TVMNDArray_Release(&arr), kTvmErrorNoError);
   CRT_EXPECT_PTR_EQ(arr.dl_tensor.data, NULL);
-  (void)TVMCrtMemoryGetStats(&after);
+  (void)pytvm_crt_memory_get_stats(&after);
   CRT_EXPECT_EQ(after.free_pages, before.free_pages);
   CRT_EXPECT_EQ(TVMNDArray_Release(&arr), kTvmErrorPlatformBadFree);
 }
@@ -41,10 +41,10 @@ static void test_scalars_and_empty_arrays(void) {
   TVMNDArray empty;
   size_t nbytes = 1U;
   CRT_EXPECT_EQ(TVMNDArray_Empty(0, NULL, kFloat32, kCpu, &scalar), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(&scalar.dl_tensor, &nbytes), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(&scalar.dl_tensor, &nbytes), kTvmErrorNoError);
   CRT_EXPECT_EQ(nbytes, 4);
   CRT_EXPECT_EQ(TVMNDArray_Empty(1, zero, kFloat32, kCpu, &empty), kTvmErrorNoError);
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(&empty.dl_tensor, &nbytes), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(&empty.dl_tensor, &nbytes), kTvmErrorNoError);
   CRT_EXPECT_EQ(nbytes, 0);
   CRT_EXPECT_TRUE(empty.dl_tensor.data != NULL);
   CRT_EXPECT_EQ(TVMNDArray_Release(&empty), kTvmErrorNoError);
@@ -98,15 +98,15 @@ static void test_num_bytes_rounds_sub_byte_and_vector_types(void) {
   t.dtype.code = kDLBool;
   t.dtype.bits = 1;
   t.dtype.lanes = 1;
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(&t, &nbytes), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(&t, &nbytes), kTvmErrorNoError);
   CRT_EXPECT_EQ(nbytes, 10);
   t.dtype.code = kDLFloat;
   t.dtype.bits = 32;
   t.dtype.lanes = 4;
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(&t, &nbytes), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(&t, &nbytes), kTvmErrorNoError);
   CRT_EXPECT_EQ(nbytes, 160);
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(NULL, &nbytes), kTvmErrorArgumentNull);
-  CRT_EXPECT_EQ(TVMCrtTensorNumBytes(&t, NULL), kTvmErrorArgumentNull);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(NULL, &nbytes), kTvmErrorArgumentNull);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_num_bytes(&t, NULL), kTvmErrorArgumentNull);
 }
 
 static void test_compactness(void) {
@@ -118,18 +118,18 @@ static void test_compactness(void) {
   (void)memset(&t, 0, sizeof(t));
   t.ndim = 3;
   t.shape = shape;
-  CRT_EXPECT_EQ(TVMCrtTensorIsCompact(&t, &is_compact), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_is_compact(&t, &is_compact), kTvmErrorNoError);
   CRT_EXPECT_EQ(is_compact, 1);
   t.strides = compact;
-  CRT_EXPECT_EQ(TVMCrtTensorIsCompact(&t, &is_compact), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_is_compact(&t, &is_compact), kTvmErrorNoError);
   CRT_EXPECT_EQ(is_compact, 1);
   t.strides = transposed;
-  CRT_EXPECT_EQ(TVMCrtTensorIsCompact(&t, &is_compact), kTvmErrorNoError);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_is_compact(&t, &is_compact), kTvmErrorNoError);
   CRT_EXPECT_EQ(is_compact, 0);
-  CRT_EXPECT_EQ(TVMCrtTensorIsCompact(NULL, &is_compact), kTvmErrorArgumentNull);
+  CRT_EXPECT_EQ(pytvm_crt_tensor_is_compact(NULL, &is_compact), kTvmErrorArgumentNull);
 }
 
-void CrtSuiteNDArray(void) {
+void crt_suite_ndarray(void) {
   CRT_RUN_TEST(test_empty_allocates_an_aligned_compact_array);
   CRT_RUN_TEST(test_scalars_and_empty_arrays);
   CRT_RUN_TEST(test_bad_shapes_and_dtypes_are_rejected);

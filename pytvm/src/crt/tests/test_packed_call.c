@@ -1,11 +1,11 @@
 /*!
  * \file test_packed_call.c
  * \brief TVMFuncGetGlobal / TVMFuncCall / TVMModGetFunction: resource_handle, return codes,
- *        runtime.SystemLib, aliases and handle checks.
+ *        runtime.system_lib, aliases and handle checks.
  */
 #include "crt_test.h"
 
-static TVMModuleHandle SystemLib(void) {
+static TVMModuleHandle system_lib(void) {
   TVMFunctionHandle f = NULL;
   TVMValue ret;
   int code = -1;
@@ -24,7 +24,7 @@ static void test_global_function_gets_null_resource_handle(void) {
   TVMValue ret;
   int code = -1;
   ret.v_handle = &ret;
-  CRT_EXPECT_EQ(TVMCrtFuncRegisterGlobal("test.echo", CrtTestEchoResource, 0), 0);
+  CRT_EXPECT_EQ(pytvm_crt_func_register_global("test.echo", crt_test_echo_resource, 0), 0);
   CRT_EXPECT_EQ(TVMFuncGetGlobal("test.echo", &f), 0);
   CRT_EXPECT_TRUE(f != NULL);
   CRT_EXPECT_EQ(TVMFuncCall(f, NULL, NULL, 0, &ret, &code), 0);
@@ -33,7 +33,7 @@ static void test_global_function_gets_null_resource_handle(void) {
 }
 
 static void test_module_function_gets_its_module_as_resource_handle(void) {
-  TVMModuleHandle mod = SystemLib();
+  TVMModuleHandle mod = system_lib();
   TVMFunctionHandle f = NULL;
   TVMValue ret;
   int code = -1;
@@ -42,11 +42,11 @@ static void test_module_function_gets_its_module_as_resource_handle(void) {
   CRT_EXPECT_TRUE(f != NULL);
   CRT_EXPECT_EQ(TVMFuncCall(f, NULL, NULL, 0, &ret, &code), 0);
   CRT_EXPECT_EQ(code, kTVMOpaqueHandle);
-  CRT_EXPECT_PTR_EQ(ret.v_handle, CrtTestSystemLibModule());
+  CRT_EXPECT_PTR_EQ(ret.v_handle, crt_test_system_lib_module());
 }
 
 static void test_arguments_and_return_value_pass_through(void) {
-  TVMModuleHandle mod = SystemLib();
+  TVMModuleHandle mod = system_lib();
   TVMFunctionHandle f = NULL;
   TVMValue args[2];
   int codes[2] = {kTVMArgInt, kTVMArgInt};
@@ -66,21 +66,21 @@ static void test_failing_function_code_and_message_propagate(void) {
   TVMFunctionHandle f = NULL;
   TVMValue ret;
   int code = -1;
-  CRT_EXPECT_EQ(TVMModGetFunction(SystemLib(), "fail", 0, &f), 0);
+  CRT_EXPECT_EQ(TVMModGetFunction(system_lib(), "fail", 0, &f), 0);
   CRT_EXPECT_EQ(TVMFuncCall(f, NULL, NULL, 0, &ret, &code), -2);
   CRT_EXPECT_STR_EQ(TVMGetLastError(), "ValueError: fail was called");
 }
 
 static void test_system_lib_entry_point_runs_once(void) {
   int before = g_crt_test_syslib_entry_calls;
-  TVMModuleHandle a = SystemLib();
-  TVMModuleHandle b = SystemLib();
+  TVMModuleHandle a = system_lib();
+  TVMModuleHandle b = system_lib();
   const TVMModule* mod = NULL;
   CRT_EXPECT_TRUE(a != NULL);
   CRT_EXPECT_PTR_EQ(a, b);
   CRT_EXPECT_EQ(g_crt_test_syslib_entry_calls, before + 1);
-  CRT_EXPECT_EQ(TVMCrtModuleFromHandle(a, &mod), kTvmErrorNoError);
-  CRT_EXPECT_PTR_EQ(mod, CrtTestSystemLibModule());
+  CRT_EXPECT_EQ(pytvm_crt_module_from_handle(a, &mod), kTvmErrorNoError);
+  CRT_EXPECT_PTR_EQ(mod, crt_test_system_lib_module());
   CRT_EXPECT_EQ(TVMModFree(a), 0);
 }
 
@@ -99,7 +99,7 @@ static void test_missing_names_give_null_and_success(void) {
   CRT_EXPECT_EQ(TVMFuncGetGlobal("no.such.function", &f), 0);
   CRT_EXPECT_PTR_EQ(f, NULL);
   f = (TVMFunctionHandle)&f;
-  CRT_EXPECT_EQ(TVMModGetFunction(SystemLib(), "nope", 0, &f), 0);
+  CRT_EXPECT_EQ(TVMModGetFunction(system_lib(), "nope", 0, &f), 0);
   CRT_EXPECT_PTR_EQ(f, NULL);
 }
 
@@ -122,7 +122,7 @@ static void test_bad_handles_and_arguments_fail_with_a_message(void) {
   CRT_EXPECT_EQ(TVMFuncGetGlobal("x", NULL), -1);
   CRT_EXPECT_EQ(TVMModGetFunction((TVMModuleHandle)(uintptr_t)0x80050000U, "add", 0, &f), -1);
   CRT_EXPECT_PREFIX(TVMGetLastError(), "ValueError: TVMModGetFunction: invalid module handle");
-  CRT_EXPECT_EQ(TVMModGetFunction(SystemLib(), NULL, 0, &f), -1);
+  CRT_EXPECT_EQ(TVMModGetFunction(system_lib(), NULL, 0, &f), -1);
   CRT_EXPECT_EQ(TVMModFree(NULL), -1);
 }
 
@@ -143,7 +143,7 @@ static void test_register_global_alias_and_override(void) {
   TVMFunctionHandle mod_func = NULL;
   TVMValue ret;
   int code = 0;
-  CRT_EXPECT_EQ(TVMCrtFuncRegisterGlobal("test.echo", CrtTestEchoResource, 0), 0);
+  CRT_EXPECT_EQ(pytvm_crt_func_register_global("test.echo", crt_test_echo_resource, 0), 0);
   CRT_EXPECT_EQ(TVMFuncGetGlobal("test.echo", &echo), 0);
   CRT_EXPECT_EQ(TVMFuncRegisterGlobal("test.alias", echo, 0), 0);
   CRT_EXPECT_EQ(TVMFuncGetGlobal("test.alias", &alias), 0);
@@ -154,14 +154,14 @@ static void test_register_global_alias_and_override(void) {
   CRT_EXPECT_PREFIX(TVMGetLastError(), "KeyError: global function \"test.alias\"");
   CRT_EXPECT_EQ(TVMFuncRegisterGlobal("test.alias", echo, 1), 0);
   /* Module functions keep their module: they cannot become globals. */
-  CRT_EXPECT_EQ(TVMModGetFunction(SystemLib(), "add", 0, &mod_func), 0);
+  CRT_EXPECT_EQ(TVMModGetFunction(system_lib(), "add", 0, &mod_func), 0);
   CRT_EXPECT_EQ(TVMFuncRegisterGlobal("test.add", mod_func, 0), -1);
   CRT_EXPECT_PREFIX(TVMGetLastError(), "TypeError: ");
   CRT_EXPECT_EQ(TVMFuncRegisterGlobal("test.bad", NULL, 0), -1);
   CRT_EXPECT_EQ(TVMFuncRegisterGlobal("test.bad", (TVMFunctionHandle)(uintptr_t)0x00000050U, 0),
                 -1);
-  CRT_EXPECT_EQ(TVMCrtFuncRegisterGlobal(NULL, CrtTestEchoResource, 0), -1);
-  CRT_EXPECT_EQ(TVMCrtFuncRegisterGlobal("test.null", NULL, 0), -1);
+  CRT_EXPECT_EQ(pytvm_crt_func_register_global(NULL, crt_test_echo_resource, 0), -1);
+  CRT_EXPECT_EQ(pytvm_crt_func_register_global("test.null", NULL, 0), -1);
 }
 
 static void test_global_registry_full_is_reported(void) {
@@ -170,12 +170,12 @@ static void test_global_registry_full_is_reported(void) {
   int registered = 0;
   for (i = 0; i < 300; i++) {
     (void)snprintf(name, sizeof(name), "g%d", i);
-    if (TVMCrtFuncRegisterGlobal(name, CrtTestEchoResource, 0) != 0) {
+    if (pytvm_crt_func_register_global(name, crt_test_echo_resource, 0) != 0) {
       break;
     }
     registered++;
   }
-  /* runtime.SystemLib takes one slot. */
+  /* runtime.system_lib takes one slot. */
   CRT_EXPECT_EQ(registered, TVM_CRT_MAX_REGISTERED_FUNCTIONS - 1);
   CRT_EXPECT_PREFIX(TVMGetLastError(), "MemoryError: global function registry full");
 }
@@ -185,12 +185,12 @@ static void test_backend_get_func_from_env_prefers_the_module(void) {
   TVMFunctionHandle g = NULL;
   TVMValue ret;
   int code = 0;
-  CRT_EXPECT_TRUE(SystemLib() != NULL);
-  CRT_EXPECT_EQ(TVMCrtFuncRegisterGlobal("echo_resource", CrtTestEchoResource, 0), 0);
-  CRT_EXPECT_EQ(TVMBackendGetFuncFromEnv((void*)(uintptr_t)CrtTestSystemLibModule(),
+  CRT_EXPECT_TRUE(system_lib() != NULL);
+  CRT_EXPECT_EQ(pytvm_crt_func_register_global("echo_resource", crt_test_echo_resource, 0), 0);
+  CRT_EXPECT_EQ(TVMBackendGetFuncFromEnv((void*)(uintptr_t)crt_test_system_lib_module(),
                                          "echo_resource", &f), 0);
   CRT_EXPECT_EQ(TVMFuncCall(f, NULL, NULL, 0, &ret, &code), 0);
-  CRT_EXPECT_PTR_EQ(ret.v_handle, CrtTestSystemLibModule());
+  CRT_EXPECT_PTR_EQ(ret.v_handle, crt_test_system_lib_module());
   CRT_EXPECT_EQ(TVMBackendGetFuncFromEnv(NULL, "echo_resource", &g), 0);
   CRT_EXPECT_EQ(TVMFuncCall(g, NULL, NULL, 0, &ret, &code), 0);
   CRT_EXPECT_PTR_EQ(ret.v_handle, NULL);
@@ -200,7 +200,7 @@ static void test_backend_get_func_from_env_prefers_the_module(void) {
 }
 
 static int g_lambda_calls = 0;
-static int Lambda(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
+static int lambda(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
   g_lambda_calls++;
   *(int*)cdata = (task_id == 0 && penv->num_task == 1) ? 7 : -7;
   return TVMBackendParallelBarrier(task_id, penv);
@@ -209,13 +209,13 @@ static int Lambda(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
 static void test_parallel_launch_runs_one_task_inline(void) {
   int out = 0;
   g_lambda_calls = 0;
-  CRT_EXPECT_EQ(TVMBackendParallelLaunch(Lambda, &out, 8), 0);
+  CRT_EXPECT_EQ(TVMBackendParallelLaunch(lambda, &out, 8), 0);
   CRT_EXPECT_EQ(g_lambda_calls, 1);
   CRT_EXPECT_EQ(out, 7);
   CRT_EXPECT_EQ(TVMBackendParallelLaunch(NULL, &out, 1), -1);
 }
 
-void CrtSuitePackedCall(void) {
+void crt_suite_packed_call(void) {
   CRT_RUN_TEST(test_global_function_gets_null_resource_handle);
   CRT_RUN_TEST(test_module_function_gets_its_module_as_resource_handle);
   CRT_RUN_TEST(test_arguments_and_return_value_pass_through);

@@ -7,51 +7,51 @@
 static const DLDevice kCpu = {kDLCPU, 0};
 static void* g_pages[TVM_CRT_NUM_PAGES];
 
-static TVMCrtMemoryStats Stats(void) {
-  TVMCrtMemoryStats s;
+static pytvm_crt_memory_stats stats(void) {
+  pytvm_crt_memory_stats s;
   (void)memset(&s, 0, sizeof(s));
-  (void)TVMCrtMemoryGetStats(&s);
+  (void)pytvm_crt_memory_get_stats(&s);
   return s;
 }
 
 static void test_allocations_are_page_aligned_and_usable(void) {
   void* p = NULL;
-  TVMCrtMemoryStats before = Stats();
+  pytvm_crt_memory_stats before = stats();
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(1U, kCpu, &p), kTvmErrorNoError);
   CRT_EXPECT_TRUE(p != NULL);
   CRT_EXPECT_EQ((uintptr_t)p % TVM_CRT_PAGE_BYTES, 0);
   (void)memset(p, 0xA5, 1U);
-  CRT_EXPECT_EQ(Stats().free_pages, before.free_pages - 1U);
-  CRT_EXPECT_EQ(Stats().num_allocations, before.num_allocations + 1U);
+  CRT_EXPECT_EQ(stats().free_pages, before.free_pages - 1U);
+  CRT_EXPECT_EQ(stats().num_allocations, before.num_allocations + 1U);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(p, kCpu), kTvmErrorNoError);
-  CRT_EXPECT_EQ(Stats().free_pages, before.free_pages);
+  CRT_EXPECT_EQ(stats().free_pages, before.free_pages);
 }
 
 static void test_sizes_round_up_to_pages(void) {
   void* a = NULL;
   void* b = NULL;
   void* c = NULL;
-  uint32_t free0 = Stats().free_pages;
+  uint32_t free0 = stats().free_pages;
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(0U, kCpu, &a), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(TVM_CRT_PAGE_BYTES, kCpu, &b), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(TVM_CRT_PAGE_BYTES + 1U, kCpu, &c), kTvmErrorNoError);
   CRT_EXPECT_TRUE((a != b) && (b != c) && (a != c));
-  CRT_EXPECT_EQ(Stats().free_pages, free0 - 4U);
+  CRT_EXPECT_EQ(stats().free_pages, free0 - 4U);
   (void)memset(c, 1, TVM_CRT_PAGE_BYTES + 1U);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(c, kCpu), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(b, kCpu), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(a, kCpu), kTvmErrorNoError);
-  CRT_EXPECT_EQ(Stats().free_pages, free0);
+  CRT_EXPECT_EQ(stats().free_pages, free0);
 }
 
 static void test_exhaustion_fails_cleanly_and_recovers(void) {
   void* all = NULL;
   void* more = &all;
-  TVMCrtMemoryStats s = Stats();
+  pytvm_crt_memory_stats s = stats();
   CRT_EXPECT_EQ(s.largest_free_run_pages, s.free_pages); /* only the workspace is taken */
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate((size_t)s.free_pages * TVM_CRT_PAGE_BYTES, kCpu, &all),
                 kTvmErrorNoError);
-  CRT_EXPECT_EQ(Stats().free_pages, 0);
+  CRT_EXPECT_EQ(stats().free_pages, 0);
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(1U, kCpu, &more), kTvmErrorPlatformNoMemory);
   CRT_EXPECT_PTR_EQ(more, NULL);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(all, kCpu), kTvmErrorNoError);
@@ -62,7 +62,7 @@ static void test_exhaustion_fails_cleanly_and_recovers(void) {
 }
 
 static void test_fragmentation_blocks_large_runs(void) {
-  uint32_t n = Stats().free_pages;
+  uint32_t n = stats().free_pages;
   uint32_t i;
   void* big = NULL;
   void* one = NULL;
@@ -72,8 +72,8 @@ static void test_fragmentation_blocks_large_runs(void) {
   for (i = 0U; i < n; i += 2U) {
     CRT_EXPECT_EQ(TVMPlatformMemoryFree(g_pages[i], kCpu), kTvmErrorNoError);
   }
-  CRT_EXPECT_EQ(Stats().free_pages, (n + 1U) / 2U);
-  CRT_EXPECT_EQ(Stats().largest_free_run_pages, 1);
+  CRT_EXPECT_EQ(stats().free_pages, (n + 1U) / 2U);
+  CRT_EXPECT_EQ(stats().largest_free_run_pages, 1);
   /* Half the pool is free, but no two free pages touch. */
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(2U * TVM_CRT_PAGE_BYTES, kCpu, &big),
                 kTvmErrorPlatformNoMemory);
@@ -102,7 +102,7 @@ static void test_freed_neighbours_coalesce(void) {
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(merged, kCpu), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(c, kCpu), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(d, kCpu), kTvmErrorNoError);
-  CRT_EXPECT_EQ(Stats().largest_free_run_pages, Stats().free_pages);
+  CRT_EXPECT_EQ(stats().largest_free_run_pages, stats().free_pages);
 }
 
 static void test_bad_frees_are_rejected(void) {
@@ -117,11 +117,11 @@ static void test_bad_frees_are_rejected(void) {
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(p, kCpu), kTvmErrorNoError);
   CRT_EXPECT_EQ(TVMPlatformMemoryFree(p, kCpu), kTvmErrorPlatformBadFree);
   CRT_EXPECT_EQ(TVMPlatformMemoryAllocate(1U, kCpu, NULL), kTvmErrorArgumentNull);
-  CRT_EXPECT_EQ(TVMCrtMemoryGetStats(NULL), kTvmErrorArgumentNull);
+  CRT_EXPECT_EQ(pytvm_crt_memory_get_stats(NULL), kTvmErrorArgumentNull);
 }
 
 static void test_stats_describe_the_configured_pool(void) {
-  TVMCrtMemoryStats s = Stats();
+  pytvm_crt_memory_stats s = stats();
   CRT_EXPECT_EQ(s.pool_bytes, TVM_CRT_MEMORY_POOL_BYTES);
   CRT_EXPECT_EQ(s.page_bytes, TVM_CRT_PAGE_BYTES);
   CRT_EXPECT_EQ(s.total_pages, TVM_CRT_NUM_PAGES);
@@ -159,7 +159,7 @@ static void test_asan_sees_overruns_and_freed_pages(void) {
 }
 #endif
 
-void CrtSuitePageAllocator(void) {
+void crt_suite_page_allocator(void) {
 #if defined(TEST_ASAN)
   CRT_RUN_TEST(test_asan_sees_overruns_and_freed_pages);
 #endif

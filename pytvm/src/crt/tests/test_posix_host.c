@@ -81,5 +81,5 @@ int main(void) {
   CRT_RUN_TEST(test_logf_writes_to_stderr);
   CRT_RUN_TEST(test_abort_raises_sigabrt);
   CRT_RUN_TEST(test_empty_system_lib_has_no_functions);
-  return CrtTestSummary();
+  return crt_test_summary();
 }

@@ -7,7 +7,7 @@
 
 int g_crt_test_syslib_entry_calls = 0;
 
-int CrtTestEchoResource(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+int crt_test_echo_resource(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                         void* resource_handle) {
   (void)args;
   (void)codes;
@@ -17,7 +17,7 @@ int CrtTestEchoResource(TVMValue* args, int* codes, int num_args, TVMValue* ret,
   return 0;
 }
 
-static int Add(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int add(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                void* resource_handle) {
   (void)resource_handle;
   if ((num_args != 2) || (codes[0] != kTVMArgInt) || (codes[1] != kTVMArgInt)) {
@@ -29,7 +29,7 @@ static int Add(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret
   return 0;
 }
 
-static int Fail(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
+static int fail(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* ret_code,
                 void* resource_handle) {
   (void)args;
   (void)codes;
@@ -42,11 +42,11 @@ static int Fail(TVMValue* args, int* codes, int num_args, TVMValue* ret, int* re
 }
 
 static const char kNames[] = "\x03" "echo_resource\0" "add\0" "fail\0";
-static const TVMBackendPackedCFunc kFuncs[3] = {CrtTestEchoResource, Add, Fail};
+static const TVMBackendPackedCFunc kFuncs[3] = {crt_test_echo_resource, add, fail};
 static const TVMFuncRegistry kRegistry = {kNames, kFuncs};
 static const TVMModule kModule = {&kRegistry};
 
-const TVMModule* CrtTestSystemLibModule(void) { return &kModule; }
+const TVMModule* crt_test_system_lib_module(void) { return &kModule; }
 
 const TVMModule* TVMSystemLibEntryPoint(void) {
   g_crt_test_syslib_entry_calls++;

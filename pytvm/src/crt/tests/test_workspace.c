@@ -1,10 +1,10 @@
 /*! \file test_workspace.c \brief Workspace stack: alignment, LIFO order, limits. */
 #include "crt_test.h"
 
-static TVMCrtWorkspaceStats WsStats(void) {
-  TVMCrtWorkspaceStats s;
+static pytvm_crt_workspace_stats ws_stats(void) {
+  pytvm_crt_workspace_stats s;
   (void)memset(&s, 0, sizeof(s));
-  (void)TVMCrtWorkspaceGetStats(&s);
+  (void)pytvm_crt_workspace_get_stats(&s);
   return s;
 }
 
@@ -18,11 +18,11 @@ static void test_blocks_are_aligned_and_disjoint(void) {
   (void)memset(a, 1, 3U);
   (void)memset(b, 2, 100U);
   CRT_EXPECT_EQ(a[2], 1);
-  CRT_EXPECT_EQ(WsStats().depth, 2);
+  CRT_EXPECT_EQ(ws_stats().depth, 2);
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, b), 0);
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, a), 0);
-  CRT_EXPECT_EQ(WsStats().depth, 0);
-  CRT_EXPECT_EQ(WsStats().used_bytes, 0);
+  CRT_EXPECT_EQ(ws_stats().depth, 0);
+  CRT_EXPECT_EQ(ws_stats().used_bytes, 0);
 }
 
 static void test_free_out_of_lifo_order_is_refused(void) {
@@ -34,7 +34,7 @@ static void test_free_out_of_lifo_order_is_refused(void) {
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, b), -1);
   CRT_EXPECT_CONTAINS(TVMGetLastError(), "LIFO");
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, a), -1);
-  CRT_EXPECT_EQ(WsStats().depth, 3); /* nothing was freed */
+  CRT_EXPECT_EQ(ws_stats().depth, 3); /* nothing was freed */
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, c), 0);
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, b), 0);
   /* The space of b and c is reused. */
@@ -47,7 +47,7 @@ static void test_free_out_of_lifo_order_is_refused(void) {
 }
 
 static void test_capacity_is_enforced(void) {
-  const size_t cap = WsStats().capacity_bytes;
+  const size_t cap = ws_stats().capacity_bytes;
   void* all = NULL;
   CRT_EXPECT_EQ(cap, TVM_CRT_WORKSPACE_BYTES);
   all = TVMBackendAllocWorkspace(kDLCPU, 0, (uint64_t)cap, kDLFloat, 32);
@@ -58,7 +58,7 @@ static void test_capacity_is_enforced(void) {
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLCPU, 0, all), 0);
   CRT_EXPECT_PTR_EQ(TVMBackendAllocWorkspace(kDLCPU, 0, (uint64_t)cap + 1U, kDLFloat, 32), NULL);
   CRT_EXPECT_PTR_EQ(TVMBackendAllocWorkspace(kDLCPU, 0, UINT64_MAX, kDLFloat, 32), NULL);
-  CRT_EXPECT_EQ(WsStats().depth, 0);
+  CRT_EXPECT_EQ(ws_stats().depth, 0);
 }
 
 static void test_depth_is_enforced(void) {
@@ -82,7 +82,7 @@ static void test_only_cpu_has_a_workspace(void) {
   CRT_EXPECT_EQ(TVMBackendFreeWorkspace(kDLHexagon, 0, NULL), -1);
 }
 
-void CrtSuiteWorkspace(void) {
+void crt_suite_workspace(void) {
   CRT_RUN_TEST(test_blocks_are_aligned_and_disjoint);
   CRT_RUN_TEST(test_free_out_of_lifo_order_is_refused);
   CRT_RUN_TEST(test_capacity_is_enforced);

@@ -45,7 +45,7 @@ int TVMInitializeRuntime(void);
  * \return 0, or -1 after TVMAPISetLastError (exists and override == 0, registry full, name too
  *         long or empty, NULL pointer, runtime not initialized).
  */
-int TVMCrtFuncRegisterGlobal(const char* name, TVMBackendPackedCFunc func, int override);
+int pytvm_crt_func_register_global(const char* name, TVMBackendPackedCFunc func, int override);
 
 /*!
  * \brief Free a module handle: a no-op for a valid handle (modules are static).
@@ -59,7 +59,7 @@ int TVMModFree(TVMModuleHandle mod);
  *  - TVMFuncRegisterGlobal(name, f, override): f must be a global function handle of this
  *    runtime; name becomes another name for the same C function. Module function handles are
  *    refused (globals are called with resource_handle NULL); register the C function with
- *    TVMCrtFuncRegisterGlobal instead.
+ *    pytvm_crt_func_register_global instead.
  *  - TVMFuncCall(f, ...): calls the TVMBackendPackedCFunc with resource_handle = the module
  *    (TVMModule*) for a module function, NULL for a global function; returns the function's
  *    own non-zero code on failure. *ret_type_code is kTVMNullptr unless the function sets it.

@@ -28,7 +28,7 @@ extern "C" {
  * \brief One device type's memory and synchronisation functions; all five are required.
  * Each returns 0 on success and non-zero on failure (after TVMAPISetLastError, ideally).
  */
-typedef struct TVMCrtDeviceAPI {
+typedef struct pytvm_crt_device_api {
   /*! \brief Allocate nbytes aligned to alignment (a power of two) into *out. */
   int (*alloc)(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint, void** out);
   /*! \brief Free memory from alloc. */
@@ -39,7 +39,7 @@ typedef struct TVMCrtDeviceAPI {
   int (*sync)(DLDevice dev, TVMStreamHandle stream);
   /*! \brief Answer a DeviceAttrKind other than kExist (kTVMNullptr when unknown). */
   int (*get_attr)(DLDevice dev, int kind, TVMValue* out, int* out_code);
-} TVMCrtDeviceAPI;
+} pytvm_crt_device_api;
 
 /*!
  * \brief Register (or replace) the API of a device type; api == NULL removes it.
@@ -48,13 +48,13 @@ typedef struct TVMCrtDeviceAPI {
  *         kTvmErrorDeviceApiTableFull; kTvmErrorDeviceApiNotRegistered when removing an
  *         unregistered type.
  */
-int TVMCrtRegisterDeviceAPI(int device_type, const TVMCrtDeviceAPI* api);
+int pytvm_crt_register_device_api(int device_type, const pytvm_crt_device_api* api);
 
 /*! \brief The API registered for a device type, or NULL. */
-const TVMCrtDeviceAPI* TVMCrtGetDeviceAPI(int device_type);
+const pytvm_crt_device_api* pytvm_crt_get_device_api(int device_type);
 
 /*! \brief The CPU device API (what TVMInitializeRuntime registers for kDLCPU). */
-const TVMCrtDeviceAPI* TVMCrtCpuDeviceAPI(void);
+const pytvm_crt_device_api* pytvm_crt_cpu_device_api(void);
 
 /*! \brief Allocate device memory through the device type's API. */
 int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType type_hint,
@@ -78,7 +78,7 @@ int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream);
  * \brief Query a DeviceAttrKind. Kind 0 (kExist) is answered here: 1 if an API is registered for
  *        dev.device_type, else 0, as kTVMArgInt. Other kinds go to the API's get_attr.
  */
-int TVMDeviceGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code);
+int pytvm_crt_device_get_attr(DLDevice dev, int kind, TVMValue* out, int* out_code);
 
 /* ------------------------------------------------------------------ trace hook */
 
@@ -95,9 +95,9 @@ int TVMDeviceGetAttr(DLDevice dev, int kind, TVMValue* out, int* out_code);
  *        alloc, free or sync, with its kind, the device type and the bytes involved. NULL (the
  *        default) costs one branch per call; a tracer (MinRPC's) sets it while recording.
  */
-typedef void (*TVMCrtDeviceTraceFunc)(uint32_t kind, uint32_t phase, int32_t device_type,
+typedef void (*pytvm_crt_device_trace_fn)(uint32_t kind, uint32_t phase, int32_t device_type,
                                       uint64_t bytes);
-extern TVMCrtDeviceTraceFunc TVMCrtDeviceTraceHook;
+extern pytvm_crt_device_trace_fn pytvm_crt_device_trace_hook;
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,7 @@ typedef enum {
 } tvm_crt_error_t;
 
 /*! \brief A short constant description of an error code ("unknown error" if none). */
-const char* TVMCrtErrorString(int code);
+const char* pytvm_crt_error_string(int code);
 
 #ifdef __cplusplus
 }

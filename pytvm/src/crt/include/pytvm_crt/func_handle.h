@@ -48,7 +48,7 @@ typedef struct {
   tvm_module_index_t module_index;
   /*! \brief 0-based function index within the registry. */
   tvm_function_index_t function_index;
-} TVMCrtFunctionRef;
+} pytvm_crt_function_ref;
 
 /*!
  * \brief Pack a function reference into a handle.
@@ -56,24 +56,24 @@ typedef struct {
  *         function_index > 0xFFFE, or when a global reference has a non-zero module index;
  *         kTvmErrorArgumentNull when out is NULL.
  */
-tvm_crt_error_t TVMCrtEncodeFunctionHandle(const TVMCrtFunctionRef* ref, TVMFunctionHandle* out);
+tvm_crt_error_t pytvm_crt_encode_function_handle(const pytvm_crt_function_ref* ref, TVMFunctionHandle* out);
 
 /*!
  * \brief Unpack a function handle (checks the bit pattern only, not the tables).
  * \return kTvmErrorNoError; kTvmErrorFunctionCallInvalidHandle for NULL, a value above 32 bits,
  *         a zero function field, or a global handle with module bits set.
  */
-tvm_crt_error_t TVMCrtDecodeFunctionHandle(TVMFunctionHandle handle, TVMCrtFunctionRef* out);
+tvm_crt_error_t pytvm_crt_decode_function_handle(TVMFunctionHandle handle, pytvm_crt_function_ref* out);
 
 /*! \brief Pack a module index into a module handle (never NULL). */
-tvm_crt_error_t TVMCrtEncodeModuleHandle(tvm_module_index_t module_index, TVMModuleHandle* out);
+tvm_crt_error_t pytvm_crt_encode_module_handle(tvm_module_index_t module_index, TVMModuleHandle* out);
 
 /*!
  * \brief Unpack a module handle (bit pattern only).
  * \return kTvmErrorNoError; kTvmErrorModuleInvalidHandle when it is not V=1 with a zero
  *         function field.
  */
-tvm_crt_error_t TVMCrtDecodeModuleHandle(TVMModuleHandle handle, tvm_module_index_t* out);
+tvm_crt_error_t pytvm_crt_decode_module_handle(TVMModuleHandle handle, tvm_module_index_t* out);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /*!
  * \file pytvm_crt/last_error.h
- * \brief Formatted setter for the last-error buffer behind TVMAPISetLastError /
- *        TVMGetLastError (declared in pytvm/c_runtime_api.h).
+ * \brief Building the last error behind TVMAPISetLastError / TVMGetLastError (declared in
+ *        pytvm/c_runtime_api.h) from pieces, without printf.
  *
  * The buffer holds TVM_CRT_MAX_ERROR_MESSAGE_BYTES bytes, NUL included; longer messages are
  * cut at a byte boundary and always NUL-terminated. Messages start with an error kind
@@ -11,14 +11,22 @@
 #ifndef PYTVM_CRT_LAST_ERROR_H_
 #define PYTVM_CRT_LAST_ERROR_H_
 
-#include "pytvm_crt/platform.h"
+#include "pytvm_crt/text.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/*! \brief Format into the last-error buffer (truncating). */
-void TVMCrtSetLastErrorf(const char* fmt, ...) PYTVM_CRT_PRINTF(1, 2);
+/*!
+ * \brief Set the last error to `head` (its kind and where: "ValueError: TVMFuncCall") and
+ *        return the text after it, for details appended with PYTVM_CRT_MSG_* (pytvm_crt/text.h).
+ *
+ * Example:
+ *   pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncCall");
+ *   PYTVM_CRT_MSG_STR(msg, ": handle ");
+ *   PYTVM_CRT_MSG_PTR(msg, handle);
+ */
+pytvm_crt_text* pytvm_crt_error_begin(const char* head);
 
 #ifdef __cplusplus
 }

@@ -38,20 +38,20 @@ const TVMModule* TVMSystemLibEntryPoint(void);
  *         has no registry or names blob (or no funcs while its count is non-zero);
  *         kTvmErrorArgumentNull.
  */
-tvm_crt_error_t TVMCrtModuleRegister(const TVMModule* mod, TVMModuleHandle* out_handle);
+tvm_crt_error_t pytvm_crt_module_register(const TVMModule* mod, TVMModuleHandle* out_handle);
 
 /*!
  * \brief The module behind a handle.
  * \return kTvmErrorNoError; kTvmErrorModuleInvalidHandle when the handle is malformed or names an
  *         empty slot; kTvmErrorArgumentNull.
  */
-tvm_crt_error_t TVMCrtModuleFromHandle(TVMModuleHandle handle, const TVMModule** out_mod);
+tvm_crt_error_t pytvm_crt_module_from_handle(TVMModuleHandle handle, const TVMModule** out_mod);
 
 /*!
  * \brief The module at a table index.
  * \return kTvmErrorNoError; kTvmErrorModuleInvalidHandle for an empty or out-of-range slot.
  */
-tvm_crt_error_t TVMCrtModuleAt(tvm_module_index_t index, const TVMModule** out_mod);
+tvm_crt_error_t pytvm_crt_module_at(tvm_module_index_t index, const TVMModule** out_mod);
 
 #ifdef __cplusplus
 }

@@ -35,17 +35,17 @@ typedef struct TVMNDArray {
  *         negative dimension, or zero lanes; kTvmErrorArgumentOverflow when the size does not fit
  *         size_t; kTvmErrorArgumentNull when a pointer (shape with ndim > 0) is NULL.
  */
-int TVMCrtTensorNumBytes(const DLTensor* tensor, size_t* out_nbytes);
+int pytvm_crt_tensor_num_bytes(const DLTensor* tensor, size_t* out_nbytes);
 
 /*!
  * \brief Whether a tensor is compact row-major (strides NULL, or equal to the compact strides;
  *        strides of size-1 dimensions are ignored). Writes 1 or 0 to *out_compact.
  */
-int TVMCrtTensorIsCompact(const DLTensor* tensor, int* out_compact);
+int pytvm_crt_tensor_is_compact(const DLTensor* tensor, int* out_compact);
 
 /*!
  * \brief Make an uninitialised array of the given shape, dtype and device.
- * \return kTvmErrorNoError; the TVMCrtTensorNumBytes errors; kTvmErrorPlatformNoMemory (or
+ * \return kTvmErrorNoError; the pytvm_crt_tensor_num_bytes errors; kTvmErrorPlatformNoMemory (or
  *         the device API's failure, reported as kTvmErrorPlatformNoMemory) when allocation fails.
  *         On error out->dl_tensor.data is NULL.
  */

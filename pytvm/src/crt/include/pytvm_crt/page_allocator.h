@@ -44,10 +44,10 @@ typedef struct {
   /*! \brief Longest run of free pages: the largest allocation that can succeed now. */
   uint32_t largest_free_run_pages;
   uint32_t num_allocations;
-} TVMCrtMemoryStats;
+} pytvm_crt_memory_stats;
 
 /*! \brief Fill *out. \return kTvmErrorNoError or kTvmErrorArgumentNull. */
-int TVMCrtMemoryGetStats(TVMCrtMemoryStats* out);
+int pytvm_crt_memory_get_stats(pytvm_crt_memory_stats* out);
 
 #ifdef __cplusplus
 }

@@ -25,10 +25,10 @@ typedef struct {
   size_t capacity_bytes;
   size_t used_bytes;
   uint32_t depth;
-} TVMCrtWorkspaceStats;
+} pytvm_crt_workspace_stats;
 
 /*! \brief Fill *out (all zero before TVMInitializeRuntime). */
-int TVMCrtWorkspaceGetStats(TVMCrtWorkspaceStats* out);
+int pytvm_crt_workspace_get_stats(pytvm_crt_workspace_stats* out);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "pytvm_crt/crt_config.h"
 #include "pytvm_crt/device_api.h"
 #include "pytvm_crt/platform.h"
 
@@ -46,31 +47,38 @@ extern "C" {
 #define MINRPC_TRACE_BEGIN 0u
 #define MINRPC_TRACE_END 1u
 
-/*! \brief Names of the trace functions MinRPCTraceRegister registers. */
+/*! \brief Names of the trace functions pytvm_minrpc_trace_register registers. */
 #define MINRPC_TRACE_START_FUNC "pytvm.hop.trace_start"
 #define MINRPC_TRACE_STOP_FUNC "pytvm.hop.trace_stop"
 #define MINRPC_TRACE_COLLECT_FUNC "pytvm.hop.trace_collect"
 
 /*! \brief Non-zero while recording. Read it through MINRPC_TRACE. */
-extern int32_t MinRPCTraceOn;
+extern int32_t pytvm_minrpc_trace_on;
 
-/*! \brief Append one event to the ring (call only while MinRPCTraceOn). */
-void MinRPCTraceRecord(uint32_t kind, uint32_t phase, uint32_t code, uint64_t bytes);
+/*! \brief Append one event to the ring (call only while pytvm_minrpc_trace_on). */
+void pytvm_minrpc_trace_record(uint32_t kind, uint32_t phase, uint32_t code, uint64_t bytes);
 
-/*! \brief Record an event when tracing is on: one branch when it is off. */
-#define MINRPC_TRACE(kind, phase, code, bytes)                   \
-  do {                                                           \
-    if (MinRPCTraceOn != 0) {                                    \
-      MinRPCTraceRecord((kind), (phase), (code), (bytes));       \
-    }                                                            \
+/*! \brief Record an event when tracing is on: one branch when it is off, nothing without
+ *  TVM_CRT_TRACE. */
+#if TVM_CRT_TRACE
+#define MINRPC_TRACE(kind, phase, code, bytes)                          \
+  do {                                                                  \
+    if (pytvm_minrpc_trace_on != 0) {                                   \
+      pytvm_minrpc_trace_record((kind), (phase), (code), (bytes));      \
+    }                                                                   \
   } while (0)
+#else
+#define MINRPC_TRACE(kind, phase, code, bytes) \
+  ((void)(kind), (void)(phase), (void)(code), (void)(bytes))
+#endif
 
 /*!
  * \brief Register pytvm.hop.trace_start / trace_stop / trace_collect as global functions and
- *        reset the ring (MinRPCServerInit calls it).
+ *        reset the ring (pytvm_minrpc_server_init calls it).
+ * Without TVM_CRT_TRACE it registers nothing and returns 0.
  * \return 0, or -1 when the registry is full.
  */
-int32_t MinRPCTraceRegister(void);
+int32_t pytvm_minrpc_trace_register(void);
 
 /* The platform hooks (TVMPlatformMonotonicNs, TVMPlatformProcessId) and the device-API
  * table's trace hook are declared in pytvm_crt/platform.h and pytvm_crt/device_api.h. */

@@ -40,7 +40,7 @@
 #ifndef PYTVM_SERIAL_RPC_H_
 #define PYTVM_SERIAL_RPC_H_
 
-#include "serial_stream.h"
+#include "pytvm_crt/serial_stream.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -34,45 +34,80 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pytvm_crt/crt_config.h"
+#include "pytvm_crt/text.h"
 #include "pytvm_crt/tvm_c_api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ build-time limits */
+/* ------------------------------------------------------------------ build-time limits
+ * Defaults follow TVM_CRT_CONFIG_MINIMAL (pytvm_crt/crt_config.h); each can be given with -D. */
 
 /*! \brief Largest packet body accepted and advertised by GetCRTMaxPacketSize. */
 #ifndef MINRPC_MAX_PACKET
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_MAX_PACKET 2048u
+#else
 #define MINRPC_MAX_PACKET (256u * 1024u)
+#endif
 #endif
 /*! \brief Most values in one packed sequence. */
 #ifndef MINRPC_MAX_ARGS
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_MAX_ARGS 16
+#else
 #define MINRPC_MAX_ARGS 64
+#endif
 #endif
 /*! \brief Most dimensions of a DLTensor descriptor. */
 #ifndef MINRPC_MAX_NDIM
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_MAX_NDIM 6
+#else
 #define MINRPC_MAX_NDIM 16
+#endif
 #endif
 /*! \brief Live allocations tracked (kDevAllocData*); more is an allocation error. */
 #ifndef MINRPC_MAX_ALLOCS
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_MAX_ALLOCS 16
+#else
 #define MINRPC_MAX_ALLOCS 512
+#endif
 #endif
 /*! \brief Live function/module handles tracked; more is an allocation error. */
 #ifndef MINRPC_MAX_HANDLES
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_MAX_HANDLES 8
+#else
 #define MINRPC_MAX_HANDLES 128
+#endif
 #endif
 /*! \brief Staging piece for copies to or from a non-CPU device. */
 #ifndef MINRPC_STAGE_BYTES
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_STAGE_BYTES 512u
+#else
 #define MINRPC_STAGE_BYTES (64u * 1024u)
+#endif
 #endif
 /*! \brief Read-ahead buffer of the channel. */
 #ifndef MINRPC_RX_BYTES
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_RX_BYTES 64u
+#else
 #define MINRPC_RX_BYTES 4096u
+#endif
 #endif
 /*! \brief Longest error text sent back (longer texts are cut). */
 #ifndef MINRPC_ERROR_BYTES
+#if TVM_CRT_CONFIG_MINIMAL
+#define MINRPC_ERROR_BYTES 96u
+#else
 #define MINRPC_ERROR_BYTES 1024u
+#endif
 #endif
 
 /*! \brief The protocol version kInitServer must carry. */
@@ -97,17 +132,17 @@ typedef enum {
   kMinRPCReadError = 10,
   kMinRPCWriteError = 11,
   kMinRPCAllocError = 12
-} MinRPCStatus;
+} pytvm_minrpc_status;
 
 /*! \brief The status's name as TVM spells it ("kUnknownRPCCode"); "kUnknownStatus" if none. */
-const char* MinRPCStatusName(int32_t status);
+const char* pytvm_minrpc_status_name(int32_t status);
 
-/*! \brief What MinRPCServerServeOne did. */
+/*! \brief What pytvm_minrpc_server_serve_one did. */
 typedef enum {
   kMinRPCServed = 0,   /*!< one packet handled (answered if it needed an answer) */
   kMinRPCFinished = 1, /*!< kShutdown, or the peer closed the channel at a packet boundary */
-  kMinRPCFailed = 2    /*!< the session cannot go on; MinRPCServer.status says why */
-} MinRPCServeResult;
+  kMinRPCFailed = 2    /*!< the session cannot go on; pytvm_minrpc_server.status says why */
+} pytvm_minrpc_serve_result;
 
 /* ------------------------------------------------------------------ channel */
 
@@ -115,20 +150,20 @@ typedef enum {
  * \brief Read up to n bytes into buf.
  * \return bytes read (1..n), 0 when the peer closed the channel, negative on error.
  */
-typedef int64_t (*MinRPCReadFunc)(void* ctx, uint8_t* buf, size_t n);
+typedef int64_t (*pytvm_minrpc_read_fn)(void* ctx, uint8_t* buf, size_t n);
 
 /*!
  * \brief Write all n bytes of buf.
  * \return 0 when every byte was written, non-zero on error.
  */
-typedef int32_t (*MinRPCWriteFunc)(void* ctx, const uint8_t* buf, size_t n);
+typedef int32_t (*pytvm_minrpc_write_fn)(void* ctx, const uint8_t* buf, size_t n);
 
 /*! \brief The byte stream the server talks over (pipes, a socket, a framing layer ...). */
 typedef struct {
   void* ctx;
-  MinRPCReadFunc read;
-  MinRPCWriteFunc write;
-} MinRPCChannel;
+  pytvm_minrpc_read_fn read;
+  pytvm_minrpc_write_fn write;
+} pytvm_minrpc_channel;
 
 /* ------------------------------------------------------------------ server state */
 
@@ -137,21 +172,21 @@ typedef struct {
   uint8_t* ptr;
   uint64_t nbytes;
   DLDevice device;
-} MinRPCAllocation;
+} pytvm_minrpc_allocation;
 
 /*! \brief One function or module handle given to the peer, with the references it holds. */
 typedef struct {
   void* handle;
   uint32_t refs;
   int32_t type_index; /*!< kTVMPackedFuncHandle or kTVMModuleHandle */
-} MinRPCHandleEntry;
+} pytvm_minrpc_handle_entry;
 
 /*!
  * \brief A MinRPC server. Plain data: place it in static storage and set it up with
- *        MinRPCServerInit; the fields are private to the server.
+ *        pytvm_minrpc_server_init; the fields are private to the server.
  */
 typedef struct {
-  MinRPCChannel channel;
+  pytvm_minrpc_channel channel;
   /* per-packet arena */
   uint8_t* fixed_arena; /*!< caller-given buffer, or NULL for pages from the platform */
   size_t fixed_arena_bytes;
@@ -165,15 +200,15 @@ typedef struct {
   uint64_t packet_left; /*!< body bytes of the packet in progress not read yet */
   /* session */
   int32_t initialized;
-  int32_t status; /*!< why the session ended (MinRPCStatus) */
+  int32_t status; /*!< why the session ended (pytvm_minrpc_status) */
   uint32_t num_allocations;
   uint32_t num_handles;
-  MinRPCAllocation allocations[MINRPC_MAX_ALLOCS];
-  MinRPCHandleEntry handles[MINRPC_MAX_HANDLES];
+  pytvm_minrpc_allocation allocations[MINRPC_MAX_ALLOCS];
+  pytvm_minrpc_handle_entry handles[MINRPC_MAX_HANDLES];
   /* the error text of the request being answered */
   char error[MINRPC_ERROR_BYTES];
-  uint8_t exception_packet[32u + MINRPC_ERROR_BYTES];
-} MinRPCServer;
+  pytvm_crt_text error_text;
+} pytvm_minrpc_server;
 
 /*!
  * \brief Set up `server` on `channel` and register MINRPC_MAX_PACKET_FUNC.
@@ -182,24 +217,24 @@ typedef struct {
  * arena, or NULL/0 to take each packet's arena from TVMPlatformMemoryAllocate (sized to the
  * packet). A static arena smaller than MINRPC_MAX_PACKET + MINRPC_STAGE_BYTES limits the
  * packets it can hold; such packets are refused with kAllocError.
- * \return 0, or a MinRPCStatus when the arguments are unusable or registration failed.
+ * \return 0, or a pytvm_minrpc_status when the arguments are unusable or registration failed.
  */
-int32_t MinRPCServerInit(MinRPCServer* server, MinRPCChannel channel, uint8_t* arena,
+int32_t pytvm_minrpc_server_init(pytvm_minrpc_server* server, pytvm_minrpc_channel channel, uint8_t* arena,
                          size_t arena_bytes);
 
 /*! \brief Read and answer one packet (empty packets are skipped silently). */
-MinRPCServeResult MinRPCServerServeOne(MinRPCServer* server);
+pytvm_minrpc_serve_result pytvm_minrpc_server_serve_one(pytvm_minrpc_server* server);
 
 /*!
  * \brief Serve packets until kShutdown, a clean end of the channel or a fatal error.
- * \return kMinRPCSuccess (0) for a clean end, else the MinRPCStatus that ended the session.
+ * \return kMinRPCSuccess (0) for a clean end, else the pytvm_minrpc_status that ended the session.
  */
-int32_t MinRPCServerServe(MinRPCServer* server);
+int32_t pytvm_minrpc_server_serve(pytvm_minrpc_server* server);
 
 /*!
  * \brief Free every allocation and handle the peer still holds (call after the session).
  */
-void MinRPCServerRelease(MinRPCServer* server);
+void pytvm_minrpc_server_release(pytvm_minrpc_server* server);
 
 #ifdef __cplusplus
 }

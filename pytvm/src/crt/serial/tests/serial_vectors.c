@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../serial_framing.h"
-#include "../serial_session.h"
-#include "../serial_stream.h"
+#include "pytvm_crt/serial_framing.h"
+#include "pytvm_crt/serial_session.h"
+#include "pytvm_crt/serial_stream.h"
 
 #define MAX_LINE (1u << 22)
 #define MAX_BYTES (1u << 21)

@@ -25,7 +25,7 @@
 #ifndef PYTVM_SERIAL_STREAM_H_
 #define PYTVM_SERIAL_STREAM_H_
 
-#include "serial_session.h"
+#include "pytvm_crt/serial_session.h"
 
 #ifdef __cplusplus
 extern "C" {

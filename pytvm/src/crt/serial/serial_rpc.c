@@ -2,7 +2,7 @@
  * \file serial_rpc.c
  * \brief Whole RPC packets over a serial stream; the protocol is described in serial_rpc.h.
  */
-#include "serial_rpc.h"
+#include "pytvm_crt/serial_rpc.h"
 
 #include <string.h>
 
@@ -48,29 +48,41 @@ typedef struct {
   char* p;
   size_t len;
   size_t cap;
-} Text;
+} text_t;
 
-static void add(Text* t, const char* s) {
+static void add(text_t* t, const char* s) {
   while (*s != '\0' && t->len < t->cap) t->p[t->len++] = *s++;
 }
 
-static void add_u64(Text* t, uint64_t v) {
-  char digits[21];
-  size_t n = 0;
-  do {
-    digits[n++] = (char)('0' + (int)(v % 10u));
-    v /= 10u;
-  } while (v > 0u);
-  while (n > 0 && t->len < t->cap) t->p[t->len++] = digits[--n];
+static void add_u64(text_t* t, uint64_t v) {
+  /* digits by subtracting powers of ten: no 64-bit division helper on a 32-bit board */
+  static const uint64_t powers[] = {
+      10000000000000000000ull, 1000000000000000000ull, 100000000000000000ull,
+      10000000000000000ull, 1000000000000000ull, 100000000000000ull, 10000000000000ull,
+      1000000000000ull, 100000000000ull, 10000000000ull, 1000000000ull, 100000000ull,
+      10000000ull, 1000000ull, 100000ull, 10000ull, 1000ull, 100ull, 10ull, 1ull};
+  size_t i;
+  int started = 0;
+  for (i = 0; i < sizeof(powers) / sizeof(powers[0]); i++) {
+    char digit = '0';
+    while (v >= powers[i]) {
+      v -= powers[i];
+      digit++;
+    }
+    if (digit != '0' || started || powers[i] == 1u) {
+      started = 1;
+      if (t->len < t->cap) t->p[t->len++] = digit;
+    }
+  }
 }
 
 /* The answer to a torn or lost packet: one kException whose text is built in place. */
 typedef struct {
   uint8_t packet[ANSWER_HEAD + PYTVM_SERIAL_RPC_TEXT_BYTES];
-  Text text;
-} Answer;
+  text_t text;
+} answer_t;
 
-static Text* begin_answer(Answer* a) {
+static text_t* begin_answer(answer_t* a) {
   a->text.p = (char*)a->packet + ANSWER_HEAD;
   a->text.len = 0;
   a->text.cap = PYTVM_SERIAL_RPC_TEXT_BYTES;
@@ -78,7 +90,7 @@ static Text* begin_answer(Answer* a) {
   return &a->text;
 }
 
-static int send_answer(pytvm_serial_rpc* r, Answer* a) {
+static int send_answer(pytvm_serial_rpc* r, answer_t* a) {
   add(&a->text, "; it was discarded, not run");
   put_le(a->packet, 20u + a->text.len, 8u);
   put_le(a->packet + 8, RPC_CODE_EXCEPTION, 4u);
@@ -91,8 +103,8 @@ static int send_answer(pytvm_serial_rpc* r, Answer* a) {
 
 /* A dropped frame: tears the packet in progress, or may have held a whole packet. */
 static int on_lost(pytvm_serial_rpc* r) {
-  Answer a;
-  Text* t;
+  answer_t a;
+  text_t* t;
   if (r->discarding) return PYTVM_SERIAL_OK;
   if (r->have == 0) {
     r->lost = 1;
@@ -109,8 +121,8 @@ static int on_lost(pytvm_serial_rpc* r) {
 
 /* An end mark: the sender is at a packet boundary; whatever is unfinished here is torn. */
 static int on_mark(pytvm_serial_rpc* r) {
-  Answer a;
-  Text* t;
+  answer_t a;
+  text_t* t;
   int torn = !r->discarding && (r->have > 0 || r->lost);
   r->marks++;
   r->discarding = 0;
@@ -146,8 +158,8 @@ static int on_data(pytvm_serial_rpc* r, const uint8_t* data, size_t n) {
   if (r->need == 0 && r->have == PYTVM_SERIAL_RPC_LENGTH_SIZE) {
     uint64_t body = get_u64(r->buffer);
     if (body > (uint64_t)(r->capacity - PYTVM_SERIAL_RPC_LENGTH_SIZE)) {
-      Answer a;
-      Text* t = begin_answer(&a);
+      answer_t a;
+      text_t* t = begin_answer(&a);
       add(t, "its length field claims ");
       add_u64(t, body);
       add(t, " body bytes, over the limit of ");

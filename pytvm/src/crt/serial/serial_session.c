@@ -2,7 +2,7 @@
  * \file serial_session.c
  * \brief Session state machine over serial framing; the protocol is in serial_session.h.
  */
-#include "serial_session.h"
+#include "pytvm_crt/serial_session.h"
 
 /* The next nonce in 1..255 after x (0 maps to 1, 255 wraps to 1). */
 static uint8_t next_nonce(uint8_t x) { return (uint8_t)(x % 255u + 1u); }

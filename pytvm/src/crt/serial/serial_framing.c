@@ -2,7 +2,7 @@
  * \file serial_framing.c
  * \brief Frame encoder and byte-at-a-time decoder; the format is described in serial_framing.h.
  */
-#include "serial_framing.h"
+#include "pytvm_crt/serial_framing.h"
 
 enum { kHunt = 0, kLength = 1, kPayload = 2, kCrc = 3 };
 
@@ -113,7 +113,10 @@ int pytvm_serial_encoder_end(pytvm_serial_encoder* enc) {
 
 int pytvm_serial_encoder_write_frame(pytvm_serial_encoder* enc, const uint8_t* payload, size_t n) {
   int rc;
-  if ((unsigned long long)n > 0xFFFFFFFFull) return PYTVM_SERIAL_ERR_TOO_LONG;
+#if SIZE_MAX > 0xFFFFFFFFu
+  /* only where size_t is wider than the 32-bit length field */
+  if (n > (size_t)0xFFFFFFFFu) return PYTVM_SERIAL_ERR_TOO_LONG;
+#endif
   rc = pytvm_serial_encoder_begin(enc, (uint32_t)n);
   if (rc == PYTVM_SERIAL_OK) rc = pytvm_serial_encoder_append(enc, payload, n);
   if (rc == PYTVM_SERIAL_OK) rc = pytvm_serial_encoder_end(enc);

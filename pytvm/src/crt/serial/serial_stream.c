@@ -2,7 +2,7 @@
  * \file serial_stream.c
  * \brief Blocking byte stream over a serial session; see serial_stream.h.
  */
-#include "serial_stream.h"
+#include "pytvm_crt/serial_stream.h"
 
 static void on_event(void* ctx, int event, const uint8_t* body, size_t n) {
   pytvm_serial_stream* st = (pytvm_serial_stream*)ctx;

@@ -37,7 +37,7 @@
 #ifndef PYTVM_SERIAL_SESSION_H_
 #define PYTVM_SERIAL_SESSION_H_
 
-#include "serial_framing.h"
+#include "pytvm_crt/serial_framing.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,94 @@
+/*!
+ * \file board_image.c
+ * \brief A bare-metal device image: the C runtime serving MinRPC over serial framing on a UART.
+ *
+ * The board provides the UART (pytvm_board_uart_read / pytvm_board_uart_write) and a tick
+ * counter (pytvm_board_ticks); this file provides everything else: the platform hooks of
+ * pytvm_crt/platform.h without a C library (no printf, no clock, no process) and main().
+ * image/image.mk builds it for the host and for a Cortex-M4 to check that the runtime builds
+ * warning-free there and to measure its code size in each configuration.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pytvm_crt/crt.h"
+#include "pytvm_crt/minrpc_server.h"
+#include "pytvm_crt/serial_rpc.h"
+
+/*! \brief Up to n bytes from the UART (blocking; 1..n, 0 at the end, negative on error). */
+int64_t pytvm_board_uart_read(uint8_t* buf, size_t n);
+/*! \brief Write n bytes to the UART; n on success, negative on error. */
+int pytvm_board_uart_write(const uint8_t* data, size_t n);
+/*! \brief A free-running tick counter (session nonces, trace timestamps). */
+uint32_t pytvm_board_ticks(void);
+
+void TVMPlatformAbort(tvm_crt_error_t code) {
+  volatile tvm_crt_error_t last = code;
+  (void)last;
+  for (;;) {
+  }
+}
+
+tvm_crt_error_t TVMPlatformTimerStart(void) { return kTvmErrorPlatformTimerBadState; }
+
+tvm_crt_error_t TVMPlatformTimerStop(double* elapsed_time_seconds) {
+  (void)elapsed_time_seconds;
+  return kTvmErrorPlatformTimerBadState;
+}
+
+void TVMLogf(const char* fmt, ...) { (void)fmt; }
+
+uint64_t TVMPlatformMonotonicNs(void) { return (uint64_t)pytvm_board_ticks(); }
+
+uint32_t TVMPlatformProcessId(void) { return 0U; }
+
+static pytvm_serial_stream g_stream;
+static pytvm_serial_rpc g_rpc;
+static pytvm_minrpc_server g_server;
+static uint8_t g_frame_rx[PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD];
+static uint8_t g_packet[MINRPC_MAX_PACKET + PYTVM_SERIAL_RPC_LENGTH_SIZE];
+
+static int uart_write(void* ctx, const uint8_t* data, size_t n) {
+  (void)ctx;
+  return pytvm_board_uart_write(data, n);
+}
+
+static int64_t uart_read(void* ctx, uint8_t* buf, size_t n) {
+  (void)ctx;
+  return pytvm_board_uart_read(buf, n);
+}
+
+static uint8_t nonce(void* ctx) {
+  (void)ctx;
+  return (uint8_t)(pytvm_board_ticks() & 0xFFU);
+}
+
+static int64_t framed_read(void* ctx, uint8_t* buf, size_t n) {
+  return pytvm_serial_rpc_read((pytvm_serial_rpc*)ctx, buf, n);
+}
+
+static int32_t framed_write(void* ctx, const uint8_t* buf, size_t n) {
+  return (int32_t)pytvm_serial_rpc_write((pytvm_serial_rpc*)ctx, buf, n);
+}
+
+int main(void) {
+  pytvm_serial_stream_config cfg = {0};
+  pytvm_minrpc_channel channel;
+  cfg.session.rx_buffer = g_frame_rx;
+  cfg.session.rx_capacity = sizeof(g_frame_rx);
+  cfg.session.write = uart_write;
+  cfg.session.nonce = nonce;
+  cfg.read = uart_read;
+  if ((TVMInitializeRuntime() != 0) ||
+      (pytvm_serial_stream_init(&g_stream, &cfg) != PYTVM_SERIAL_OK) ||
+      (pytvm_serial_rpc_init(&g_rpc, &g_stream, g_packet, sizeof(g_packet)) != PYTVM_SERIAL_OK)) {
+    return 1;
+  }
+  channel.ctx = &g_rpc;
+  channel.read = framed_read;
+  channel.write = framed_write;
+  if (pytvm_minrpc_server_init(&g_server, channel, NULL, 0U) != 0) {
+    return 1;
+  }
+  return (int)pytvm_minrpc_server_serve(&g_server);
+}
