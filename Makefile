@@ -80,7 +80,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 
 typecheck: $(VENV)/.installed-dev
-	$(VENV)/bin/mypy --strict $(wildcard pytvm/ffi pytvm/runtime pytvm/rpc pytvm/tir)
+	$(VENV)/bin/mypy --strict pytvm
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -134,7 +134,7 @@ def _ms(start: float) -> str:
 
 def _rpc_demo(lib_path: Path) -> None:
     """Tracker + server on loopback; request the server, copy, call, time, all remotely."""
-    from pytvm import rpc
+    import pytvm.rpc as rpc
     from pytvm.rpc.server import Server
     from pytvm.rpc.tracker import Tracker
 
@@ -194,7 +194,7 @@ def _rpc_demo(lib_path: Path) -> None:
     print("   server and tracker stopped")
 
 
-def _time_calls(func: pytvm.PackedFunc, args: tuple, number: int = 2000) -> float:
+def _time_calls(func: pytvm.PackedFunc, args: tuple[object, ...], number: int = 2000) -> float:
     start = time.perf_counter()
     for _ in range(number):
         func(*args)

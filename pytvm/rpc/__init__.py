@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ffi.errors import RPCSessionBrokenError
 from . import device_api as _device_api  # noqa: F401 - registers device_api.rpc
 from .base import (
@@ -69,6 +71,13 @@ __all__ = [
     "connect_tracker",
     "Proxy",
 ]
+
+
+if TYPE_CHECKING:  # the lazily loaded names, for type checkers
+    from .proxy import Proxy
+    from .server import Server
+    from .tracker import Tracker
+    from .tracker_client import TrackerSession, connect_tracker
 
 
 def __getattr__(name: str) -> object:
