@@ -80,7 +80,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 
 typecheck: $(VENV)/.installed-dev
-	$(VENV)/bin/mypy --strict pytvm
+	$(VENV)/bin/mypy --strict pytvm tests
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache

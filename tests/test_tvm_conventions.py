@@ -56,7 +56,7 @@ def test_subpackages_are_reachable_after_a_bare_import() -> None:
 
 def test_unknown_top_level_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'no_such_package'"):
-        _ = pytvm.no_such_package  # type: ignore[attr-defined]
+        _ = pytvm.no_such_package
 
 
 def test_top_level_names_of_tvm_exist_in_pytvm() -> None:

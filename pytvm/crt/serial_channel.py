@@ -15,9 +15,9 @@ peer after the first session discards the data still buffered and makes the next
 
 End marks: the outgoing bytes are followed as RPC packets (``u64`` length + body), and after
 each ``send`` that ends a packet an empty ``NORMAL`` message is sent. A board reading through
-``pytvm/src/crt/include/pytvm_crt/serial_rpc.h`` uses the marks to find packets torn by a dropped frame and to
-answer them instead of waiting for bytes that will never come; plain stream readers skip them
-(``packet_marks=False`` turns them off).
+``pytvm_crt/serial_rpc.h`` (the C runtime's include root) uses the marks to find packets torn
+by a dropped frame and to answer them instead of waiting for bytes that will never come; plain
+stream readers skip them (``packet_marks=False`` turns them off).
 
 Threads: one thread may receive while another sends. Frames are queued under the state lock
 and written under a separate send lock, so a sender never waits for a blocked read; whichever

@@ -1,6 +1,7 @@
 """The serial session layer: message types, session ids and the start/reset handshake.
 
-The same protocol as ``pytvm/src/crt/include/pytvm_crt/serial_session.h``, byte for byte. Every frame payload
+The same protocol as ``pytvm_crt/serial_session.h`` (the C runtime's include root), byte for
+byte. Every frame payload
 (see :mod:`pytvm.crt.framing`) is one message::
 
     type:u8 | session_id:u16le | body
@@ -186,7 +187,7 @@ class SerialSession:
 
     def send_mark(self) -> None:
         """Send an end mark: an empty ``NORMAL`` message (the sender is at a packet boundary;
-        see ``pytvm/src/crt/include/pytvm_crt/serial_rpc.h``). Receivers of the byte stream skip it."""
+        see ``pytvm_crt/serial_rpc.h``). Receivers of the byte stream skip it."""
         if self.state != SessionState.ESTABLISHED:
             raise ConnectionError(
                 f"serial session is {self.state.name}, not ESTABLISHED; an end mark belongs to "

@@ -72,13 +72,15 @@ from .server_env import (
     EXIT_SERVED,
     EXIT_UNUSED,
     HANDSHAKE_TIMEOUT,
+    open_server_env,
     run_worker,
     warn_if_root,
     workspace_prefix,
 )
-from .server_env import open_server_env as _server_env  # noqa: F401 - TVM's name
 
 __all__ = ["Server"]
+
+_server_env = open_server_env  # TVM's name: rpc.server._server_env(load_library)
 
 logger = logging.getLogger("pytvm.rpc.server")
 

@@ -12,7 +12,7 @@ import ctypes
 import os
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, overload
 
 from ..ffi import Device, Object, PackedFunc, register_object, tvm_ffi_abi
 from ..ffi.c_function import CFunction, runtime_library
@@ -61,6 +61,15 @@ class Module(Object):
     def _get_own_function(self, name: str) -> PackedFunc | None:
         """This module's own function ``name``, or None; subclasses implement the lookup."""
         return self._functions.get(name)
+
+    @overload
+    def get_function(
+        self, name: str, query_imports: bool = False, allow_missing: Literal[False] = False
+    ) -> PackedFunc: ...
+    @overload
+    def get_function(
+        self, name: str, query_imports: bool = False, *, allow_missing: bool
+    ) -> PackedFunc | None: ...
 
     def get_function(
         self, name: str, query_imports: bool = False, allow_missing: bool = False

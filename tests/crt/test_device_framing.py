@@ -8,6 +8,7 @@ import random
 import select
 import time
 from collections.abc import Iterator
+from typing import cast
 
 import numpy as np
 import pytest
@@ -169,7 +170,7 @@ def test_corrupt_frame_in_a_multi_frame_packet_tears_it(device: FramedDevice) ->
     device.send(frames[0], bytes(bad), *frames[2:], device.mark())
     assert_torn(device.reply(), f"dropped (truncated or corrupt) after {FRAME_BODY} bytes")
     code, values = device.request(device.echo_call(bytearray(blob)))  # sent intact: served
-    assert code == wire.RPCCode.RETURN and bytes(values[1]) == blob  # type: ignore[arg-type]
+    assert code == wire.RPCCode.RETURN and bytes(cast(bytes, values[1])) == blob
 
 
 def test_oversized_packet_is_answered_and_the_device_keeps_serving(device: FramedDevice) -> None:

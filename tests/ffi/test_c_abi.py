@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import subprocess
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ import pytest
 import pytvm
 from pytvm.ffi import CFunction, DataType, c_function
 from pytvm.testing import compile_c
+
+Getter = Callable[[str], CFunction]
 
 pytestmark = pytest.mark.needs_cc
 
@@ -174,16 +177,18 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
 
 
 @pytest.fixture(params=["fastcall", "ctypes"])
-def get(request: pytest.FixtureRequest, lib: ctypes.CDLL, monkeypatch: pytest.MonkeyPatch):
+def get(
+    request: pytest.FixtureRequest, lib: ctypes.CDLL, monkeypatch: pytest.MonkeyPatch
+) -> Getter:
     if request.param == "ctypes":
         monkeypatch.setattr(c_function, "_fast_call", None)
     elif c_function._fast_call is None:
         pytest.skip("fast-call extension not available here")
 
     def make(name: str) -> CFunction:
-        return CFunction(
-            ctypes.cast(getattr(lib, name), ctypes.c_void_p).value, owner=lib, name=name
-        )
+        address = ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+        assert address is not None
+        return CFunction(address, owner=lib, name=name)
 
     return make
 
@@ -201,18 +206,18 @@ def get(request: pytest.FixtureRequest, lib: ctypes.CDLL, monkeypatch: pytest.Mo
         (b"raw\x00bytes", 9),
     ],
 )
-def test_values_cross_with_their_type_index(get, value: object, code: int) -> None:
+def test_values_cross_with_their_type_index(get: Getter, value: object, code: int) -> None:
     assert get("type_of")(value) == code
     if code not in (8, 9):  # strings and bytes come back as copies, checked below
         assert get("echo")(value) == value
 
 
-def test_c_reads_every_pod_kind(get) -> None:
+def test_c_reads_every_pod_kind(get: Getter) -> None:
     out = get("describe")("héllo", b"12345", 0.25, DataType.parse("int8x2"), pytvm.hexagon(1), -3)
     assert out == "héllo|5|0.25|0.8.2|16:1|-3"
 
 
-def test_c_writes_ndarray_and_returns_same_object(get) -> None:
+def test_c_writes_ndarray_and_returns_same_object(get: Getter) -> None:
     a = pytvm.nd.empty((5,), "int32")
     get("fill")(a)
     assert a.numpy().tolist() == [0, 10, 20, 30, 40]
@@ -220,7 +225,7 @@ def test_c_writes_ndarray_and_returns_same_object(get) -> None:
     assert get("echo")(a) is a
 
 
-def test_c_error_arrives_with_kind_and_message(get) -> None:
+def test_c_error_arrives_with_kind_and_message(get: Getter) -> None:
     with pytest.raises(ValueError, match=r"bad shape \(2, 3\)") as info:
         get("fail_tagged")()
     assert isinstance(info.value, pytvm.TVMError)
@@ -229,13 +234,13 @@ def test_c_error_arrives_with_kind_and_message(get) -> None:
     assert not isinstance(plain.value, ValueError)
 
 
-def test_c_calls_python_global(get) -> None:
+def test_c_calls_python_global(get: Getter) -> None:
     pytvm.register_func("testabi.join", lambda a, b, s: f"{a + b}:{s}", override=True)
     assert get("call_global")("testabi.join", 2, 0.5, "x") == "2.5:x"
 
 
-def test_c_calls_python_function_argument(get) -> None:
-    seen: list[tuple] = []
+def test_c_calls_python_function_argument(get: Getter) -> None:
+    seen: list[tuple[object, ...]] = []
 
     def callback(*args: object) -> int:
         seen.append(args)
@@ -245,7 +250,7 @@ def test_c_calls_python_function_argument(get) -> None:
     assert seen == [(1, "a")] and callback_func is not None
 
 
-def test_python_exception_reaches_c_as_error_text(get) -> None:
+def test_python_exception_reaches_c_as_error_text(get: Getter) -> None:
     @pytvm.register_func("testabi.raise_key", override=True)
     def raise_key() -> None:
         raise KeyError("weights.bin")
@@ -254,7 +259,7 @@ def test_python_exception_reaches_c_as_error_text(get) -> None:
     assert text.endswith("KeyError: weights.bin") and "raise_key" in text
 
 
-def test_python_exception_through_c_is_the_original(get) -> None:
+def test_python_exception_through_c_is_the_original(get: Getter) -> None:
     original = ValueError("from the callback")
 
     @pytvm.register_func("testabi.raise_value", override=True)
@@ -266,18 +271,18 @@ def test_python_exception_through_c_is_the_original(get) -> None:
     assert info.value is original
 
 
-def test_backend_get_func_from_env_finds_global(get) -> None:
+def test_backend_get_func_from_env_finds_global(get: Getter) -> None:
     pytvm.register_func("testabi.triple", lambda x: 3 * x, override=True)
     assert get("env_lookup")("testabi.triple", 14) == 42
     with pytest.raises(AttributeError, match="testabi.absent"):
         get("env_lookup")("testabi.absent")
 
 
-def test_workspace_on_cpu(get) -> None:
+def test_workspace_on_cpu(get: Getter) -> None:
     assert get("workspace")() == sum(range(1024))
 
 
-def test_parallel_launch_with_barrier(get) -> None:
+def test_parallel_launch_with_barrier(get: Getter) -> None:
     length = 4 * 256
     out = pytvm.nd.array(np.full(length + 4, -1, "int32"))
     get("parallel")(out)
@@ -286,29 +291,29 @@ def test_parallel_launch_with_barrier(get) -> None:
     assert data[length:].tolist() == [256, 512, 768, 0]
 
 
-def test_nested_parallel_launch_with_barrier_sees_all_phase_one_writes(get) -> None:
+def test_nested_parallel_launch_with_barrier_sees_all_phase_one_writes(get: Getter) -> None:
     out = pytvm.nd.array(np.zeros(8, "int32"))
     get("nested_barrier")(out)
     assert out.numpy().tolist() == [1, 2, 3, 4, 2, 3, 4, 1]
 
 
-def test_nested_parallel_launch_runs_inline(get) -> None:
+def test_nested_parallel_launch_runs_inline(get: Getter) -> None:
     out = pytvm.nd.array(np.full(8, -1, "int32"))
     get("nested_parallel")(out)
     assert out.numpy().tolist() == [0, 1, 2, 3, 100, 101, 102, 103]
 
 
-def test_worker_task_error_reaches_caller(get) -> None:
+def test_worker_task_error_reaches_caller(get: Getter) -> None:
     with pytest.raises(IndexError, match="task 2 went out of range"):
         get("parallel_fail")()
 
 
-def test_int_out_of_int64_range_is_refused(get) -> None:
+def test_int_out_of_int64_range_is_refused(get: Getter) -> None:
     with pytest.raises(TypeError, match="int64"):
         get("type_of")(1 << 70)
 
 
-def test_unsupported_argument_type_is_named(get) -> None:
+def test_unsupported_argument_type_is_named(get: Getter) -> None:
     with pytest.raises(TypeError, match="builtins.set"):
         get("type_of")({1})
 
@@ -348,7 +353,7 @@ def test_kernels_bind_to_pytvm_runtime_even_with_tvm_loaded_first(
     assert result.returncode == 0 and "isolated" in result.stdout, result.stderr
 
 
-def test_c_returns_str_and_bytes_arguments(get) -> None:
+def test_c_returns_str_and_bytes_arguments(get: Getter) -> None:
     assert get("echo")("héllo") == "héllo"
     assert get("echo")(b"raw\x00bytes") == b"raw\x00bytes"
 
@@ -369,7 +374,9 @@ def test_c_returns_str_and_bytes_arguments(get) -> None:
         ),
     ],
 )
-def test_python_global_returns_each_kind_to_c(get, func, args, expected) -> None:
+def test_python_global_returns_each_kind_to_c(
+    get: Getter, func: Callable[..., object], args: tuple[object, ...], expected: object
+) -> None:
     pytvm.register_func("testabi.ret", func, override=True)
     try:
         assert get("call_global")("testabi.ret", *args) == expected
@@ -397,18 +404,18 @@ def test_runtime_without_hooks_says_which_call_failed() -> None:
     assert "not initialised" in result.stdout
 
 
-def test_numpy_uint64_passes_and_out_of_range_is_refused(get) -> None:
+def test_numpy_uint64_passes_and_out_of_range_is_refused(get: Getter) -> None:
     assert get("echo")(np.uint64(5)) == 5
     with pytest.raises(TypeError, match="int64"):
         get("echo")(np.uint64(1 << 63))
 
 
-def test_str_with_embedded_nul_is_refused(get) -> None:
+def test_str_with_embedded_nul_is_refused(get: Getter) -> None:
     with pytest.raises(TypeError, match="NUL"):
         get("echo")("a\x00b")
 
 
-def test_unsupported_return_value_names_the_return(get) -> None:
+def test_unsupported_return_value_names_the_return(get: Getter) -> None:
     pytvm.register_func("testabi.returns_set", lambda: {1}, override=True)
     with pytest.raises(TypeError, match="returned a value C cannot receive"):
         get("call_global")("testabi.returns_set")

@@ -18,7 +18,8 @@ def test_string_is_a_str_with_the_ffi_type() -> None:
 
 
 def test_shape_is_a_tuple_of_ints_like_tvm_ffi() -> None:
-    ours, theirs = Shape((2, np.int64(3))), tvm_ffi.Shape((2, 3))
+    ours = Shape((2, np.int64(3)))
+    theirs: object = tvm_ffi.Shape((2, 3))
     assert ours == theirs == (2, 3) and isinstance(ours, tuple)
     assert [type(d) for d in ours] == [int, int]
     assert (ours.type_key, ours.type_index) == ("ffi.Shape", TypeIndex.SHAPE)

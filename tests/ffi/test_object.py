@@ -18,6 +18,9 @@ from pytvm.testing import compile_c
 
 @register_object("testing.Point")
 class Point(Object):
+    x: int
+    y: int
+
     def __init__(self, x: int, y: int) -> None:
         self.__init_handle_by_constructor__(pytvm.get_global_func("testing.MakePoint"), x, y)
 
@@ -72,7 +75,9 @@ TVM_DLL int echo(TVMValue* args, int* codes, int n, TVMValue* ret, int* ret_code
 def test_object_through_c_keeps_identity_and_class(tmp_path: Path) -> None:
     pytvm.ffi.runtime_library()
     lib = ctypes.CDLL(str(compile_c(ECHO, tmp_path, "echo")))
-    echo = CFunction(ctypes.cast(lib.echo, ctypes.c_void_p).value, owner=lib, name="echo")
+    address = ctypes.cast(lib.echo, ctypes.c_void_p).value
+    assert address is not None
+    echo = CFunction(address, owner=lib, name="echo")
     p = Point(5, 6)
     back = echo(p)
     assert back is p and type(back) is Point

@@ -3,6 +3,7 @@ from __future__ import annotations
 import sys
 import threading
 import types
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,7 +12,7 @@ from pytvm.ffi import init_api
 
 
 @pytest.fixture
-def cleanup():
+def cleanup() -> Iterator[list[str]]:
     names: list[str] = []
     yield names
     for name in names:

@@ -7,7 +7,7 @@ import select
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,7 @@ from pytvm.testing.rpc import service_process
 @pytest.fixture(scope="module", autouse=True)
 def worker_functions() -> Iterator[None]:
     """Functions registered here before a server forks are there in its session workers."""
-    funcs = {
+    funcs: dict[str, Callable[..., object]] = {
         "testing.server.getpid": os.getpid,
         "testing.server.block": lambda seconds: time.sleep(seconds),
         "testing.server.has_symbol": lambda name: hasattr(ctypes.CDLL(None), name),

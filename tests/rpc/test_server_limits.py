@@ -11,7 +11,7 @@ import signal
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import tvm.rpc
@@ -38,7 +38,7 @@ _I32 = struct.Struct("<i")
 @pytest.fixture(scope="module", autouse=True)
 def worker_functions() -> Iterator[None]:
     """Registered before the servers fork, so their session workers have them."""
-    funcs = {
+    funcs: dict[str, Callable[..., object]] = {
         "testing.limits.getpid": os.getpid,
         "testing.limits.block": lambda seconds: time.sleep(seconds),
         "testing.limits.crash": lambda: os.kill(os.getpid(), signal.SIGSEGV),

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import pytvm
 from pytvm import rpc
 from pytvm.ffi.dtype import DataType
 from pytvm.rpc.base import RPCError
+from pytvm.rpc.client_session import ClientSession
 from pytvm.testing.rpc import thread_server
 
 
@@ -37,7 +39,7 @@ def _functions() -> None:
 
 
 @pytest.fixture()
-def remote() -> rpc.RPCSession:
+def remote() -> Iterator[rpc.RPCSession]:
     with thread_server() as port:
         sess = rpc.connect("127.0.0.1", port)
         yield sess
@@ -194,6 +196,7 @@ def test_popen_session_over_two_pipes(tmp_path: Path) -> None:
     script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytvm.rpc.pipe_server "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     with rpc.PopenSession(str(script)) as sess:
+        assert isinstance(sess.session, ClientSession)
         process = sess.session.process
         assert process is not None and process.pid != os.getpid()
         x = np.arange(64, dtype="float64")

@@ -7,6 +7,7 @@ import pytest
 
 import pytvm
 from pytvm import Device
+from pytvm.ffi.c_abi import DLTensor
 from pytvm.runtime import DeviceAPI
 from pytvm.runtime.device_api import nbytes_of
 
@@ -93,7 +94,9 @@ class DictDeviceAPI(DeviceAPI):
         self.calls: list[str] = []
         self.next_ptr = 0x1000
 
-    def alloc_data(self, dev: Device, nbytes: int, alignment: int, dtype, mem_scope=None) -> int:
+    def alloc_data(
+        self, dev: Device, nbytes: int, alignment: int, dtype: object, mem_scope: object = None
+    ) -> int:
         self.calls.append("alloc_data")
         ptr, self.next_ptr = self.next_ptr, self.next_ptr + 0x1000
         self.memory[ptr] = bytearray(nbytes)
@@ -103,7 +106,7 @@ class DictDeviceAPI(DeviceAPI):
         self.calls.append("free_data")
         del self.memory[ptr]
 
-    def copy_data_from_to(self, src, dst, stream) -> None:
+    def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: object) -> None:
         self.calls.append("copy_data_from_to")
         n = nbytes_of(src)
         if src.device.device_type == 12:  # device -> host
@@ -111,7 +114,7 @@ class DictDeviceAPI(DeviceAPI):
         else:  # host -> device
             self.memory[dst.data][:] = ctypes.string_at(src.data + src.byte_offset, n)
 
-    def stream_sync(self, dev: Device, stream) -> None:
+    def stream_sync(self, dev: Device, stream: object) -> None:
         self.calls.append("stream_sync")
 
 
