@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-LINT_PATHS := $(wildcard pytvm tests bench)
+LINT_PATHS := $(wildcard pytvm tests bench examples)
 
 .PHONY: demo test bench lint typecheck clean distclean crt crt-test clang crt-cross-compiler
 
@@ -80,7 +80,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 
 typecheck: $(VENV)/.installed-dev
-	$(VENV)/bin/mypy --strict pytvm tests
+	$(VENV)/bin/mypy --strict pytvm tests examples
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache
