@@ -1,5 +1,18 @@
-"""Layering rules of STYLE.md section 1, checked on every import in the package source, and
-the naming rule of DESIGN.md: a top-level name of ``pytvm`` is a module or a function, never both.
+"""Layering rules of STYLE.md section 1, checked on every import in the package source; no import
+cycles (DESIGN.md: "no import cycles, inside a layer either"); and the naming rule of DESIGN.md:
+a top-level name of ``pytvm`` is a module or a function, never both.
+
+The layer ranks are read from the table in ``docs/architecture.md``, so the document and this
+check cannot drift apart.
+
+Cycles: every import is an edge, at module level, inside a function, under ``if TYPE_CHECKING:``
+(an annotation-only dependency is the same coupling, kept out of sight) and
+``importlib.import_module`` with a literal name. ``from pkg import name`` is an edge to
+``pkg.name`` when that is a module, else to ``pkg``. Importing ``pkg.sub`` is an edge to
+``pkg.sub`` only: Python runs ``pkg/__init__.py`` first, but counting that would make every
+package that re-exports its submodules a cycle; what is forbidden is a submodule importing its
+own package by name (``from pytvm.rpc import X`` inside ``pytvm/rpc/server.py``), which is an edge
+and is caught. Nothing else is exempt. :func:`find_import_cycles` checks it.
 
 Naming rule, for the next clash: where TVM has a function at the top (``tvm.hexagon(0)``,
 ``tvm.build(...)``), the function keeps the name and its package lives elsewhere, where TVM keeps
@@ -13,47 +26,68 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
 import sys
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 PACKAGE = "pytvm"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ARCHITECTURE_DOC = REPO_ROOT / "docs" / "architecture.md"
 
-# Rank of each layer, lowest first (STYLE.md section 1); a module imports only its own rank or
-# lower.
+# The facade: the package root and its top-level modules. As importers they are exempt;
+# as importees they rank where the architecture table puts them (with the tools), so no layer
+# below the tools depends on them.
+FACADE = "facade"
+TESTING = "testing"
+
+
+def read_layer_table(text: str) -> list[tuple[int, list[str], list[str]]]:
+    """Rows of the markdown table headed ``| rank | layer | package | ...``, in order.
+
+    Each row gives ``(rank, layer names, package names)``: the backquoted names of its second
+    and third cells. Raises ValueError for a missing table or a malformed row.
+    """
+    rows: list[tuple[int, list[str], list[str]]] = []
+    lines = iter(text.splitlines())
+    for line in lines:
+        cells = [c.strip().lower() for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and cells[:3] == ["rank", "layer", "package"]:
+            break
+    else:
+        raise ValueError("no table headed '| rank | layer | package |' found")
+    for line in lines:
+        if not line.lstrip().startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if set("".join(cells)) <= set("-: "):
+            continue  # the header's separator row
+        layers = re.findall(r"`([^`]+)`", cells[1]) if len(cells) > 2 else []
+        if not cells[0].isdigit() or not layers or not all(n.isidentifier() for n in layers):
+            raise ValueError(f"malformed layer row (want '| <rank> | `name`, ... | ...'): {line}")
+        rows.append((int(cells[0]), layers, re.findall(r"`([^`]+)`", cells[2])))
+    if not rows:
+        raise ValueError("the layer table has no rows")
+    return rows
+
+
+_TABLE = read_layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+# Rank of each layer, lowest first; a module imports only its own rank or lower.
 LAYERS: dict[str, int] = {
-    "ffi": 0,
-    "runtime": 1,
-    "rpc": 2,
-    "crt": 3,
-    "contrib": 4,  # the accelerator path (pytvm.contrib.hexagon), above the C runtime
-    "tir": 5,
-    "te": 6,
-    "topi": 7,
-    "target": 8,
-    "codegen": 8,
-    "driver": 9,  # the package behind the pytvm.build / pytvm.lower functions
-    "graph": 10,
-    "frontend": 10,
-    "cli": 11,
-    "viz": 11,
+    name: rank for rank, names, _ in _TABLE for name in names if name != FACADE
 }
+FACADE_RANK = next(rank for rank, names, _ in _TABLE if FACADE in names)
+FACADE_MODULES = frozenset(
+    Path(p).stem for _, names, packages in _TABLE if FACADE in names for p in packages
+)
 COMPILER_LAYERS = frozenset(
     {"tir", "te", "topi", "target", "codegen", "driver", "graph", "frontend"}
 )
 DEPLOY_LAYERS = frozenset({"runtime", "rpc"})  # never import a compiler layer
-TESTING = "testing"
-
-# The facade: the package root and its top-level modules. As importers they are exempt;
-# as importees they rank with the tools, so no layer below the tools depends on them.
-FACADE = "facade"
-FACADE_MODULES = frozenset({"__init__", "__main__", "nd", "demo", "error"})
-FACADE_RANK = 11
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module_name(path: Path, package_root: Path) -> tuple[str, bool]:
@@ -158,6 +192,139 @@ def find_violations(package_root: Path) -> list[str]:
             elif _rank(dst) > _rank(src):
                 violations.append(f"{where} (layer {dst}={_rank(dst)} > layer {src}={_rank(src)})")
     return violations
+
+
+def _package_modules(package_root: Path) -> dict[str, tuple[Path, bool]]:
+    """Every module of the package by dotted name: its file and whether it is a package."""
+    modules = {}
+    for path in sorted(package_root.rglob("*.py")):
+        name, is_package = _module_name(path, package_root)
+        modules[name] = (path, is_package)
+    return modules
+
+
+def _import_edges(
+    tree: ast.AST, module: str, is_package: bool, modules: Mapping[str, object]
+) -> Iterator[tuple[int, str]]:
+    """Yield ``(line, imported module)`` for every import of a module in ``modules``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = _resolve_relative(module, is_package, node.level, node.module)
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    yield node.lineno, f"{base}.{alias.name}"
+                elif base in modules:
+                    yield node.lineno, base
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node.func):
+            arg = node.args[0] if node.args else None
+            if isinstance(arg, ast.Constant) and arg.value in modules:
+                yield node.lineno, str(arg.value)
+
+
+def import_graph(package_root: Path) -> dict[str, dict[str, str]]:
+    """Module -> {imported module: ``file:line`` of its first import}, for the whole package."""
+    modules = _package_modules(package_root)
+    graph: dict[str, dict[str, str]] = {}
+    for module, (path, is_package) in modules.items():
+        rel = path.relative_to(package_root.parent).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        edges = graph.setdefault(module, {})
+        for line, target in sorted(_import_edges(tree, module, is_package, modules)):
+            edges.setdefault(target, f"{rel}:{line}")
+    return graph
+
+
+def strongly_connected(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of ``graph``, each sorted, in reverse topological
+    order (a component comes before every component that reaches it)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> Iterator[str]:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        return iter(sorted(graph.get(node, ())))
+
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, visit(root))]
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    work.append((child, visit(child)))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component: list[str] = []
+                    while not component or component[-1] != node:
+                        component.append(stack.pop())
+                        on_stack.discard(component[-1])
+                    components.append(sorted(component))
+    return components
+
+
+def _shortest_cycle(graph: Mapping[str, Iterable[str]], start: str, within: set[str]) -> list[str]:
+    """The shortest path ``start -> ... -> start`` inside ``within`` (breadth first)."""
+    parent: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for child in sorted(graph.get(node, ())):
+            if child == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                return [*reversed(path), start]
+            if child in within and child not in parent:
+                parent[child] = node
+                queue.append(child)
+    raise AssertionError(f"{start} is on no cycle inside {sorted(within)}")
+
+
+def find_cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Each cycle of ``graph`` as a path ``[a, b, ..., a]`` starting at its smallest node.
+
+    For every node of every strongly connected component with a cycle (two nodes or more, or
+    one importing itself), the shortest cycle through it; duplicates removed, sorted.
+    """
+    cycles: set[tuple[str, ...]] = set()
+    for component in strongly_connected(graph):
+        if len(component) == 1 and component[0] not in graph.get(component[0], ()):
+            continue
+        for node in component:
+            path = _shortest_cycle(graph, node, set(component))[:-1]
+            first = path.index(min(path))
+            rotated = path[first:] + path[:first]
+            cycles.add((*rotated, rotated[0]))
+    return [list(cycle) for cycle in sorted(cycles)]
+
+
+def find_import_cycles(package_root: Path) -> list[str]:
+    """One message per import cycle in the package: the path and where each import is."""
+    graph = import_graph(package_root)
+    messages = []
+    for cycle in find_cycles(graph):
+        where = ", ".join(graph[a][b] for a, b in zip(cycle, cycle[1:]))
+        messages.append(f"{' -> '.join(cycle)} ({where})")
+    return messages
 
 
 def find_name_clashes(package: ModuleType) -> list[str]:
@@ -286,3 +453,80 @@ def test_clash_checker_reports_a_function_named_like_a_subpackage(
     finally:
         for name in [n for n in sys.modules if n == "clashpkg" or n.startswith("clashpkg.")]:
             del sys.modules[name]
+
+
+def test_layer_ranks_follow_the_architecture_table_in_pipeline_order() -> None:
+    ranks = [rank for rank, _, _ in _TABLE]
+    assert ranks == sorted(ranks), "docs/architecture.md lists the layers lowest first"
+    packages = {p.name for p in (REPO_ROOT / PACKAGE).iterdir() if (p / "__init__.py").is_file()}
+    assert packages - {TESTING} <= set(LAYERS), "every subpackage has a row in the table"
+    assert {"__init__", "__main__"} <= FACADE_MODULES
+
+
+def test_table_reader_takes_ranks_layers_and_packages() -> None:
+    text = (
+        "intro\n\n| rank | layer | package | what |\n|---|---|---|---|\n"
+        "| 0 | `ffi` | `pytvm.ffi` | types |\n"
+        "| 3 | `cli`, `viz` | `a.py`, `b.py` | tools |\n\nend\n"
+    )
+    assert read_layer_table(text) == [
+        (0, ["ffi"], ["pytvm.ffi"]),
+        (3, ["cli", "viz"], ["a.py", "b.py"]),
+    ]
+    with pytest.raises(ValueError, match="malformed layer row"):
+        read_layer_table("| rank | layer | package |\n|---|---|---|\n| x | `ffi` | p |\n")
+    with pytest.raises(ValueError, match="no table"):
+        read_layer_table("| layer | rank |\n")
+
+
+def test_package_has_no_import_cycles() -> None:
+    cycles = find_import_cycles(REPO_ROOT / PACKAGE)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_cycle_finder_on_a_synthetic_graph() -> None:
+    graph = {
+        "a": ["b"],
+        "b": ["c", "a"],  # a <-> b, and a -> b -> c -> a
+        "c": ["a", "d"],
+        "d": ["e"],  # d -> e is a chain, not a cycle
+        "e": [],
+        "f": ["f"],  # a module importing itself
+        "g": ["h"],
+        "h": ["g"],
+    }
+    assert strongly_connected(graph) == [["e"], ["d"], ["a", "b", "c"], ["f"], ["g", "h"]]
+    assert find_cycles(graph) == [
+        ["a", "b", "a"],
+        ["a", "b", "c", "a"],
+        ["f", "f"],
+        ["g", "h", "g"],
+    ]
+    assert find_cycles({"x": ["y"], "y": ["z"], "z": []}) == []
+
+
+def test_cycle_check_sees_lazy_type_checking_and_submodule_imports(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "__init__.py": "from . import cli, runtime\n",
+            "cli/__init__.py": "",
+            "cli/main.py": "from pytvm.cli import info\n",
+            "cli/info.py": "def main():\n    from pytvm.cli.main import main\n",
+            "runtime/__init__.py": "from .ndarray import NDArray\n",
+            "runtime/ndarray.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from .dlpack import x\n",
+            "runtime/dlpack.py": "import pytvm.runtime.ndarray\n",
+            "rpc/__init__.py": "from .server import Server\n",
+            "rpc/server.py": "import importlib\nimportlib.import_module('pytvm.rpc')\n",
+            "rpc/client.py": "from pytvm.rpc import server\nfrom pytvm import rpc\n",
+        },
+    )
+    assert find_import_cycles(root) == [
+        "pytvm.cli.info -> pytvm.cli.main -> pytvm.cli.info "
+        "(pytvm/cli/info.py:2, pytvm/cli/main.py:1)",
+        "pytvm.rpc -> pytvm.rpc.server -> pytvm.rpc "
+        "(pytvm/rpc/__init__.py:1, pytvm/rpc/server.py:2)",
+        "pytvm.runtime.dlpack -> pytvm.runtime.ndarray -> pytvm.runtime.dlpack "
+        "(pytvm/runtime/dlpack.py:1, pytvm/runtime/ndarray.py:3)",
+    ]

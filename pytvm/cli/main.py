@@ -1,82 +1,22 @@
-"""Entry point of the ``pytvm`` command: builds the parser, dispatches to a subcommand and turns
-the errors a user can cause (no tracker, no compiler, a port in use) into one line on stderr."""
+"""Entry point of the ``pytvm`` command: every subcommand on one parser (see ``_command``)."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 from collections.abc import Sequence
 
-import pytvm
-from pytvm.cli import info, rpc, trace
-from pytvm.ffi.errors import TVMError
+from pytvm.cli import _command, info, rpc, trace
+from pytvm.cli._command import EXPECTED_ERRORS
 
 __all__ = ["EXPECTED_ERRORS", "build_parser", "main"]
 
 # Each subcommand module exposes ``add_parser(subparsers)`` and ``run(args) -> int``.
-_SUBCOMMANDS = (info, rpc, trace)
-
-#: Errors that report a problem with the environment or the input, not a bug in pytvm: the
-#: command prints them as one line (``--debug`` or ``PYTVM_DEBUG=1``: the traceback).
-EXPECTED_ERRORS: tuple[type[BaseException], ...] = (TVMError, OSError, subprocess.SubprocessError)
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """Help that states each option's default, unless its text already does or it has none."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        default = action.default
-        if "%(default)" in text or "(default:" in text:
-            return text
-        if default is None or default is False or default == "" or default is argparse.SUPPRESS:
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-    """``parser`` and every subcommand parser below it."""
-    found = [parser]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
-                found += _parsers(sub)
-    return found
+_SUBCOMMANDS: tuple[_command.Subcommand, ...] = (info, rpc, trace)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the ``pytvm`` parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
-        prog="pytvm",
-        description="TVM's runtime and compiler stack in Python.",
-        epilog="Errors print one line; --debug (or PYTVM_DEBUG=1) shows the traceback.",
-    )
-    parser.add_argument("--version", action="version", version=f"pytvm {pytvm.__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="show the traceback of an error (or PYTVM_DEBUG=1)"
-    )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _SUBCOMMANDS:
-        module.add_parser(subparsers).set_defaults(run=module.run)
-    for each in _parsers(parser):
-        each.formatter_class = _HelpFormatter
-    return parser
-
-
-def _chosen_prog(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
-    """The ``prog`` of the innermost subcommand ``args`` chose (``pytvm rpc query``)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and action.dest != argparse.SUPPRESS:
-            chosen = action.choices.get(getattr(args, action.dest, None) or "")
-            if chosen is not None:
-                return _chosen_prog(chosen, args)
-    return parser.prog
-
-
-def _debug_requested(args: argparse.Namespace) -> bool:
-    return bool(args.debug) or os.environ.get("PYTVM_DEBUG", "") not in ("", "0")
+    return _command.build_parser(_SUBCOMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,23 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prints ``pytvm <subcommand>: error: <message>`` to stderr and returns 1; an interrupt
     returns 130.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    prog = _chosen_prog(parser, args)
-    try:
-        status: int = args.run(args)
-    except EXPECTED_ERRORS as err:
-        if _debug_requested(args):
-            raise
-        message = str(err).strip() or type(err).__name__
-        print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
-        return 1
-    except KeyboardInterrupt:
-        if _debug_requested(args):
-            raise
-        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
-        return 130
-    return status
+    return _command.main(argv, _SUBCOMMANDS)
 
 
 if __name__ == "__main__":

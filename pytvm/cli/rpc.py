@@ -280,6 +280,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    from pytvm.cli.main import main
+    from typing import cast
 
-    sys.exit(main(["rpc", *sys.argv[1:]]))
+    from pytvm.cli import _command
+
+    # Runs through the shared error handling without importing pytvm.cli.main.
+    this = cast(_command.Subcommand, sys.modules[__name__])
+    sys.exit(_command.main(["rpc", *sys.argv[1:]], [this]))

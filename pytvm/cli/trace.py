@@ -123,3 +123,13 @@ def run(args: argparse.Namespace) -> int:
         t.save_chrome(args.chrome)
         print(f"wrote {args.chrome} (open it at https://ui.perfetto.dev)", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":
+    from typing import cast
+
+    from pytvm.cli import _command
+
+    # Runs through the shared error handling without importing pytvm.cli.main.
+    this = cast(_command.Subcommand, sys.modules[__name__])
+    sys.exit(_command.main(["trace", *sys.argv[1:]], [this]))

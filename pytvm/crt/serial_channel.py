@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 
 from ..rpc.channel import Channel
 from .framing import DEFAULT_MAX_PAYLOAD
-from .serial_session import EventKind, SerialSession, SessionEvent, SessionState
+from .serial_link import EventKind, LinkEvent, LinkState, SerialLink
 
 __all__ = ["SerialChannel"]
 
@@ -102,7 +102,7 @@ class SerialChannel(Channel):
         self.transport = transport
         self.initiator = initiator
         self.peer = f"serial session over {transport.peer}"
-        self._session = SerialSession(
+        self._session = SerialLink(
             self._queue,
             max_payload=max_payload,
             tx_max_payload=tx_max_payload,
@@ -122,7 +122,7 @@ class SerialChannel(Channel):
         self._eof = False
 
     @property
-    def session(self) -> SerialSession:
+    def session(self) -> SerialLink:
         """The session state machine (state, id, dropped and framing error counters)."""
         return self._session
 
@@ -162,7 +162,7 @@ class SerialChannel(Channel):
             self._marks.reset()
         self._session.start()
 
-    def _handle(self, event: SessionEvent, logs: list[bytes]) -> None:
+    def _handle(self, event: LinkEvent, logs: list[bytes]) -> None:
         if event.kind == EventKind.DATA:
             self._rx += event.body  # an end mark (empty body) adds nothing
         elif event.kind == EventKind.STARTED:
@@ -179,7 +179,7 @@ class SerialChannel(Channel):
     def _pump(self) -> None:
         """Read the link once and process what came. Only the thread that set ``_reading``."""
         with self._state:
-            if self.initiator and self._session.state == SessionState.IDLE:
+            if self.initiator and self._session.state == LinkState.IDLE:
                 self._start_locked()
         self._flush(wait=False)
         chunk = self.transport.recv(self._read_size)

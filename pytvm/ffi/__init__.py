@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from . import core
-from .c_function import CFunction, runtime_library
+# callback and runtime_hooks install, on import, how functions cross and what C calls back.
+from . import callback, core, runtime_hooks  # noqa: F401
+from .c_function import CFunction
 from .container import Shape, String
 from .device import (
     DEVICE_NAME_TO_TYPE,
@@ -41,6 +42,7 @@ from .errors import (
     register_error,
 )
 from .function import PackedFunc, PyFunction, as_packed_func
+from .host_library import runtime_library
 from .object import (
     Object,
     register_object,

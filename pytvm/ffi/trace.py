@@ -1,18 +1,22 @@
 """The trace recorder: timed spans of every layer a call crosses, in this process.
 
-Call sites test the module flag before doing anything, so tracing off costs one global lookup::
+Every call site uses one helper, :func:`span`, as a ``with`` block::
 
     from ..ffi import trace as _trace
 
-    span = _trace.begin("endpoint", "kCopyToRemote", request_bytes=n) if _trace.ON else None
-    try:
+    with _trace.span("endpoint", "kCopyToRemote", request_bytes=n) as sp:
         ...                                   # the work being traced
-    finally:
-        if span is not None:
-            _trace.end(span, reply_bytes=m)   # attributes known only at the end
+        sp.set(reply_bytes=m)                 # attributes known only at the end
 
-or, where a ``with`` block reads better, ``with _trace.span(layer, name, **attrs):`` under an
-``if _trace.ON:``. A decision point with no duration is an :func:`instant`.
+Hot paths keep "off costs one flag test": the call site tests :data:`ON` and uses the shared
+no-op :data:`NO_SPAN` (its ``set``, ``__enter__`` and ``__exit__`` do nothing), so no recorder
+function runs and no attribute is computed while recording is off::
+
+    with _trace.span("Python API", "NDArray.numpy", **attrs()) if _trace.ON else _trace.NO_SPAN:
+
+Where the name too is computed, :func:`span_of` takes a function returning (name, attributes).
+A decision point with no duration is an :func:`instant`. :func:`begin`/:func:`end` are the two
+halves of a span, for code that cannot hold a ``with`` block open.
 
 Timestamps are ``time.monotonic_ns()`` (:func:`now`) -- CLOCK_MONOTONIC, which every process of
 one machine shares (the C device reads the same clock), so events recorded by the host, a board
@@ -31,12 +35,10 @@ Layers (the ``layer`` of an event, lowest hop first): ``Python API``, ``DeviceAP
 ``client session``, ``endpoint``, ``wire``, ``server``, ``serving session``,
 ``transport channel``, ``MinRPC``, ``device API``.
 
-Transport channel hook point (one line in a channel's ``send``/``recv``; pytvm.contrib.hexagon's
-``HexagonTransportChannel`` is the intended user)::
+Transport channel hook point (a ``with`` block in a channel's ``send``/``recv``;
+pytvm.contrib.hexagon's ``HexagonTransportChannel`` is the intended user)::
 
-    sp = _trace.begin("transport channel", "send", bytes=len(data)) if _trace.ON else None
-
-closed with ``if sp is not None: _trace.end(sp)`` in a ``finally``.
+    with _trace.span("transport channel", "send", bytes=len(data)):
 
 Examples
 --------
@@ -54,8 +56,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,8 @@ __all__ = [
     "begin",
     "end",
     "span",
+    "span_of",
+    "NO_SPAN",
     "instant",
     "start",
     "stop",
@@ -149,12 +152,47 @@ class Event:
 
 @dataclass(slots=True)
 class Span:
-    """A span that has begun; :func:`end` records it. ``attrs`` may be added to meanwhile."""
+    """A span that has begun; :func:`end` (or leaving its ``with`` block) records it. ``attrs``
+    may be added to meanwhile (:meth:`set`)."""
 
     layer: str
     name: str
     ts: int
     attrs: dict[str, Any]
+
+    def set(self, **attrs: Any) -> None:
+        """Add attributes (known only once the work is done)."""
+        self.attrs.update(attrs)
+
+    def __enter__(self) -> Span:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end(self)
+
+
+class _NoSpan:
+    """What :func:`span` returns while recording is off: does nothing, records nothing."""
+
+    __slots__ = ()
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """A fresh dict each time (whatever is written to it is dropped)."""
+        return {}
+
+    def set(self, **attrs: Any) -> None:
+        """Drop ``attrs``."""
+
+    def __enter__(self) -> _NoSpan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+#: The shared no-op span (one object for every call site while recording is off).
+NO_SPAN = _NoSpan()
 
 
 _events: list[Event] = []
@@ -254,14 +292,23 @@ def end(span: Span, **attrs: Any) -> None:
     _record(span.layer, span.name, span.ts, now - span.ts, span.attrs, False)
 
 
-@contextmanager
-def span(layer: str, name: str, **attrs: Any) -> Iterator[Span]:
-    """A span around a ``with`` block; the yielded :class:`Span` takes more attributes."""
-    opened = begin(layer, name, **attrs)
-    try:
-        yield opened
-    finally:
-        end(opened)
+def span(layer: str, name: str, **attrs: Any) -> Span | _NoSpan:
+    """A span around a ``with`` block: a :class:`Span` opened now and recorded when the block
+    is left, or :data:`NO_SPAN` when recording is off."""
+    if not ON:
+        return NO_SPAN
+    return Span(layer, name, time.monotonic_ns(), attrs)
+
+
+def span_of(
+    layer: str, describe: Callable[..., tuple[str, dict[str, Any]]], *args: Any
+) -> Span | _NoSpan:
+    """Like :func:`span`, with the name too computed only when on: ``describe(*args)`` returns
+    ``(name, attrs)``."""
+    if not ON:
+        return NO_SPAN
+    name, attrs = describe(*args)
+    return Span(layer, name, time.monotonic_ns(), attrs)
 
 
 def instant(layer: str, name: str, **attrs: Any) -> None:

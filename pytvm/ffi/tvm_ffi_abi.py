@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from . import libinfo
-from .c_function import CFunction, runtime_library
+from .c_function import CFunction
 from .elf_symbols import read_dynamic_symbols
 from .errors import TVMError, TVMOSError, TVMValueError
+from .host_library import runtime_library
 
 __all__ = [
     "SYMBOL_PREFIX",

@@ -1,6 +1,36 @@
 """RPC, wire-compatible with Apache TVM 0.27: protocol, channels, endpoint, sessions, remote
 devices, server, tracker and proxy.
 
+Names, each with one meaning (TVM's public names kept as TVM spells them):
+
+``RPCSession``
+    What a client holds (TVM's name): functions, files, modules and devices of one session.
+``rpc.LocalSession()``, ``rpc.PopenSession(binary)``, ``rpc.connect(...)``
+    Functions (TVM's names) returning an ``RPCSession``: served in this process, by a child
+    process over pipes, by a server over TCP.
+``TrackerSession``
+    A client's connection to a tracker (TVM's name), from ``connect_tracker``.
+``SessionBase``
+    The interface one hop implements in wire values (calls, syscalls, copies); also the
+    device API of that hop's remote devices. Formerly ``Session``.
+``LocalServingSession``
+    A ``SessionBase`` that executes requests in this process (the last hop); a server's
+    ``WorkspaceSession`` is one confined to a temporary workspace.
+``ForwardingSession``
+    A ``SessionBase`` that forwards requests over an ``Endpoint`` to the next hop. Formerly
+    ``ClientSession``.
+``SessionModule``
+    The ``rpc`` module a session constructor returns; it carries a ``SessionBase``.
+``Channel``
+    A byte transport under an endpoint (socket, pipes, memory, serial, accelerator).
+``Connection``, ``EventLoop``
+    Internal to the server, tracker and proxy: one accepted socket with an output buffer,
+    and the one ``selectors`` loop (with timers) every such service runs on.
+``pytvm.crt.serial_link.SerialLink``
+    The start/reset handshake over serial frames (the C runtime's serial session layer).
+``pytvm.contrib.hexagon.open_accelerator_session``
+    The Python function behind the global function ``pytvm.hexagon.create_session``.
+
 Examples
 --------
 >>> from pytvm import rpc
@@ -34,9 +64,9 @@ from .client import (
     RPCSession,
     connect,
 )
-from .client_session import ClientSession, connect_channel
 from .endpoint import Endpoint, serve
-from .session import Session, SessionModule
+from .forwarding_session import ForwardingSession, connect_channel
+from .session import SessionBase, SessionModule
 
 __all__ = [
     "RPC_MAGIC",
@@ -59,11 +89,11 @@ __all__ = [
     "RemoteObject",
     "RPCSession",
     "connect",
-    "ClientSession",
+    "ForwardingSession",
     "connect_channel",
     "Endpoint",
     "serve",
-    "Session",
+    "SessionBase",
     "SessionModule",
     "Server",
     "Tracker",
@@ -72,6 +102,9 @@ __all__ = [
     "Proxy",
 ]
 
+
+#: Earlier spellings of names in ``__all__`` (still importable, not listed).
+_FORMER_NAMES = {"Session": "SessionBase", "ClientSession": "ForwardingSession"}
 
 if TYPE_CHECKING:  # the lazily loaded names, for type checkers
     from .proxy import Proxy
@@ -82,6 +115,8 @@ if TYPE_CHECKING:  # the lazily loaded names, for type checkers
 
 def __getattr__(name: str) -> object:
     # Server, tracker and proxy pull in process and socket machinery; load them on first use.
+    if name in _FORMER_NAMES:  # the earlier spellings of public names, for existing code
+        return globals()[_FORMER_NAMES[name]]
     if name == "Server":
         from .server import Server
 

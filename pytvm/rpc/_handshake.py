@@ -6,11 +6,11 @@ process."""
 from __future__ import annotations
 
 import logging
-import selectors
 import socket
 import struct
-import time
+from functools import partial
 
+from ._event_loop import EventLoop, Timer
 from .base import MAX_KEY_BYTES, RPC_CODE_MISMATCH, RPC_MAGIC, ProtocolError, set_nodelay
 
 __all__ = ["PendingHandshake", "HandshakeClosed", "HandshakeIntake", "BadMagic", "refuse"]
@@ -39,12 +39,11 @@ class PendingHandshake:
         The accepted connection, non-blocking.
     peer : str
         ``host:port`` of the client, for log lines.
-    deadline : float
-        ``time.monotonic()`` by which the record must be complete.
     """
 
-    def __init__(self, conn: socket.socket, peer: str, deadline: float) -> None:
-        self.conn, self.peer, self.deadline = conn, peer, deadline
+    def __init__(self, conn: socket.socket, peer: str) -> None:
+        self.conn, self.peer = conn, peer
+        self.deadline: Timer | None = None  # closes the connection when the time is up
         self._buf = bytearray()
         self._need = _HEADER.size  # bytes of the current part still missing
         self._key_len: int | None = None
@@ -100,10 +99,10 @@ class HandshakeIntake:
 
     At most ``max_pending_handshakes`` records are read at once (beyond that the listening
     socket rests and the kernel's backlog holds new connections); each must be complete within
-    ``handshake_timeout`` seconds of its accept. A complete key goes to ``_admit``.
+    ``handshake_timeout`` seconds of its accept (a timer). A complete key goes to ``_admit``.
     """
 
-    _sel: selectors.BaseSelector
+    _loop: EventLoop
     _listen: socket.socket | None
     _pending: dict[int, PendingHandshake]
     _accepting: bool
@@ -113,10 +112,11 @@ class HandshakeIntake:
     def _admit(self, conn: socket.socket, peer: str, client_key: str) -> None:
         raise NotImplementedError
 
-    def _on_accept(self, listen: socket.socket) -> None:
+    def _on_accept(self) -> None:
+        assert self._listen is not None
         while len(self._pending) < self.max_pending_handshakes:
             try:
-                conn, addr = listen.accept()
+                conn, addr = self._listen.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as err:  # e.g. out of descriptors: the next readable event retries
@@ -124,14 +124,17 @@ class HandshakeIntake:
                 return
             conn.setblocking(False)
             set_nodelay(conn)
-            deadline = time.monotonic() + self.handshake_timeout
-            pending = PendingHandshake(conn, f"{addr[0]}:{addr[1]}", deadline)
+            pending = PendingHandshake(conn, f"{addr[0]}:{addr[1]}")
             self._pending[conn.fileno()] = pending
-            self._sel.register(conn, selectors.EVENT_READ, lambda _, p=pending: self._on_key(p))
             self._on_key(pending)  # the record usually came with the connection
+            if self._pending.get(conn.fileno()) is pending:
+                pending.deadline = self._loop.call_later(
+                    self.handshake_timeout, partial(self._expire_handshake, pending)
+                )
+                self._loop.add_reader(conn, partial(self._on_key, pending))
         if self._accepting and self._listen is not None:
             self._accepting = False
-            self._sel.unregister(self._listen)
+            self._loop.unwatch(self._listen)
             logger.warning(
                 "rpc server: %d handshakes pending (max_pending_handshakes); accepting again "
                 "when one completes or times out",
@@ -159,17 +162,15 @@ class HandshakeIntake:
             self._forget(pending)
             self._admit(pending.conn, pending.peer, key)
 
-    def _expire_handshakes(self, now: float) -> None:
-        for pending in [p for p in self._pending.values() if p.deadline <= now]:
-            logger.warning(
-                "rpc client %s did not complete its handshake within %g s; closed",
-                pending.peer,
-                self.handshake_timeout,
-            )
-            self._drop(pending)
-
-    def _next_handshake_deadline(self) -> float | None:
-        return min((p.deadline for p in self._pending.values()), default=None)
+    def _expire_handshake(self, pending: PendingHandshake) -> None:
+        if self._pending.get(pending.conn.fileno()) is not pending:
+            return  # already finished
+        logger.warning(
+            "rpc client %s did not complete its handshake within %g s; closed",
+            pending.peer,
+            self.handshake_timeout,
+        )
+        self._drop(pending)
 
     def _drop(self, pending: PendingHandshake, answer: bool = False) -> None:
         self._forget(pending)
@@ -181,13 +182,12 @@ class HandshakeIntake:
     def _forget(self, pending: PendingHandshake) -> None:
         """Stop watching ``pending`` (its socket stays open); accept again if that was paused."""
         self._pending.pop(pending.conn.fileno(), None)
-        try:
-            self._sel.unregister(pending.conn)
-        except (KeyError, ValueError):
-            pass
+        self._loop.unwatch(pending.conn)
+        if pending.deadline is not None:
+            pending.deadline.cancel()
         if not self._accepting and self._listen is not None:
             self._accepting = True
-            self._sel.register(self._listen, selectors.EVENT_READ, self._on_accept)
+            self._loop.add_reader(self._listen, self._on_accept)
 
     def _close_handshakes(self) -> None:
         for pending in list(self._pending.values()):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Any
 
 from ..ffi import trace as _trace
 from ..ffi.errors import RPCSessionBrokenError
@@ -55,7 +56,9 @@ class PacketIO:
             self._rpos = 0
         while len(self._rbuf) - self._rpos < n:
             size = max(_CHUNK, n - (len(self._rbuf) - self._rpos))
-            chunk = self._traced_recv(size) if _trace.ON else self.channel.recv(size)
+            with _trace.span_of("wire", self._describe_recv) if _trace.ON else _trace.NO_SPAN as sp:
+                chunk = self.channel.recv(size)
+                sp.set(bytes=len(chunk))
             if not chunk:
                 raise ConnectionError(
                     f"{self.channel.peer} closed the channel in the middle of a packet"
@@ -80,11 +83,9 @@ class PacketIO:
             self._rpos += have
         got = have
         while got < len(view):
-            n = (
-                self._traced_recv_into(view[got:])
-                if _trace.ON
-                else self.channel.recv_into(view[got:])
-            )
+            with _trace.span_of("wire", self._describe_recv) if _trace.ON else _trace.NO_SPAN as sp:
+                n = self.channel.recv_into(view[got:])
+                sp.set(bytes=n)
             if n == 0:
                 raise ConnectionError(
                     f"{self.channel.peer} closed the channel after {got} of {len(view)} data bytes"
@@ -116,10 +117,16 @@ class PacketIO:
                 if self._rpos == len(self._rbuf):
                     self._rbuf.clear()
                     self._rpos = 0
-                    if _trace.ON and not idle:
-                        chunk = self._traced_recv(_CHUNK)
-                    else:
+                    if idle:
                         chunk = self.channel.recv(_CHUNK)
+                    else:
+                        with (
+                            _trace.span_of("wire", self._describe_recv)
+                            if _trace.ON
+                            else _trace.NO_SPAN
+                        ) as sp:
+                            chunk = self.channel.recv(_CHUNK)
+                            sp.set(bytes=len(chunk))
                     if not chunk:
                         raise _PeerClosed()
                     self._rbuf += chunk
@@ -149,12 +156,11 @@ class PacketIO:
     def _send(self, *parts: bytes | memoryview) -> None:
         if self.closed:
             raise self.closed_error()
-        if _trace.ON:
-            self._traced_send(parts)
-        elif len(parts) == 1:
-            self.channel.send(parts[0])  # the common case: one whole packet, no join
-        else:
-            self.channel.send_parts(parts)
+        with _trace.span_of("wire", self._describe_send, parts) if _trace.ON else _trace.NO_SPAN:
+            if len(parts) == 1:
+                self.channel.send(parts[0])  # the common case: one whole packet, no join
+            else:
+                self.channel.send_parts(parts)
 
     # ------------------------------------------------------------------ a stream out of step
 
@@ -183,21 +189,10 @@ class PacketIO:
 
     # ------------------------------------------------------------------ tracing (only when on)
 
-    def _traced_send(self, parts: Sequence[bytes | memoryview]) -> None:
+    def _describe_send(self, parts: Sequence[bytes | memoryview]) -> tuple[str, dict[str, Any]]:
         nbytes = sum(len(p) for p in parts)
-        span = _trace.begin("wire", "send", bytes=nbytes, peer=self.channel.peer)
-        self.channel.send_parts(parts)
         self._sent_bytes = nbytes
-        _trace.end(span)
+        return "send", {"bytes": nbytes, "peer": self.channel.peer}
 
-    def _traced_recv(self, size: int) -> bytes:
-        span = _trace.begin("wire", "recv", peer=self.channel.peer)
-        chunk = self.channel.recv(size)
-        _trace.end(span, bytes=len(chunk))
-        return chunk
-
-    def _traced_recv_into(self, view: memoryview) -> int:
-        span = _trace.begin("wire", "recv", peer=self.channel.peer)
-        n = self.channel.recv_into(view)
-        _trace.end(span, bytes=n)
-        return n
+    def _describe_recv(self) -> tuple[str, dict[str, Any]]:
+        return "recv", {"peer": self.channel.peer}

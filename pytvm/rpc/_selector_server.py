@@ -1,33 +1,30 @@
-"""The single-threaded ``selectors`` event loop shared by the tracker and the proxy.
+"""A listening socket and its buffered connections on an :class:`~pytvm.rpc._event_loop.EventLoop`
+(the tracker and the proxy), and the port search every RPC service binds with.
 
-A :class:`SelectorServer` owns one listening socket, a background thread that runs the loop,
-a wake-up socket pair (so :meth:`SelectorServer.terminate` can interrupt ``select``) and a timer
-heap. Every accepted socket becomes a :class:`Channel`: a non-blocking, ``TCP_NODELAY`` stream
-with an output buffer, so a reply is handed to the kernel in one ``send`` and whatever the
-kernel does not take is written when the socket turns writable. All state is touched only by the
-loop thread; the public surface (``port``, ``terminate``, ``serve_forever``) is thread-safe.
+A :class:`SelectorServer` owns one listening socket and the event loop that serves it. Every
+accepted socket becomes a :class:`Connection`: a non-blocking, ``TCP_NODELAY`` stream with an
+output buffer, so a reply is handed to the kernel in one ``send`` and whatever the kernel does
+not take is written when the socket turns writable. All state is touched only by the loop
+thread; the public surface (``port``, ``terminate``, ``serve_forever``) is thread-safe.
 """
 
 from __future__ import annotations
 
 import errno
-import heapq
-import itertools
 import logging
 import selectors
-import signal
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import TypeVar
 
 from ..ffi.errors import TVMValueError
+from ._event_loop import EventLoop, Timer
 from .base import set_nodelay
 
-__all__ = ["Channel", "SelectorServer", "bind_first_free_port", "default_port_end"]
+__all__ = ["Connection", "SelectorServer", "bind_first_free_port", "default_port_end"]
 
 logger = logging.getLogger("pytvm.rpc")
 
@@ -90,7 +87,7 @@ def bind_first_free_port(
     )
 
 
-class Channel:
+class Connection:
     """One accepted, non-blocking connection of a :class:`SelectorServer`.
 
     Subclasses override :meth:`on_data` (bytes received), :meth:`on_close` (after the socket is
@@ -108,7 +105,7 @@ class Channel:
         self._reading = True
         self._close_when_drained = False
         self._mask = selectors.EVENT_READ
-        server._selector.register(sock, selectors.EVENT_READ, self)
+        server.loop.watch(sock, selectors.EVENT_READ, self.handle_event)
 
     # --------------------------------------------------------------- hooks
     def on_data(self, data: bytes) -> None:
@@ -122,7 +119,8 @@ class Channel:
 
     # --------------------------------------------------------------- output
     def write(self, data: bytes) -> bool:
-        """Queue ``data``, trying one ``send`` first; False if the channel is closed or broken."""
+        """Queue ``data``, trying one ``send`` first; False if the connection is closed or
+        broken."""
         if self.closed:
             return False
         if not self.out:
@@ -171,13 +169,10 @@ class Channel:
             return
         self.closed = True
         if self._mask:
-            try:
-                self.server._selector.unregister(self.sock)
-            except (KeyError, ValueError):
-                pass
+            self.server.loop.unwatch(self.sock)
         self._mask = 0
         self.sock.close()
-        self.server._channels.discard(self)
+        self.server._connections.discard(self)
         self.out.clear()
         self.on_close()
 
@@ -190,13 +185,10 @@ class Channel:
         )
         if mask == self._mask:
             return
-        selector = self.server._selector
-        if not self._mask:
-            selector.register(self.sock, mask, self)
-        elif not mask:
-            selector.unregister(self.sock)  # paused with nothing to write: wait for resume
+        if mask:
+            self.server.loop.watch(self.sock, mask, self.handle_event)
         else:
-            selector.modify(self.sock, mask, self)
+            self.server.loop.unwatch(self.sock)  # paused with nothing to write: wait for resume
         self._mask = mask
 
     def flush_now(self, timeout: float) -> None:
@@ -253,10 +245,10 @@ class Channel:
 
 
 class SelectorServer:
-    """A listening socket served by one background thread running a ``selectors`` loop.
+    """A listening socket served by an :class:`~pytvm.rpc._event_loop.EventLoop`.
 
     Subclasses build their state, then call :meth:`_start`; they override :meth:`_accepted` to
-    wrap a new socket into a :class:`Channel`, and may override :meth:`_shutdown_hook`.
+    wrap a new socket into a :class:`Connection`, and may override :meth:`_shutdown_hook`.
     """
 
     def __init__(
@@ -267,38 +259,27 @@ class SelectorServer:
         self.host = host
         self.port: int = self._listen.getsockname()[1]
         self._name = name
-        self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self._selector.register(self._listen, selectors.EVENT_READ, "listen")
-        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
-        self._timers: list[tuple[float, int, Callable[[], None]]] = []
-        self._timer_seq = itertools.count()
-        self._to_close: list[Channel] = []
-        self._channels: set[Channel] = set()
-        self._stop_requested = threading.Event()
+        self.loop = EventLoop(name, on_stop=self._on_loop_stop)
+        self.loop.add_reader(self._listen, self._accept_all)
+        self._connections: set[Connection] = set()
         self._close_lock = threading.Lock()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def _start(self) -> None:
-        self._thread.start()
+        self.loop.start()
 
     # --------------------------------------------------------------- public
     def terminate(self) -> None:
         """Stop the loop, join its thread and close every socket (idempotent)."""
-        self._stop_requested.set()
-        self._wake()
-        if threading.current_thread() is self._thread:
+        self.loop.stop()
+        if self.loop.in_loop_thread():
             return  # the loop closes everything itself when it returns
-        if self._thread.ident is not None:
-            self._thread.join()
+        self.loop.join()
         self._close_all()
 
     def serve_forever(self) -> None:
         """Block until the server is terminated (by :meth:`terminate` or by the protocol)."""
-        self._thread.join()
+        self.loop.join()
         self.terminate()
 
     def __enter__(self: _ServerT) -> _ServerT:
@@ -313,77 +294,31 @@ class SelectorServer:
         self.terminate()
 
     # --------------------------------------------------------------- loop helpers
-    def call_later(self, delay: float, callback: Callable[[], None]) -> None:
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
         """Run ``callback`` on the loop thread after ``delay`` seconds."""
-        heapq.heappush(self._timers, (time.monotonic() + delay, next(self._timer_seq), callback))
+        return self.loop.call_later(delay, callback)
 
-    def close_later(self, channel: Channel) -> None:
-        """Close ``channel`` once the current event has been handled (safe inside callbacks)."""
-        self._to_close.append(channel)
+    def close_later(self, connection: Connection) -> None:
+        """Close ``connection`` once the current callback has returned (safe inside callbacks)."""
+        self.loop.call_soon(connection.close)
 
     def stop_soon(self) -> None:
-        """Ask the loop to exit after the current event (loop thread or any other)."""
-        self._stop_requested.set()
-        self._wake()
+        """Ask the loop to exit after the current callback (loop thread or any other)."""
+        self.loop.stop()
 
-    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Channel:
+    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Connection:
         raise NotImplementedError
 
     def _shutdown_hook(self) -> None:
         """Called on the loop thread right before every socket is closed."""
 
     # --------------------------------------------------------------- loop
-    def _wake(self) -> None:
+    def _on_loop_stop(self) -> None:
         try:
-            self._wake_w.send(b"\0")
-        except OSError:
-            pass
-
-    def _run(self) -> None:
-        if hasattr(signal, "pthread_sigmask"):
-            # Leave SIGINT/SIGTERM to the other threads, so the main thread wakes up at once.
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
-            while not self._stop_requested.is_set():
-                timeout = None
-                if self._timers:
-                    timeout = max(0.0, self._timers[0][0] - time.monotonic())
-                for key, mask in self._selector.select(timeout):
-                    if self._stop_requested.is_set():
-                        break
-                    self._dispatch(key.data, mask)
-                    self._drain_close_queue()
-                now = time.monotonic()
-                while self._timers and self._timers[0][0] <= now:
-                    _, _, callback = heapq.heappop(self._timers)
-                    self._guarded(callback)
-                    self._drain_close_queue()
-        except Exception:  # the loop must never die silently
-            logger.exception("%s: event loop crashed", self._name)
-        finally:
-            try:
-                self._shutdown_hook()
-            except Exception:
-                logger.exception("%s: shutdown failed", self._name)
-            self._close_all()
-
-    def _dispatch(self, data: object, mask: int) -> None:
-        if data == "listen":
-            self._accept_all()
-        elif data == "wake":
-            try:
-                while self._wake_r.recv(4096):
-                    pass
-            except (BlockingIOError, InterruptedError):
-                pass
-        elif isinstance(data, Channel):
-            self._guarded(lambda: data.handle_event(mask))
-
-    def _guarded(self, callback: Callable[[], None]) -> None:
-        try:
-            callback()
+            self._shutdown_hook()
         except Exception:
-            logger.exception("%s: error in event handler", self._name)
+            logger.exception("%s: shutdown failed", self._name)
+        self._close_all()
 
     def _accept_all(self) -> None:
         while True:
@@ -394,22 +329,17 @@ class SelectorServer:
             except OSError as err:
                 logger.warning("%s: accept failed: %s", self._name, err)
                 return
-            channel = self._accepted(sock, addr)
-            self._channels.add(channel)
-
-    def _drain_close_queue(self) -> None:
-        while self._to_close:
-            self._to_close.pop().close()
+            connection = self._accepted(sock, addr)
+            self._connections.add(connection)
 
     def _close_all(self) -> None:
         with self._close_lock:
             if self._closed:
                 return
             self._closed = True
-        for channel in list(self._channels):
-            channel.flush_now(timeout=1.0)
-            channel.close()
-        self._channels.clear()
-        for sock in (self._listen, self._wake_r, self._wake_w):
-            sock.close()
-        self._selector.close()
+        for connection in list(self._connections):
+            connection.flush_now(timeout=1.0)
+            connection.close()
+        self._connections.clear()
+        self.loop.unwatch(self._listen)
+        self._listen.close()

@@ -1,6 +1,6 @@
 """How a :class:`~pytvm.rpc.server.Server` reaches the outside: registration with a tracker
 (spec section 9.4) and dialing out to a proxy (section 10.2). Mixins of ``Server``; they use its
-selector loop and state.
+event loop (pings, reconnects and redials are timers) and state.
 
 The first registration happens in the server's constructor (``_tracker_connect`` before the
 loop starts), so once ``Server(...)`` returns the tracker lists it and servers made one after
@@ -12,13 +12,13 @@ match key the client presented.
 from __future__ import annotations
 
 import logging
-import selectors
 import socket
 import struct
 import time
 from typing import Any
 
 from ._auth import authenticate
+from ._event_loop import EventLoop, Timer
 from .base import (
     RPC_CODE_DUPLICATE,
     RPC_CODE_MISMATCH,
@@ -49,7 +49,7 @@ _I32 = struct.Struct("<i")
 class TrackerLink:
     """Keeps the server registered with its tracker under a fresh match key per session."""
 
-    _sel: selectors.BaseSelector
+    _loop: EventLoop
     _tracker: socket.socket | None
     tracker_addr: tuple[str, int] | None
     tracker_token: str | None
@@ -62,8 +62,7 @@ class TrackerLink:
     _match_key: str
     _old_keys: set[str]
     _unmatched: int
-    _next_poll: float
-    _next_tracker_try: float
+    _poll_timer: Timer | None
 
     def _info(self, msg: str, *args: Any) -> None:
         raise NotImplementedError
@@ -75,6 +74,8 @@ class TrackerLink:
 
     def _tracker_connect(self) -> None:
         assert self.tracker_addr is not None
+        if self._tracker is not None:
+            return  # connected meanwhile
         sock = None
         try:
             sock = dial(self.tracker_addr)
@@ -93,10 +94,10 @@ class TrackerLink:
             self._tracker = None
             if sock is not None:
                 sock.close()
-            self._next_tracker_try = time.monotonic() + self.ping_period
+            self._loop.call_later(self.ping_period, self._tracker_connect)
             logger.warning("cannot register with tracker %s: %s; retrying", self.tracker_addr, err)
             return
-        self._sel.register(sock, selectors.EVENT_READ, self._on_tracker_readable)
+        self._loop.add_reader(sock, lambda: self._on_tracker_readable(sock))
         self._info("registered with tracker %s as %r", self.tracker_addr, self.key)
         if not self._tracker_busy:
             self._put_new_key()
@@ -105,7 +106,7 @@ class TrackerLink:
         self._old_keys.add(self._match_key)
         self._match_key = random_key(self.key + ":", self._old_keys)
         self._unmatched = 0
-        self._next_poll = time.monotonic() + self.ping_period
+        self._arm_poll()
         msg = [TrackerCode.PUT, self.key, [self.port, self._match_key], self.custom_addr]
         try:
             if self._tracker_call(msg) != TrackerCode.SUCCESS:
@@ -113,8 +114,17 @@ class TrackerLink:
         except (OSError, ProtocolError, ValueError) as err:
             self._tracker_lost(err)
 
+    def _arm_poll(self) -> None:
+        """Poll the pending match keys ``ping_period`` from now (replacing an earlier poll)."""
+        if self._poll_timer is not None:
+            self._poll_timer.cancel()
+        self._poll_timer = self._loop.call_later(self.ping_period, self._poll_pending)
+
     def _poll_pending(self) -> None:
-        self._next_poll = time.monotonic() + self.ping_period
+        self._poll_timer = None
+        if self._tracker is None or self._tracker_busy:
+            return  # polled again once registered anew (_put_new_key)
+        self._arm_poll()
         try:
             pending = self._tracker_call([TrackerCode.GET_PENDING_MATCHKEYS])
         except (OSError, ProtocolError, ValueError) as err:
@@ -141,21 +151,17 @@ class TrackerLink:
 
     def _tracker_lost(self, why: object) -> None:
         if self._tracker is not None:
-            try:
-                self._sel.unregister(self._tracker)
-            except (KeyError, ValueError):
-                pass
+            self._loop.unwatch(self._tracker)
             self._tracker.close()
         self._tracker = None
-        self._next_tracker_try = time.monotonic()
+        self._loop.call_soon(self._tracker_connect)
         logger.warning("lost tracker %s (%s); reconnecting", self.tracker_addr, why)
 
 
 class ProxyLink:
     """Dials the proxy as ``server:<key>`` and serves one session per pairing."""
 
-    _sel: selectors.BaseSelector
-    _stop: Any
+    _loop: EventLoop
     _proxy: socket.socket | None
     host: str
     port: int
@@ -164,7 +170,7 @@ class ProxyLink:
     max_retry: int
     _proxy_retries: int
     _dialed_at: float
-    _next_dial: float | None
+    _dial_timer: Timer | None
 
     def _info(self, msg: str, *args: Any) -> None:
         raise NotImplementedError
@@ -178,7 +184,16 @@ class ProxyLink:
     def _start_session(self, worker: Any, options: dict[str, str]) -> None:
         raise NotImplementedError
 
+    def _dial_later(self, delay: float) -> None:
+        """Dial the proxy ``delay`` seconds from now (replacing an earlier plan)."""
+        if self._dial_timer is not None:
+            self._dial_timer.cancel()
+        self._dial_timer = self._loop.call_later(delay, self._proxy_dial)
+
     def _proxy_dial(self) -> None:
+        self._dial_timer = None
+        if self._proxy is not None:
+            return
         self._dialed_at = time.monotonic()
         sock = None
         try:
@@ -190,10 +205,10 @@ class ProxyLink:
             self._proxy_failed(err)
             return
         self._proxy = sock
-        self._sel.register(sock, selectors.EVENT_READ, self._on_proxy_reply)
+        self._loop.add_reader(sock, lambda: self._on_proxy_reply(sock))
 
     def _on_proxy_reply(self, sock: socket.socket) -> None:
-        self._sel.unregister(sock)
+        self._loop.unwatch(sock)
         self._proxy = None
         try:
             sock.settimeout(HANDSHAKE_TIMEOUT)
@@ -206,13 +221,13 @@ class ProxyLink:
                     self.key,
                 )
                 sock.close()
-                self._stop.set()
+                self._loop.stop()
                 return
             if magic == RPC_CODE_MISMATCH:
                 self._info("proxy found no client for key %r in time; dialing again", self.key)
                 sock.close()
                 quick = time.monotonic() - self._dialed_at < 1.0
-                self._next_dial = time.monotonic() + (self.retry_period if quick else 0.0)
+                self._dial_later(self.retry_period if quick else 0.0)
                 return
             if magic != RPC_MAGIC:
                 raise ProtocolError(f"{self.host}:{self.port} answered {magic:#x}, not a proxy")
@@ -238,11 +253,11 @@ class ProxyLink:
             except OSError:
                 pass
             sock.close()
-            self._next_dial = time.monotonic()
+            self._dial_later(0.0)
             return
         worker = self._start_worker(sock, peer, client_key)
         if worker is None:
-            self._next_dial = time.monotonic()
+            self._dial_later(0.0)
             return
         worker.proxy_session = True
         self._start_session(worker, options)
@@ -258,7 +273,7 @@ class ProxyLink:
                 self.max_retry,
                 err,
             )
-            self._stop.set()
+            self._loop.stop()
             return
         logger.warning(
             "proxy %s:%d: %s; retry %d/%d in %g s",
@@ -269,7 +284,7 @@ class ProxyLink:
             self.max_retry,
             self.retry_period,
         )
-        self._next_dial = time.monotonic() + self.retry_period
+        self._dial_later(self.retry_period)
 
 
 def dial(addr: tuple[str, int]) -> socket.socket:

@@ -31,9 +31,9 @@ from ..ffi.type_index import TypeIndex
 from ..runtime.module import Module
 from ..runtime.ndarray import NDArray
 from .base import MAX_SESSION_TIMEOUT, ProtocolError
-from .client_session import popen_session, socket_session
+from .forwarding_session import popen_session, socket_session
 from .protocol import Handle, ObjectRef, RPCCode, TensorDesc
-from .session import Session, SessionModule, insert_session
+from .session import SessionBase, SessionModule, insert_session
 from .workspace_session import WorkspaceSession
 
 __all__ = [
@@ -54,13 +54,13 @@ class RPCSession:
     session is ``Device(129, 0)``), so arrays on them are copied through this session.
     """
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionBase) -> None:
         self._session = session
         self._tbl_index = insert_session(session)
         self._sess = SessionModule(session)
 
     @property
-    def session(self) -> Session:
+    def session(self) -> SessionBase:
         """The underlying wire-level session."""
         return self._session
 
@@ -182,7 +182,7 @@ class RPCSession:
 
 
 class _RemoteHandle:
-    """Frees a remote handle when the last local reference goes (queued, see ClientSession)."""
+    """Frees a remote handle when the last local reference goes (queued, see ForwardingSession)."""
 
     __slots__ = ("session", "handle")
 
@@ -393,7 +393,7 @@ _brief = reprlib.Repr()
 _brief.maxstring = _brief.maxother = 60
 
 
-def _log_each_request(session: Session, peer: str) -> None:
+def _log_each_request(session: SessionBase, peer: str) -> None:
     """Log each request ``session`` sends (``call_func``, ``syscall`` and the copies), its
     arguments in brief, and what came back or what it raised, with its duration."""
     for name in ("call_func", "syscall", "copy_to_remote", "copy_from_remote"):

@@ -16,12 +16,12 @@ from ..ffi.errors import TVMValueError
 from ..ffi.registry import register_func
 from ..runtime.device_api import DeviceAPI
 from .base import RPC_SESS_MASK
-from .session import Session, get_session
+from .session import SessionBase, get_session
 
 __all__ = ["RPCDeviceAPI", "session_of_device"]
 
 
-def session_of_device(dev: Device) -> Session:
+def session_of_device(dev: Device) -> SessionBase:
     """The session a masked device belongs to."""
     index = dev.rpc_session_index
     if index is None:
@@ -29,7 +29,7 @@ def session_of_device(dev: Device) -> Session:
     return get_session(index)
 
 
-def _session_of_tensor(t: DLTensor) -> Session:
+def _session_of_tensor(t: DLTensor) -> SessionBase:
     return get_session(t.device.device_type // RPC_SESS_MASK - 1)
 
 

@@ -17,7 +17,11 @@ Hop-local functions: a kGetGlobalFunc for a ``pytvm.hop.*`` name is answered fro
 endpoint's :class:`~pytvm.rpc.hop.HopTable` instead of the serving session, so each hop of a
 nested session runs them itself (trace control, see ``pytvm.rpc.hop``).
 
-Tracing (``pytvm.ffi.trace``, each hook behind one ``if _trace.ON`` test): a client request is
+Requests and replies are decoded by :func:`pytvm.rpc.messages.decode_body` (the decoder the
+protocol and fuzz tests exercise) and dispatched on the record it returns; only copy payloads
+are streamed straight between the channel and array memory.
+
+Tracing (``pytvm.ffi.trace``, each hook one ``with _trace.span...`` block): a client request is
 an ``endpoint`` span (code, request and reply bytes); a served packet is a ``server`` span
 (code, bytes) and the serving session's part of it a ``serving session`` span. The ``wire``
 spans (channel sends and receives) come from the packet layer underneath (``_packet_io``).
@@ -38,6 +42,7 @@ from ._packet_io import PacketIO, _PeerClosed
 from .base import PROTOCOL_VERSION, ProtocolError, RPCError, remote_error_class
 from .channel import Channel
 from .hop import HOP_PREFIX, HopTable, code_name
+from .messages import CallFunc, CopyFromRemote, InitServer, Syscall, decode_body
 from .protocol import (
     DEFAULT_LIMITS,
     SYSCALL_CODE_START,
@@ -48,7 +53,6 @@ from .protocol import (
     ServerStatus,
     TensorDesc,
     decode_copy_head,
-    decode_pseq,
     encode_call,
     encode_call_return,
     encode_copy_ack,
@@ -60,7 +64,7 @@ from .protocol import (
     encode_shutdown,
     encode_syscall,
 )
-from .session import Session, session_of_module
+from .session import SessionBase, session_of_module
 
 __all__ = ["Endpoint", "serve"]
 
@@ -68,6 +72,10 @@ log = logging.getLogger("pytvm.rpc.endpoint")
 
 _CODES = {int(code): code for code in RPCCode}
 MAX_PACKET_FUNC = "tvm.rpc.server.GetCRTMaxPacketSize"
+# Codes a peer may send as a request (kCopyToRemote is streamed apart, kShutdown ends serving).
+_REQUEST_CODES = frozenset(
+    (RPCCode.CALL_FUNC, RPCCode.INIT_SERVER, RPCCode.COPY_FROM_REMOTE)
+) | frozenset(code for code in RPCCode if code >= SYSCALL_CODE_START)
 _COPY_WINDOW = 2  # copy packets in flight (see _copy_to_remote_pipelined; more measured slower)
 
 
@@ -83,28 +91,22 @@ class Endpoint(PacketIO):
     ) -> None:
         super().__init__(channel, name, limits)
         self.remote_key = remote_key
-        self.serving_session: Session | None = None
+        self.serving_session: SessionBase | None = None
         self._lock = threading.RLock()
         self._max_transfer: int | None = None  # bytes of data per copy packet, once asked
         self._hops: HopTable | None = None  # hop-local functions, made on first lookup
         self._after_reply: Callable[[], None] | None = None
-        self._reply_bytes = 0  # of the last reply received (only kept while tracing)
+        self._reply_bytes = 0  # of the last reply received (a trace attribute)
         self._error_reply: BaseException | None = None  # raised for a complete kException
 
     # ------------------------------------------------------------------ client side
 
-    def _request_span(self, code: RPCCode, nbytes: int, **attrs: Any) -> _trace.Span:
+    def _describe_request(
+        self, code: RPCCode, nbytes: int, attrs: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """Name and attributes of an ``endpoint`` span (asked only while tracing)."""
         name = code_name(code)
-        return _trace.begin(
-            "endpoint", name, code=name, request_bytes=nbytes, peer=self.channel.peer, **attrs
-        )
-
-    def _end_request(self, span: _trace.Span) -> None:
-        _trace.end(span, reply_bytes=self._reply_bytes)
-
-    def _serving_span(self, session: Session, method: str, **attrs: Any) -> _trace.Span:
-        name = f"{type(session).__name__}.{method}"
-        return _trace.begin("serving session", name, session=session.name, **attrs)
+        return name, {"code": name, "request_bytes": nbytes, "peer": self.channel.peer, **attrs}
 
     def _raise_remote(self, text: str) -> None:
         err = parse_error(text, context=f"error from RPC peer {self.channel.peer}")
@@ -137,12 +139,15 @@ class Endpoint(PacketIO):
                     f"{self.channel.peer} closed the RPC channel while a reply was awaited"
                 ) from None
             if code == RPCCode.RETURN or code == RPCCode.COPY_ACK:
-                if _trace.ON:
-                    self._reply_bytes = left + 12
+                self._reply_bytes = left + 12
                 return code, left
             if code == RPCCode.EXCEPTION:
-                values = decode_pseq(Reader(self._read(left), self.limits), "exception")
-                self._raise_remote(str(values[0]) if values else "RPCError: empty exception")
+                try:
+                    reply = decode_body(RPCCode.EXCEPTION, Reader(self._read(left), self.limits))
+                except ProtocolError as err:
+                    self._error_reply = err  # the whole packet was read: still in step
+                    raise
+                self._raise_remote(reply.text)
             known = _CODES.get(code)
             if known is None or self.serving_session is None:
                 self._skip(left)
@@ -155,24 +160,21 @@ class Endpoint(PacketIO):
         if code != RPCCode.RETURN:
             self._skip(left)
             raise ProtocolError(f"expected kReturn, got {_CODES[code].name}")
-        r = Reader(self._read(left), self.limits)
-        values = decode_pseq(r, "return values")
-        r.expect_end("kReturn")
-        return values
+        return list(decode_body(RPCCode.RETURN, Reader(self._read(left), self.limits)).values)
 
     def _request(self, code: RPCCode, packet: bytes, **attrs: Any) -> list[Any]:
         """Send one request packet and return its kReturn values (a traced span when on)."""
         with self._lock:
             try:
-                if not _trace.ON:
+                with (
+                    _trace.span_of("endpoint", self._describe_request, code, len(packet), attrs)
+                    if _trace.ON
+                    else _trace.NO_SPAN
+                ) as sp:
                     self._send(packet)
-                    return self._return_values()
-                span = self._request_span(code, len(packet), **attrs)
-                try:
-                    self._send(packet)
-                    return self._return_values()
-                finally:
-                    self._end_request(span)
+                    values = self._return_values()
+                    sp.set(reply_bytes=self._reply_bytes)
+                    return values
             except BaseException as exc:
                 self._failed(_describe(code, attrs), exc)
                 raise
@@ -196,21 +198,21 @@ class Endpoint(PacketIO):
         """Send several syscalls back to back, then read all replies (used to free handles)."""
         with self._lock:
             packet = b"".join(encode_syscall(code, args) for args in arg_lists)
-            span = (
-                self._request_span(code, len(packet), pipelined=len(arg_lists))
-                if _trace.ON
-                else None
-            )
             errors: list[BaseException] = []
+            describe = (code, len(packet), {"pipelined": len(arg_lists)})
             try:
-                self._send(packet)
-                for _ in arg_lists:
-                    self._collect_return(errors)
+                with (
+                    _trace.span_of("endpoint", self._describe_request, *describe)
+                    if _trace.ON
+                    else _trace.NO_SPAN
+                ) as sp:
+                    self._send(packet)
+                    for _ in arg_lists:
+                        self._collect_return(errors)
+                    sp.set(reply_bytes=self._reply_bytes)
             except BaseException as exc:
                 self._failed(f"{len(arg_lists)} pipelined {code_name(code)} requests", exc)
                 raise
-            if span is not None:
-                self._end_request(span)
             if errors:
                 raise errors[0]
 
@@ -281,30 +283,26 @@ class Endpoint(PacketIO):
             chunk = data[start : start + step]
             part = _at_offset(desc, desc.byte_offset + start)
             head = encode_copy_to_remote(part, len(chunk))
-            span = (
-                self._request_span(
-                    RPCCode.COPY_TO_REMOTE, len(head) + len(chunk), data_bytes=len(chunk)
-                )
+            describe = (RPCCode.COPY_TO_REMOTE, len(head) + len(chunk), {"data_bytes": len(chunk)})
+            with (
+                _trace.span_of("endpoint", self._describe_request, *describe)
                 if _trace.ON
-                else None
-            )
-            try:
+                else _trace.NO_SPAN
+            ) as sp:
                 self._send(head, chunk)
                 self._return_values()
-            finally:
-                if span is not None:
-                    self._end_request(span)
+                sp.set(reply_bytes=self._reply_bytes)
 
     def _copy_from_remote_packet(self, desc: TensorDesc, chunk: memoryview, start: int) -> None:
         """One kCopyFromRemote of ``len(chunk)`` bytes at ``start`` into ``chunk``."""
         part = _at_offset(desc, desc.byte_offset + start)
         head = encode_copy_from_remote(part, len(chunk))
-        span = (
-            self._request_span(RPCCode.COPY_FROM_REMOTE, len(head), data_bytes=len(chunk))
+        describe = (RPCCode.COPY_FROM_REMOTE, len(head), {"data_bytes": len(chunk)})
+        with (
+            _trace.span_of("endpoint", self._describe_request, *describe)
             if _trace.ON
-            else None
-        )
-        try:
+            else _trace.NO_SPAN
+        ) as sp:
             self._send(head)
             code, left = self._reply()
             if code != RPCCode.COPY_ACK or left != len(chunk):
@@ -313,9 +311,7 @@ class Endpoint(PacketIO):
                     f"expected kCopyAck of {len(chunk)} bytes, got code {code} of {left}"
                 )
             self._read_into(chunk)
-        finally:
-            if span is not None:
-                self._end_request(span)
+            sp.set(reply_bytes=self._reply_bytes)
 
     # A copy to the peer split into packets keeps _COPY_WINDOW packets in flight: the next one
     # travels while the peer (and the hops behind it) still handle the previous one. Replies
@@ -392,26 +388,21 @@ class Endpoint(PacketIO):
 
     def _serve_packet(self, code: RPCCode, left: int) -> None:
         """Handle one request whose code is read and ``left`` body bytes follow."""
-        span = (
-            _trace.begin("server", code_name(code), code=code_name(code), request_bytes=left + 12)
-            if _trace.ON
-            else None
-        )
-        try:
+        with (
+            _trace.span_of("server", _describe_served, code, left) if _trace.ON else _trace.NO_SPAN
+        ) as sp:
             if code == RPCCode.COPY_TO_REMOTE:
                 reply_parts: tuple[bytes | memoryview, ...] = (self._serve_copy_to_remote(left),)
             else:
                 body = self._read(left)
                 try:
-                    reply_parts = self._dispatch(code, Reader(body, self.limits))
+                    reply_parts = self._dispatch(code, body)
                 except Exception as err:  # noqa: BLE001 - every failure goes back to the caller
                     if not isinstance(err, (TVMError, ValueError, TypeError, KeyError, OSError)):
                         log.debug("%s: %s", self.name, err, exc_info=True)
                     reply_parts = (encode_exception(format_error(err)),)
             self._send(*reply_parts)
-        finally:
-            if span is not None:
-                _trace.end(span, reply_bytes=self._sent_bytes)
+            sp.set(reply_bytes=self._sent_bytes)
         if self._after_reply is not None:
             action, self._after_reply = self._after_reply, None
             action()
@@ -424,30 +415,31 @@ class Endpoint(PacketIO):
     def _queue_after_reply(self, action: Callable[[], None]) -> None:
         self._after_reply = action
 
-    def _session(self) -> Session:
+    def _session(self) -> SessionBase:
         if self.serving_session is None:
             raise RPCError("the server is not initialized: send kInitServer first")
         return self.serving_session
 
-    def _dispatch(self, code: RPCCode, r: Reader) -> tuple[bytes | memoryview, ...]:
-        if code == RPCCode.CALL_FUNC:
-            handle = r.u64("function handle")
-            args = decode_pseq(r)
-            r.expect_end("kCallFunc")
+    def _dispatch(self, code: RPCCode, body: bytes) -> tuple[bytes | memoryview, ...]:
+        """Decode the request ``body`` of ``code`` and answer it (the reply packet's parts)."""
+        if code not in _REQUEST_CODES:
+            raise RPCError(f"{code.name} is a reply code, not a request (status UnknownRPCCode)")
+        msg = decode_body(code, Reader(body, self.limits))
+        if type(msg) is CallFunc:
+            handle, args = msg.handle, msg.args
             if self._hops is not None and self._hops.owns(handle):
                 values = self._hops.call(handle, args)
                 return (encode_call_return(values[0], values[1:]),)
             session = self._session()
-            span = self._serving_span(session, "call_func") if _trace.ON else None
-            try:
+            with (
+                _trace.span_of("serving session", _describe_serving, session, "call_func")
+                if _trace.ON
+                else _trace.NO_SPAN
+            ):
                 values = session.call_func(handle, args)
-            finally:
-                if span is not None:
-                    _trace.end(span)
             return (encode_call_return(values[0], values[1:]),)
-        if code >= SYSCALL_CODE_START:
-            args = decode_pseq(r, f"{code.name} args")
-            r.expect_end(code.name)
+        if type(msg) is Syscall:
+            args = msg.args
             if code == RPCCode.GET_GLOBAL_FUNC and _is_hop_name(args):
                 return (encode_return([self._hop_table().lookup(str(args[0]))]),)
             if (
@@ -458,35 +450,31 @@ class Endpoint(PacketIO):
                 self._hops.free(args[0].value)
                 return (encode_return([None]),)
             session = self._session()
-            span = self._serving_span(session, f"syscall({code_name(code)})") if _trace.ON else None
-            try:
+            method = f"syscall({code_name(code)})"
+            with (
+                _trace.span_of("serving session", _describe_serving, session, method)
+                if _trace.ON
+                else _trace.NO_SPAN
+            ):
                 result = session.syscall(code, args)
-            finally:
-                if span is not None:
-                    _trace.end(span)
             return (encode_return([result]),)
-        if code == RPCCode.COPY_FROM_REMOTE:
-            desc, nbytes = decode_copy_head(r, "kCopyFromRemote")
-            r.expect_end("kCopyFromRemote")
+        if type(msg) is CopyFromRemote:
+            desc, nbytes = msg.desc, msg.nbytes
             session = self._session()
-            span = (
-                self._serving_span(session, "copy_from_remote", bytes=nbytes) if _trace.ON else None
-            )
-            try:
+            with (
+                _trace.span_of(
+                    "serving session", _describe_serving, session, "copy_from_remote", nbytes
+                )
+                if _trace.ON
+                else _trace.NO_SPAN
+            ):
                 data = session.copy_from_remote(desc, nbytes)
-            finally:
-                if span is not None:
-                    _trace.end(span)
             return (encode_copy_ack(nbytes), data)
-        if code == RPCCode.INIT_SERVER:
-            version = r.text("protocol version")
-            args = decode_pseq(r, "constructor args")
-            r.expect_end("kInitServer")
-            self._init_server(version, args)
-            return (encode_return([None]),)
-        raise RPCError(f"{code.name} is a reply code, not a request (status UnknownRPCCode)")
+        assert type(msg) is InitServer, msg  # _REQUEST_CODES holds no other code
+        self._init_server(msg.version, msg.args)
+        return (encode_return([None]),)
 
-    def _init_server(self, version: str, args: list[Any]) -> None:
+    def _init_server(self, version: str, args: Sequence[Any]) -> None:
         if self.serving_session is not None:
             raise RPCError("Server has already been initialized")
         if version != PROTOCOL_VERSION:
@@ -532,14 +520,18 @@ class Endpoint(PacketIO):
                     "in the packet"
                 )
             session = self._session()
-            span = (
-                self._serving_span(session, "copy_to_remote", bytes=nbytes) if _trace.ON else None
-            )
+            sp = (
+                _trace.span_of(
+                    "serving session", _describe_serving, session, "copy_to_remote", nbytes
+                )
+                if _trace.ON
+                else _trace.NO_SPAN
+            )  # begins now: the span covers copy_target too
             target = session.copy_target(desc, nbytes)
         except Exception as err:  # noqa: BLE001 - answer after draining the payload
             self._skip(nbytes_left)
             return encode_exception(format_error(err, with_traceback=False))
-        try:
+        with sp:
             if target is not None:
                 self._read_into(target)
                 return encode_return([None])
@@ -549,17 +541,30 @@ class Endpoint(PacketIO):
             except Exception as err:  # noqa: BLE001
                 return encode_exception(format_error(err))
             return encode_return([None])
-        finally:
-            if span is not None:
-                _trace.end(span)
 
 
-def _is_hop_name(args: list[Any]) -> bool:
+def _describe_served(code: RPCCode, left: int) -> tuple[str, dict[str, Any]]:
+    """Name and attributes of a ``server`` span (asked only while tracing)."""
+    name = code_name(code)
+    return name, {"code": name, "request_bytes": left + 12}
+
+
+def _describe_serving(
+    session: SessionBase, method: str, nbytes: int | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Name and attributes of a ``serving session`` span (asked only while tracing)."""
+    attrs: dict[str, Any] = {"session": session.name}
+    if nbytes is not None:
+        attrs["bytes"] = nbytes
+    return f"{type(session).__name__}.{method}", attrs
+
+
+def _is_hop_name(args: Sequence[Any]) -> bool:
     """kGetGlobalFunc of a hop-local function (``pytvm.hop.*``)."""
     return len(args) == 1 and isinstance(args[0], str) and args[0].startswith(HOP_PREFIX)
 
 
-def _is_hop_handle(hops: HopTable, args: list[Any]) -> bool:
+def _is_hop_handle(hops: HopTable, args: Sequence[Any]) -> bool:
     """kFreeHandle of a handle the hop table gave out."""
     return len(args) == 1 and isinstance(args[0], Handle) and hops.owns(args[0].value)
 

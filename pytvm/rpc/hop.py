@@ -6,7 +6,7 @@ itself* needs a name the endpoint recognises: a kGetGlobalFunc for a name starti
 carry :data:`HOP_TAG`, which no forwarded handle -- a user-space pointer -- has), and kCallFunc /
 kFreeHandle on such a handle are handled there too. Each function acts on this process and then
 passes the same call on to the next hop through the serving session when that session forwards
-(a :class:`~pytvm.rpc.client_session.ClientSession`):
+(a :class:`~pytvm.rpc.forwarding_session.ForwardingSession`):
 
 ``pytvm.hop.trace_start(hop_index)``
     Start recording (``pytvm.ffi.trace``) labelled ``board`` (this server forwards) or
@@ -54,7 +54,7 @@ from ..ffi.errors import TVMError
 from ..ffi.type_index import TypeIndex
 from .base import RPCError
 from .protocol import Handle, RPCCode
-from .session import Session, live_sessions
+from .session import SessionBase, live_sessions
 
 __all__ = [
     "HOP_PREFIX",
@@ -106,12 +106,12 @@ class HopLink:
     this traffic lands in the trace.
     """
 
-    def __init__(self, session: Session, handles: dict[str, int]) -> None:
+    def __init__(self, session: SessionBase, handles: dict[str, int]) -> None:
         self.session = session
         self.handles = handles
 
     @classmethod
-    def open(cls, session: Session) -> HopLink | None:
+    def open(cls, session: SessionBase) -> HopLink | None:
         """The link, or None when the next hop has no ``pytvm.hop.*`` functions."""
         handles: dict[str, int] = {}
         for name in _SERVED:
@@ -182,7 +182,7 @@ class HopLink:
         self.handles = {}
 
 
-def _lookup(session: Session, name: str) -> int | None:
+def _lookup(session: SessionBase, name: str) -> int | None:
     """The handle of ``name`` on the next hop, or None when it has no such function."""
     try:
         handle = session.syscall(RPCCode.GET_GLOBAL_FUNC, [name])
@@ -306,7 +306,7 @@ class HopTable:
 
     def __init__(
         self,
-        serving: Callable[[], Session | None],
+        serving: Callable[[], SessionBase | None],
         after_reply: Callable[[Callable[[], None]], None],
     ) -> None:
         self._serving = serving

@@ -1,7 +1,8 @@
 """Whole RPC messages as records: decode a packet body into one, encode one into a packet.
 
-Part of :mod:`pytvm.rpc.protocol` (re-exported there); the endpoint streams large copies
-itself, everything else can go through :func:`decode_message` / :func:`encode_message`.
+Built on :mod:`pytvm.rpc.protocol` (codes, values, descriptors), which does not import this
+module; the endpoint streams large copies itself, everything else can go through
+:func:`decode_message` / :func:`encode_message`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__: list[str] = [
     "Shutdown",
     "Message",
     "decode_message",
+    "decode_body",
     "encode_message",
 ]
 
@@ -129,7 +131,25 @@ Message = (
 def decode_message(body: bytes | bytearray | memoryview, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Decode one whole packet body (without its u64 length) into a message record."""
     r = Reader(body, limits)
-    code = decode_code(r)
+    return decode_body(decode_code(r), r)
+
+
+#: What a decoding error calls each message (syscalls go by their code's name).
+_WHAT = {
+    RPCCode.CALL_FUNC: "kCallFunc",
+    RPCCode.RETURN: "kReturn",
+    RPCCode.EXCEPTION: "kException",
+    RPCCode.COPY_TO_REMOTE: "kCopyToRemote",
+    RPCCode.COPY_FROM_REMOTE: "kCopyFromRemote",
+    RPCCode.COPY_ACK: "kCopyAck",
+    RPCCode.INIT_SERVER: "kInitServer",
+    RPCCode.SHUTDOWN: "kShutdown",
+}
+
+
+def decode_body(code: RPCCode, r: Reader) -> Any:
+    """The message record of a packet whose ``code`` is read; ``r`` holds the rest of its body
+    (the decoder the endpoint serves and reads replies with)."""
     msg: Any
     if code == RPCCode.CALL_FUNC:
         handle = r.u64("function handle")
@@ -138,6 +158,8 @@ def decode_message(body: bytes | bytearray | memoryview, limits: Limits = DEFAUL
         msg = Return(tuple(decode_pseq(r, "return values")))
     elif code >= SYSCALL_CODE_START:
         msg = Syscall(code, tuple(decode_pseq(r, f"{code.name} args")))
+        r.expect_end(code.name)
+        return msg
     elif code == RPCCode.EXCEPTION:
         values = decode_pseq(r, "exception")
         if len(values) != 1 or not isinstance(values[0], str):
@@ -157,7 +179,7 @@ def decode_message(body: bytes | bytearray | memoryview, limits: Limits = DEFAUL
         msg = Shutdown()
     else:
         raise ProtocolError(f"RPC code {code.name} is internal and never sent")
-    r.expect_end(code.name)
+    r.expect_end(_WHAT[code])
     return msg
 
 

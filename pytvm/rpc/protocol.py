@@ -592,11 +592,3 @@ def decode_copy_head(r: Reader, what: str) -> tuple[TensorDesc, int]:
             f"{desc.shape} {desc.dtype}"
         )
     return desc, nbytes
-
-
-# The message records (InitServer, CallFunc, ... and decode_message/encode_message) live in
-# messages.py; they are part of this module's API.
-from .messages import *  # noqa: E402, F403
-from .messages import __all__ as _message_names  # noqa: E402
-
-__all__ += _message_names

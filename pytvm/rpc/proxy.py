@@ -37,7 +37,7 @@ import struct
 import time
 
 from ._auth import authenticate
-from ._selector_server import Channel, SelectorServer
+from ._selector_server import Connection, SelectorServer
 from .base import (
     RPC_CODE_DUPLICATE,
     RPC_CODE_MISMATCH,
@@ -67,7 +67,7 @@ HIGH_WATER = 4 << 20
 MAX_KNOWN_KEYS = 4096
 
 
-class _ProxyConn(Channel):
+class _ProxyConn(Connection):
     """One proxied connection: handshake parsing, then relaying to ``peer``."""
 
     server: Proxy
@@ -218,7 +218,7 @@ class Proxy(SelectorServer):
         self._start()
 
     # --------------------------------------------------------------- matching
-    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Channel:
+    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Connection:
         return _ProxyConn(self, sock, addr)
 
     def _ready(self, conn: _ProxyConn) -> None:

@@ -2,9 +2,10 @@
 
 Process model (``spec/rpc-protocol.md`` sections 1, 8, 9.4, 10.2):
 
-* A daemon thread runs one ``selectors`` loop over the listening socket, a wake-up socket pair,
-  the tracker connection and, per worker, a process fd (``os.pidfd_open``: readable when it
-  exits) and a ``SOCK_SEQPACKET`` control socket carrying small JSON messages.
+* One :class:`~pytvm.rpc._event_loop.EventLoop` (the loop the tracker and proxy run on too)
+  watches the listening socket, the tracker connection and, per worker, a process fd and a
+  control socket (``_worker_pool``). Handshake deadlines, session timeouts, tracker pings and
+  reconnects, proxy redials are its timers; spares are forked by its idle callbacks.
 * The loop itself accepts connections and reads their handshake records without blocking
   (``_handshake.HandshakeIntake``): at most ``max_pending_handshakes`` at once, each within the
   handshake deadline (30 s, or ``timeout``/``idle_timeout`` when smaller), so slow clients cost
@@ -33,50 +34,25 @@ Process model (``spec/rpc-protocol.md`` sections 1, 8, 9.4, 10.2):
 
 from __future__ import annotations
 
-import glob
 import hmac
-import json
 import logging
 import os
-import selectors
-import shutil
-import signal
 import socket
-import struct
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from ..ffi.errors import TVMOSError, TVMValueError
-from ..ffi.registry import registry_version
 from ._auth import session_mac_refusal
+from ._event_loop import EventLoop, Timer
 from ._handshake import HandshakeIntake, PendingHandshake, refuse
 from ._selector_server import bind_first_free_port
 from ._server_links import ProxyLink, TrackerLink
-from .base import (
-    RPC_MAGIC,
-    ProtocolError,
-    parse_session_timeout,
-    send_key,
-    split_key_options,
-)
-from .protocol import encode_exception
-from .server_env import (
-    EXIT_ERROR,
-    EXIT_HANDSHAKE,
-    EXIT_REFUSED,
-    EXIT_SERVED,
-    EXIT_UNUSED,
-    HANDSHAKE_TIMEOUT,
-    open_server_env,
-    run_worker,
-    warn_if_root,
-    workspace_prefix,
-)
+from ._worker_pool import Worker, WorkerPool, resolve_libraries, spare_count
+from .base import RPC_MAGIC, ProtocolError, send_key, split_key_options
+from .server_env import HANDSHAKE_TIMEOUT, open_server_env, warn_if_root
 
 __all__ = ["Server"]
 
@@ -84,32 +60,8 @@ _server_env = open_server_env  # TVM's name: rpc.server._server_env(load_library
 
 logger = logging.getLogger("pytvm.rpc.server")
 
-_IO_TIMEOUT = 10.0
-#: Spares in a row that die before serving, after which no more are forked (until a session
-#: starts): a broken ``load_library`` or init callback must not make the loop fork forever.
-_SPARE_FAILURES = 3
-_I32 = struct.Struct("<i")
 
-
-@dataclass
-class _Worker:
-    """The loop's record of one session process."""
-
-    pid: int
-    pidfd: int
-    ctrl: socket.socket
-    conn: socket.socket | None  # the loop's copy, kept while a timeout may need it
-    peer: str
-    version: int  # registry_version() at fork time
-    ready: bool = False  # it has dropped what it inherited from the server process
-    over: bool = False  # the session ended (the process may still be cleaning up)
-    deadline: float | None = None
-    timeout: float = 0.0
-    tracker_session: bool = False
-    proxy_session: bool = False
-
-
-class Server(HandshakeIntake, TrackerLink, ProxyLink):
+class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
     """A TVM-compatible RPC server; each session runs in its own forked worker process.
 
     Parameters
@@ -235,7 +187,7 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
         if max_sessions is not None and max_sessions < 1:
             raise TVMValueError(f"max_sessions must be at least 1 (or None), got {max_sessions}")
         self.max_sessions = max_sessions
-        self.spare_workers = _spare_count(spare_workers)
+        self.spare_workers = spare_count(spare_workers)
         if max_pending_handshakes < 1:
             raise TVMValueError(
                 f"max_pending_handshakes must be at least 1, got {max_pending_handshakes}"
@@ -247,21 +199,17 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
         self.allow_popen_binary = allow_popen_binary
         self.popen_executables = [os.path.realpath(p) for p in popen_executables]
         warn_if_root()
-        self.libraries = _resolve_libraries(load_library)
+        self.libraries = resolve_libraries(load_library)
         self.retry_period, self.max_retry = retry_period, max_retry
         self.ping_period, self.unmatch_timeout = ping_period, unmatch_timeout
 
-        self._stop = threading.Event()
+        self._loop = EventLoop("pytvm-rpc-server", on_stop=self._shutdown)
         self._done = threading.Event()
-        self._lock = threading.RLock()  # reentrant: terminate() may run in a signal handler
-        self._idle = threading.Condition(self._lock)
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._wake_r, selectors.EVENT_READ, self._on_wake)
-        self._workers: dict[int, _Worker] = {}
-        self._spares: list[_Worker] = []
+        self._idle = threading.Condition()
+        self._workers: dict[int, Worker] = {}
+        self._spares: list[Worker] = []
         self._spare_failures = 0
+        self._refill_queued = False
         self._pending: dict[int, PendingHandshake] = {}
         self._accepting = not is_proxy
         self._listen: socket.socket | None = None
@@ -271,7 +219,7 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
             self._listen = bind_first_free_port(host, port, port_end, reuse_addr)
             self._listen.setblocking(False)
             self.port = self._listen.getsockname()[1]
-            self._sel.register(self._listen, selectors.EVENT_READ, self._on_accept)
+            self._loop.add_reader(self._listen, self._on_accept)
             self._info("rpc server listening on %s:%d", host, self.port)
         # tracker state (loop thread only)
         self._tracker: socket.socket | None = None
@@ -279,18 +227,19 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
         self._old_keys: set[str] = set()
         self._tracker_busy = False
         self._unmatched = 0
-        self._next_poll = 0.0
-        self._next_tracker_try = 0.0
+        self._poll_timer: Timer | None = None
         # proxy state (loop thread only)
         self._proxy: socket.socket | None = None
         self._proxy_retries = 0
-        self._next_dial: float | None = 0.0
+        self._dial_timer: Timer | None = None
         self._dialed_at = 0.0
 
         if tracker_addr is not None:  # registered before returning (see _server_links)
             self._tracker_connect()
-        self._thread = threading.Thread(target=self._run, name="pytvm-rpc-server", daemon=True)
-        self._thread.start()
+        if is_proxy:
+            self._dial_later(0.0)
+        self._queue_refill()
+        self._loop.start()
 
     # ------------------------------------------------------------------ public
     def terminate(self) -> None:
@@ -298,15 +247,8 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
 
         Idempotent, and safe to call from a signal handler while :meth:`wait` blocks.
         """
-        self._stop.set()
-        with self._lock:
-            if not self._done.is_set():
-                try:
-                    self._wake_w.send(b"x")
-                except OSError:
-                    pass
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout=30)
+        self._loop.stop()
+        self._loop.join(timeout=30)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server has stopped; False if ``timeout`` seconds passed first."""
@@ -324,12 +266,6 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
         descriptors any more; False if ``timeout`` seconds passed first."""
         with self._idle:
             return self._idle.wait_for(self._is_idle, timeout)
-
-    def _is_idle(self) -> bool:
-        full = len(self._spares) >= self.spare_workers or self._spare_failures >= _SPARE_FAILURES
-        return (
-            self._stop.is_set() or not self._workers and full and all(s.ready for s in self._spares)
-        )
 
     @property
     def session_count(self) -> int:
@@ -352,87 +288,21 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
         if not self.silent:
             logger.info(msg, *args)
 
-    def _run(self) -> None:
-        # SIGINT/SIGTERM go to the main thread, so a CLI's handler runs without delay.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
-            while not self._stop.is_set():
-                now = time.monotonic()
-                self._tick(now)
-                if self._stop.is_set():
-                    break
-                wake = self._next_wakeup()
-                delay = None if wake is None else max(0.0, wake - time.monotonic())
-                if self._spares_short():
-                    delay = 0.0  # events first; a spare is forked when none is waiting
-                events = self._sel.select(delay)
-                for selkey, _ in events:
-                    # A callback earlier in this batch may have closed (and a new fd reused)
-                    # this descriptor: only still-registered keys are dispatched.
-                    if self._stop.is_set() or self._sel.get_map().get(selkey.fd) is not selkey:
-                        continue
-                    callback: Callable[[Any], None] = selkey.data
-                    callback(selkey.fileobj)
-                if not events and not self._stop.is_set():
-                    self._refill_spares()
-        except Exception:
-            logger.exception("rpc server loop failed; stopping")
-        finally:
-            self._shutdown()
-
-    def _tick(self, now: float) -> None:
-        for worker in [w for w in self._workers.values() if w.deadline and w.deadline <= now]:
-            self._expire(worker)
-        self._expire_handshakes(now)
-        if self.tracker_addr is not None:
-            if self._tracker is None and now >= self._next_tracker_try:
-                self._tracker_connect()
-            elif self._tracker is not None and not self._tracker_busy and now >= self._next_poll:
-                self._poll_pending()
-        if self.is_proxy and self._proxy is None and self._next_dial is not None:
-            if now >= self._next_dial:
-                self._next_dial = None
-                self._proxy_dial()
-
-    def _next_wakeup(self) -> float | None:
-        times = [w.deadline for w in self._workers.values() if w.deadline]
-        handshake = self._next_handshake_deadline()
-        if handshake is not None:
-            times.append(handshake)
-        if self.tracker_addr is not None:
-            if self._tracker is None:
-                times.append(self._next_tracker_try)
-            elif not self._tracker_busy:
-                times.append(self._next_poll)
-        if self.is_proxy and self._proxy is None and self._next_dial is not None:
-            times.append(self._next_dial)
-        return min(times) if times else None
-
-    def _on_wake(self, sock: socket.socket) -> None:
-        try:
-            sock.recv(64)
-        except OSError:
-            pass
-
     def _shutdown(self) -> None:
-        self._stop.set()
+        """On the loop thread once it stopped: close every connection, kill every worker."""
         self._close_handshakes()
-        for worker in [*self._workers.values(), *self._spares]:
-            self._kill(worker)
-            self._finish(worker)
-        self._spares.clear()
+        self._stop_workers()
         for sock in (self._listen, self._tracker, self._proxy):
             if sock is not None:
+                self._loop.unwatch(sock)
                 sock.close()
         self._listen = self._tracker = self._proxy = None
-        self._sel.close()
-        with self._lock:
+        with self._idle:
             self._done.set()
-            self._wake_r.close()
-            self._wake_w.close()
+            self._idle.notify_all()
         self._info("rpc server on port %d stopped", self.port)
 
-    # ------------------------------------------------------------------ workers
+    # ------------------------------------------------------------------ sessions
     def _admit(self, conn: socket.socket, peer: str, client_key: str) -> None:
         """Decide on a complete handshake key: refuse it, or start its session and answer."""
         try:
@@ -456,115 +326,10 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
             self._info("rpc client %s left before the handshake reply: %s", peer, err)
         self._start_session(worker, options)
         self._spare_failures = 0
+        self._queue_refill()
         if self.tracker_addr is not None:
             self._tracker_busy = worker.tracker_session = True
         self._info("rpc session for %s started (worker %d)", peer, worker.pid)
-
-    def _start_worker(self, conn: socket.socket, peer: str, client_key: str) -> _Worker | None:
-        """Hand ``conn`` (its key accepted) to the oldest current spare, or fork a worker."""
-        version = registry_version()
-        while self._spares:
-            spare = self._spares.pop(0)
-            if spare.version == version:
-                try:
-                    msg = json.dumps({"client_key": client_key}).encode()
-                    socket.send_fds(spare.ctrl, [msg], [conn.fileno()])
-                except OSError:
-                    pass
-                else:
-                    spare.conn, spare.peer = conn, peer
-                    self._workers[spare.pid] = spare
-                    return spare
-            self._kill(spare)  # global functions changed since it forked, or it died
-            self._finish(spare)
-        return self._spawn(conn, peer, client_key)
-
-    def _spares_short(self) -> bool:
-        return len(self._spares) < self.spare_workers and self._spare_failures < _SPARE_FAILURES
-
-    def _refill_spares(self) -> None:
-        """Renew spares forked before the registry changed, and fork one if the pool is short."""
-        version = registry_version()
-        for spare in [s for s in self._spares if s.version != version]:
-            self._spares.remove(spare)
-            self._kill(spare)
-            self._finish(spare)
-        if self._spares_short() and self._spawn(None, "spare", None) is None:
-            self._spare_failures += 1
-
-    def _spawn(
-        self, conn: socket.socket | None, peer: str, client_key: str | None
-    ) -> _Worker | None:
-        """Fork a worker for ``conn`` (None: a spare, which waits for a connection)."""
-        parent_ctrl, child_ctrl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        keep = {child_ctrl.fileno()} | ({conn.fileno()} if conn is not None else set())
-        version = registry_version()
-        try:
-            pid = os.fork()
-        except OSError as err:
-            logger.error("cannot fork a session worker for %s: %s", peer, err)
-            for sock in (conn, parent_ctrl, child_ctrl):
-                if sock is not None:
-                    sock.close()
-            return None
-        if pid == 0:  # the worker; never returns
-            code = EXIT_ERROR
-            try:
-                if self.server_init_callback is not None:
-                    self.server_init_callback()
-                code = run_worker(
-                    child_ctrl,
-                    conn,
-                    client_key,
-                    self.libraries,
-                    keep,
-                    self.allow_popen_binary,
-                    self.popen_executables,
-                    idle_timeout=self.idle_timeout,
-                )
-            except BaseException:
-                try:
-                    logger.exception("rpc session worker for %s failed", peer)
-                except BaseException:
-                    pass
-            finally:
-                os._exit(code)
-        child_ctrl.close()
-        parent_ctrl.setblocking(False)
-        try:
-            os.setpgid(pid, pid)  # also done by the worker; whichever runs first wins
-        except OSError:
-            pass
-        worker = _Worker(pid, os.pidfd_open(pid), parent_ctrl, conn, peer, version)
-        if conn is None:
-            self._spares.append(worker)
-        else:
-            self._workers[pid] = worker
-        self._sel.register(worker.pidfd, selectors.EVENT_READ, lambda _: self._on_exit(worker))
-        self._sel.register(parent_ctrl, selectors.EVENT_READ, lambda _: self._on_ctrl(worker))
-        return worker
-
-    def _on_ctrl(self, worker: _Worker) -> None:
-        try:
-            raw = worker.ctrl.recv(1 << 16)
-        except BlockingIOError:
-            return
-        except OSError:
-            raw = b""
-        if not raw:  # the worker is exiting; its pidfd reports when it is gone
-            self._sel.unregister(worker.ctrl)
-            return
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            logger.error("worker %d sent a malformed control message %r", worker.pid, raw[:80])
-            return
-        if "done" in msg:
-            self._session_over(worker)
-        elif "ready" in msg:
-            with self._idle:
-                worker.ready = True
-                self._idle.notify_all()
 
     def _refusal(self, head: str, options: dict[str, str]) -> str | None:
         """Why a client key is refused (the log line's words), or None."""
@@ -604,93 +369,9 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
                 return "wrong auth token"
         return None
 
-    def _start_session(self, worker: _Worker, options: dict[str, str]) -> None:
-        limits = [self.timeout] if self.timeout > 0 else []
-        if "timeout" in options:  # checked by split_key_options before the session was admitted
-            limits.append(parse_session_timeout(options["timeout"]))
-        if limits:
-            worker.timeout = min(limits)
-            worker.deadline = time.monotonic() + worker.timeout
-        elif worker.conn is not None:
-            worker.conn.close()
-            worker.conn = None
-
-    def _on_exit(self, worker: _Worker) -> None:
-        try:
-            pid, status = os.waitpid(worker.pid, os.WNOHANG)
-            if pid == 0:
-                return
-            code = os.waitstatus_to_exitcode(status)
-        except ChildProcessError:
-            code = EXIT_ERROR
-        how = {
-            EXIT_SERVED: "ended",
-            EXIT_REFUSED: "refused",
-            EXIT_HANDSHAKE: "closed during the handshake",
-            EXIT_UNUSED: "was not used",
-        }.get(code, f"failed (exit code {code})")
-        if worker in self._spares:  # died before it got a connection
-            self._spares.remove(worker)
-            self._spare_failures += 1
-            logger.warning("spare rpc session worker %d %s", worker.pid, how)
-        elif code in (EXIT_SERVED, EXIT_REFUSED, EXIT_HANDSHAKE):
-            self._info("rpc session for %s %s", worker.peer, how)
-        else:
-            logger.warning("rpc session for %s %s", worker.peer, how)
-        self._finish(worker, clean=code >= 0)  # a worker that exited removed its workspace
-
-    def _expire(self, worker: _Worker) -> None:
-        self._kill(worker)
-        text = f"RPCSessionTimeoutError: session timed out after {worker.timeout:g} s"
-        logger.warning("rpc session for %s timed out after %g s", worker.peer, worker.timeout)
-        if worker.conn is not None:
-            try:
-                worker.conn.settimeout(1.0)
-                worker.conn.sendall(encode_exception(text))
-                worker.conn.shutdown(socket.SHUT_WR)
-                worker.conn.setblocking(False)
-                while worker.conn.recv(1 << 16):  # drain, so close sends FIN rather than RST
-                    pass
-            except OSError:
-                pass
-        self._finish(worker)
-
-    def _kill(self, worker: _Worker) -> None:
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(worker.pid, signal.SIGKILL)
-                break
-            except OSError:
-                continue
-        try:
-            os.waitpid(worker.pid, 0)
-        except ChildProcessError:
-            pass
-
-    def _finish(self, worker: _Worker, clean: bool = False) -> None:
-        """Forget a reaped worker: close its fds, re-register, remove what a killed one left."""
-        for fileobj in (worker.pidfd, worker.ctrl):
-            try:
-                self._sel.unregister(fileobj)
-            except (KeyError, ValueError):
-                pass
-        os.close(worker.pidfd)
-        worker.ctrl.close()
-        if worker.conn is not None:
-            worker.conn.close()
-        if worker.pid in self._workers:
-            self._session_over(worker)
-        if not clean:  # a killed worker could not remove its workspace
-            pattern = os.path.join(tempfile.gettempdir(), workspace_prefix(worker.pid) + "*")
-            for path in glob.glob(pattern):
-                shutil.rmtree(path, ignore_errors=True)
-        with self._idle:  # last: wait_idle() returns once everything above is done
-            self._workers.pop(worker.pid, None)
-            self._idle.notify_all()
-
-    def _session_over(self, worker: _Worker) -> None:
+    def _session_over(self, worker: Worker) -> None:
         """Free what a session held (its worker said so, or exited): the tracker slot, the proxy."""
-        if worker.over or self._stop.is_set():
+        if worker.over or self._loop.stop_requested.is_set():
             return
         worker.over = True
         if worker.tracker_session:
@@ -698,7 +379,7 @@ class Server(HandshakeIntake, TrackerLink, ProxyLink):
             if self._tracker is not None:
                 self._put_new_key()
         elif worker.proxy_session:
-            self._next_dial = time.monotonic()
+            self._dial_later(0.0)
 
 
 def _limit(name: str, value: float | None) -> float:
@@ -710,29 +391,3 @@ def _limit(name: str, value: float | None) -> float:
     if not 0.0 < seconds < float("inf"):
         raise TVMValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
     return seconds
-
-
-def _spare_count(spare_workers: int | None) -> int:
-    """How many spare workers to keep: ``spare_workers``, or the usable cores clamped to 2..8."""
-    if spare_workers is None:
-        return max(2, min(8, len(os.sched_getaffinity(0))))
-    if spare_workers < 0:
-        raise TVMValueError(f"spare_workers must be 0 or more, got {spare_workers}")
-    return spare_workers
-
-
-def _resolve_libraries(load_library: str | Sequence[str] | None) -> list[str]:
-    """Absolute paths of the libraries to load in each session; an error names a missing one."""
-    if not load_library:
-        return []
-    names = load_library.split(":") if isinstance(load_library, str) else list(load_library)
-    paths = []
-    for name in filter(None, names):
-        path = os.path.abspath(name)
-        if not os.path.isfile(path):
-            raise TVMValueError(
-                f"load_library: no file {name!r} (resolved to {path!r}); pass existing "
-                "shared libraries, colon-separated"
-            )
-        paths.append(path)
-    return paths

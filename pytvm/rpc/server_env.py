@@ -51,9 +51,9 @@ from .base import (
     send_key,
     split_key_options,
 )
-from .client_session import popen_session
 from .endpoint import serve
 from .error_paths import add_path_root
+from .forwarding_session import popen_session
 from .server_testing import remote_test_functions
 from .session import SessionModule
 from .workspace import Workspace, resolve_path

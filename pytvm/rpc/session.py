@@ -1,10 +1,11 @@
 """The session interface every RPC hop implements, the ``rpc`` module that carries one, and the
 process-wide session table that gives remote devices their type mask (spec section 7).
 
-A :class:`Session` speaks wire values (``pytvm.rpc.protocol``): ``call_func`` takes decoded
+A :class:`SessionBase` speaks wire values (``pytvm.rpc.protocol``): ``call_func`` takes decoded
 arguments and returns the kReturn values (type tag first), ``syscall`` runs codes 9-21, and the
-two copy methods move raw bytes. A :class:`~pytvm.rpc.local_session.LocalSession` executes them
-in this process; a :class:`~pytvm.rpc.client_session.ClientSession` forwards them over an
+two copy methods move raw bytes. A
+:class:`~pytvm.rpc.local_serving_session.LocalServingSession` executes them in this process; a
+:class:`~pytvm.rpc.forwarding_session.ForwardingSession` forwards them over an
 endpoint. A server's serving session is one or the other, which is what makes nested sessions
 work: the request is simply handed to the next hop unchanged.
 """
@@ -29,7 +30,7 @@ from .base import RPC_SESS_MASK
 from .protocol import Handle, RPCCode, TensorDesc
 
 __all__ = [
-    "Session",
+    "SessionBase",
     "SessionModule",
     "MAX_SESSIONS",
     "insert_session",
@@ -42,7 +43,7 @@ __all__ = [
 MAX_SESSIONS = 32
 
 
-class Session(DeviceAPI):
+class SessionBase(DeviceAPI):
     """One end of an RPC session, at the level of wire values.
 
     A session is also the device API of its remote devices (seed 000: ``RPCClientSession`` is
@@ -124,8 +125,11 @@ class Session(DeviceAPI):
         dtype: DataType,
         mem_scope: str | None = None,
     ) -> int:
-        span = self._trace_begin("alloc_data", dev, bytes=int(nbytes)) if _trace.ON else None
-        try:
+        with (
+            _trace.span_of("client session", self._describe, "alloc_data", dev, int(nbytes))
+            if _trace.ON
+            else _trace.NO_SPAN
+        ):
             real = self._unmask(dev)
             if mem_scope in (None, "global"):
                 args = [real, int(nbytes), int(alignment), dtype]
@@ -134,23 +138,23 @@ class Session(DeviceAPI):
                 template = TensorDesc(0, real, DataType(1, 8, 1), (int(nbytes),))
                 ptr = self.syscall(RPCCode.DEV_ALLOC_DATA_WITH_SCOPE, [template, mem_scope])
             return _pointer(ptr, "allocation")
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def free_data(self, dev: Device, ptr: int) -> None:
-        span = self._trace_begin("free_data", dev) if _trace.ON else None
-        try:
+        with (
+            _trace.span_of("client session", self._describe, "free_data", dev)
+            if _trace.ON
+            else _trace.NO_SPAN
+        ):
             self.syscall(RPCCode.DEV_FREE_DATA, [self._unmask(dev), Handle(ptr)])
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
         src_remote = src.device.device_type >= RPC_SESS_MASK
         dst_remote = dst.device.device_type >= RPC_SESS_MASK
-        span = self._trace_copy(src, dst, src_remote, dst_remote) if _trace.ON else None
-        try:
+        with (
+            _trace.span_of("client session", self._describe_copy, src, dst, src_remote, dst_remote)
+            if _trace.ON
+            else _trace.NO_SPAN
+        ):
             if src_remote and dst_remote:
                 self.syscall(
                     RPCCode.COPY_AMONG_REMOTE,
@@ -170,32 +174,33 @@ class Session(DeviceAPI):
                     f"{dst.device.device_type} through {self.name}: one side must be this "
                     "session's remote device and the other host memory or the same session"
                 )
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def stream_sync(self, dev: Device, stream: int | None) -> None:
-        span = self._trace_begin("stream_sync", dev) if _trace.ON else None
-        try:
+        with (
+            _trace.span_of("client session", self._describe, "stream_sync", dev)
+            if _trace.ON
+            else _trace.NO_SPAN
+        ) as sp:
             real = self._unmask(dev)
             if real.device_type == _CPU and not stream:
-                if span is not None:
-                    span.attrs["skipped"] = "host copies on the server are synchronous"
+                sp.set(skipped="host copies on the server are synchronous")
                 return  # host copies on the server are synchronous; save the round trip
             self.syscall(RPCCode.DEV_STREAM_SYNC, [real, Handle(stream or 0)])
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     # ------------------------------------------------------------------ tracing (only when on)
 
-    def _trace_begin(self, method: str, dev: Device, **attrs: Any) -> _trace.Span:
-        name = f"{type(self).__name__}.{method}"
-        return _trace.begin("client session", name, device=str(dev), session=self.name, **attrs)
+    def _describe(
+        self, method: str, dev: Device, nbytes: int | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Name and attributes of a ``client session`` span (asked only while tracing)."""
+        attrs: dict[str, Any] = {"device": str(dev), "session": self.name}
+        if nbytes is not None:
+            attrs["bytes"] = nbytes
+        return f"{type(self).__name__}.{method}", attrs
 
-    def _trace_copy(
+    def _describe_copy(
         self, src: DLTensor, dst: DLTensor, src_remote: bool, dst_remote: bool
-    ) -> _trace.Span:
+    ) -> tuple[str, dict[str, Any]]:
         remote = dst if dst_remote else src
         dev = Device(remote.device.device_type, remote.device.device_id)
         nbytes = 1
@@ -207,7 +212,9 @@ class Session(DeviceAPI):
             if src_remote and dst_remote
             else ("host -> remote" if dst_remote else "remote -> host")
         )
-        return self._trace_begin("copy_data_from_to", dev, bytes=nbytes, direction=direction)
+        name, attrs = self._describe("copy_data_from_to", dev, nbytes)
+        attrs["direction"] = direction
+        return name, attrs
 
     def create_stream(self, dev: Device) -> int | None:
         return (
@@ -242,9 +249,9 @@ def host_memory(address: int, nbytes: int) -> memoryview:
 
 
 class SessionModule(Module):
-    """The ``rpc`` module a session constructor returns; it carries the :class:`Session`."""
+    """The ``rpc`` module a session constructor returns; it carries the :class:`SessionBase`."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionBase) -> None:
         super().__init__()
         self.session = session
 
@@ -256,11 +263,11 @@ class SessionModule(Module):
         return f"<pytvm rpc module: {self.session.name}>"
 
 
-def session_of_module(value: Any, constructor: str) -> Session:
+def session_of_module(value: Any, constructor: str) -> SessionBase:
     """The session inside a constructor's result; a clear error if it returned something else."""
     if isinstance(value, SessionModule):
         return value.session
-    if isinstance(value, Session):
+    if isinstance(value, SessionBase):
         return value
     raise TVMValueError(
         f"session constructor {constructor!r} returned {type(value).__name__}, expected an RPC "
@@ -270,7 +277,7 @@ def session_of_module(value: Any, constructor: str) -> Session:
 
 # ------------------------------------------------------------------------------ the table
 
-_TABLE: list[weakref.ref[Session] | None] = [None] * MAX_SESSIONS
+_TABLE: list[weakref.ref[SessionBase] | None] = [None] * MAX_SESSIONS
 _TABLE_LOCK = threading.Lock()
 
 
@@ -282,7 +289,7 @@ def _reset_lock_after_fork() -> None:
 os.register_at_fork(after_in_child=_reset_lock_after_fork)
 
 
-def insert_session(session: Session) -> int:
+def insert_session(session: SessionBase) -> int:
     """Put ``session`` in the first free slot; its remote devices get type
     ``(slot + 1) * 128 + real_type``."""
     with _TABLE_LOCK:
@@ -296,7 +303,7 @@ def insert_session(session: Session) -> int:
     )
 
 
-def live_sessions() -> list[Session]:
+def live_sessions() -> list[SessionBase]:
     """The sessions in the table that are still alive, by slot."""
     with _TABLE_LOCK:
         refs = list(_TABLE)
@@ -304,7 +311,7 @@ def live_sessions() -> list[Session]:
     return [s for s in found if s is not None]
 
 
-def get_session(table_index: int) -> Session:
+def get_session(table_index: int) -> SessionBase:
     """The live session in slot ``table_index``."""
     ref = _TABLE[table_index] if 0 <= table_index < MAX_SESSIONS else None
     session = ref() if ref is not None else None

@@ -73,7 +73,7 @@ from typing import Any
 
 from ..ffi.errors import TVMValueError
 from ._auth import AUTH_CODE, HELLO, tracker_mac
-from ._selector_server import Channel, SelectorServer
+from ._selector_server import Connection, SelectorServer
 from ._tracker_scheduler import PriorityScheduler, Request, Resource
 from ._tracker_wire import parse_put, parse_request, parse_update_info
 from .base import MAX_JSON_BYTES, RPC_TRACKER_MAGIC, ProtocolError, TrackerCode, random_key
@@ -94,7 +94,7 @@ def _frame(value: Any) -> bytes:
     return struct.pack("<i", len(body)) + body
 
 
-class _TrackerConn(Channel):
+class _TrackerConn(Connection):
     """One tracker connection: handshake state, framing, and what it registered."""
 
     server: Tracker
@@ -287,7 +287,7 @@ class Tracker(SelectorServer):
         self._start()
 
     # --------------------------------------------------------------- loop thread
-    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Channel:
+    def _accepted(self, sock: socket.socket, addr: tuple[str, int]) -> Connection:
         if not self.silent:
             logger.info("tracker: connection from %s:%d", addr[0], addr[1])
         return _TrackerConn(self, sock, addr)
@@ -478,7 +478,7 @@ class Tracker(SelectorServer):
     def _summary(self) -> dict[str, Any]:
         servers = [
             c.info
-            for c in self._channels
+            for c in self._connections
             if isinstance(c, _TrackerConn) and str(c.info.get("key", "")).startswith("server")
         ]
         queues = {key: sched.summary() for key, sched in self._schedulers.items()}

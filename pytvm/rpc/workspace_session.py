@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..ffi.function import PyFunction
-from .local_session import LocalSession
+from .local_serving_session import LocalServingSession
 from .protocol import Handle, RPCCode
 from .server_env import file_functions
 from .server_testing import remote_test_functions
@@ -23,8 +23,8 @@ from .workspace import Workspace
 __all__ = ["WorkspaceSession"]
 
 
-class WorkspaceSession(LocalSession):
-    """A :class:`LocalSession` whose ``tvm.rpc.server.*`` functions work in its own temporary
+class WorkspaceSession(LocalServingSession):
+    """A :class:`LocalServingSession` whose ``tvm.rpc.server.*`` functions work in its own temporary
     directory (removed on :meth:`close` or when the session is collected).
 
     Examples

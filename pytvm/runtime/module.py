@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, overload
 
 from ..ffi import Device, Object, PackedFunc, register_object, tvm_ffi_abi
-from ..ffi.c_function import CFunction, runtime_library
+from ..ffi.c_function import CFunction
 from ..ffi.errors import TVMAttributeError, TVMOSError, TVMValueError
 from ..ffi.function import as_packed_func
+from ..ffi.host_library import runtime_library
 from ..ffi.registry import get_global_func, register_func
 from .time_evaluator import make_evaluator
 

@@ -18,13 +18,14 @@ import numpy as np
 
 from ..ffi import Device, Object, cpu, register_object
 from ..ffi import trace as _trace
+from ..ffi.arg_convert import register_arg_setter, set_dltensor_wrapper
 from ..ffi.c_abi import DLDataType, DLDevice, DLTensor
-from ..ffi.c_function import register_arg_setter, set_dltensor_wrapper
 from ..ffi.device import device as make_device
 from ..ffi.dtype import DataType
 from ..ffi.dtype import dtype as make_dtype
 from ..ffi.errors import TVMTypeError, TVMValueError
 from ..ffi.type_index import TypeIndex
+from ._dlpack_capsule import export_capsule
 from .device_api import DeviceAPI
 
 __all__ = ["NDArray", "empty", "array", "tensor", "ALIGNMENT"]
@@ -174,12 +175,11 @@ class NDArray(Object):
 
     def copyfrom(self, source: Any) -> NDArray:
         """Copy data from a numpy array (or array-like) or another NDArray into this array."""
-        span = (
-            _trace.begin("Python API", "NDArray.copyfrom", **self._trace_attrs())
+        with (
+            _trace.span("Python API", "NDArray.copyfrom", **self._trace_attrs())
             if _trace.ON
-            else None
-        )
-        try:
+            else _trace.NO_SPAN
+        ):
             if isinstance(source, NDArray):
                 source.copyto(self)
                 return self
@@ -196,9 +196,6 @@ class NDArray(Object):
             host = np.ascontiguousarray(source)  # a non-contiguous input is copied, never misread
             self.copy_from_bytes(host)
             return self
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def _trace_attrs(self) -> dict[str, Any]:
         """What a trace shows about this array (only asked while tracing)."""
@@ -220,18 +217,14 @@ class NDArray(Object):
                 f"copy_from_bytes: got {buf.nbytes} bytes, array {self._shape} "
                 f"{self.dtype} holds {self.nbytes}"
             )
-        span = (
-            _trace.begin("Python API", "NDArray.copy_from_bytes", bytes=buf.nbytes)
+        with (
+            _trace.span("Python API", "NDArray.copy_from_bytes", bytes=buf.nbytes)
             if _trace.ON
-            else None
-        )
-        try:
+            else _trace.NO_SPAN
+        ):
             api = DeviceAPI.get(self._device)
             api.copy_data_from_to(_host_view(buf, self), self._dl, None)
             api.stream_sync(self._device, None)
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def copy_to_bytes(self, host: np.ndarray) -> None:
         """Copy this array's bytes into a contiguous host buffer of the same size, then sync."""
@@ -239,33 +232,25 @@ class NDArray(Object):
             raise TVMValueError(
                 f"copy_to_bytes needs a contiguous buffer of {self.nbytes} bytes, got {host.nbytes}"
             )
-        span = (
-            _trace.begin("Python API", "NDArray.copy_to_bytes", bytes=host.nbytes)
+        with (
+            _trace.span("Python API", "NDArray.copy_to_bytes", bytes=host.nbytes)
             if _trace.ON
-            else None
-        )
-        try:
+            else _trace.NO_SPAN
+        ):
             api = DeviceAPI.get(self._device)
             api.copy_data_from_to(self._dl, _host_view(host, self), None)
             api.stream_sync(self._device, None)
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def numpy(self) -> np.ndarray:
         """A numpy copy of the data."""
-        span = (
-            _trace.begin("Python API", "NDArray.numpy", **self._trace_attrs())
+        with (
+            _trace.span("Python API", "NDArray.numpy", **self._trace_attrs())
             if _trace.ON
-            else None
-        )
-        try:
+            else _trace.NO_SPAN
+        ):
             out = np.empty(self._host_layout()[0], dtype=self._dtype.numpy_dtype())
             self.copy_to_bytes(out)
             return out
-        finally:
-            if span is not None:
-                _trace.end(span)
 
     def copyto(self, target: Device | NDArray) -> NDArray:
         """Copy to a device (a new array) or into an existing array of the same shape/dtype."""
@@ -290,12 +275,25 @@ class NDArray(Object):
             return head
         return f"{head}\n{self.numpy()!r}"
 
-    # DLPack export lives in dlpack.py; these delegate so NDArray stays the one public type.
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+    # The capsules are built in _dlpack_capsule (import is dlpack.py's, which imports this).
+    def __dlpack__(
+        self,
+        stream: Any = None,
+        *,
+        max_version: Any = None,
+        dl_device: Any = None,
+        copy: Any = None,
+    ) -> Any:
         """Export through DLPack, sharing memory (see ``pytvm.runtime.dlpack``)."""
-        from .dlpack import to_dlpack_capsule
-
-        return to_dlpack_capsule(self, stream, **kwargs)
+        return export_capsule(
+            self._dl,
+            self,
+            self._device,
+            self._read_only,
+            max_version=max_version,
+            dl_device=dl_device,
+            copy=copy,
+        )
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (self._device.device_type, self._device.device_id)

@@ -18,11 +18,11 @@ from pytvm import rpc
 from pytvm.crt import device_binary
 from pytvm.crt.framing import encode_frame
 from pytvm.crt.serial_channel import SerialChannel
-from pytvm.crt.serial_session import EventKind, MessageType, SerialSession, encode_message
+from pytvm.crt.serial_link import EventKind, MessageType, SerialLink, encode_message
 from pytvm.ffi.errors import TVMError
 from pytvm.rpc import protocol as wire
 from pytvm.rpc.channel import PipeChannel, popen_pipe, reap
-from pytvm.rpc.client_session import connect_channel
+from pytvm.rpc.forwarding_session import connect_channel
 
 pytestmark = pytest.mark.needs_cc
 
@@ -49,7 +49,7 @@ class FramedDevice:
     def __init__(self) -> None:
         self.link, self.proc = popen_pipe([str(device_binary()), "--framing"])
         self._out: list[bytes] = []
-        self.session = SerialSession(self._out.append, nonce_source=lambda: 0x11)
+        self.session = SerialLink(self._out.append, nonce_source=lambda: 0x11)
         self._stream = bytearray()
         self.session.start()
         self._flush()

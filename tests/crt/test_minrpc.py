@@ -19,7 +19,7 @@ from pytvm.crt import device_binary
 from pytvm.ffi.device import Device
 from pytvm.ffi.dtype import DataType
 from pytvm.rpc.channel import popen_pipe
-from pytvm.rpc.client_session import ClientSession, popen_session
+from pytvm.rpc.forwarding_session import ForwardingSession, popen_session
 from pytvm.rpc.protocol import (
     BytesObject,
     Handle,
@@ -82,7 +82,7 @@ def test_echo_returns_every_argument_type(sess: rpc.RPCSession) -> None:
 
 
 def test_cpu_round_trips_are_bit_exact_and_chunked(sess: rpc.RPCSession) -> None:
-    assert isinstance(sess.session, ClientSession)
+    assert isinstance(sess.session, ForwardingSession)
     endpoint = sess.session.endpoint
     copy_packets = []
     send = endpoint._send
@@ -339,7 +339,7 @@ def test_hexagon_array_lives_in_the_emulator_pool(hexagon: rpc.RPCSession) -> No
 def test_hexagon_64_mib_copy_is_chunked_and_exact(hexagon: rpc.RPCSession) -> None:
     x = np.random.default_rng(1).random((64 << 20) // 4, dtype=np.float32)
     A = pytvm.nd.array(x, hexagon.hexagon(0))
-    assert isinstance(hexagon.session, ClientSession)
+    assert isinstance(hexagon.session, ForwardingSession)
     assert hexagon.session.endpoint._max_transfer == MAX_PACKET
     assert A.numpy().tobytes() == x.tobytes()
 

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 import pytvm.crt.framing
 import pytvm.crt.serial_channel
-import pytvm.crt.serial_session
+import pytvm.crt.serial_link
 from pytvm.crt.framing import DEFAULT_MAX_PAYLOAD, Framer, Unframer, crc16, encode_frame
-from pytvm.crt.serial_session import (
+from pytvm.crt.serial_link import (
     EventKind,
-    SerialSession,
-    SessionEvent,
-    SessionState,
+    LinkEvent,
+    LinkState,
+    SerialLink,
     encode_message,
 )
 
@@ -168,7 +168,7 @@ class PySide:
     def __init__(self, spec: dict[str, Any]) -> None:
         nonces = list(bytes.fromhex(spec["nonces"]))
         self.tx: list[bytes] = []
-        self.session = SerialSession(
+        self.session = SerialLink(
             self.tx.append,
             max_payload=spec["max_payload"],
             tx_max_payload=spec["tx_max_payload"],
@@ -254,7 +254,7 @@ def python_harness(commands: list[str]) -> list[list[str]]:
     return answers
 
 
-def event_record(event: SessionEvent) -> list[Any]:
+def event_record(event: LinkEvent) -> list[Any]:
     if event.kind == EventKind.STARTED:
         return ["started", event.session_id]
     return ["data" if event.kind == EventKind.DATA else "log", event.body.hex()]
@@ -341,7 +341,7 @@ def test_python_session_transcripts(index: int) -> None:
 
 
 def test_module_examples_run() -> None:
-    for module in (pytvm.crt.framing, pytvm.crt.serial_session, pytvm.crt.serial_channel):
+    for module in (pytvm.crt.framing, pytvm.crt.serial_link, pytvm.crt.serial_channel):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 
@@ -527,18 +527,18 @@ def test_c_and_python_sessions_agree_on_any_message_sequence(
 # ---------------------------------------------------------------------- session handshake
 
 
-def pair(**kwargs: Any) -> tuple[SerialSession, list[bytes], SerialSession, list[bytes]]:
+def pair(**kwargs: Any) -> tuple[SerialLink, list[bytes], SerialLink, list[bytes]]:
     a_out: list[bytes] = []
     b_out: list[bytes] = []
     return (
-        SerialSession(a_out.append, **kwargs),
+        SerialLink(a_out.append, **kwargs),
         a_out,
-        SerialSession(b_out.append, **kwargs),
+        SerialLink(b_out.append, **kwargs),
         b_out,
     )
 
 
-def deliver(out: list[bytes], to: SerialSession) -> list[SessionEvent]:
+def deliver(out: list[bytes], to: SerialLink) -> list[LinkEvent]:
     data = b"".join(out)
     out.clear()
     return to.receive(data)
@@ -554,7 +554,7 @@ def test_handshake_from_either_side_agrees_and_drops_stale_traffic(repeat: int) 
     first = a.session_id
     assert first & 0xFF and first >> 8
     a.send(b"to b")
-    assert deliver(a_out, b) == [SessionEvent(EventKind.DATA, b"to b", first)]
+    assert deliver(a_out, b) == [LinkEvent(EventKind.DATA, b"to b", first)]
     b.send(b"old")
     stale = b"".join(b_out)
     b_out.clear()
@@ -562,7 +562,7 @@ def test_handshake_from_either_side_agrees_and_drops_stale_traffic(repeat: int) 
         (a, a_out, b, b_out) if repeat % 2 else (b, b_out, a, a_out)
     )
     starter.start()  # a reset from either side
-    assert starter.state == SessionState.STARTING
+    assert starter.state == LinkState.STARTING
     with pytest.raises(ConnectionError, match="not ESTABLISHED"):
         starter.send(b"too early")
     deliver(starter_out, other)
@@ -570,21 +570,21 @@ def test_handshake_from_either_side_agrees_and_drops_stale_traffic(repeat: int) 
     assert a.session_id == b.session_id != first
     assert a.receive(stale) == [] and a.dropped == 1
     b.send(b"fresh")
-    assert deliver(b_out, a) == [SessionEvent(EventKind.DATA, b"fresh", a.session_id)]
+    assert deliver(b_out, a) == [LinkEvent(EventKind.DATA, b"fresh", a.session_id)]
 
 
 @needs_cc
 def test_python_host_and_c_board_talk_live(harness: Path) -> None:
     board = CSide(harness, {"nonces": "", "max_payload": 4096, "tx_max_payload": 0})
     host_out: list[bytes] = []
-    host = SerialSession(host_out.append)
+    host = SerialLink(host_out.append)
     try:
         host.start()
         reply = board.step("rx", b"".join(host_out))
         host_out.clear()
         assert [kind for kind, *_ in reply["events"]] == ["started"]
         assert host.receive(bytes.fromhex(reply["tx"])) == [
-            SessionEvent(EventKind.STARTED, b"", reply["events"][0][1])
+            LinkEvent(EventKind.STARTED, b"", reply["events"][0][1])
         ]
         message = bytes(range(256)) * 40  # split into several frames by the host
         host.send(message)
@@ -599,7 +599,7 @@ def test_python_host_and_c_board_talk_live(harness: Path) -> None:
         assert confirm["events"] == [["started", host.session_id]]
         answer = board.step("send", b"answer")
         assert host.receive(bytes.fromhex(answer["tx"])) == [
-            SessionEvent(EventKind.DATA, b"answer", host.session_id)
+            LinkEvent(EventKind.DATA, b"answer", host.session_id)
         ]
     finally:
         board.close()

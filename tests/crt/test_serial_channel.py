@@ -21,8 +21,8 @@ from pytvm.crt.serial_channel import SerialChannel
 from pytvm.rpc import protocol as wire
 from pytvm.rpc.channel import Channel, PipeChannel, memory_pair, popen_pipe
 from pytvm.rpc.client import RPCSession
-from pytvm.rpc.client_session import connect_channel
 from pytvm.rpc.endpoint import serve
+from pytvm.rpc.forwarding_session import connect_channel
 from pytvm.testing.rpc import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ctypes
+import importlib
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -419,3 +421,26 @@ def test_unsupported_return_value_names_the_return(get: Getter) -> None:
     pytvm.register_func("testabi.returns_set", lambda: {1}, override=True)
     with pytest.raises(TypeError, match="returned a value C cannot receive"):
         get("call_global")("testabi.returns_set")
+
+
+C_BOUNDARY_MODULES = {
+    "host_library": ["runtime_library", "loaded_library", "when_loaded"],
+    "last_error": ["check_call", "take_error", "set_pending"],
+    "arg_convert": ["register_arg_setter", "set_dltensor_wrapper", "pack_args", "decode"],
+    "c_function": ["CFunction", "CALL_LAYER"],
+    "callback": ["function_to_handle", "function_from_handle"],
+    "runtime_hooks": ["set_workspace_allocator"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(C_BOUNDARY_MODULES))
+def test_c_boundary_module_is_small_and_owns_its_names(name: str) -> None:
+    module = importlib.import_module(f"pytvm.ffi.{name}")
+    assert module.__file__ is not None
+    lines = Path(module.__file__).read_text(encoding="utf-8").count("\n")
+    assert lines <= 400, f"pytvm/ffi/{name}.py has {lines} lines; split it (STYLE.md section 2)"
+    for attr in C_BOUNDARY_MODULES[name]:
+        value = getattr(module, attr)
+        if callable(value):
+            assert value.__module__ == module.__name__, f"{name}.{attr} is from {value.__module__}"
+        assert attr in module.__all__

@@ -125,3 +125,23 @@ def test_now_is_the_clock_events_are_stamped_with() -> None:
     (event,) = trace.take()
     assert before <= event.ts <= after
     assert abs(trace.now() - time.monotonic_ns()) < 10**9
+
+
+def test_span_off_is_the_shared_no_op_and_on_records_set_attributes() -> None:
+    off = trace.span("Python API", "idle", nbytes=1)
+    assert off is trace.NO_SPAN and trace.span_of("wire", lambda: ("x", {})) is trace.NO_SPAN
+    with off as sp:
+        sp.set(ignored=True)
+    assert trace.take() == []
+    trace.start()
+    with trace.span("endpoint", "kCallFunc", request_bytes=40) as sp:
+        sp.set(reply_bytes=24)
+    with pytest.raises(ValueError), trace.span_of("server", lambda n: (f"k{n}", {"n": n}), 7):
+        raise ValueError("the span is still recorded")
+    trace.stop()
+    first, second = trace.take()
+    assert (first.name, dict(first.attrs)) == (
+        "kCallFunc",
+        {"request_bytes": 40, "reply_bytes": 24},
+    )
+    assert (second.layer, second.name, dict(second.attrs)) == ("server", "k7", {"n": 7})

@@ -28,19 +28,16 @@ from pytvm.ffi.dtype import DataType
 from pytvm.rpc.base import RPC_MAGIC, ProtocolError, recv_key, recvall, send_key, set_nodelay
 from pytvm.rpc.channel import SocketChannel, memory_pair
 from pytvm.rpc.endpoint import Endpoint, serve
+from pytvm.rpc.messages import CopyAck, ExceptionMsg, Return, decode_message
 from pytvm.rpc.protocol import (
     DEFAULT_LIMITS,
     BytesObject,
-    CopyAck,
-    ExceptionMsg,
     Handle,
     Limits,
     ObjectRef,
-    Return,
     RPCCode,
     StrObject,
     TensorDesc,
-    decode_message,
     encode_call,
     encode_copy_from_remote,
     encode_copy_to_remote,
@@ -714,3 +711,30 @@ def test_returning_a_view_keeps_the_whole_allocation_usable(server: Any) -> None
     reply = client.request(encode_copy_from_remote(whole, 256))
     assert reply == CopyAck(bytes(range(256)))
     client.close()
+
+
+def test_the_server_decodes_requests_with_the_tested_decoder() -> None:
+    """One decoder: for a malformed request the server answers with the very ProtocolError that
+    ``decode_message`` raises for its body, and it keeps serving afterwards."""
+    near, t, errors = _serve_in_thread(DEFAULT_LIMITS)
+    near.send(encode_init_server())
+    assert decode_message(_read_body(near)) == Return((None,))
+    bad = [
+        encode_call(1, [1, 2])[8:] + b"\0",  # trailing byte
+        encode_syscall(RPCCode.GET_GLOBAL_FUNC, ["x"])[8:] + b"\0",
+        i32(RPCCode.CALL_FUNC) + u64(1) + i32(1) + i32(13) + i32(0) * 2,  # unknown type index
+        encode_copy_from_remote(TensorDesc(0x1000, CPU, U8, (2,)), 9)[8:],  # nbytes too big
+        encode_init_server()[8:] + b"\0",
+    ]
+    for body in bad:
+        with pytest.raises(ProtocolError) as info:
+            decode_message(body)
+        near.send(u64(len(body)) + body)
+        reply = decode_message(_read_body(near))
+        assert isinstance(reply, ExceptionMsg) and str(info.value) in reply.text, (info, reply)
+    near.send(encode_syscall(RPCCode.GET_GLOBAL_FUNC, ["testing.echo"]))
+    assert isinstance(decode_message(_read_body(near)), Return)
+    near.send(u64(4) + i32(RPCCode.SHUTDOWN))
+    t.join(IO_TIMEOUT)
+    assert not t.is_alive() and errors == []
+    near.close()

@@ -16,26 +16,29 @@ from hypothesis import strategies as st
 from pytvm.ffi.device import Device
 from pytvm.ffi.dtype import DataType
 from pytvm.rpc.base import ProtocolError
-from pytvm.rpc.protocol import (
-    BytesObject,
+from pytvm.rpc.messages import (
     CallFunc,
     CopyAck,
     CopyFromRemote,
     CopyToRemote,
     ExceptionMsg,
-    Handle,
     InitServer,
+    Return,
+    Shutdown,
+    Syscall,
+    decode_message,
+    encode_message,
+)
+from pytvm.rpc.protocol import (
+    BytesObject,
+    Handle,
     Limits,
     ObjectRef,
     Reader,
-    Return,
     RPCCode,
-    Shutdown,
     StrObject,
-    Syscall,
     TensorDesc,
     copy_overhead,
-    decode_message,
     decode_pseq,
     decode_tensor_desc,
     encode_call,
@@ -45,7 +48,6 @@ from pytvm.rpc.protocol import (
     encode_copy_to_remote,
     encode_exception,
     encode_init_server,
-    encode_message,
     encode_pseq,
     encode_return,
     encode_shutdown,

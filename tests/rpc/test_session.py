@@ -18,7 +18,7 @@ import pytvm
 from pytvm import rpc
 from pytvm.ffi.dtype import DataType
 from pytvm.rpc.base import RPCError
-from pytvm.rpc.client_session import ClientSession
+from pytvm.rpc.forwarding_session import ForwardingSession
 from pytvm.testing.rpc import thread_server
 
 
@@ -196,7 +196,7 @@ def test_popen_session_over_two_pipes(tmp_path: Path) -> None:
     script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytvm.rpc.pipe_server "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     with rpc.PopenSession(str(script)) as sess:
-        assert isinstance(sess.session, ClientSession)
+        assert isinstance(sess.session, ForwardingSession)
         process = sess.session.process
         assert process is not None and process.pid != os.getpid()
         x = np.arange(64, dtype="float64")

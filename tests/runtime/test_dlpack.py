@@ -8,7 +8,7 @@ import pytest
 import tvm
 
 import pytvm
-from pytvm.runtime import dlpack
+from pytvm.runtime import _dlpack_capsule
 
 
 def test_numpy_views_pytvm_memory_without_copy() -> None:
@@ -40,15 +40,15 @@ def test_legacy_capsule_and_unconsumed_capsule_release() -> None:
     a = pytvm.nd.array(np.arange(3, dtype="float32"))
     b = pytvm.nd.from_dlpack(a.__dlpack__())
     assert b.numpy().tolist() == [0, 1, 2]
-    before = len(dlpack._EXPORTED)
+    before = len(_dlpack_capsule.EXPORTED)
     capsule = a.__dlpack__()
-    assert len(dlpack._EXPORTED) == before + 1
+    assert len(_dlpack_capsule.EXPORTED) == before + 1
     del capsule
     gc.collect()
-    assert len(dlpack._EXPORTED) == before
+    assert len(_dlpack_capsule.EXPORTED) == before
     del b
     gc.collect()
-    assert len(dlpack._EXPORTED) == 0
+    assert len(_dlpack_capsule.EXPORTED) == 0
 
 
 def test_strided_producer_is_rejected() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pytvm
-from pytvm.ffi import c_function
+from pytvm.ffi import c_function, host_library
 from pytvm.runtime import BenchmarkResult, Module, load_module
 from pytvm.testing import compile_c
 
@@ -231,7 +231,7 @@ def test_parallel_launch_with_pool_size_tasks(built: tuple[Path, Path]) -> None:
 
 def test_parallel_task_error_reaches_the_caller(built: tuple[Path, Path]) -> None:
     mod = load_module(built[0])
-    c_function.runtime_library().TVMAPISetLastError(b"KeyError: stale")
+    host_library.runtime_library().TVMAPISetLastError(b"KeyError: stale")
     with pytest.raises(IndexError, match="task 1 failed"):
         mod["par_fail"]()
 

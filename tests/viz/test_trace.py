@@ -74,10 +74,10 @@ def test_copy_records_every_layer_in_three_processes(
 def test_copy_events_are_in_causal_order(copy_trace: Trace) -> None:
     ev = copy_trace.events
     api = _one(ev, "host", "Python API", "NDArray.copy_from_bytes")
-    client = _one(ev, "host", "client session", "ClientSession.copy_data_from_to")
+    client = _one(ev, "host", "client session", "ForwardingSession.copy_data_from_to")
     request = _one(ev, "host", "endpoint", "kCopyToRemote")
     served = _one(ev, "board", "server", "kCopyToRemote")
-    serving = _one(ev, "board", "serving session", "ClientSession.copy_to_remote")
+    serving = _one(ev, "board", "serving session", "ForwardingSession.copy_to_remote")
     forwarded = _one(ev, "board", "endpoint", "kCopyToRemote")
     packet = _one(ev, "device", "MinRPC", "kCopyToRemote")
     copy = _one(ev, "device", "device API", "TVMDeviceCopyDataFromTo")
@@ -106,10 +106,10 @@ def test_text_tree_nests_each_hop_under_the_request_it_served(copy_trace: Trace)
     path = [
         ("host", "Python API", "NDArray.copyfrom"),
         ("host", "Python API", "NDArray.copy_from_bytes"),
-        ("host", "client session", "ClientSession.copy_data_from_to"),
+        ("host", "client session", "ForwardingSession.copy_data_from_to"),
         ("host", "endpoint", "kCopyToRemote"),
         ("board", "server", "kCopyToRemote"),
-        ("board", "serving session", "ClientSession.copy_to_remote"),
+        ("board", "serving session", "ForwardingSession.copy_to_remote"),
         ("board", "endpoint", "kCopyToRemote"),
         ("device", "MinRPC", "kCopyToRemote"),
         ("device", "device API", "TVMDeviceCopyDataFromTo"),

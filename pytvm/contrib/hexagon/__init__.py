@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .channel import HexagonTransportChannel
 from .launcher import AdbShell, Launcher, LocalShell, Shell
-from .session import create_session
+from .session import open_accelerator_session
 from .transport import PipeTransport, StubTransport, Transport
 
 __all__ = [
@@ -22,5 +22,5 @@ __all__ = [
     "Shell",
     "StubTransport",
     "Transport",
-    "create_session",
+    "open_accelerator_session",
 ]

@@ -23,26 +23,20 @@ class HexagonTransportChannel(Channel):
         transport.open(uri, stack_size)
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
-        sp = (
-            _trace.begin("transport channel", "hexagon_rpc_send", bytes=len(data))
+        with (
+            _trace.span("transport channel", "hexagon_rpc_send", bytes=len(data))
             if _trace.ON
-            else None
-        )
-        try:
+            else _trace.NO_SPAN
+        ):
             self.transport.send(data)
-        finally:
-            if sp is not None:
-                _trace.end(sp)
 
     def recv(self, size: int) -> bytes:
-        sp = _trace.begin("transport channel", "hexagon_rpc_receive") if _trace.ON else None
-        out = b""
-        try:
+        with (
+            _trace.span("transport channel", "hexagon_rpc_receive") if _trace.ON else _trace.NO_SPAN
+        ) as sp:
             out = self.transport.receive(size)
+            sp.set(bytes=len(out))
             return out
-        finally:
-            if sp is not None:
-                _trace.end(sp, bytes=len(out))
 
     def close(self) -> None:
         self.transport.close()

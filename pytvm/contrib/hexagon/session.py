@@ -5,12 +5,12 @@ session over it, which becomes the board server's serving session."""
 from __future__ import annotations
 
 from ...ffi.registry import register_func
-from ...rpc.client_session import connect_channel
+from ...rpc.forwarding_session import connect_channel
 from ...rpc.session import SessionModule
 from .channel import HexagonTransportChannel
 from .transport import StubTransport, Transport
 
-__all__ = ["create_session", "CONSTRUCTOR"]
+__all__ = ["open_accelerator_session", "CONSTRUCTOR"]
 
 #: The global function name clients put first in ``session_constructor_args``.
 CONSTRUCTOR = "pytvm.hexagon.create_session"
@@ -27,7 +27,8 @@ def _default_transport() -> Transport:
 
 
 @register_func(CONSTRUCTOR, override=True)
-def create_session(session_name: str, stack_size: int = 1 << 14) -> SessionModule:
-    """Open the accelerator transport and return a session over it."""
+def open_accelerator_session(session_name: str, stack_size: int = 1 << 14) -> SessionModule:
+    """Open the accelerator transport and return a session over it (registered as the global
+    function ``pytvm.hexagon.create_session``, the name clients pass)."""
     channel = HexagonTransportChannel(_default_transport(), DEFAULT_URI, int(stack_size))
     return SessionModule(connect_channel(channel, f"{session_name} ({channel.peer})"))

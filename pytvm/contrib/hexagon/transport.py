@@ -3,8 +3,9 @@
 They mirror ``hexagon_rpc_open/send/receive/close`` of seed 000, which FastRPC's generated stub
 carries to the DSP and its generated skel hands to the implementation there.
 
-:class:`StubTransport` (the default of :func:`pytvm.contrib.hexagon.create_session`) does the
-same for the accelerator emulator on this machine: ``open`` starts ``pytvm-device <r> <w>
+:class:`StubTransport` (the default of
+:func:`pytvm.contrib.hexagon.open_accelerator_session`) does the same for the accelerator
+emulator on this machine: ``open`` starts ``pytvm-device <r> <w>
 --hexagon --skel`` (CRT + MinRPC in C, device type 16, serving the C skel generated from
 ``hexagon_rpc.idl``) and every call goes through the stub
 (:class:`~pytvm.contrib.hexagon.stub.HexagonRpcStub`, which marshals it from the same parsed

@@ -766,9 +766,9 @@ def test_close_reaps_the_emulator_cleanly(device: Path) -> None:
 
 
 def test_a_session_over_the_stub_and_skel(device: Path) -> None:
-    from pytvm.contrib.hexagon.session import DEFAULT_URI, create_session
+    from pytvm.contrib.hexagon.session import DEFAULT_URI, open_accelerator_session
 
-    sess = RPCSession(create_session("stub-skel", 12345).session)
+    sess = RPCSession(open_accelerator_session("stub-skel", 12345).session)
     try:
         info = sess.get_function("pytvm.hexagon.skel_info")()
         assert info == f"uri={DEFAULT_URI};stack_size=12345;handle=1"

@@ -32,7 +32,7 @@
  * Simultaneous starts: a STARTING side drops a START_INIT whose nonce is not greater than its
  * own, so the higher nonce initiates; with equal nonces both drop, and one side must restart.
  *
- * The Python twin is pytvm/crt/serial_session.py (byte-identical; shared test vectors).
+ * The Python twin is pytvm/crt/serial_link.py (byte-identical; shared test vectors).
  */
 #ifndef PYTVM_SERIAL_SESSION_H_
 #define PYTVM_SERIAL_SESSION_H_

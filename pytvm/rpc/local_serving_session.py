@@ -1,4 +1,4 @@
-"""``LocalSession``: executes RPC requests in this process (the last hop of every session).
+"""``LocalServingSession``: executes RPC requests in this process (the last hop of every session).
 
 Wire values become local ones -- a DLTensor descriptor an :class:`~pytvm.runtime.NDArray` view,
 a handle the object it names -- and results go back as TVM's kReturn layout. Objects handed to
@@ -31,18 +31,18 @@ from ..runtime.module import Module
 from ..runtime.ndarray import ALIGNMENT, NDArray
 from .base import ProtocolError
 from .protocol import BytesObject, Handle, ObjectRef, RPCCode, StrObject, TensorDesc
-from .session import Session, SessionModule, host_memory
+from .session import SessionBase, SessionModule, host_memory
 
-__all__ = ["LocalSession"]
+__all__ = ["LocalServingSession"]
 
 _CPU = 1
 _UINT8 = DataType(1, 8, 1)
 
 
-_SESSIONS: weakref.WeakSet[LocalSession] = weakref.WeakSet()
+_SESSIONS: weakref.WeakSet[LocalServingSession] = weakref.WeakSet()
 
 
-class LocalSession(Session):
+class LocalServingSession(SessionBase):
     """Serve requests against this process's global functions and device APIs."""
 
     name = "local"
@@ -305,12 +305,12 @@ def _simple(code: RPCCode) -> Any:
 
 
 _SYSCALLS: dict[int, Any] = {
-    RPCCode.GET_GLOBAL_FUNC: LocalSession._get_global_func,
-    RPCCode.FREE_HANDLE: LocalSession._free_handle,
-    RPCCode.DEV_ALLOC_DATA: LocalSession._dev_alloc_data,
-    RPCCode.DEV_ALLOC_DATA_WITH_SCOPE: LocalSession._dev_alloc_with_scope,
-    RPCCode.DEV_FREE_DATA: LocalSession._dev_free_data,
-    RPCCode.COPY_AMONG_REMOTE: LocalSession._copy_among,
+    RPCCode.GET_GLOBAL_FUNC: LocalServingSession._get_global_func,
+    RPCCode.FREE_HANDLE: LocalServingSession._free_handle,
+    RPCCode.DEV_ALLOC_DATA: LocalServingSession._dev_alloc_data,
+    RPCCode.DEV_ALLOC_DATA_WITH_SCOPE: LocalServingSession._dev_alloc_with_scope,
+    RPCCode.DEV_FREE_DATA: LocalServingSession._dev_free_data,
+    RPCCode.COPY_AMONG_REMOTE: LocalServingSession._copy_among,
     **{
         code: _simple(code)
         for code in (
@@ -372,7 +372,7 @@ def _dl(data: int, dev: Device, nbytes: int, byte_offset: int) -> DLTensor:
 
 @register_func("rpc.LocalSession")
 def _local_session_constructor() -> SessionModule:
-    return SessionModule(LocalSession())
+    return SessionModule(LocalServingSession())
 
 
 @register_func("rpc.server.live_handles")

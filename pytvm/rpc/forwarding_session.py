@@ -1,4 +1,4 @@
-"""``ClientSession``: a session whose requests go over an endpoint to the next hop.
+"""``ForwardingSession``: a session whose requests go over an endpoint to the next hop.
 
 It is what ``pytvm.rpc.connect`` returns underneath, and what the session constructors
 ``rpc.Connect`` and ``rpc.PopenSession`` build on a server -- there it becomes the serving
@@ -37,12 +37,12 @@ from .base import (
 from .channel import Channel, SocketChannel, popen_pipe, reap
 from .endpoint import Endpoint
 from .protocol import Handle, RPCCode, TensorDesc
-from .session import Session, SessionModule
+from .session import SessionBase, SessionModule
 
-__all__ = ["ClientSession", "connect_channel", "socket_session", "popen_session"]
+__all__ = ["ForwardingSession", "connect_channel", "socket_session", "popen_session"]
 
 
-class ClientSession(Session):
+class ForwardingSession(SessionBase):
     """Forward requests through ``endpoint``; ``process`` (if any) is the peer, reaped on close."""
 
     forwards = True
@@ -133,10 +133,10 @@ def connect_channel(
     constructor_args: Sequence[Any] = (),
     remote_key: str = "",
     process: subprocess.Popen[bytes] | None = None,
-) -> ClientSession:
+) -> ForwardingSession:
     """A client session over an open ``channel``: sends kInitServer with ``constructor_args``."""
     endpoint = Endpoint(channel, name, remote_key)
-    session = ClientSession(endpoint, name, process)
+    session = ForwardingSession(endpoint, name, process)
     try:
         endpoint.init_server(list(constructor_args))
     except BaseException:
@@ -151,7 +151,7 @@ def socket_session(
     key: str,
     constructor_args: Sequence[Any] = (),
     timeout: float | None = None,
-) -> ClientSession:
+) -> ForwardingSession:
     """Dial ``host:port``, handshake with ``key`` (already ``client:``-prefixed), init."""
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
@@ -186,7 +186,7 @@ def popen_session(
     *argv: str,
     pass_fds: Sequence[int] = (),
     label: str | None = None,
-) -> ClientSession:
+) -> ForwardingSession:
     """Start ``binary <read_fd> <write_fd>`` and talk to it over the two pipes (no handshake).
 
     ``binary`` may be a path or the executable's bytes (written to a private temp file that is

@@ -1,4 +1,5 @@
-"""The serial session layer: message types, session ids and the start/reset handshake.
+"""The serial link (the C runtime's serial session layer): message types, session ids and the
+start/reset handshake.
 
 The same protocol as ``pytvm_crt/serial_session.h`` (the C runtime's include root), byte for
 byte. Every frame payload
@@ -10,7 +11,7 @@ byte. Every frame payload
 ``START_INIT`` (1)      body ``01`` (version); id = the initiator's nonce (1..255), high byte 0
 ``START_REPLY`` (2)     body ``01``; id = initiator nonce | responder nonce << 8
 ``NORMAL`` (3)          application bytes (the RPC byte stream) of the established session;
-                        an empty one is an end mark (see :meth:`SerialSession.send_mark`)
+                        an empty one is an end mark (see :meth:`SerialLink.send_mark`)
 ``LOG`` (4)             text from the sender, accepted whatever its id
 ======================  ========================================================================
 
@@ -29,10 +30,10 @@ the higher nonce initiates; equal nonces need one side to restart).
 Examples
 --------
 >>> a_out, b_out = [], []
->>> a = SerialSession(a_out.append, nonce_source=lambda: 0x5A)
->>> b = SerialSession(b_out.append, nonce_source=lambda: 0xC3)
+>>> a = SerialLink(a_out.append, nonce_source=lambda: 0x5A)
+>>> b = SerialLink(b_out.append, nonce_source=lambda: 0xC3)
 >>> a.start(); b.receive(a_out.pop())
-[SessionEvent(kind=<EventKind.STARTED: 1>, body=b'', session_id=50010)]
+[LinkEvent(kind=<EventKind.STARTED: 1>, body=b'', session_id=50010)]
 >>> a.receive(b_out.pop())[0].session_id == b.session_id == 0xC35A
 True
 """
@@ -51,12 +52,12 @@ __all__ = [
     "SESSION_VERSION",
     "HEADER_SIZE",
     "MessageType",
-    "SessionState",
+    "LinkState",
     "EventKind",
-    "SessionEvent",
+    "LinkEvent",
     "encode_message",
     "decode_message",
-    "SerialSession",
+    "SerialLink",
 ]
 
 SESSION_VERSION = 1
@@ -76,7 +77,7 @@ class MessageType(IntEnum):
     LOG = 4
 
 
-class SessionState(IntEnum):
+class LinkState(IntEnum):
     """Where a side is in the handshake."""
 
     IDLE = 0
@@ -85,7 +86,7 @@ class SessionState(IntEnum):
 
 
 class EventKind(IntEnum):
-    """What :meth:`SerialSession.receive` reports."""
+    """What :meth:`SerialLink.receive` reports."""
 
     STARTED = 1  # a new session is established: reset whatever rides on it
     DATA = 2  # the body of a NORMAL message of the current session
@@ -93,7 +94,7 @@ class EventKind(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class SessionEvent:
+class LinkEvent:
     """One event from received bytes; ``session_id`` is the session current at the time."""
 
     kind: EventKind
@@ -122,7 +123,7 @@ def _random_nonce() -> int:
     return secrets.randbits(8)
 
 
-class SerialSession:
+class SerialLink:
     """One side of a serial session: feed it received bytes, it writes frames through ``write``.
 
     ``max_payload`` bounds received frames; ``tx_max_payload`` (the peer's bound, by default
@@ -149,7 +150,7 @@ class SerialSession:
         self.unframer = Unframer(max_payload)
         self._framer = Framer(write)
         self._nonce = nonce_source or _random_nonce
-        self.state = SessionState.IDLE
+        self.state = LinkState.IDLE
         self.session_id = 0
         self.local_nonce = 0
         self.dropped = 0
@@ -157,7 +158,7 @@ class SerialSession:
     @property
     def established(self) -> bool:
         """Whether data can be sent."""
-        return self.state == SessionState.ESTABLISHED
+        return self.state == LinkState.ESTABLISHED
 
     def _write_message(self, msg_type: int, session_id: int, body: Bytes) -> None:
         self._framer.write_frame([_HEADER.pack(msg_type, session_id), body])
@@ -170,12 +171,12 @@ class SerialSession:
                 break
             nonce = _next_nonce(nonce)
         self.local_nonce = nonce
-        self.state = SessionState.STARTING
+        self.state = LinkState.STARTING
         self._write_message(MessageType.START_INIT, nonce, _VERSION_BODY)
 
     def send(self, data: Bytes) -> None:
         """Send ``data`` as ``NORMAL`` messages, split to fit ``tx_max_payload``."""
-        if self.state != SessionState.ESTABLISHED:
+        if self.state != LinkState.ESTABLISHED:
             raise ConnectionError(
                 f"serial session is {self.state.name}, not ESTABLISHED; call start() and wait "
                 "for the STARTED event before sending data"
@@ -188,7 +189,7 @@ class SerialSession:
     def send_mark(self) -> None:
         """Send an end mark: an empty ``NORMAL`` message (the sender is at a packet boundary;
         see ``pytvm_crt/serial_rpc.h``). Receivers of the byte stream skip it."""
-        if self.state != SessionState.ESTABLISHED:
+        if self.state != LinkState.ESTABLISHED:
             raise ConnectionError(
                 f"serial session is {self.state.name}, not ESTABLISHED; an end mark belongs to "
                 "an established session"
@@ -205,16 +206,16 @@ class SerialSession:
             )
         self._write_message(MessageType.LOG, self.session_id, body)
 
-    def receive(self, data: Bytes) -> list[SessionEvent]:
+    def receive(self, data: Bytes) -> list[LinkEvent]:
         """Consume bytes from the link; the events they produce, in order."""
-        events: list[SessionEvent] = []
+        events: list[LinkEvent] = []
         for payload in self.unframer.feed(data):
             event = self._on_message(payload)
             if event is not None:
                 events.append(event)
         return events
 
-    def _on_message(self, payload: bytes) -> SessionEvent | None:
+    def _on_message(self, payload: bytes) -> LinkEvent | None:
         message = decode_message(payload)
         if message is None:
             self.dropped += 1
@@ -226,7 +227,7 @@ class SerialSession:
                 body[:1] != _VERSION_BODY
                 or high != 0
                 or low == 0
-                or (self.state == SessionState.STARTING and self.local_nonce >= low)
+                or (self.state == LinkState.STARTING and self.local_nonce >= low)
             ):
                 self.dropped += 1
                 return None
@@ -235,25 +236,25 @@ class SerialSession:
             if (
                 body[:1] != _VERSION_BODY
                 or high == 0
-                or self.state != SessionState.STARTING
+                or self.state != LinkState.STARTING
                 or low != self.local_nonce
             ):
                 self.dropped += 1
                 return None
             self.session_id = session_id
-            self.state = SessionState.ESTABLISHED
-            return SessionEvent(EventKind.STARTED, b"", session_id)
+            self.state = LinkState.ESTABLISHED
+            return LinkEvent(EventKind.STARTED, b"", session_id)
         if msg_type == MessageType.NORMAL:
-            if self.state != SessionState.ESTABLISHED or session_id != self.session_id:
+            if self.state != LinkState.ESTABLISHED or session_id != self.session_id:
                 self.dropped += 1
                 return None
-            return SessionEvent(EventKind.DATA, body, session_id)
+            return LinkEvent(EventKind.DATA, body, session_id)
         if msg_type == MessageType.LOG:
-            return SessionEvent(EventKind.LOG, body, self.session_id)
+            return LinkEvent(EventKind.LOG, body, self.session_id)
         self.dropped += 1
         return None
 
-    def _answer_start(self, initiator_nonce: int) -> SessionEvent:
+    def _answer_start(self, initiator_nonce: int) -> LinkEvent:
         mine = self._nonce() & 0xFF
         while True:
             if mine == 0:
@@ -263,6 +264,6 @@ class SerialSession:
                 break
             mine = _next_nonce(mine)
         self.session_id = session_id
-        self.state = SessionState.ESTABLISHED
+        self.state = LinkState.ESTABLISHED
         self._write_message(MessageType.START_REPLY, session_id, _VERSION_BODY)
-        return SessionEvent(EventKind.STARTED, b"", session_id)
+        return LinkEvent(EventKind.STARTED, b"", session_id)

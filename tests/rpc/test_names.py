@@ -1,0 +1,58 @@
+"""One meaning per name: no two classes of the package share a name, no class shares a name
+with a public function, and TVM's public session names keep TVM's meaning."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections import defaultdict
+
+import pytvm
+from pytvm import rpc
+from pytvm.rpc.client import RPCSession
+from pytvm.rpc.forwarding_session import ForwardingSession
+from pytvm.rpc.local_serving_session import LocalServingSession
+from pytvm.rpc.session import SessionBase
+
+
+def _definitions() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Classes and public module-level functions of every pytvm module, by name."""
+    classes: dict[str, set[str]] = defaultdict(set)
+    functions: dict[str, set[str]] = defaultdict(set)
+    for info in pkgutil.walk_packages(pytvm.__path__, "pytvm."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if getattr(value, "__module__", None) != module.__name__:
+                continue  # imported, not defined here
+            if inspect.isclass(value):
+                classes[name].add(module.__name__)
+            elif inspect.isfunction(value) and not name.startswith("_"):
+                functions[name].add(module.__name__)
+    return classes, functions
+
+
+def test_no_two_classes_and_no_class_and_function_share_a_name() -> None:
+    classes, functions = _definitions()
+    shared = {name: sorted(mods) for name, mods in classes.items() if len(mods) > 1}
+    assert shared == {}
+    both = {name: sorted(classes[name] | functions[name]) for name in classes.keys() & functions}
+    assert both == {}
+
+
+def test_tvm_session_names_keep_their_meaning() -> None:
+    assert inspect.isfunction(rpc.LocalSession)  # TVM's constructor function
+    sess = rpc.LocalSession()
+    assert isinstance(sess, RPCSession)
+    assert isinstance(sess.session, LocalServingSession)
+    assert issubclass(ForwardingSession, SessionBase)
+    assert issubclass(LocalServingSession, SessionBase)
+
+
+def test_former_names_still_import_as_the_renamed_classes() -> None:
+    from pytvm.rpc import ClientSession, Session
+
+    assert Session is SessionBase and ClientSession is ForwardingSession
+    assert "Session" not in rpc.__all__ and "ClientSession" not in rpc.__all__
