@@ -1,6 +1,7 @@
 """What the benchmarks share: timing in interleaved batches, and subprocesses pinned with
 ``taskset``, each in its own session, found ready by the address line it prints, and always
-stopped (process group, SIGTERM then SIGKILL)."""
+stopped (process group, SIGTERM then SIGKILL).
+"""
 
 from __future__ import annotations
 
@@ -174,7 +175,8 @@ def mib_per_s_by_op(
     fns: dict[Any, Callable[[], object]], ops: Any, size: int, opts: Any
 ) -> dict[Any, float]:
     """MiB/s of each copy in ``fns`` (keys ``(..., op, ...)`` with ``op`` second), the copies of
-    one op timed in interleaved batches against each other."""
+    one op timed in interleaved batches against each other.
+    """
     out: dict[Any, float] = {}
     for op in ops:
         part = {key: fn for key, fn in fns.items() if key[1] == op}
@@ -188,7 +190,8 @@ def mib_per_s_by_op(
 
 def choose_pinnings(choice: str | None) -> tuple[list[int], list[tuple[str, int]]]:
     """The usable cores and the client pinnings to measure: ``("same core", c0)`` (the servers'
-    core) and/or ``("2 cores", c1)``, per ``--pinning`` (None: both)."""
+    core) and/or ``("2 cores", c1)``, per ``--pinning`` (None: both).
+    """
     cores = sorted(os.sched_getaffinity(0))
     out = []
     if choice in (None, "both", "same") or len(cores) == 1:

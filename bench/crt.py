@@ -102,7 +102,8 @@ class _Fleet(Fleet):
 
     def pinned_binary(self, binary: Path, name: str, *flags: str) -> Path:
         """A wrapper script that starts ``binary`` under ``taskset -c <cores>`` (the file
-        descriptors PopenSession passes survive the two ``exec``)."""
+        descriptors PopenSession passes survive the two ``exec``).
+        """
         path = self.workdir / name
         args = " ".join(flags)
         path.write_text(f'#!/bin/sh\nexec taskset -c {self.cores} "{binary}" {args} "$@"\n')

@@ -101,7 +101,8 @@ def _recv_exact(sock: socket.socket, view: memoryview) -> None:
 
 def _raw_peer() -> None:
     """Serve raw transfers for section 3: "w" reads ``size`` bytes and acks one byte, "r" sends
-    ``size`` bytes. One connection at a time, until killed."""
+    ``size`` bytes. One connection at a time, until killed.
+    """
     listen = socket.socket()
     listen.bind(("127.0.0.1", 0))
     listen.listen(4)

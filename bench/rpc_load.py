@@ -41,7 +41,8 @@ HOST = "127.0.0.1"
 
 def _client_main(port: int, threads: int) -> None:
     """A client process: for each ``go`` line on stdin, run ``threads`` sessions at once and
-    print one JSON line ``[[start, end, error], ...]`` (``time.monotonic`` seconds)."""
+    print one JSON line ``[[start, end, error], ...]`` (``time.monotonic`` seconds).
+    """
     from pytvm.rpc.client import connect
 
     def one(out: list[Any], index: int, go: threading.Event) -> None:
@@ -57,7 +58,7 @@ def _client_main(port: int, threads: int) -> None:
             finally:
                 sess.close()
             out[index] = [start, end, "", connected]
-        except Exception as err:  # noqa: BLE001 - reported to the parent, which counts it
+        except Exception as err:
             now = time.monotonic()
             out[index] = [start, now, f"{type(err).__name__}: {err}", now]
 
@@ -140,7 +141,8 @@ def _pytvm_file(root: str | None) -> str:
 
 def _isolated(root: str | None) -> list[str]:
     """``-P`` (no current directory on ``sys.path``) when pytvm must come from ``root``: the
-    servers run in this checkout's directory."""
+    servers run in this checkout's directory.
+    """
     return ["-P"] if root else []
 
 

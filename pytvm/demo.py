@@ -1,5 +1,6 @@
 """``make demo``: compile a packed C kernel, load it, run it on NDArrays, time it, trace the FFI,
-then do the same on a server found through a tracker, over TVM's RPC protocol."""
+then do the same on a server found through a tracker, over TVM's RPC protocol.
+"""
 
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ def _ms(start: float) -> str:
 
 def _rpc_demo(lib_path: Path) -> None:
     """Tracker + server on loopback; request the server, copy, call, time, all remotely."""
-    import pytvm.rpc as rpc
+    from pytvm import rpc
     from pytvm.rpc.server import Server
     from pytvm.rpc.tracker import Tracker
 
@@ -203,7 +204,8 @@ def _time_calls(func: pytvm.PackedFunc, args: tuple[object, ...], number: int = 
 
 def _accelerator_demo(workspace: Path) -> None:
     """Seed 000 on this machine: host -> board server (via the tracker) -> accelerator emulator
-    (a C process running the CRT and MinRPC, device type 16 with its own memory pool)."""
+    (a C process running the CRT and MinRPC, device type 16 with its own memory pool).
+    """
     from pytvm.contrib.hexagon import Launcher
     from pytvm.crt import device_binary
     from pytvm.rpc.tracker import Tracker

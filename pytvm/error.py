@@ -37,8 +37,8 @@ __all__ = [
     "OpError",
     "OpNotImplemented",
     "RPCError",
-    "RPCSessionTimeoutError",
     "RPCSessionBrokenError",
+    "RPCSessionTimeoutError",
     "TVMError",
     "register_error",
 ]

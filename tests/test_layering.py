@@ -108,7 +108,7 @@ def _resolve_relative(module: str, is_package: bool, level: int, target: str | N
 
 def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int, str, bool]]:
     """Yield ``(line, module, may_be_attribute)`` for every import, lazy ones included."""
-    root = module.split(".")[0]
+    root = module.split(".", maxsplit=1)[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -242,7 +242,8 @@ def import_graph(package_root: Path) -> dict[str, dict[str, str]]:
 
 def strongly_connected(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """Tarjan's strongly connected components of ``graph``, each sorted, in reverse topological
-    order (a component comes before every component that reaches it)."""
+    order (a component comes before every component that reaches it).
+    """
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

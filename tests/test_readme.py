@@ -1,7 +1,8 @@
 """The README's code is the examples' code, and its commands work: each C or Python block of the
 sections below is quoted verbatim from the ``examples/`` file the text before it names (those
 files run in ``tests/test_examples.py``); the compile line builds ``examples/kernels.c``; the RPC
-commands start services that the quoted client code uses (on free ports, not 9190/9090/9091)."""
+commands start services that the quoted client code uses (on free ports, not 9190/9090/9091).
+"""
 
 from __future__ import annotations
 

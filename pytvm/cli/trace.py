@@ -61,7 +61,8 @@ def add_parser(
 @contextmanager
 def _service(argv: Sequence[str], what: str) -> Iterator[int]:
     """Start ``argv``, wait for its ``... listening on HOST:PORT`` banner, yield the port;
-    terminate it on exit."""
+    terminate it on exit.
+    """
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -30,7 +30,7 @@ from pathlib import Path
 from ..ffi.errors import TVMError
 from ..ffi.libinfo import cache_dir, cc_version, find_cc, include_dir, source_dir
 
-__all__ = ["device_binary", "crt_source_dir", "sources_digest"]
+__all__ = ["crt_source_dir", "device_binary", "sources_digest"]
 
 BINARY_NAME = "pytvm-device"
 HEXAGON_WRAPPER_NAME = "pytvm-device-hexagon"

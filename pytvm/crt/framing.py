@@ -37,15 +37,15 @@ import struct
 from collections.abc import Callable, Iterable
 
 __all__ = [
-    "SOP",
-    "ESC",
-    "ESC_XOR",
     "CRC_INIT",
     "DEFAULT_MAX_PAYLOAD",
-    "crc16",
-    "encode_frame",
+    "ESC",
+    "ESC_XOR",
+    "SOP",
     "Framer",
     "Unframer",
+    "crc16",
+    "encode_frame",
 ]
 
 SOP = 0x7E

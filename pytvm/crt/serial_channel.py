@@ -196,7 +196,8 @@ class SerialChannel(Channel):
 
     def _await(self, ready: Callable[[], bool]) -> None:
         """Return once ``ready()`` (checked under ``_state``) holds or the link ended; read the
-        link while no other thread does, else wait for the reader's news."""
+        link while no other thread does, else wait for the reader's news.
+        """
         while True:
             with self._state:
                 while self._reading and not ready() and not self._eof:

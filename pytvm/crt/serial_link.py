@@ -49,15 +49,15 @@ from enum import IntEnum
 from .framing import DEFAULT_MAX_PAYLOAD, Framer, Unframer
 
 __all__ = [
-    "SESSION_VERSION",
     "HEADER_SIZE",
-    "MessageType",
-    "LinkState",
+    "SESSION_VERSION",
     "EventKind",
     "LinkEvent",
-    "encode_message",
-    "decode_message",
+    "LinkState",
+    "MessageType",
     "SerialLink",
+    "decode_message",
+    "encode_message",
 ]
 
 SESSION_VERSION = 1
@@ -188,7 +188,8 @@ class SerialLink:
 
     def send_mark(self) -> None:
         """Send an end mark: an empty ``NORMAL`` message (the sender is at a packet boundary;
-        see ``pytvm_crt/serial_rpc.h``). Receivers of the byte stream skip it."""
+        see ``pytvm_crt/serial_rpc.h``). Receivers of the byte stream skip it.
+        """
         if self.state != LinkState.ESTABLISHED:
             raise ConnectionError(
                 f"serial session is {self.state.name}, not ESTABLISHED; an end mark belongs to "

@@ -61,9 +61,9 @@ from .registry import (
 from .type_index import TypeIndex
 
 __all__ = [
-    "core",
-    "CFunction",
     "DEVICE_NAME_TO_TYPE",
+    "RPC_SESS_MASK",
+    "CFunction",
     "DataType",
     "DataTypeCode",
     "Device",
@@ -79,9 +79,8 @@ __all__ = [
     "PackedFunc",
     "PyFunction",
     "RPCError",
-    "RPCSessionTimeoutError",
     "RPCSessionBrokenError",
-    "RPC_SESS_MASK",
+    "RPCSessionTimeoutError",
     "Shape",
     "String",
     "TVMAttributeError",
@@ -94,6 +93,7 @@ __all__ = [
     "TVMValueError",
     "TypeIndex",
     "as_packed_func",
+    "core",
     "cpu",
     "cuda",
     "device",

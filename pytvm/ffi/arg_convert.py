@@ -36,17 +36,17 @@ from .type_index import TypeIndex
 
 __all__ = [
     "Setter",
-    "register_arg_setter",
-    "on_tensor_type",
-    "tensor_type",
-    "set_dltensor_wrapper",
-    "set_function_handles",
-    "find_setter",
-    "pack_args",
     "convert_one",
-    "store_return",
     "decode",
     "decode_owned",
+    "find_setter",
+    "on_tensor_type",
+    "pack_args",
+    "register_arg_setter",
+    "set_dltensor_wrapper",
+    "set_function_handles",
+    "store_return",
+    "tensor_type",
 ]
 
 _I64 = ctypes.c_int64
@@ -195,7 +195,8 @@ def on_tensor_type(listener: Callable[[], None]) -> None:
 
 def find_setter(cls: type) -> Setter:
     """The setter for ``cls``: its own, else its first registered base class's (remembered);
-    raises ``TVMTypeError`` if there is none."""
+    raises ``TVMTypeError`` if there is none.
+    """
     own = _ARG_SETTERS.get(cls)
     if own is not None:
         return own
@@ -212,7 +213,8 @@ def find_setter(cls: type) -> Setter:
 
 def pack_args(args: tuple[Any, ...], func: str = "") -> tuple[Any, Any, list[Any]]:
     """Arguments as C arrays (values, type indices) plus what must live through the call;
-    a tensor of another process is refused, naming ``func`` and the argument."""
+    a tensor of another process is refused, naming ``func`` and the argument.
+    """
     n = len(args)
     values = (_I64 * n)()
     codes = (_INT * n)()
@@ -231,7 +233,8 @@ def pack_args(args: tuple[Any, ...], func: str = "") -> tuple[Any, Any, list[Any
 
 def convert_one(arg: Any) -> tuple[int, int, Any]:
     """One argument as ``(type index, raw value, what must live through the call)`` (how the
-    fast-call extension converts a value it has no direct conversion for)."""
+    fast-call extension converts a value it has no direct conversion for).
+    """
     values = (_I64 * 1)()
     keep: list[Any] = []
     setter = _ARG_SETTERS.get(type(arg)) or find_setter(type(arg))
@@ -248,7 +251,8 @@ _tls = threading.local()
 def store_return(ret: int, ret_code: int, value: Any, func: str = "") -> None:
     """Write a Python function's return value where C reads it (``TVMValue*`` ``ret``, type
     index ``ret_code``); what it points to stays alive until the thread's next return. A tensor
-    of another process is refused (``func`` names the Python function)."""
+    of another process is refused (``func`` names the Python function).
+    """
     values = (_I64 * 1).from_address(ret)
     keep: list[Any] = []
     code: int
@@ -323,7 +327,8 @@ def set_function_handles(
 ) -> None:
     """Install how functions cross (``ffi.callback`` does, on import): ``to_handle(func)`` is a
     new handle for ``func``; ``from_handle(raw, owned)`` the function behind ``raw``, whose
-    reference Python takes over if ``owned``."""
+    reference Python takes over if ``owned``.
+    """
     global _to_handle, _from_handle
     _to_handle, _from_handle = to_handle, from_handle
 
@@ -359,7 +364,8 @@ def _get_dltensor(raw: int) -> Any:
 
 def decode(raw: int, code: int, owned: bool) -> Any:
     """The Python value of a ``(TVMValue, type index)`` pair; a function handle's reference
-    passes to Python if ``owned`` (a return value), else Python takes one of its own."""
+    passes to Python if ``owned`` (a return value), else Python takes one of its own.
+    """
     if code == TypeIndex.INT:
         return raw
     if code == TypeIndex.NONE:

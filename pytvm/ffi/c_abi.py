@@ -5,19 +5,19 @@ from __future__ import annotations
 import ctypes
 
 __all__ = [
-    "TVMValue",
-    "TVMByteArray",
-    "DLDevice",
+    "DLPACK_FLAG_READ_ONLY",
     "DLDataType",
-    "DLTensor",
+    "DLDevice",
     "DLManagedTensor",
-    "TVMPackedCFunc",
-    "TVMPackedCFuncFinalizer",
     "DLManagedTensorDeleter",
-    "DLPackVersion",
     "DLManagedTensorVersioned",
     "DLManagedTensorVersionedDeleter",
-    "DLPACK_FLAG_READ_ONLY",
+    "DLPackVersion",
+    "DLTensor",
+    "TVMByteArray",
+    "TVMPackedCFunc",
+    "TVMPackedCFuncFinalizer",
+    "TVMValue",
 ]
 
 

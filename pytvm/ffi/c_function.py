@@ -27,7 +27,7 @@ from .last_error import check_call, raise_last_error, take_error
 from .local_args import raise_foreign_tensor
 from .type_index import TypeIndex
 
-__all__ = ["CFunction", "CALL_LAYER"]
+__all__ = ["CALL_LAYER", "CFunction"]
 
 _I64 = ctypes.c_int64
 _INT = ctypes.c_int
@@ -45,7 +45,8 @@ _func_free: Callable[[int], int] | None = None
 
 def _library_loaded(lib: ctypes.CDLL) -> None:
     """Keep the library's ``TVMFuncFree``; use the fast-call extension for Python -> C calls
-    when it can be built here."""
+    when it can be built here.
+    """
     global _fast_call, _fast_module, _func_free
     _func_free = lib.TVMFuncFree
     path = libinfo.fastcall_extension_path()
@@ -94,7 +95,7 @@ class CFunction(PackedFunc):
     ``owner`` is anything that must outlive the function (the loaded library).
     """
 
-    __slots__ = ("_fptr", "_faddr", "_resource", "_node", "_owner", "_invoke")
+    __slots__ = ("_faddr", "_fptr", "_invoke", "_node", "_owner", "_resource")
 
     def __init__(
         self, faddr: int, resource: int = 0, node: int = 0, owner: Any = None, name: str = ""

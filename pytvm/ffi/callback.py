@@ -29,7 +29,7 @@ from .function import PackedFunc
 from .host_library import runtime_library
 from .last_error import check_call, set_pending
 
-__all__ = ["function_to_handle", "function_from_handle", "function_from_borrowed_handle"]
+__all__ = ["function_from_borrowed_handle", "function_from_handle", "function_to_handle"]
 
 _I64 = ctypes.c_int64
 _INT = ctypes.c_int
@@ -54,7 +54,8 @@ def function_to_handle(func: PackedFunc) -> int:
 
 def function_from_handle(raw: int, owned: bool) -> PackedFunc | None:
     """The function behind handle ``raw`` (None for a null handle); Python takes over the
-    handle's reference if ``owned``, else takes one of its own."""
+    handle's reference if ``owned``, else takes one of its own.
+    """
     if not raw:
         return None
     lib = runtime_library()
@@ -92,7 +93,7 @@ def _trampoline(
             py_args = []
         store_return(ret, ret_code, func(*py_args), func.name)
         return 0
-    except BaseException as exc:  # noqa: BLE001 - every error must reach C as a return code
+    except BaseException as exc:
         return set_pending(exc)
 
 

@@ -16,7 +16,7 @@ from .errors import TVMTypeError
 from .registry import register_func
 from .type_index import TypeIndex
 
-__all__ = ["String", "Shape"]
+__all__ = ["Shape", "String"]
 
 
 class String(str):

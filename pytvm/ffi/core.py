@@ -1,5 +1,6 @@
 """tvm-ffi's ``core`` names (``tvm_ffi.core.String``, ``.Function``, ...), for code written
-against tvm-ffi: each is the pytvm class that plays the same part."""
+against tvm-ffi: each is the pytvm class that plays the same part.
+"""
 
 from __future__ import annotations
 

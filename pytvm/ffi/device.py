@@ -9,15 +9,15 @@ from .errors import TVMTypeError, TVMValueError
 from .registry import get_global_func
 
 __all__ = [
+    "DEVICE_NAME_TO_TYPE",
+    "RPC_SESS_MASK",
     "Device",
     "DeviceType",
-    "device",
     "cpu",
     "cuda",
-    "hexagon",
+    "device",
     "ext_dev",
-    "RPC_SESS_MASK",
-    "DEVICE_NAME_TO_TYPE",
+    "hexagon",
 ]
 
 #: Device types at or above this carry an RPC session: type = base + 128 * (session index + 1).
@@ -143,7 +143,8 @@ class Device:
 
     def sync(self, stream: int | None = None) -> None:
         """Wait until the work queued on ``stream`` (default: the current stream) is done, as
-        TVM's ``Device.sync``; a remote device asks its server through the RPC device API."""
+        TVM's ``Device.sync``; a remote device asks its server through the RPC device API.
+        """
         get_global_func("runtime.Device_StreamSync")(self, stream)
 
     def __str__(self) -> str:

@@ -15,28 +15,28 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 __all__ = [
-    "TVMError",
-    "TVMValueError",
-    "TVMTypeError",
+    "DiagnosticError",
+    "InternalError",
+    "OpAttributeInvalid",
+    "OpAttributeRequired",
+    "OpAttributeUnImplemented",
+    "OpError",
+    "OpNotImplemented",
+    "RPCError",
+    "RPCSessionBrokenError",
+    "RPCSessionTimeoutError",
     "TVMAttributeError",
+    "TVMError",
     "TVMIndexError",
     "TVMKeyError",
     "TVMMemoryError",
     "TVMOSError",
-    "InternalError",
-    "RPCError",
-    "RPCSessionTimeoutError",
-    "RPCSessionBrokenError",
-    "OpError",
-    "OpNotImplemented",
-    "OpAttributeRequired",
-    "OpAttributeInvalid",
-    "OpAttributeUnImplemented",
-    "DiagnosticError",
-    "register_error",
+    "TVMTypeError",
+    "TVMValueError",
     "error_class",
     "format_error",
     "parse_error",
+    "register_error",
 ]
 
 
@@ -99,7 +99,8 @@ class RPCSessionTimeoutError(RPCError, TimeoutError):
 
 class RPCSessionBrokenError(RPCError, ConnectionError):
     """A request was interrupted halfway (Ctrl-C, a timeout, a failing channel), so the byte
-    stream of the session is out of step; every later request raises this at once."""
+    stream of the session is out of step; every later request raises this at once.
+    """
 
 
 class OpError(TVMError):
@@ -235,7 +236,8 @@ _KIND_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*): ", re.ASCII)
 
 def _registered_base_of_builtin(kind: str) -> type[TVMError]:
     """For an unregistered built-in kind (``FileNotFoundError``), the class registered for its
-    nearest base (``OSError``), so ``except OSError`` still catches it after a hop."""
+    nearest base (``OSError``), so ``except OSError`` still catches it after a hop.
+    """
     builtin = getattr(builtins, kind, None)
     if isinstance(builtin, type) and issubclass(builtin, BaseException):
         for klass in builtin.__mro__[1:]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from . import libinfo
 
-__all__ = ["runtime_library", "loaded_library", "when_loaded"]
+__all__ = ["loaded_library", "runtime_library", "when_loaded"]
 
 _lib: ctypes.CDLL | None = None
 _lock = threading.Lock()
@@ -60,7 +60,8 @@ def loaded_library() -> ctypes.CDLL | None:
 
 def when_loaded(init: Callable[[ctypes.CDLL], None]) -> None:
     """Call ``init(lib)`` once the library is loaded, before other threads see it (at once if it
-    already is); initializers run in the order they were registered."""
+    already is); initializers run in the order they were registered.
+    """
     with _lock:
         lib = _lib
         if lib is None:

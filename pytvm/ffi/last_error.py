@@ -22,7 +22,7 @@ import threading
 from .errors import format_error, parse_error
 from .host_library import runtime_library
 
-__all__ = ["check_call", "take_error", "raise_last_error", "set_pending"]
+__all__ = ["check_call", "raise_last_error", "set_pending", "take_error"]
 
 _tls = threading.local()
 
@@ -35,7 +35,8 @@ def check_call(ret: int) -> None:
 
 def take_error() -> BaseException:
     """The error behind a non-zero return: the original Python exception if a callback raised
-    it on this thread and C passed its message through unchanged, else one parsed from text."""
+    it on this thread and C passed its message through unchanged, else one parsed from text.
+    """
     text = (runtime_library().TVMGetLastError() or b"").decode("utf-8", "replace")
     pending: tuple[BaseException, str] | None = getattr(_tls, "pending", None)
     _tls.pending = None

@@ -21,15 +21,15 @@ from pathlib import Path
 from .errors import TVMError
 
 __all__ = [
-    "package_dir",
-    "include_dir",
-    "source_dir",
-    "find_cc",
-    "cc_version",
     "cache_dir",
-    "runtime_library_path",
-    "fastcall_extension_path",
+    "cc_version",
     "compile_shared",
+    "fastcall_extension_path",
+    "find_cc",
+    "include_dir",
+    "package_dir",
+    "runtime_library_path",
+    "source_dir",
 ]
 
 _RUNTIME_SOURCES = ("runtime/host_runtime.c",)
@@ -54,7 +54,8 @@ def source_dir() -> Path:
 @lru_cache(maxsize=1)
 def find_cc() -> str | None:
     """Path of the system C compiler: ``$CC`` when it is set (None if it names no executable),
-    else the first of ``cc``, ``gcc``, ``clang`` on ``PATH``; None if there is none."""
+    else the first of ``cc``, ``gcc``, ``clang`` on ``PATH``; None if there is none.
+    """
     chosen = os.environ.get("CC", "").strip()
     if chosen:
         return shutil.which(chosen)
@@ -149,7 +150,8 @@ def runtime_library_path() -> Path:
 @lru_cache(maxsize=1)
 def fastcall_extension_path() -> Path | None:
     """Path of the optional fast-call CPython extension; None if it cannot be built here
-    (no compiler or no Python headers), in which case calls go through ctypes."""
+    (no compiler or no Python headers), in which case calls go through ctypes.
+    """
     python_include = Path(sysconfig.get_paths()["include"])
     if find_cc() is None or not (python_include / "Python.h").exists():
         return None

@@ -31,10 +31,10 @@ from .device import RPC_SESS_MASK, Device
 from .errors import TVMValueError
 
 __all__ = [
-    "foreign_tensor_error",
-    "raise_foreign_tensor",
     "check_dltensor",
     "check_local_args",
+    "foreign_tensor_error",
+    "raise_foreign_tensor",
 ]
 
 # Offset of DLTensor.device in the struct (after the ``void* data`` pointer).
@@ -47,7 +47,8 @@ def foreign_tensor_error(
 ) -> TVMValueError:
     """The error for a tensor on ``device`` (an RPC device) given to local C code: argument
     ``index`` of the C function ``func``, or (``index`` None) the value the Python function
-    ``func`` returns to C."""
+    ``func`` returns to C.
+    """
     where = f"{func}: " if func else ""
     what = "the returned value" if index is None else f"argument {index}"
     return TVMValueError(
@@ -63,20 +64,23 @@ def _device_at(address: int) -> Device:
 
 def raise_foreign_tensor(func: str | None, index: int | None, arg: Any, address: int) -> None:
     """Raise :func:`foreign_tensor_error` for ``arg``, whose ``DLTensor`` sits at ``address``
-    (called by the fast-call extension once it has seen a remote device type)."""
+    (called by the fast-call extension once it has seen a remote device type).
+    """
     raise foreign_tensor_error(func, index, type(arg).__name__, _device_at(address))
 
 
 def check_dltensor(func: str | None, index: int | None, arg: Any, address: int) -> None:
     """Raise if the ``DLTensor`` at ``address`` (the value ``arg`` is passed as) is on an RPC
-    device; a null address passes (C sees a null pointer, not foreign memory)."""
+    device; a null address passes (C sees a null pointer, not foreign memory).
+    """
     if address and ctypes.c_int32.from_address(address + _DEVICE_OFFSET).value >= RPC_SESS_MASK:
         raise_foreign_tensor(func, index, arg, address)
 
 
 def check_local_args(func: str, args: Sequence[Any]) -> None:
     """Raise for the first of ``args`` that lives in another process (a tensor whose
-    ``device`` is an RPC device), for call paths that pack arguments themselves."""
+    ``device`` is an RPC device), for call paths that pack arguments themselves.
+    """
     for index, arg in enumerate(args):
         if type(arg) in _PLAIN:
             continue

@@ -18,11 +18,11 @@ from .type_index import STATIC_TYPE_KEYS, TypeIndex
 
 __all__ = [
     "Object",
-    "register_object",
-    "type_key_to_index",
-    "type_index_to_key",
-    "type_index_to_class",
     "object_from_handle",
+    "register_object",
+    "type_index_to_class",
+    "type_index_to_key",
+    "type_key_to_index",
 ]
 
 _lock = threading.Lock()
@@ -75,7 +75,7 @@ class Object:
     registered constructor function calls ``self.__init_handle_by_constructor__(f, *args)``.
     """
 
-    __slots__ = ("__weakref__", "__dict__")
+    __slots__ = ("__dict__", "__weakref__")
     _type_key: ClassVar[str] = "ffi.Object"
     _type_index: ClassVar[int] = int(TypeIndex.OBJECT)
 

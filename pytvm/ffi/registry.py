@@ -12,13 +12,13 @@ from .errors import TVMAttributeError, TVMTypeError, TVMValueError
 from .function import PackedFunc, as_packed_func
 
 __all__ = [
+    "get_global_func",
+    "init_api",
+    "list_global_func_names",
     "register_func",
     "register_global_func",
-    "get_global_func",
-    "list_global_func_names",
-    "remove_global_func",
-    "init_api",
     "registry_version",
+    "remove_global_func",
 ]
 
 _lock = threading.Lock()

@@ -34,7 +34,7 @@ def _guard(func: Callable[..., int]) -> Callable[..., int]:
     def guarded(*args: Any) -> int:
         try:
             return func(*args)
-        except BaseException as exc:  # noqa: BLE001 - every error must reach C as a return code
+        except BaseException as exc:
             return set_pending(exc)
 
     return guarded
@@ -82,7 +82,7 @@ def _hook_alloc_workspace(dev_type: int, dev_id: int, nbytes: int, code: int, bi
         if _workspace_alloc is None:
             raise TVMError("no workspace allocator: pytvm.runtime is not loaded")
         return _workspace_alloc(Device(dev_type, dev_id), nbytes, DataType(code, bits, 1))
-    except BaseException as exc:  # noqa: BLE001 - C reads a null pointer as the failure
+    except BaseException as exc:
         set_pending(exc)
         return 0
 

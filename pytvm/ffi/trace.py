@@ -61,23 +61,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "ON",
     "LAYERS",
+    "NO_SPAN",
+    "ON",
     "Event",
     "Span",
     "begin",
     "end",
+    "hop_index",
+    "instant",
+    "now",
+    "on_switch",
+    "process_label",
     "span",
     "span_of",
-    "NO_SPAN",
-    "instant",
     "start",
     "stop",
     "take",
-    "process_label",
-    "on_switch",
-    "hop_index",
-    "now",
 ]
 
 #: Whether this process records. Read it as ``_trace.ON`` at the call site (one global lookup).
@@ -153,7 +153,8 @@ class Event:
 @dataclass(slots=True)
 class Span:
     """A span that has begun; :func:`end` (or leaving its ``with`` block) records it. ``attrs``
-    may be added to meanwhile (:meth:`set`)."""
+    may be added to meanwhile (:meth:`set`).
+    """
 
     layer: str
     name: str
@@ -207,7 +208,8 @@ _switch_hooks: list[Callable[[bool], None]] = []
 
 def on_switch(hook: Callable[[bool], None]) -> None:
     """Call ``hook(ON)`` now and whenever recording starts or stops in this process (for code
-    that keeps its own copy of the flag, such as the fast-call extension written in C)."""
+    that keeps its own copy of the flag, such as the fast-call extension written in C).
+    """
     _switch_hooks.append(hook)
     hook(ON)
 
@@ -294,7 +296,8 @@ def end(span: Span, **attrs: Any) -> None:
 
 def span(layer: str, name: str, **attrs: Any) -> Span | _NoSpan:
     """A span around a ``with`` block: a :class:`Span` opened now and recorded when the block
-    is left, or :data:`NO_SPAN` when recording is off."""
+    is left, or :data:`NO_SPAN` when recording is off.
+    """
     if not ON:
         return NO_SPAN
     return Span(layer, name, time.monotonic_ns(), attrs)
@@ -304,7 +307,8 @@ def span_of(
     layer: str, describe: Callable[..., tuple[str, dict[str, Any]]], *args: Any
 ) -> Span | _NoSpan:
     """Like :func:`span`, with the name too computed only when on: ``describe(*args)`` returns
-    ``(name, attrs)``."""
+    ``(name, attrs)``.
+    """
     if not ON:
         return NO_SPAN
     name, attrs = describe(*args)

@@ -31,15 +31,15 @@ from .errors import TVMError, TVMOSError, TVMValueError
 from .host_library import runtime_library
 
 __all__ = [
-    "SYMBOL_PREFIX",
-    "LIBRARY_CTX",
-    "LIBRARY_BIN",
     "CONTEXT_SYMBOLS",
+    "LIBRARY_BIN",
+    "LIBRARY_CTX",
+    "SYMBOL_PREFIX",
+    "embedded_module_kinds",
     "env_library",
+    "init_library_context",
     "is_tvm_ffi_library",
     "load_tvm_ffi_library",
-    "embedded_module_kinds",
-    "init_library_context",
     "safe_call_function",
 ]
 
@@ -102,7 +102,8 @@ def env_library() -> ctypes.CDLL:
 
 def is_tvm_ffi_library(path: str | os.PathLike[str]) -> bool:
     """Whether a shared object follows tvm-ffi's convention (exports ``__tvm_ffi_*`` functions
-    or imports tvm-ffi's C API), as libraries built by Apache TVM 0.27 do."""
+    or imports tvm-ffi's C API), as libraries built by Apache TVM 0.27 do.
+    """
     symbols = read_dynamic_symbols(path)
     if symbols is None:
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["TypeIndex", "STATIC_TYPE_KEYS", "is_object_index"]
+__all__ = ["STATIC_TYPE_KEYS", "TypeIndex", "is_object_index"]
 
 
 class TypeIndex(IntEnum):

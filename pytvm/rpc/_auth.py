@@ -33,11 +33,11 @@ __all__ = [
     "HELLO",
     "TOKEN_ENV",
     "TOKEN_FILE_ENV",
+    "authenticate",
     "resolve_token",
-    "tracker_mac",
     "session_mac",
     "session_mac_refusal",
-    "authenticate",
+    "tracker_mac",
 ]
 
 #: Tracker request code of the token proof (pytvm only; TVM's codes end at 7).
@@ -97,7 +97,8 @@ def session_mac(token: str, match_key: str) -> str:
 
 def session_mac_refusal(token: str, head: str, mac: str) -> str | None:
     """Why ``-tokenmac=<mac>`` does not prove ``token`` for the client key ``head``
-    (``client:<match_key>``), or None when it does."""
+    (``client:<match_key>``), or None when it does.
+    """
     match_key = head[len("client:") :] if head.startswith("client:") else head
     if not hmac.compare_digest(mac.encode(), session_mac(token, match_key).encode()):
         return "wrong auth token (its MAC does not match this session's key)"

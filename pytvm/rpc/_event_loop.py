@@ -36,7 +36,7 @@ _CANCELLED_SLACK = 64
 class Timer:
     """A callback scheduled with :meth:`EventLoop.call_later`; :meth:`cancel` stops it."""
 
-    __slots__ = ("when", "callback", "cancelled", "_loop")
+    __slots__ = ("_loop", "callback", "cancelled", "when")
 
     def __init__(self, loop: EventLoop, when: float, callback: Callable[[], None]) -> None:
         self._loop = loop
@@ -120,7 +120,8 @@ class EventLoop:
     # --------------------------------------------------------------- loop thread
     def watch(self, fileobj: Any, mask: int, callback: Callable[[int], None]) -> None:
         """Call ``callback(ready_mask)`` whenever ``fileobj`` is ready for ``mask``
-        (``selectors.EVENT_READ``/``EVENT_WRITE``); replaces an earlier watch of it."""
+        (``selectors.EVENT_READ``/``EVENT_WRITE``); replaces an earlier watch of it.
+        """
         try:
             self._selector.modify(fileobj, mask, callback)
         except KeyError:
@@ -149,7 +150,8 @@ class EventLoop:
 
     def call_when_idle(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` on a turn with no ready file object and no due timer (work that
-        must not delay events, e.g. forking spare processes). One runs per idle turn."""
+        must not delay events, e.g. forking spare processes). One runs per idle turn.
+        """
         self._idle.append(callback)
 
     # --------------------------------------------------------------- the loop

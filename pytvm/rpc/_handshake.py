@@ -1,7 +1,8 @@
 """The server loop's intake of connections: accepting them and reading each client's handshake
 record (``i32 magic, i32 keylen, key``, ``spec/rpc-protocol.md`` section 1) from a non-blocking
 socket, so a client that is slow to send it holds a socket and a few bytes of the loop, never a
-process."""
+process.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from functools import partial
 from ._event_loop import EventLoop, Timer
 from .base import MAX_KEY_BYTES, RPC_CODE_MISMATCH, RPC_MAGIC, ProtocolError, set_nodelay
 
-__all__ = ["PendingHandshake", "HandshakeClosed", "HandshakeIntake", "BadMagic", "refuse"]
+__all__ = ["BadMagic", "HandshakeClosed", "HandshakeIntake", "PendingHandshake", "refuse"]
 
 logger = logging.getLogger("pytvm.rpc.server")
 
@@ -27,7 +28,8 @@ class HandshakeClosed(ConnectionError):
 
 class BadMagic(ProtocolError):
     """The first i32 is not ``RPC_MAGIC``: not a TVM RPC client; the connection is dropped
-    without an answer, as TVM's server does."""
+    without an answer, as TVM's server does.
+    """
 
 
 class PendingHandshake:

@@ -1,6 +1,7 @@
 """A served connection with an idle limit: a client must send each complete request within
 ``idle_timeout`` seconds of the session's start or of the server's previous reply, so one that
-drips a byte now and then cannot hold a session (and its process) forever."""
+drips a byte now and then cannot hold a session (and its process) forever.
+"""
 
 from __future__ import annotations
 

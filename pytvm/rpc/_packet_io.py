@@ -94,7 +94,8 @@ class PacketIO:
 
     def _read_staged(self, n: int) -> bytearray:
         """``n`` bytes into a buffer that grows as they arrive (a length field alone never
-        allocates more than what was actually received plus one step)."""
+        allocates more than what was actually received plus one step).
+        """
         out = bytearray()
         while len(out) < n:
             step = min(_STAGE_STEP, n - len(out))
@@ -111,7 +112,8 @@ class PacketIO:
 
     def _packet_length(self, idle: bool = False) -> int:
         """The next non-empty packet's body length; ``_PeerClosed`` at a clean end of stream.
-        ``idle``: a server waiting for its next request (that wait is not traced)."""
+        ``idle``: a server waiting for its next request (that wait is not traced).
+        """
         while True:
             if len(self._rbuf) - self._rpos < 8:
                 if self._rpos == len(self._rbuf):
@@ -174,7 +176,8 @@ class PacketIO:
 
     def break_stream(self, what: str, exc: BaseException) -> None:
         """Mark the stream out of step because ``exc`` cut off ``what`` (e.g. ``"a copy of 64
-        bytes to the remote"``), and close the channel; no-op if already closed."""
+        bytes to the remote"``), and close the channel; no-op if already closed.
+        """
         if self.closed:
             return
         detail = str(exc)
@@ -184,7 +187,7 @@ class PacketIO:
         self.closed = True
         try:
             self.channel.close()
-        except Exception:  # noqa: BLE001 - the channel is dropped either way
+        except Exception:
             pass
 
     # ------------------------------------------------------------------ tracing (only when on)

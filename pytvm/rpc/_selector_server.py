@@ -42,7 +42,8 @@ PORT_SEARCH = 100
 
 def default_port_end(port: int) -> int:
     """The end of the port range when none is given: TVM's 9199, or ``port + 100`` when that
-    is further (so ``--port 9300`` alone searches ``[9300, 9400)``)."""
+    is further (so ``--port 9300`` alone searches ``[9300, 9400)``).
+    """
     return max(TVM_PORT_END, port + PORT_SEARCH)
 
 
@@ -120,7 +121,8 @@ class Connection:
     # --------------------------------------------------------------- output
     def write(self, data: bytes) -> bool:
         """Queue ``data``, trying one ``send`` first; False if the connection is closed or
-        broken."""
+        broken.
+        """
         if self.closed:
             return False
         if not self.out:

@@ -38,7 +38,7 @@ from .base import (
 from .protocol import encode_exception
 from .server_env import HANDSHAKE_TIMEOUT
 
-__all__ = ["TrackerLink", "ProxyLink", "dial"]
+__all__ = ["ProxyLink", "TrackerLink", "dial"]
 
 logger = logging.getLogger("pytvm.rpc.server")
 
@@ -289,7 +289,8 @@ class ProxyLink:
 
 def dial(addr: tuple[str, int]) -> socket.socket:
     """A TCP connection to ``addr``; refuses a loopback self-connection (while nothing listens
-    on a port of the ephemeral range, a connect may pick that very port as its source)."""
+    on a port of the ephemeral range, a connect may pick that very port as its source).
+    """
     sock = socket.create_connection(addr, timeout=_IO_TIMEOUT)
     if sock.getsockname() == sock.getpeername():
         sock.close()

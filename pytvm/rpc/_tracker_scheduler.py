@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["PriorityScheduler", "Resource", "Request"]
+__all__ = ["PriorityScheduler", "Request", "Resource"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -96,7 +96,8 @@ class PriorityScheduler:
 
     def drop_owner(self, owner: object) -> int:
         """Forget every resource and request of ``owner`` (its connection closed); returns how
-        many waiting requests it had."""
+        many waiting requests it had.
+        """
         self._free = [r for r in self._free if r.owner is not owner]
         self._owners.discard(owner)
         kept = [item for item in self._requests if item[2].owner is not owner]

@@ -17,11 +17,11 @@ from typing import Any
 from .base import ProtocolError
 
 __all__ = [
+    "MAX_HOST_CHARS",
+    "MAX_INFO_BYTES",
     "MAX_KEY_CHARS",
     "MAX_MATCH_KEY_CHARS",
-    "MAX_HOST_CHARS",
     "MAX_PRIORITY",
-    "MAX_INFO_BYTES",
     "Put",
     "Req",
     "parse_put",

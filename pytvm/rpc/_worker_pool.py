@@ -39,7 +39,7 @@ from .server_env import (
     workspace_prefix,
 )
 
-__all__ = ["Worker", "WorkerPool", "spare_count", "resolve_libraries"]
+__all__ = ["Worker", "WorkerPool", "resolve_libraries", "spare_count"]
 
 logger = logging.getLogger("pytvm.rpc.server")
 
@@ -92,11 +92,8 @@ class WorkerPool:
     # ------------------------------------------------------------------ spares
     def _is_idle(self) -> bool:
         full = len(self._spares) >= self.spare_workers or self._spare_failures >= SPARE_FAILURES
-        return (
-            self._loop.stop_requested.is_set()
-            or not self._workers
-            and full
-            and all(s.ready for s in self._spares)
+        return self._loop.stop_requested.is_set() or (
+            not self._workers and full and all(s.ready for s in self._spares)
         )
 
     def _spares_short(self) -> bool:
@@ -110,7 +107,8 @@ class WorkerPool:
 
     def _refill_spares(self) -> None:
         """Renew spares forked before the registry changed, and fork one if the pool is short
-        (then come back on the next idle turn)."""
+        (then come back on the next idle turn).
+        """
         self._refill_queued = False
         version = registry_version()
         for spare in [s for s in self._spares if s.version != version]:
@@ -221,7 +219,8 @@ class WorkerPool:
     # ------------------------------------------------------------------ deadlines
     def _start_session(self, worker: Worker, options: dict[str, str]) -> None:
         """Arm the session's time limit (the server's ``timeout`` or the client's, the smaller),
-        or let go of the loop's copy of the connection when there is none."""
+        or let go of the loop's copy of the connection when there is none.
+        """
         limits = [self.timeout] if self.timeout > 0 else []
         if "timeout" in options:  # checked by split_key_options before the session was admitted
             limits.append(parse_session_timeout(options["timeout"]))
@@ -288,7 +287,8 @@ class WorkerPool:
 
     def _finish(self, worker: Worker, clean: bool = False) -> None:
         """Forget a reaped worker: close its fds, cancel its deadline, remove what a killed one
-        left, free its session's slot."""
+        left, free its session's slot.
+        """
         self._loop.unwatch(worker.pidfd)
         self._loop.unwatch(worker.ctrl)
         if worker.deadline is not None:

@@ -17,32 +17,32 @@ from typing import Any
 from ..ffi.errors import RPCError, RPCSessionTimeoutError, TVMError, TVMValueError, register_error
 
 __all__ = [
-    "RPC_MAGIC",
-    "RPC_TRACKER_MAGIC",
-    "RPC_CODE_SUCCESS",
-    "RPC_CODE_DUPLICATE",
-    "RPC_CODE_MISMATCH",
-    "PROTOCOL_VERSION",
-    "RPC_SESS_MASK",
-    "TrackerCode",
-    "RPCError",
-    "RPCSessionTimeoutError",
-    "ProtocolError",
-    "remote_error_class",
-    "recvall",
-    "sendjson",
-    "recvjson",
-    "random_key",
-    "split_random_key",
-    "connect_with_retry",
-    "send_key",
-    "recv_key",
-    "split_key_options",
-    "parse_session_timeout",
-    "refusal_causes",
     "MAX_KEY_BYTES",
     "MAX_SESSION_TIMEOUT",
+    "PROTOCOL_VERSION",
+    "RPC_CODE_DUPLICATE",
+    "RPC_CODE_MISMATCH",
+    "RPC_CODE_SUCCESS",
+    "RPC_MAGIC",
+    "RPC_SESS_MASK",
+    "RPC_TRACKER_MAGIC",
+    "ProtocolError",
+    "RPCError",
+    "RPCSessionTimeoutError",
+    "TrackerCode",
+    "connect_with_retry",
+    "parse_session_timeout",
+    "random_key",
+    "recv_key",
+    "recvall",
+    "recvjson",
+    "refusal_causes",
+    "remote_error_class",
+    "send_key",
+    "sendjson",
     "set_nodelay",
+    "split_key_options",
+    "split_random_key",
 ]
 
 #: First i32 of a data-plane connection; also the "success" reply of a server or proxy.
@@ -93,7 +93,8 @@ _REMOTE_CLASSES: dict[type[TVMError], type[TVMError]] = {}
 
 def remote_error_class(kind: type[TVMError]) -> type[TVMError]:
     """The class raised for a remote error of ``kind``: a subclass of both ``kind`` (so
-    ``except ValueError`` works) and :class:`RPCError` (so ``except RPCError`` does too)."""
+    ``except ValueError`` works) and :class:`RPCError` (so ``except RPCError`` does too).
+    """
     if issubclass(kind, RPCError):
         return kind
     if issubclass(RPCError, kind):  # the plain base kind
@@ -226,7 +227,8 @@ def split_key_options(key: str) -> tuple[str, dict[str, str]]:
 def parse_session_timeout(text: str) -> float:
     """The seconds of a ``-timeout=<text>`` key option: a number in ``(0, 7 days]``, else
     ``ProtocolError`` (so ``inf``, ``nan``, ``1e308``, ``-5`` and ``abc`` never become a
-    deadline)."""
+    deadline).
+    """
     try:
         value = float(text)
     except ValueError:
@@ -243,7 +245,8 @@ def parse_session_timeout(text: str) -> float:
 
 def refusal_causes(key: str) -> str:
     """The possible reasons a server answered ``RPC_CODE_MISMATCH`` to ``key`` (the wire carries
-    none), narrowed by what ``key`` holds; the server's log names the actual one."""
+    none), narrowed by what ``key`` holds; the server's log names the actual one.
+    """
     head = key.split(" ", 1)[0]
     options = {item[1:].split("=", 1)[0] for item in key.split(" ")[1:] if item.startswith("-")}
     name = head.removeprefix("client:")

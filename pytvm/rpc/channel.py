@@ -23,9 +23,9 @@ from typing import Any
 
 __all__ = [
     "Channel",
-    "SocketChannel",
-    "PipeChannel",
     "MemoryChannel",
+    "PipeChannel",
+    "SocketChannel",
     "memory_pair",
     "popen_pipe",
     "reap",
@@ -211,7 +211,8 @@ def popen_pipe(
 
 def reap(proc: subprocess.Popen[Any], timeout: float = 5.0, terminate: bool = False) -> None:
     """Wait for ``proc`` (after SIGTERM if ``terminate``); SIGKILL it if ``timeout`` runs out.
-    Its stdout pipe, if any, is closed."""
+    Its stdout pipe, if any, is closed.
+    """
     if terminate:
         proc.terminate()
     try:

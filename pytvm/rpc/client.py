@@ -37,12 +37,12 @@ from .session import SessionBase, SessionModule, insert_session
 from .workspace_session import WorkspaceSession
 
 __all__ = [
+    "LocalSession",
+    "PopenSession",
     "RPCSession",
     "RemoteFunction",
     "RemoteModule",
     "RemoteObject",
-    "LocalSession",
-    "PopenSession",
     "connect",
 ]
 
@@ -184,7 +184,7 @@ class RPCSession:
 class _RemoteHandle:
     """Frees a remote handle when the last local reference goes (queued, see ForwardingSession)."""
 
-    __slots__ = ("session", "handle")
+    __slots__ = ("handle", "session")
 
     def __init__(self, session: RPCSession, handle: int) -> None:
         self.session, self.handle = session, handle
@@ -192,7 +192,7 @@ class _RemoteHandle:
     def __del__(self) -> None:
         try:
             self.session._session.free_handle_later(self.handle)
-        except Exception:  # noqa: BLE001 - the session may be gone at interpreter exit
+        except Exception:
             pass
 
 
@@ -395,7 +395,8 @@ _brief.maxstring = _brief.maxother = 60
 
 def _log_each_request(session: SessionBase, peer: str) -> None:
     """Log each request ``session`` sends (``call_func``, ``syscall`` and the copies), its
-    arguments in brief, and what came back or what it raised, with its duration."""
+    arguments in brief, and what came back or what it raised, with its duration.
+    """
     for name in ("call_func", "syscall", "copy_to_remote", "copy_from_remote"):
         setattr(session, name, _logged(getattr(session, name), name, peer))
 
@@ -421,7 +422,7 @@ def _logged(request: Callable[..., Any], what: str, peer: str) -> Callable[..., 
     return logged
 
 
-def LocalSession() -> RPCSession:  # noqa: N802 - TVM's name for this constructor
+def LocalSession() -> RPCSession:
     """An RPC session served by this process (no socket): same API, local execution.
 
     It has a temporary workspace of its own (removed when the session is closed or collected)
@@ -431,6 +432,6 @@ def LocalSession() -> RPCSession:  # noqa: N802 - TVM's name for this constructo
     return RPCSession(WorkspaceSession())
 
 
-def PopenSession(binary: str | bytes | os.PathLike[str]) -> RPCSession:  # noqa: N802
+def PopenSession(binary: str | bytes | os.PathLike[str]) -> RPCSession:
     """A session with an executable started as ``binary <read_fd> <write_fd>`` over pipes."""
     return RPCSession(popen_session(binary))

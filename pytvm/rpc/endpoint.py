@@ -120,7 +120,8 @@ class Endpoint(PacketIO):
 
     def _failed(self, what: str, exc: BaseException) -> None:
         """``exc`` ended a request: unless it is a complete error reply, the stream is out of
-        step and the connection breaks (``what`` says which request was cut off)."""
+        step and the connection breaks (``what`` says which request was cut off).
+        """
         if exc is self._error_reply:
             self._error_reply = None
             return
@@ -129,7 +130,8 @@ class Endpoint(PacketIO):
 
     def _reply(self) -> tuple[int, int]:
         """Wait for the reply to our request: (code, body bytes left). kException raises; a
-        request from the peer is served first (the endpoint is symmetric)."""
+        request from the peer is served first (the endpoint is symmetric).
+        """
         while True:
             try:
                 code, left = self._next_packet()
@@ -218,7 +220,8 @@ class Endpoint(PacketIO):
 
     def _collect_return(self, errors: list[BaseException]) -> None:
         """Read one kReturn of a pipelined request; an error reply is added to ``errors`` (the
-        stream stays in step), anything else propagates."""
+        stream stays in step), anything else propagates.
+        """
         try:
             self._return_values()
         except RPCError as err:
@@ -229,7 +232,8 @@ class Endpoint(PacketIO):
 
     def max_transfer(self, ndim: int) -> int:
         """Data bytes per copy packet: the peer's ``GetCRTMaxPacketSize`` minus the copy header,
-        asked once per endpoint (unbounded when the peer has no such function)."""
+        asked once per endpoint (unbounded when the peer has no such function).
+        """
         if self._max_transfer is None:
             handle = self.syscall(RPCCode.GET_GLOBAL_FUNC, [MAX_PACKET_FUNC])
             limit = 0
@@ -263,7 +267,7 @@ class Endpoint(PacketIO):
                 raise
 
     def copy_from_remote(self, desc: TensorDesc, out: memoryview) -> None:
-        """kCopyFromRemote into ``out`` (its length is the byte count), split as above."""
+        """KCopyFromRemote into ``out`` (its length is the byte count), split as above."""
         out = out.cast("B")
         step = self.max_transfer(len(desc.shape))
         with self._lock:
@@ -383,7 +387,7 @@ class Endpoint(PacketIO):
             if self.serving_session is not None:
                 try:
                     self.serving_session.close()
-                except Exception as err:  # noqa: BLE001 - a hop that is already gone
+                except Exception as err:
                     log.info("%s: closing the serving session: %s", self.name, err)
 
     def _serve_packet(self, code: RPCCode, left: int) -> None:
@@ -397,7 +401,7 @@ class Endpoint(PacketIO):
                 body = self._read(left)
                 try:
                     reply_parts = self._dispatch(code, body)
-                except Exception as err:  # noqa: BLE001 - every failure goes back to the caller
+                except Exception as err:
                     if not isinstance(err, (TVMError, ValueError, TypeError, KeyError, OSError)):
                         log.debug("%s: %s", self.name, err, exc_info=True)
                     reply_parts = (encode_exception(format_error(err)),)
@@ -528,7 +532,7 @@ class Endpoint(PacketIO):
                 else _trace.NO_SPAN
             )  # begins now: the span covers copy_target too
             target = session.copy_target(desc, nbytes)
-        except Exception as err:  # noqa: BLE001 - answer after draining the payload
+        except Exception as err:
             self._skip(nbytes_left)
             return encode_exception(format_error(err, with_traceback=False))
         with sp:
@@ -538,7 +542,7 @@ class Endpoint(PacketIO):
             data = self._read_staged(nbytes)
             try:
                 session.copy_to_remote(desc, memoryview(data))
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 return encode_exception(format_error(err))
             return encode_return([None])
 
@@ -560,12 +564,12 @@ def _describe_serving(
 
 
 def _is_hop_name(args: Sequence[Any]) -> bool:
-    """kGetGlobalFunc of a hop-local function (``pytvm.hop.*``)."""
+    """KGetGlobalFunc of a hop-local function (``pytvm.hop.*``)."""
     return len(args) == 1 and isinstance(args[0], str) and args[0].startswith(HOP_PREFIX)
 
 
 def _is_hop_handle(hops: HopTable, args: Sequence[Any]) -> bool:
-    """kFreeHandle of a handle the hop table gave out."""
+    """KFreeHandle of a handle the hop table gave out."""
     return len(args) == 1 and isinstance(args[0], Handle) and hops.owns(args[0].value)
 
 

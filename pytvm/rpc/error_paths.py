@@ -22,7 +22,7 @@ import sys
 import sysconfig
 import threading
 
-__all__ = ["add_path_root", "remove_path_root", "relative_paths"]
+__all__ = ["add_path_root", "relative_paths", "remove_path_root"]
 
 _lock = threading.Lock()
 _roots: dict[str, str] = {}  # prefix ending in a separator -> its replacement

@@ -39,7 +39,7 @@ from .endpoint import Endpoint
 from .protocol import Handle, RPCCode, TensorDesc
 from .session import SessionBase, SessionModule
 
-__all__ = ["ForwardingSession", "connect_channel", "socket_session", "popen_session"]
+__all__ = ["ForwardingSession", "connect_channel", "popen_session", "socket_session"]
 
 
 class ForwardingSession(SessionBase):
@@ -105,7 +105,8 @@ class ForwardingSession(SessionBase):
 
         At interpreter exit the queued frees are dropped instead (the peer frees everything of
         a session that ends): their replies may never come, e.g. from a server thread of this
-        process that exit has already stopped."""
+        process that exit has already stopped.
+        """
         with self._close_lock:
             if self._closed:
                 return
@@ -123,7 +124,7 @@ class ForwardingSession(SessionBase):
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown or a dead peer
+        except Exception:
             pass
 
 

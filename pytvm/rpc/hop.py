@@ -59,10 +59,10 @@ from .session import SessionBase, live_sessions
 __all__ = [
     "HOP_PREFIX",
     "HOP_TAG",
+    "TRACE_CLOCK",
+    "TRACE_COLLECT",
     "TRACE_START",
     "TRACE_STOP",
-    "TRACE_COLLECT",
-    "TRACE_CLOCK",
     "HopLink",
     "HopTable",
     "clock_offset",
@@ -155,7 +155,8 @@ class HopLink:
     def clock_offset(self) -> tuple[int, int] | None:
         """``(offset, error)`` in ns of the next hop's trace clock from this one's (see
         :func:`clock_offset`), from the shortest of :data:`CLOCK_SAMPLES` round trips; None
-        when the next hop has no ``trace_clock`` (the C device)."""
+        when the next hop has no ``trace_clock`` (the C device).
+        """
         handle = self.handles.get(TRACE_CLOCK)
         if handle is None:
             return None
@@ -250,7 +251,8 @@ _DEVICE_TYPES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 12: "ext_dev", 1
 
 def decode_collected(blob: bytes) -> tuple[list[_trace.Event], list[str]]:
     """Events and notes from a ``pytvm.hop.trace_collect`` result (JSON of a Python hop, or the
-    binary ring of a C device)."""
+    binary ring of a C device).
+    """
     if blob.startswith(_DEVICE_MAGIC):
         return _decode_device(blob), []
     if not blob:
@@ -262,7 +264,8 @@ def decode_collected(blob: bytes) -> tuple[list[_trace.Event], list[str]]:
 
 def _decode_device(blob: bytes) -> list[_trace.Event]:
     """Begin/end records of the device ring paired into spans (unpaired ones are the trace
-    control's own packets, or fell out of the ring: dropped)."""
+    control's own packets, or fell out of the ring: dropped).
+    """
     magic, version, pid, hop, count, dropped = _DEVICE_HEAD.unpack_from(blob, 0)
     if version != 1 or len(blob) < _DEVICE_HEAD.size + count * _DEVICE_EVENT.size:
         raise RPCError(f"device trace: version {version} with {count} events, {len(blob)} bytes")
@@ -316,7 +319,7 @@ class HopTable:
         self._notes: list[str] = []
 
     def lookup(self, name: str) -> Handle:
-        """kGetGlobalFunc of a ``pytvm.hop.*`` name: a tagged handle (0 for an unknown name)."""
+        """KGetGlobalFunc of a ``pytvm.hop.*`` name: a tagged handle (0 for an unknown name)."""
         if name not in _SERVED:
             return Handle(0)
         handle = HOP_TAG | (_SERVED.index(name) + 1)
@@ -329,7 +332,7 @@ class HopTable:
         return handle in self._handles
 
     def free(self, handle: int) -> None:
-        """kFreeHandle of a tagged handle."""
+        """KFreeHandle of a tagged handle."""
         name, refs = self._handles[handle]
         if refs <= 1:
             del self._handles[handle]
@@ -337,7 +340,7 @@ class HopTable:
             self._handles[handle] = (name, refs - 1)
 
     def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
-        """kCallFunc of a tagged handle; returns the kReturn values."""
+        """KCallFunc of a tagged handle; returns the kReturn values."""
         name = self._handles[handle][0]
         if name == TRACE_START:
             hop = args[0] if args else 1

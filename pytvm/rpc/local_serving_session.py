@@ -378,7 +378,8 @@ def _local_session_constructor() -> SessionModule:
 @register_func("rpc.server.live_handles")
 def _live_handles() -> int:
     """Handles and allocations held by peers of every local session of this process (a server
-    worker has exactly one): lets a client check that what it dropped was freed."""
+    worker has exactly one): lets a client check that what it dropped was freed.
+    """
     return sum(s.live_handles for s in list(_SESSIONS))
 
 

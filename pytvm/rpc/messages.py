@@ -33,18 +33,18 @@ from .protocol import (
 )
 
 __all__: list[str] = [
-    "InitServer",
     "CallFunc",
-    "Return",
-    "ExceptionMsg",
-    "CopyToRemote",
-    "CopyFromRemote",
     "CopyAck",
-    "Syscall",
-    "Shutdown",
+    "CopyFromRemote",
+    "CopyToRemote",
+    "ExceptionMsg",
+    "InitServer",
     "Message",
-    "decode_message",
+    "Return",
+    "Shutdown",
+    "Syscall",
     "decode_body",
+    "decode_message",
     "encode_message",
 ]
 
@@ -149,7 +149,8 @@ _WHAT = {
 
 def decode_body(code: RPCCode, r: Reader) -> Any:
     """The message record of a packet whose ``code`` is read; ``r`` holds the rest of its body
-    (the decoder the endpoint serves and reads replies with)."""
+    (the decoder the endpoint serves and reads replies with).
+    """
     msg: Any
     if code == RPCCode.CALL_FUNC:
         handle = r.u64("function handle")

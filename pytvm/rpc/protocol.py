@@ -28,37 +28,37 @@ from .base import PROTOCOL_VERSION, ProtocolError
 from .error_paths import relative_paths
 
 __all__ = [
-    "RPCCode",
-    "ServerStatus",
-    "Limits",
     "DEFAULT_LIMITS",
-    "Handle",
-    "ObjectRef",
-    "StrObject",
+    "SYSCALL_CODE_START",
     "BytesObject",
-    "TensorDesc",
+    "Handle",
+    "Limits",
+    "ObjectRef",
+    "RPCCode",
     "Reader",
-    "encode_pseq",
-    "decode_pseq",
-    "encode_tensor_desc",
-    "decode_tensor_desc",
-    "packet",
-    "encode_init_server",
-    "encode_call",
-    "encode_return",
-    "encode_call_return",
-    "encode_exception",
-    "encode_syscall",
-    "encode_copy_to_remote",
-    "encode_copy_from_remote",
-    "encode_copy_ack",
-    "encode_shutdown",
+    "ServerStatus",
+    "StrObject",
+    "TensorDesc",
     "copy_overhead",
-    "decode_value",
-    "encode_value",
     "decode_code",
     "decode_copy_head",
-    "SYSCALL_CODE_START",
+    "decode_pseq",
+    "decode_tensor_desc",
+    "decode_value",
+    "encode_call",
+    "encode_call_return",
+    "encode_copy_ack",
+    "encode_copy_from_remote",
+    "encode_copy_to_remote",
+    "encode_exception",
+    "encode_init_server",
+    "encode_pseq",
+    "encode_return",
+    "encode_shutdown",
+    "encode_syscall",
+    "encode_tensor_desc",
+    "encode_value",
+    "packet",
 ]
 
 
@@ -249,7 +249,8 @@ def _enc_device(v: Device) -> bytes:
 
 def encode_tensor_desc(desc: TensorDesc) -> bytes:
     """The DLTensor descriptor: ``u64 data, i32 type, i32 id, i32 ndim, dtype, i64 shape[ndim],
-    u64 byte_offset`` (32 + 8 * ndim bytes)."""
+    u64 byte_offset`` (32 + 8 * ndim bytes).
+    """
     dt = desc.dtype
     return b"".join(
         (
@@ -324,12 +325,12 @@ def encode_call(handle: int, args: Any) -> bytes:
 
 
 def encode_return(values: Any) -> bytes:
-    """kReturn with ``values`` as they are (syscall and init replies carry one value)."""
+    """KReturn with ``values`` as they are (syscall and init replies carry one value)."""
     return packet(RPCCode.RETURN, encode_pseq(values))
 
 
 def encode_call_return(type_tag: int, values: Any) -> bytes:
-    """kReturn of a kCallFunc: the result's type index as an Int, then its wire values."""
+    """KReturn of a kCallFunc: the result's type index as an Int, then its wire values."""
     return packet(
         RPCCode.RETURN, _I32.pack(1 + len(values)), _enc_int(type_tag), *map(encode_value, values)
     )
@@ -337,7 +338,8 @@ def encode_call_return(type_tag: int, values: Any) -> bytes:
 
 def encode_exception(text: str) -> bytes:
     """kException: one RawStr holding the error text, this machine's paths made relative
-    (see :mod:`pytvm.rpc.error_paths`)."""
+    (see :mod:`pytvm.rpc.error_paths`).
+    """
     return packet(RPCCode.EXCEPTION, _I32.pack(1), _enc_str(relative_paths(text)))
 
 
@@ -368,7 +370,7 @@ def encode_copy_ack(nbytes: int) -> bytes:
 
 
 def encode_shutdown() -> bytes:
-    """kShutdown (no reply)."""
+    """KShutdown (no reply)."""
     return packet(RPCCode.SHUTDOWN)
 
 
@@ -378,7 +380,7 @@ def encode_shutdown() -> bytes:
 class Reader:
     """A bounds-checked cursor over one packet body."""
 
-    __slots__ = ("buf", "pos", "limits")
+    __slots__ = ("buf", "limits", "pos")
 
     def __init__(self, buf: bytes | bytearray | memoryview, limits: Limits = DEFAULT_LIMITS):
         self.buf = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf

@@ -263,7 +263,8 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until no session worker is alive (every accepted connection has been served and
         reaped) and the pool of spare workers is full, none of them holding this process's
-        descriptors any more; False if ``timeout`` seconds passed first."""
+        descriptors any more; False if ``timeout`` seconds passed first.
+        """
         with self._idle:
             return self._idle.wait_for(self._is_idle, timeout)
 
@@ -384,7 +385,8 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
 
 def _limit(name: str, value: float | None) -> float:
     """A time limit parameter in seconds (None or 0: none, returned as 0.0); a clear error for
-    a negative, infinite or non-numeric one."""
+    a negative, infinite or non-numeric one.
+    """
     if not value:
         return 0.0
     seconds = float(value)

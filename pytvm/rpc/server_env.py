@@ -130,7 +130,8 @@ def confined_functions(
     ws: Workspace, allow_popen_binary: bool = False, popen_executables: Sequence[str] = ()
 ) -> dict[str, Callable[..., Any]]:
     """The loaders and ``rpc.PopenSession`` as a server worker offers them: confined to ``ws``
-    (see the module docstring). Binds the loaders registered now."""
+    (see the module docstring). Binds the loaders registered now.
+    """
     loaders = {
         name: get_global_func(name)
         for name in list_global_func_names()
@@ -253,7 +254,8 @@ def open_server_env(
 ) -> Workspace:
     """TVM's ``rpc.server._server_env``: load ``load_library`` (``RTLD_GLOBAL``) and register
     the server's functions in this process on ``work_path`` (default: a new temporary
-    directory, removed by ``close()``)."""
+    directory, removed by ``close()``).
+    """
     libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
     for lib in libs:
         if lib:
@@ -268,7 +270,8 @@ def open_server_env(
 def warn_if_root(euid: int | None = None) -> bool:
     """Log a warning if the server runs as root (``euid``: default this process's); returns
     whether it did. Every client may load code into a session, so sessions run with the
-    server's rights."""
+    server's rights.
+    """
     if euid is None:
         euid = os.geteuid() if hasattr(os, "geteuid") else -1
     if euid != 0:
@@ -282,7 +285,8 @@ def warn_if_root(euid: int | None = None) -> bool:
 
 def workspace_prefix(pid: int) -> str:
     """Name prefix of worker ``pid``'s workspace dirs in the temp dir (the server removes what
-    a killed worker leaves behind)."""
+    a killed worker leaves behind).
+    """
     return f"pytvm-rpc-{pid}-"
 
 

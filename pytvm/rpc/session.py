@@ -30,11 +30,11 @@ from .base import RPC_SESS_MASK
 from .protocol import Handle, RPCCode, TensorDesc
 
 __all__ = [
+    "MAX_SESSIONS",
     "SessionBase",
     "SessionModule",
-    "MAX_SESSIONS",
-    "insert_session",
     "get_session",
+    "insert_session",
     "live_sessions",
     "session_of_module",
 ]
@@ -73,12 +73,14 @@ class SessionBase(DeviceAPI):
 
     def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
         """Read ``nbytes`` from ``desc.data + desc.byte_offset``: into ``out`` if given (returns
-        it), else into a new buffer."""
+        it), else into a new buffer.
+        """
         raise NotImplementedError
 
     def copy_target(self, desc: TensorDesc, nbytes: int) -> memoryview | None:
         """Memory the incoming bytes of a kCopyToRemote can be received into directly, or None
-        (then they are staged and passed to :meth:`copy_to_remote`)."""
+        (then they are staged and passed to :meth:`copy_to_remote`).
+        """
         return None
 
     def free_handle_later(self, handle: int) -> None:
@@ -291,7 +293,8 @@ os.register_at_fork(after_in_child=_reset_lock_after_fork)
 
 def insert_session(session: SessionBase) -> int:
     """Put ``session`` in the first free slot; its remote devices get type
-    ``(slot + 1) * 128 + real_type``."""
+    ``(slot + 1) * 128 + real_type``.
+    """
     with _TABLE_LOCK:
         for index, ref in enumerate(_TABLE):
             if ref is None or ref() is None:

@@ -33,9 +33,9 @@ from .base import (
 )
 
 __all__ = [
-    "TrackerSession",
     "TrackerConnectionError",
     "TrackerKeyError",
+    "TrackerSession",
     "TrackerTimeoutError",
     "connect_tracker",
 ]

@@ -204,7 +204,8 @@ class Workspace:
 
     def load_module(self, path: str, loader: Callable[[str], Any]) -> Module:
         """Load ``path`` with ``loader`` (a ``runtime.module.loadfile_*`` function) through the
-        descriptor opened here, so the file loaded is the one found inside the workspace."""
+        descriptor opened here, so the file loaded is the one found inside the workspace.
+        """
         fd = self.open_file(path, "load_module")
         with _LOADED_LOCK:
             _LOADED_FDS.append(fd)
@@ -229,7 +230,8 @@ class Workspace:
         create_dirs: bool = False,
     ) -> _T:
         """Walk ``path`` beneath the workspace and run ``op(dir_fd, last_name)`` on its last
-        component (``"."`` when the path names a directory by ``.``/``..`` or nothing)."""
+        component (``"."`` when the path names a directory by ``.``/``..`` or nothing).
+        """
         if self._fd < 0:
             raise TVMOSError(f"{what}: the session workspace is closed")
         pending = deque(_relative(self.path, _check_name(path)).split("/"))

@@ -22,12 +22,12 @@ from ..ffi.errors import TVMError, TVMMemoryError, TVMValueError
 from ..ffi.registry import get_global_func, list_global_func_names, register_func, registry_version
 
 __all__ = [
+    "CPUDeviceAPI",
     "DeviceAPI",
     "DeviceAttrKind",
-    "CPUDeviceAPI",
-    "registered_device_apis",
-    "nbytes_of",
     "enabled",
+    "nbytes_of",
+    "registered_device_apis",
 ]
 
 
@@ -134,7 +134,8 @@ class DeviceAPI(Object):
         mask, else ``device_api.<device name>``.
 
         A missing one raises ``TVMValueError`` naming ``dev`` and the global function to
-        register; with ``allow_missing=True`` it returns None instead."""
+        register; with ``allow_missing=True`` it returns None instead.
+        """
         name = "rpc" if dev.is_remote else dev.device_name
         cached = DeviceAPI._cache.get(name)
         version = registry_version()
@@ -234,7 +235,8 @@ register_func("device_api.cpu", lambda: _CPU_API)
 @register_func("runtime.Device_StreamSync")
 def _device_stream_sync(dev: Device, stream: Any = None) -> None:
     """TVM's ``runtime.Device_StreamSync`` (what ``Device.sync()`` calls): wait for ``stream``
-    (None or 0: the current one) of ``dev``, through ``device_api.rpc`` for a remote device."""
+    (None or 0: the current one) of ``dev``, through ``device_api.rpc`` for a remote device.
+    """
     handle = stream.value if isinstance(stream, ctypes.c_void_p) else stream
     api = DeviceAPI.get(dev)
     assert api is not None

@@ -26,7 +26,7 @@ from ._dlpack_capsule import (
 )
 from .ndarray import NDArray
 
-__all__ = ["to_dlpack_capsule", "from_dlpack", "DLPACK_VERSION"]
+__all__ = ["DLPACK_VERSION", "from_dlpack", "to_dlpack_capsule"]
 
 
 def to_dlpack_capsule(

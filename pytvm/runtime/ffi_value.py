@@ -1,5 +1,6 @@
 """``convert``: a Python value as the FFI value a packed function would receive (TVM's
-``tvm.runtime.convert``)."""
+``tvm.runtime.convert``).
+"""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from ..ffi.host_library import runtime_library
 from ..ffi.registry import get_global_func, register_func
 from .time_evaluator import make_evaluator
 
-__all__ = ["Module", "LibraryModule", "load_module", "ENTRY_FUNC"]
+__all__ = ["ENTRY_FUNC", "LibraryModule", "Module", "load_module"]
 
 #: Symbol of a library's entry function, called by ``mod(...)`` (TVM's ``__tvm_main__``).
 ENTRY_FUNC = "__tvm_main__"

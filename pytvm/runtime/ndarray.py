@@ -28,7 +28,7 @@ from ..ffi.type_index import TypeIndex
 from ._dlpack_capsule import export_capsule
 from .device_api import DeviceAPI
 
-__all__ = ["NDArray", "empty", "array", "tensor", "ALIGNMENT"]
+__all__ = ["ALIGNMENT", "NDArray", "array", "empty", "tensor"]
 
 #: Alignment of every allocation made for an ``NDArray``.
 ALIGNMENT = 64
@@ -48,7 +48,7 @@ class _Allocation:
     def __del__(self) -> None:
         try:
             self.api.free_data(self.dev, self.ptr)
-        except Exception:  # noqa: BLE001 - a vanished remote must not break garbage collection
+        except Exception:
             pass
 
 
@@ -167,7 +167,8 @@ class NDArray(Object):
 
     def _host_layout(self) -> tuple[tuple[int, ...], str]:
         """Shape and element type of this array as numpy sees it: vector lanes become the last
-        axis (``(2,) float32x4`` is ``(2, 4) float32``), as in TVM."""
+        axis (``(2,) float32x4`` is ``(2, 4) float32``), as in TVM.
+        """
         t = self._dtype
         if t.lanes == 1:
             return self._shape, self.dtype

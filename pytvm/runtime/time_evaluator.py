@@ -70,7 +70,8 @@ def _run_batch(
     func: PackedFunc, args: tuple[Any, ...], number: int, api: DeviceAPI, dev: Device
 ) -> float:
     """Seconds for ``number`` calls. Compiled functions are timed inside C (no Python per
-    call, the device sync is not part of the kernel); others include the final device sync."""
+    call, the device sync is not part of the kernel); others include the final device sync.
+    """
     if isinstance(func, CFunction):
         seconds = func.time_call(args, number)
         api.stream_sync(dev, None)
@@ -189,7 +190,8 @@ def make_evaluator(
 ) -> Any:
     """Client side of ``time_evaluator``: call the evaluator factory where the module lives
     (``mod.evaluator_factory()``: the local ``runtime.RPCTimeEvaluator``, or the server's for a
-    remote module, which then gets the device without its RPC session mask)."""
+    remote module, which then gets the device without its RPC session mask).
+    """
     real = dev.without_session()
     feval = mod.evaluator_factory()(
         mod,

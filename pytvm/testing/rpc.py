@@ -16,13 +16,14 @@ from ..rpc.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
 from ..rpc.channel import SocketChannel, reap
 from ..rpc.endpoint import serve
 
-__all__ = ["thread_server", "service_process", "wait_for", "is_closed_by_peer"]
+__all__ = ["is_closed_by_peer", "service_process", "thread_server", "wait_for"]
 
 
 @contextmanager
 def thread_server(sessions: int = 1) -> Iterator[int]:
     """Serve ``sessions`` sessions, one after another, in a thread of this process; yields the
-    port. The handshake accepts any key."""
+    port. The handshake accepts any key.
+    """
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
 
@@ -78,7 +79,8 @@ def service_process(
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
     """Poll ``predicate`` (each call should be a round trip, not a sleep) until it is true;
-    ``AssertionError`` naming ``what`` when ``timeout`` seconds pass first."""
+    ``AssertionError`` naming ``what`` when ``timeout`` seconds pass first.
+    """
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -87,7 +89,8 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) ->
 
 def is_closed_by_peer(sock: socket.socket) -> bool:
     """Wait (bounded by the socket's timeout) for the peer's next move: True on EOF or reset,
-    False if data arrives instead."""
+    False if data arrives instead.
+    """
     try:
         return sock.recv(1) == b""
     except ConnectionResetError:

@@ -125,14 +125,16 @@ def _clamp(node: Node) -> None:
 def _reading_order(node: Node) -> int:
     """Children in the order things happen: by start, except that a ``wire recv`` (which starts
     waiting as soon as the request is sent) counts from when the reply arrived, so a linked
-    packet of the next hop reads between the request's ``send`` and its ``recv``."""
+    packet of the next hop reads between the request's ``send`` and its ``recv``.
+    """
     e = node.event
     return e.end if e.layer == "wire" and e.name == "recv" else e.ts
 
 
 def _request_for(packet: Event, requests: Sequence[Node]) -> Node | None:
     """The innermost request of the previous hop with the packet's code around its start
-    (within the packet's clock alignment error; a request that contains it exactly wins)."""
+    (within the packet's clock alignment error; a request that contains it exactly wins).
+    """
     tolerance = int(packet.attrs.get("clock_error_ns", 0))
     found, miss = None, 0
     for node in requests:
@@ -206,7 +208,8 @@ def _mermaid_text(s: str) -> str:
 
 def mermaid(events: Sequence[Event]) -> str:
     """A Mermaid ``sequenceDiagram``: one participant per process and layer, a call arrow when
-    a span starts and a dashed return arrow with its duration when it ends."""
+    a span starts and a dashed return arrow with its duration when it ends.
+    """
     roots = build_tree(events)
     keys = sorted(
         {(e.hop, e.pid, _layer_rank(e.layer), e.layer, e.process) for e in events},
@@ -241,7 +244,8 @@ def mermaid(events: Sequence[Event]) -> str:
 def chrome_json(events: Sequence[Event]) -> str:
     """Trace Event Format JSON (opens in Perfetto and chrome://tracing): an ``X`` event per
     span, ``i`` per instant, a pid per process, a tid per layer, ``M`` events naming them, and
-    flow arrows (``s``/``f``) from each request to the packet that served it on the next hop."""
+    flow arrows (``s``/``f``) from each request to the packet that served it on the next hop.
+    """
     out: list[dict[str, Any]] = []
     t0 = min((e.ts for e in events), default=0)
     for pid, label, hop in _processes(events):

@@ -17,7 +17,8 @@ from pytvm.rpc.client import connect
 
 def _serve(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """Start ``pytvm rpc server``; returns (port, its command line, stderr after SIGTERM) once
-    a client with token ``s3cret`` was served and one without was refused."""
+    a client with token ``s3cret`` was served and one without was refused.
+    """
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytvm", "rpc", "server", "--port", "0", *args],
         stdout=subprocess.PIPE,

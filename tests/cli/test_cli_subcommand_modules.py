@@ -1,5 +1,6 @@
 """Each subcommand module runs by itself (``python -m pytvm.cli.<name>``), through the shared
-parser and error handling of ``pytvm.cli._command``, without importing ``pytvm.cli.main``."""
+parser and error handling of ``pytvm.cli._command``, without importing ``pytvm.cli.main``.
+"""
 
 from __future__ import annotations
 

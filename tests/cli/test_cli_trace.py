@@ -1,5 +1,6 @@
 """``pytvm trace copy``: seed 000's copy through a tracker, a board server and the accelerator
-emulator, traced and printed."""
+emulator, traced and printed.
+"""
 
 from __future__ import annotations
 

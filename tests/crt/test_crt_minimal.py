@@ -1,5 +1,6 @@
 """The C runtime's minimal configuration (a microcontroller's): it serves MinRPC, and its device
-image builds warning-free for x86-64 and a Cortex-M4 without printf or 64-bit division."""
+image builds warning-free for x86-64 and a Cortex-M4 without printf or 64-bit division.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The C runtime's own C unit tests, built and run by its Makefile under gcc and clang, plain and
-under AddressSanitizer and UndefinedBehaviorSanitizer (no Python is linked into them)."""
+under AddressSanitizer and UndefinedBehaviorSanitizer (no Python is linked into them).
+"""
 
 from __future__ import annotations
 

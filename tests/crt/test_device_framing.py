@@ -1,5 +1,6 @@
 """The device binary with ``--framing``: RPC inside serial frames and sessions, as a
-UART-attached board speaks it; torn frames and packets are answered, never waited on."""
+UART-attached board speaks it; torn frames and packets are answered, never waited on.
+"""
 
 from __future__ import annotations
 
@@ -208,7 +209,8 @@ def test_random_torn_frames_each_get_one_answer(device: FramedDevice) -> None:
 
 class CorruptingChannel(PipeChannel):
     """A pipe link that changes one byte in the middle of the next write once armed; a read
-    waits at most ``TIMEOUT`` seconds."""
+    waits at most ``TIMEOUT`` seconds.
+    """
 
     armed = False
 

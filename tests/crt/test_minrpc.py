@@ -1,6 +1,7 @@
 """The MinRPC server in C (``pytvm/src/crt/minrpc``) inside ``pytvm-device``: wire format,
 chunked copies, errors that keep the server serving, the hexagon emulator, and nested sessions
-hosted by a pytvm server and by a real TVM server."""
+hosted by a pytvm server and by a real TVM server.
+"""
 
 from __future__ import annotations
 

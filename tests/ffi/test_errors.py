@@ -12,7 +12,7 @@ KINDS = [ValueError, TypeError, AttributeError, IndexError, KeyError, RuntimeErr
 def test_error_kind_survives_text_round_trip(kind: type[BaseException]) -> None:
     try:
         raise kind("something broke")
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         text = format_error(exc)
     err = parse_error(text)
     assert isinstance(err, kind) and isinstance(err, pytvm.TVMError)

@@ -108,7 +108,7 @@ class ThreadServer:
             recv_key(conn)
             send_key(conn, RPC_MAGIC, "server:")
             serve(SocketChannel(conn))
-        except BaseException as err:  # noqa: BLE001 - reported by the tests
+        except BaseException as err:
             self.errors.append(err)
 
     def wait_idle(self, timeout: float) -> bool:
@@ -153,7 +153,8 @@ def server(request: pytest.FixtureRequest, echo_function: None) -> Iterator[Any]
 @pytest.fixture(scope="module")
 def fuzz_server(echo_function: None) -> Iterator[Any]:
     """The server the big mutation streams go to: the real forked one (a crash there ends one
-    worker and shows up as a closed connection)."""
+    worker and shows up as a closed connection).
+    """
     srv = _start("forked")
     yield srv
     srv.terminate()
@@ -239,7 +240,8 @@ def assert_serves_a_new_client(srv: Any) -> None:
 
 class Fuzzer:
     """Valid requests from ``rng`` (fed with the handles and pointers of earlier replies),
-    and mutations of them."""
+    and mutations of them.
+    """
 
     def __init__(self, rng: random.Random, echo: int, buffers: list[tuple[int, int]]) -> None:
         self.rng = rng
@@ -646,7 +648,7 @@ def _serve_in_thread(limits: Limits) -> tuple[Any, threading.Thread, list[BaseEx
     def run() -> None:
         try:
             Endpoint(far, "server", limits=limits).serve_forever()
-        except BaseException as err:  # noqa: BLE001
+        except BaseException as err:
             errors.append(err)
 
     t = threading.Thread(target=run, daemon=True)
@@ -683,7 +685,8 @@ def test_endpoint_honours_a_smaller_max_packet() -> None:
 
 def test_overflowing_allocation_cannot_reach_memory_beyond_it(fuzz_server: Any) -> None:
     """A template whose size overflows 64 bits must not register a region bigger than the
-    block behind it: a copy far past the block is refused, not performed."""
+    block behind it: a copy far past the block is refused, not performed.
+    """
     client = RawClient(fuzz_server.port)
     template = TensorDesc(0, CPU, U8, (1 << 32, 1 << 32))  # 2**64 bytes
     reply = client.request(encode_syscall(RPCCode.DEV_ALLOC_DATA_WITH_SCOPE, [template, None]))
@@ -698,7 +701,8 @@ def test_overflowing_allocation_cannot_reach_memory_beyond_it(fuzz_server: Any) 
 
 def test_returning_a_view_keeps_the_whole_allocation_usable(server: Any) -> None:
     """A function that returns a smaller view of an allocation must not shrink what later
-    copies may touch of that allocation (found by the mutation stream)."""
+    copies may touch of that allocation (found by the mutation stream).
+    """
     client = RawClient(server.port)
     ptr = client.alloc(256)
     echo = client.global_func(ECHO)
@@ -715,7 +719,8 @@ def test_returning_a_view_keeps_the_whole_allocation_usable(server: Any) -> None
 
 def test_the_server_decodes_requests_with_the_tested_decoder() -> None:
     """One decoder: for a malformed request the server answers with the very ProtocolError that
-    ``decode_message`` raises for its body, and it keeps serving afterwards."""
+    ``decode_message`` raises for its body, and it keeps serving afterwards.
+    """
     near, t, errors = _serve_in_thread(DEFAULT_LIMITS)
     near.send(encode_init_server())
     assert decode_message(_read_body(near)) == Return((None,))

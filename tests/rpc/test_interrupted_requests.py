@@ -1,5 +1,6 @@
 """A request cut off halfway (Ctrl-C during a copy or a call) breaks the session at once
-instead of leaving the next request hanging on a stream that is out of step."""
+instead of leaving the next request hanging on a stream that is out of step.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class Tripwire(Channel):
     """A socket channel that interrupts the caller once an armed byte budget runs out: after
     sending ``send_budget`` more bytes (the cut falls inside a packet), or when a receive would
     go past ``recv_budget`` more bytes. ``with_signal`` delivers a real SIGINT to this process
-    instead of raising ``KeyboardInterrupt`` directly."""
+    instead of raising ``KeyboardInterrupt`` directly.
+    """
 
     def __init__(self, inner: SocketChannel) -> None:
         self.inner, self.peer = inner, inner.peer
@@ -103,14 +105,16 @@ def _functions() -> Iterator[None]:
 @pytest.fixture()
 def server() -> Iterator[int]:
     """A server for two sessions, one after the other: the second one proves the server let
-    go of the first (broken) one."""
+    go of the first (broken) one.
+    """
     with thread_server(sessions=2) as port:
         yield port
 
 
 def _session(port: int) -> tuple[rpc.RPCSession, Tripwire]:
     """A session whose packet size is known and whose queued frees are flushed, so an armed
-    budget is spent by the request under test alone."""
+    budget is spent by the request under test alone.
+    """
     wire = Tripwire(_dial(port))
     sess = rpc.RPCSession(connect_channel(wire, f"127.0.0.1:{port}"))
     add = sess.get_function("test.interrupt.add")
@@ -122,7 +126,8 @@ def _session(port: int) -> tuple[rpc.RPCSession, Tripwire]:
 
 def _assert_broken(sess: rpc.RPCSession, port: int, what: str) -> None:
     """Every later request fails at once naming what was cut off; close() returns; the server
-    serves a new session."""
+    serves a new session.
+    """
     message = (
         rf"^RPC session to 127\.0\.0\.1:{port} is broken: {re.escape(what)} was interrupted by "
         r"KeyboardInterrupt; open a new session$"

@@ -1,5 +1,6 @@
 """One meaning per name: no two classes of the package share a name, no class shares a name
-with a public function, and TVM's public session names keep TVM's meaning."""
+with a public function, and TVM's public session names keep TVM's meaning.
+"""
 
 from __future__ import annotations
 

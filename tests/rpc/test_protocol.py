@@ -1,5 +1,6 @@
 """The RPC wire format (``spec/rpc-protocol.md`` sections 2-5): round trips, the sniffed byte
-layouts, and a decoder that only ever answers untrusted bytes with ``ProtocolError``."""
+layouts, and a decoder that only ever answers untrusted bytes with ``ProtocolError``.
+"""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ def bytes_object(data: bytes, type_index: int) -> BytesObject:
 
 def canon(v: Any) -> Any:
     """A comparable form that tells apart what ``==`` conflates: bool/int, the type index of
-    object-encoded strings, and NaN payloads (floats compare by bit pattern)."""
+    object-encoded strings, and NaN payloads (floats compare by bit pattern).
+    """
     if type(v) is float:
         return ("float", struct.pack("<d", v))
     if isinstance(v, StrObject):
@@ -459,7 +461,8 @@ def test_trailing_bytes_are_a_protocol_error(index: int) -> None:
 
 def decode_bounded(body: bytes, limits: Limits = Limits()) -> tuple[str, int, float]:
     """Decode ``body`` expecting ``ProtocolError``; its message, the peak traced allocation
-    and the seconds it took."""
+    and the seconds it took.
+    """
     tracemalloc.start()
     start = time.perf_counter()
     try:

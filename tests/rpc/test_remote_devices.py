@@ -1,5 +1,6 @@
 """Remote devices other than the CPU, a shared object loaded on a real server, and the pytvm
-server reached through the tracker and through the proxy."""
+server reached through the tracker and through the proxy.
+"""
 
 from __future__ import annotations
 

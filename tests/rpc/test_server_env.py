@@ -216,7 +216,8 @@ def test_popen_binary_sent_by_a_client_runs_when_the_server_allows_it(tmp_path: 
 
 def test_errors_from_a_server_carry_no_absolute_paths() -> None:
     """Kind, message and traceback survive; files are named relative to their package (or the
-    workspace), never by the server's absolute paths."""
+    workspace), never by the server's absolute paths.
+    """
     with Server(port=0, key="k", silent=True) as server:
         sess = connect("127.0.0.1", server.port, key="k")
         sess.upload(b"not a shared object", "bad.so")

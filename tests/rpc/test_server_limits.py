@@ -1,5 +1,6 @@
 """The server's limits and process model: key validation, handshake and idle deadlines, session
-and pending-handshake caps, the spare pool, crash isolation, refusal messages, TVM's keywords."""
+and pending-handshake caps, the spare pool, crash isolation, refusal messages, TVM's keywords.
+"""
 
 from __future__ import annotations
 

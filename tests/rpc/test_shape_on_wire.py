@@ -1,7 +1,8 @@
 """A ``Shape`` returned by a remote function stays on the server as an object (spec section 5.3:
 type index 69, sent as a handle) and can be passed back to that server (section 3.4: object
 reference 115/115), as with TVM: over ``rpc.LocalSession()``, a pytvm server, and both ways
-with apache-tvm 0.27."""
+with apache-tvm 0.27.
+"""
 
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ def _library(path: Path, symbol: str) -> None:
 def test_swapped_link_never_leads_file_operations_outside(tmp_path: Path, registry: None) -> None:
     """A thread keeps swapping ``sub`` between a link into the workspace and links out of it
     while upload, download, remove, listdir and load_module go through ``sub``: nothing outside
-    is ever read, written, removed, listed or loaded."""
+    is ever read, written, removed, listed or loaded.
+    """
     outside, ws = tmp_path / "outside", tmp_path / "ws"
     (ws / "real").mkdir(parents=True)
     outside.mkdir()

@@ -1,5 +1,6 @@
 """``DeviceAPI.get``: typed as never None unless ``allow_missing``, and a clear error for a
-device with no device API (callers rely on the error, not on an ``assert``)."""
+device with no device API (callers rely on the error, not on an ``assert``).
+"""
 
 from __future__ import annotations
 

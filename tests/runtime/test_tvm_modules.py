@@ -2,7 +2,8 @@
 # mypy: disable-error-code="valid-type,untyped-decorator,no-untyped-def"
 """Libraries built by Apache TVM 0.27 (tvm-ffi convention) load and run in pytvm, here and on a
 pytvm server. apache-tvm compiles them inside the test, so its own runtime is loaded in this
-process too: the libraries must still report errors through pytvm's runtime."""
+process too: the libraries must still report errors through pytvm's runtime.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """``pytvm.trace()`` across three processes (host -> pytvm server -> C device) and its renderings:
-text tree, Mermaid sequence diagram, Chrome trace JSON."""
+text tree, Mermaid sequence diagram, Chrome trace JSON.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ X = np.array([2, 3], "int32")
 
 @pytest.fixture(scope="module")
 def nested() -> Iterator[rpc.RPCSession]:
-    """host -> pytvm server (subprocess) -> pytvm-device --hexagon (MinRPC in C)."""
+    """Host -> pytvm server (subprocess) -> pytvm-device --hexagon (MinRPC in C)."""
     from pytvm.crt import device_binary
 
     binary = str(device_binary(hexagon=True))

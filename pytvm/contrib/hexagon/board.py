@@ -1,5 +1,6 @@
 """``python -m pytvm.contrib.hexagon.board``: the board's RPC server, with the accelerator session
-constructor registered (what seed 000's ``tvm_rpc_android server`` is on a phone)."""
+constructor registered (what seed 000's ``tvm_rpc_android server`` is on a phone).
+"""
 
 from __future__ import annotations
 

@@ -30,22 +30,22 @@ from .stub import HexagonRpcStub, StatusError, Stub, StubError
 from .wire import DEFAULT_MAX_MESSAGE, SKEL_STATUSES, TYPES
 
 __all__ = [
-    "IDLError",
-    "Param",
-    "Method",
-    "Interface",
-    "TYPES",
-    "SKEL_STATUSES",
     "DEFAULT_MAX_MESSAGE",
+    "SKEL_STATUSES",
+    "TYPES",
+    "HexagonRpcStub",
+    "IDLError",
+    "Interface",
+    "Method",
+    "Param",
+    "StatusError",
+    "Stub",
+    "StubError",
+    "generate_skel_c",
+    "generate_skel_header",
+    "main",
     "parse",
     "parse_file",
-    "generate_skel_header",
-    "generate_skel_c",
-    "Stub",
-    "HexagonRpcStub",
-    "StubError",
-    "StatusError",
-    "main",
 ]
 
 PROG = "python -m pytvm.contrib.hexagon.idl"

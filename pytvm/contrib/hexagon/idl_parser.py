@@ -25,7 +25,7 @@ from pathlib import Path
 from ...ffi.errors import TVMKeyError, TVMValueError
 from .wire import DIRECTIONS, TYPES
 
-__all__ = ["IDLError", "Param", "Method", "Interface", "parse", "parse_file", "c_param_names"]
+__all__ = ["IDLError", "Interface", "Method", "Param", "c_param_names", "parse", "parse_file"]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _C_KEYWORDS = frozenset(

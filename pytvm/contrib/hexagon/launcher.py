@@ -21,7 +21,7 @@ from ...rpc.channel import reap
 from ...rpc.client import RPCSession
 from .session import CONSTRUCTOR
 
-__all__ = ["Shell", "LocalShell", "AdbShell", "Launcher", "AcceleratorSession"]
+__all__ = ["AcceleratorSession", "AdbShell", "Launcher", "LocalShell", "Shell"]
 
 
 class Shell:

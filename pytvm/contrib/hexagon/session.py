@@ -1,6 +1,7 @@
 """The session constructor a board server runs for ``session_constructor_args`` (seed 000's
 ``tvm.contrib.hexagon.create_hexagon_session``): open the accelerator link and return a client
-session over it, which becomes the board server's serving session."""
+session over it, which becomes the board server's serving session.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ...rpc.session import SessionModule
 from .channel import HexagonTransportChannel
 from .transport import StubTransport, Transport
 
-__all__ = ["open_accelerator_session", "CONSTRUCTOR"]
+__all__ = ["CONSTRUCTOR", "open_accelerator_session"]
 
 #: The global function name clients put first in ``session_constructor_args``.
 CONSTRUCTOR = "pytvm.hexagon.create_session"
@@ -29,6 +30,7 @@ def _default_transport() -> Transport:
 @register_func(CONSTRUCTOR, override=True)
 def open_accelerator_session(session_name: str, stack_size: int = 1 << 14) -> SessionModule:
     """Open the accelerator transport and return a session over it (registered as the global
-    function ``pytvm.hexagon.create_session``, the name clients pass)."""
+    function ``pytvm.hexagon.create_session``, the name clients pass).
+    """
     channel = HexagonTransportChannel(_default_transport(), DEFAULT_URI, int(stack_size))
     return SessionModule(connect_channel(channel, f"{session_name} ({channel.peer})"))

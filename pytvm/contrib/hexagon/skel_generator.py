@@ -22,12 +22,12 @@ from .idl_parser import Interface, Method, Param
 from .wire import SKEL_MIN_BUFFER, SKEL_STATUSES
 
 __all__ = [
-    "CParam",
     "C_PARAMS",
     "TEMPLATE_DIR",
-    "generate_skel_header",
-    "generate_skel_c",
+    "CParam",
     "banner",
+    "generate_skel_c",
+    "generate_skel_header",
 ]
 
 #: The template files (shipped in the package, listed in pyproject.toml's package-data).
@@ -37,7 +37,8 @@ TEMPLATE_DIR = Path(__file__).resolve().with_name("templates")
 @dataclass(frozen=True, slots=True)
 class CParam:
     """What one (direction, type) of parameter becomes in C. ``{n}`` is the IDL name and
-    ``{a}`` the skel's local variable (``arg_<name>``)."""
+    ``{a}`` the skel's local variable (``arg_<name>``).
+    """
 
     #: The parameter(s) in the implementation's prototype.
     proto: str
@@ -182,7 +183,8 @@ def _prototype(iface: Interface, m: Method) -> str:
 
 def generate_skel_header(iface: Interface) -> str:
     """C99 header of the skel: method ids, reserved statuses, the implementation's prototypes
-    (which the implementation defines) and ``<iface>_skel_serve``."""
+    (which the implementation defines) and ``<iface>_skel_serve``.
+    """
     up = iface.name.upper()
     ids = "".join(f"#define {up}_METHOD_{m.name.upper()} {m.method_id}u\n" for m in iface.methods)
     statuses = "".join(
@@ -257,7 +259,8 @@ def _method(iface: Interface, m: Method) -> str:
 
 def generate_skel_c(iface: Interface) -> str:
     """C99 source of the skel: ``<iface>_skel_serve`` and one decoder per method. It includes
-    ``<iface>_skel.h`` (:func:`generate_skel_header`), which must sit beside it."""
+    ``<iface>_skel.h`` (:func:`generate_skel_header`), which must sit beside it.
+    """
     up = iface.name.upper()
     cases = "".join(
         _fragment("case", UP=up, METHOD=m.name.upper(), method=m.name) + "\n" for m in iface.methods

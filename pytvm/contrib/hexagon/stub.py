@@ -23,13 +23,13 @@ from .idl_parser import Interface, Param, parse_file
 from .wire import DEFAULT_MAX_MESSAGE, SCALAR_TYPES, skel_status_name
 
 __all__ = [
-    "StubError",
-    "StatusError",
-    "OutValue",
-    "Stub",
-    "HexagonRpcStub",
     "HEXAGON_RPC_SHAPE",
     "IDL_PATH",
+    "HexagonRpcStub",
+    "OutValue",
+    "StatusError",
+    "Stub",
+    "StubError",
     "hexagon_rpc_interface",
 ]
 
@@ -90,7 +90,8 @@ def _view(name: str, value: object) -> memoryview:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """One method, split once for all its calls: name, id, parameters by direction, and
-    ``where`` (``<interface>_<method>``, for messages)."""
+    ``where`` (``<interface>_<method>``, for messages).
+    """
 
     name: str
     method_id: int
@@ -144,7 +145,8 @@ class Stub:
 
     def call(self, method: str, *args: object) -> object:
         """Call ``method`` with its in-parameters in declaration order; returns its
-        out-parameters: ``None``, the single value, or a tuple in declaration order."""
+        out-parameters: ``None``, the single value, or a tuple in declaration order.
+        """
         outs = self.invoke(method, args)
         if not outs:
             return None
@@ -173,7 +175,8 @@ class Stub:
         self, ins: Sequence[Param], args: Sequence[object]
     ) -> tuple[int, list[bytes | memoryview]]:
         """The request's ``size`` and its pieces after the head: ``parts[0]`` is bytes, and
-        large bytes parameters are not copied."""
+        large bytes parameters are not copied.
+        """
         fixed = bytearray()
         parts: list[bytes | memoryview] = []
         size = 4
@@ -244,7 +247,7 @@ class Stub:
 
     def _write(self, data: bytes | memoryview) -> None:
         view = memoryview(data)
-        while len(view):
+        while view:
             try:
                 view = view[os.write(self._write_fd, view) :]
             except OSError as err:

@@ -28,7 +28,7 @@ from ...rpc.channel import reap
 from .stub import IDL_PATH, HexagonRpcStub, StubError
 from .wire import DEFAULT_MAX_MESSAGE
 
-__all__ = ["Transport", "StubTransport", "PipeTransport", "IDL_PATH", "DEVICE_MAX_MESSAGE"]
+__all__ = ["DEVICE_MAX_MESSAGE", "IDL_PATH", "PipeTransport", "StubTransport", "Transport"]
 
 #: The device's skel buffer (``PYTVM_HEXAGON_RPC_SKEL_BUFFER_BYTES``), the stub's default
 #: ``max_message``.

@@ -19,12 +19,12 @@ that :mod:`pytvm.contrib.hexagon.skel_generator` writes.
 from __future__ import annotations
 
 __all__ = [
-    "TYPES",
-    "SCALAR_TYPES",
-    "DIRECTIONS",
-    "SKEL_STATUSES",
     "DEFAULT_MAX_MESSAGE",
+    "DIRECTIONS",
+    "SCALAR_TYPES",
     "SKEL_MIN_BUFFER",
+    "SKEL_STATUSES",
+    "TYPES",
     "skel_status_name",
 ]
 

@@ -1,7 +1,8 @@
 """The hexagon_rpc IDL (``pytvm/contrib/hexagon/hexagon_rpc.idl``), its stub and generated skel:
 parser errors, deterministic generation, generated C under strict warnings, stub/skel round
 trips against test implementations in C, and ``pytvm-device --hexagon --skel`` behind
-:class:`pytvm.contrib.hexagon.StubTransport`."""
+:class:`pytvm.contrib.hexagon.StubTransport`.
+"""
 
 from __future__ import annotations
 

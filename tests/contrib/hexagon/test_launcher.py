@@ -1,5 +1,6 @@
 """Seed 000's scenario on this machine: host -> board server (found through a tracker) ->
-accelerator emulator (CRT + MinRPC in C, device type 16)."""
+accelerator emulator (CRT + MinRPC in C, device type 16).
+"""
 
 from __future__ import annotations
 
