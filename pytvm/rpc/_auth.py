@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..ffi.errors import TVMOSError
@@ -49,6 +50,9 @@ TOKEN_ENV = "PYTVM_TRACKER_TOKEN"
 #: Environment variable naming a file whose first line is a tracker token.
 TOKEN_FILE_ENV = "PYTVM_TRACKER_TOKEN_FILE"
 
+#: A tracker reply carrying a value: ``[code, value]``.
+_REPLY_LEN = 2
+
 
 def resolve_token(token: str | None = None, token_file: str | None = None) -> str | None:
     """The tracker token: ``token``, else the first line of ``token_file``, else
@@ -73,7 +77,7 @@ def resolve_token(token: str | None = None, token_file: str | None = None) -> st
 
 def _read_token(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8") as f:
+        with Path(path).open(encoding="utf-8") as f:
             return f.readline().strip() or None
     except OSError as err:
         raise TVMOSError(f"cannot read the tracker token file {path!r}: {err}") from err
@@ -116,7 +120,7 @@ def authenticate(call: Callable[[list[Any]], Any], token: str, where: str) -> No
     reply = call([TrackerCode.PING, HELLO])
     if not (
         isinstance(reply, list)
-        and len(reply) == 2
+        and len(reply) == _REPLY_LEN
         and reply[0] == TrackerCode.SUCCESS
         and isinstance(reply[1], dict)
         and isinstance(reply[1].get("nonce"), str)
@@ -127,7 +131,7 @@ def authenticate(call: Callable[[list[Any]], Any], token: str, where: str) -> No
         )
     reply = call([AUTH_CODE, tracker_mac(token, reply[1]["nonce"])])
     if reply != TrackerCode.SUCCESS:
-        why = reply[1] if isinstance(reply, list) and len(reply) == 2 else reply
+        why = reply[1] if isinstance(reply, list) and len(reply) == _REPLY_LEN else reply
         raise ProtocolError(f"tracker {where} refused the tracker token: {why}")
 
 

@@ -26,6 +26,8 @@ __all__ = ["PacketIO"]
 
 _U64 = struct.Struct("<Q")
 _I32 = struct.Struct("<i")
+_LEN_BYTES = _U64.size  # the u64 length before each packet
+_CODE_BYTES = _I32.size  # the i32 code opening each packet body
 _CHUNK = 1 << 16
 _STAGE_STEP = 1 << 20
 
@@ -115,7 +117,7 @@ class PacketIO:
         ``idle``: a server waiting for its next request (that wait is not traced).
         """
         while True:
-            if len(self._rbuf) - self._rpos < 8:
+            if len(self._rbuf) - self._rpos < _LEN_BYTES:
                 if self._rpos == len(self._rbuf):
                     self._rbuf.clear()
                     self._rpos = 0
@@ -132,26 +134,26 @@ class PacketIO:
                     if not chunk:
                         raise _PeerClosed()
                     self._rbuf += chunk
-                self._fill(8)
+                self._fill(_LEN_BYTES)
             size: int = _U64.unpack_from(self._rbuf, self._rpos)[0]
-            self._rpos += 8
+            self._rpos += _LEN_BYTES
             if size == 0:
                 continue  # an empty packet is padding
-            if size < 4 or size > self.limits.max_packet:
+            if size < _CODE_BYTES or size > self.limits.max_packet:
                 raise ProtocolError(
-                    f"packet length {size} outside 4..{self.limits.max_packet}; the stream "
-                    "cannot be trusted any more"
+                    f"packet length {size} outside {_CODE_BYTES}..{self.limits.max_packet}; "
+                    "the stream cannot be trusted any more"
                 )
             return size
 
     def _next_packet(self, idle: bool = False) -> tuple[int, int]:
         """``(code, body bytes after the code)`` of the next packet (code not validated)."""
         size = self._packet_length(idle)
-        if len(self._rbuf) - self._rpos < 4:
-            self._fill(4)
+        if len(self._rbuf) - self._rpos < _CODE_BYTES:
+            self._fill(_CODE_BYTES)
         (code,) = _I32.unpack_from(self._rbuf, self._rpos)
-        self._rpos += 4
-        return code, size - 4
+        self._rpos += _CODE_BYTES
+        return code, size - _CODE_BYTES
 
     # ------------------------------------------------------------------ writing
 

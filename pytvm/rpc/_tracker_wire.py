@@ -21,6 +21,7 @@ __all__ = [
     "MAX_INFO_BYTES",
     "MAX_KEY_CHARS",
     "MAX_MATCH_KEY_CHARS",
+    "MAX_PORT",
     "MAX_PRIORITY",
     "Put",
     "Req",
@@ -39,6 +40,13 @@ MAX_HOST_CHARS = 255
 MAX_PRIORITY = 2**31
 #: Largest UPDATE_INFO dict, as JSON.
 MAX_INFO_BYTES = 4096
+#: Largest TCP port.
+MAX_PORT = 65535
+#: Positions in a request list (element 0 is the code).
+_KEY, _PORT_PAIR, _ADDR = 1, 2, 3  # PUT: [3, key, [port, match_key], addr]
+_USER, _PRIORITY, _OPTIONS = 2, 3, 4  # REQUEST: [4, key, user, priority, options]
+#: ``[port, match_key]`` in PUT and ``[host, port]`` in UPDATE_INFO.
+_PAIR_LEN = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +75,27 @@ def _text(value: Any, what: str, limit: int) -> str:
 
 
 def _port(value: Any, what: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 65535:
-        raise ProtocolError(f"{what} must be an integer port in {low}..65535, got {value!r:.80}")
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_PORT:
+        raise ProtocolError(
+            f"{what} must be an integer port in {low}..{MAX_PORT}, got {value!r:.80}"
+        )
     return value
+
+
+def _at(msg: list[Any], index: int, default: Any) -> Any:
+    """Element ``index`` of ``msg``, or ``default`` where the message ends before it."""
+    return msg[index] if len(msg) > index else default
 
 
 def parse_put(msg: list[Any]) -> Put:
     """Check a PUT request; the key, port, match key and address must all be well formed."""
-    if len(msg) < 3 or not isinstance(msg[2], list) or len(msg[2]) != 2:
+    pair = _at(msg, _PORT_PAIR, None)
+    if not isinstance(pair, list) or len(pair) != _PAIR_LEN:
         raise ProtocolError(f"PUT must be [3, key, [port, match_key], addr], got {msg!r:.120}")
-    key = _text(msg[1], "PUT key", MAX_KEY_CHARS)
-    port = _port(msg[2][0], "PUT port")
-    match_key = _text(msg[2][1], "PUT match key", MAX_MATCH_KEY_CHARS)
-    addr = msg[3] if len(msg) >= 4 else None
+    key = _text(msg[_KEY], "PUT key", MAX_KEY_CHARS)
+    port = _port(pair[0], "PUT port")
+    match_key = _text(pair[1], "PUT match key", MAX_MATCH_KEY_CHARS)
+    addr = _at(msg, _ADDR, None)
     if addr is not None:
         addr = _text(addr, "PUT address", MAX_HOST_CHARS)
     return Put(key, port, match_key, addr)
@@ -87,13 +103,13 @@ def parse_put(msg: list[Any]) -> Put:
 
 def parse_request(msg: list[Any]) -> Req:
     """Check a REQUEST; the priority must be a finite number (a NaN would break the ordering)."""
-    if len(msg) < 2:
+    if len(msg) <= _KEY:
         raise ProtocolError(f"REQUEST must be [4, key, user, priority], got {msg!r:.120}")
-    key = _text(msg[1], "REQUEST key", MAX_KEY_CHARS)
-    user = msg[2] if len(msg) >= 3 else ""
+    key = _text(msg[_KEY], "REQUEST key", MAX_KEY_CHARS)
+    user = _at(msg, _USER, "")
     if user is not None and (not isinstance(user, str) or len(user) > MAX_KEY_CHARS):
         raise ProtocolError(f"REQUEST user must be a string, got {user!r:.80}")
-    priority = msg[3] if len(msg) >= 4 else 1
+    priority = _at(msg, _PRIORITY, 1)
     if (
         isinstance(priority, bool)
         or not isinstance(priority, int | float)
@@ -103,7 +119,7 @@ def parse_request(msg: list[Any]) -> Req:
         raise ProtocolError(
             f"REQUEST priority must be a finite number within ±{MAX_PRIORITY}, got {priority!r:.80}"
         )
-    options = msg[4] if len(msg) >= 5 else {}
+    options = _at(msg, _OPTIONS, {})
     if not isinstance(options, dict) or options.get("if_unknown", "wait") not in ("wait", "fail"):
         raise ProtocolError(
             f'REQUEST options must be {{"if_unknown": "wait" or "fail"}}, got {options!r:.80}'
@@ -113,9 +129,10 @@ def parse_request(msg: list[Any]) -> Req:
 
 def parse_update_info(msg: list[Any]) -> dict[str, Any]:
     """Check an UPDATE_INFO: a small dict; ``key`` a string, ``addr`` ``[host or null, port]``."""
-    if len(msg) < 2 or not isinstance(msg[1], dict):
+    raw = _at(msg, 1, None)
+    if not isinstance(raw, dict):
         raise ProtocolError(f"UPDATE_INFO must be [5, {{info}}], got {msg!r:.120}")
-    info: dict[str, Any] = dict(msg[1])
+    info: dict[str, Any] = dict(raw)
     size = len(json.dumps(info))
     if size > MAX_INFO_BYTES:
         raise ProtocolError(f"UPDATE_INFO dict is {size} bytes as JSON; at most {MAX_INFO_BYTES}")
@@ -123,7 +140,7 @@ def parse_update_info(msg: list[Any]) -> dict[str, Any]:
         _text(info["key"], "UPDATE_INFO key", MAX_MATCH_KEY_CHARS)
     if "addr" in info:
         addr = info["addr"]
-        if not isinstance(addr, list) or len(addr) != 2:
+        if not isinstance(addr, list) or len(addr) != _PAIR_LEN:
             raise ProtocolError(f"UPDATE_INFO addr must be [host, port], got {addr!r:.80}")
         if addr[0] is not None:
             _text(addr[0], "UPDATE_INFO host", MAX_HOST_CHARS)

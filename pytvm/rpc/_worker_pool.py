@@ -12,7 +12,6 @@ that kills the worker's process group and writes a kException packet onto the co
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..ffi.errors import TVMValueError
 from ..ffi.registry import registry_version
@@ -300,8 +300,8 @@ class WorkerPool:
         if worker.pid in self._workers:
             self._session_over(worker)
         if not clean:  # a killed worker could not remove its workspace
-            pattern = os.path.join(tempfile.gettempdir(), workspace_prefix(worker.pid) + "*")
-            for path in glob.glob(pattern):
+            pattern = workspace_prefix(worker.pid) + "*"
+            for path in Path(tempfile.gettempdir()).glob(pattern):
                 shutil.rmtree(path, ignore_errors=True)
         with self._idle:  # last: wait_idle() returns once everything above is done
             self._workers.pop(worker.pid, None)
@@ -331,8 +331,8 @@ def resolve_libraries(load_library: str | Sequence[str] | None) -> list[str]:
     names = load_library.split(":") if isinstance(load_library, str) else list(load_library)
     paths = []
     for name in filter(None, names):
-        path = os.path.abspath(name)
-        if not os.path.isfile(path):
+        path = os.path.abspath(name)  # noqa: PTH100 - lexical: a linked library keeps its name
+        if not Path(path).is_file():
             raise TVMValueError(
                 f"load_library: no file {name!r} (resolved to {path!r}); pass existing "
                 "shared libraries, colon-separated"

@@ -260,8 +260,8 @@ def refusal_causes(key: str) -> str:
             "you sent no -token: if the server was started with --auth-token, pass "
             "auth_token=... to connect"
         )
-    parts = name.rsplit(":", 1)
-    if len(parts) == 2 and parts[1].replace(".", "", 1).isdigit():
+    _, colon, suffix = name.rpartition(":")
+    if colon and suffix.replace(".", "", 1).isdigit():
         causes.append(
             "the tracker's match key was already used or replaced (request a new session "
             "from the tracker)"

@@ -84,9 +84,11 @@ class SocketChannel(Channel):
             self.peer = "socket"
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
+        """Send all of ``data`` on the socket."""
         self.sock.sendall(data)
 
     def send_parts(self, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """Send ``parts``: joined into one write when small, else one write each."""
         if sum(len(p) for p in parts) < (1 << 16):
             self.sock.sendall(b"".join(parts))
             return
@@ -94,12 +96,15 @@ class SocketChannel(Channel):
             self.sock.sendall(part)
 
     def recv(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the socket; ``b""`` when the peer closed it."""
         return self.sock.recv(size)
 
     def recv_into(self, view: memoryview) -> int:
+        """Receive into ``view``; the number of bytes written, 0 at end of stream."""
         return self.sock.recv_into(view)
 
     def close(self) -> None:
+        """Shut the socket down both ways and close it."""
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -114,17 +119,21 @@ class PipeChannel(Channel):
         self.read_fd, self.write_fd, self.peer = read_fd, write_fd, peer
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
+        """Write all of ``data`` to the write descriptor."""
         view = memoryview(data).cast("B")
         while len(view):
             view = view[os.write(self.write_fd, view) :]
 
     def recv(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the read descriptor; ``b""`` at end of file."""
         return os.read(self.read_fd, size)
 
     def recv_into(self, view: memoryview) -> int:
+        """Read into ``view``; the number of bytes written, 0 at end of file."""
         return os.readv(self.read_fd, [view])
 
     def close(self) -> None:
+        """Close both descriptors (once each when they are the same)."""
         for fd in {self.read_fd, self.write_fd}:
             try:
                 os.close(fd)
@@ -139,12 +148,15 @@ class MemoryChannel(Channel):
         self._inbox, self._outbox, self.peer = inbox, outbox, peer
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue a copy of ``data`` for the other end."""
         self._outbox.put(bytes(data))
 
     def recv(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the other end; ``b""`` once it closed."""
         return self._inbox.get(size)
 
     def close(self) -> None:
+        """Mark both directions closed, waking blocked readers."""
         self._outbox.close()
         self._inbox.close()
 

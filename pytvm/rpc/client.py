@@ -19,6 +19,7 @@ import os
 import reprlib
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -137,9 +138,8 @@ class RPCSession:
                 raise TVMValueError("upload of bytes needs a target file name")
             blob = bytes(data)
         else:
-            with open(data, "rb") as f:
-                blob = f.read()
-            target = target or os.path.basename(os.fspath(data))
+            blob = Path(data).read_bytes()
+            target = target or Path(data).name
         self.get_function("tvm.rpc.server.upload")(target, blob)
 
     def download(self, path: str) -> bytes:
@@ -210,6 +210,7 @@ class RemoteFunction(PackedFunc):
         return self._remote.handle
 
     def __call__(self, *args: Any) -> Any:
+        """Call the remote function with ``args``; the result, converted back."""
         session = self._rpc
         wire = [_to_wire(session, a, i) for i, a in enumerate(args)]
         return _from_wire(session, session._session.call_func(self._remote.handle, wire))
@@ -225,17 +226,20 @@ class RemoteModule(Module):
 
     @property
     def type_key(self) -> str:
+        """The module kind, ``"rpc"``."""
         return "rpc"
 
     def get_function(
         self, name: str, query_imports: bool = False, allow_missing: bool = False
     ) -> Any:
+        """The remote function ``name``; ``None`` if missing and ``allow_missing``."""
         found = self._rpc.get_function("tvm.rpc.server.ModuleGetFunction")(self, name, True)
         if found is None and not allow_missing:
             raise TVMAttributeError(f"remote module has no function {name!r}")
         return found
 
     def import_module(self, module: Module) -> None:
+        """Import ``module`` into the remote module, on the server."""
         self._rpc.get_function("tvm.rpc.server.ImportModule")(self, module)
 
     def evaluator_factory(self) -> PackedFunc:
@@ -260,6 +264,32 @@ def _to_wire(session: RPCSession, value: Any, index: int) -> Any:
     kind = type(value)
     if kind in (int, float, str, bytes, bool) or value is None:
         return value
+    if isinstance(value, (NDArray, Device, RemoteFunction, RemoteModule, RemoteObject)):
+        return _session_value_to_wire(session, value, index)
+    for types, convert in _PLAIN_CONVERSIONS:
+        if isinstance(value, types):
+            return convert(value)
+    raise TVMTypeError(
+        f"argument {index}: a {kind.__name__} cannot be passed to a remote function (local "
+        "objects and callbacks do not cross RPC); pass numbers, strings, bytes, devices, arrays "
+        "or objects of the same session"
+    )
+
+
+#: Argument kinds that need no session, and their wire values (checked in this order).
+_PLAIN_CONVERSIONS: tuple[tuple[type | tuple[type, ...], Callable[[Any], Any]], ...] = (
+    ((bytearray, memoryview), bytes),
+    (np.integer, int),
+    (np.floating, float),
+    (np.bool_, bool),
+    (str, str),
+    (DataType, lambda value: value),
+    (ctypes.c_void_p, lambda value: Handle(value.value or 0)),
+)
+
+
+def _session_value_to_wire(session: RPCSession, value: Any, index: int) -> Any:
+    """An array, device or remote object argument as a wire value; it must be ``session``'s."""
     if isinstance(value, NDArray):
         if value.device.rpc_session_index != session._tbl_index:
             raise TVMValueError(
@@ -274,32 +304,12 @@ def _to_wire(session: RPCSession, value: Any, index: int) -> Any:
                 f"{session._tbl_index}; use a device of that session (sess.device(...))"
             )
         return value.without_session()
-    if isinstance(value, (RemoteFunction, RemoteModule, RemoteObject)):
-        if value._rpc is not session:
-            raise TVMValueError(f"argument {index}: {value!r} belongs to another RPC session")
-        if isinstance(value, RemoteObject):
-            return ObjectRef(value._remote.handle)
-        tag = TypeIndex.MODULE if isinstance(value, RemoteModule) else TypeIndex.FUNCTION
-        return Handle(value._remote.handle, tag)
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, DataType):
-        return value
-    if isinstance(value, ctypes.c_void_p):
-        return Handle(value.value or 0)
-    raise TVMTypeError(
-        f"argument {index}: a {kind.__name__} cannot be passed to a remote function (local "
-        "objects and callbacks do not cross RPC); pass numbers, strings, bytes, devices, arrays "
-        "or objects of the same session"
-    )
+    if value._rpc is not session:
+        raise TVMValueError(f"argument {index}: {value!r} belongs to another RPC session")
+    if isinstance(value, RemoteObject):
+        return ObjectRef(value._remote.handle)
+    tag = TypeIndex.MODULE if isinstance(value, RemoteModule) else TypeIndex.FUNCTION
+    return Handle(value._remote.handle, tag)
 
 
 def _from_wire(session: RPCSession, values: Sequence[Any]) -> Any:
@@ -308,27 +318,50 @@ def _from_wire(session: RPCSession, values: Sequence[Any]) -> Any:
         raise TVMValueError("empty kReturn from the server")
     tag = values[0]
     value: Any = values[1] if len(values) > 1 else None  # a wire value
-    if tag in (TypeIndex.NONE, TypeIndex.INT, TypeIndex.BOOL, TypeIndex.FLOAT):
+    if tag in _RETURNED_AS_IS:
         return value
-    if tag in (TypeIndex.STR, TypeIndex.SMALL_STR):
-        if not isinstance(value, str):
-            raise ProtocolError(f"return tagged as a string carries {value!r}")
-        return str(value)
-    if tag in (TypeIndex.BYTES, TypeIndex.SMALL_BYTES):
-        if not isinstance(value, bytes):
-            raise ProtocolError(f"return tagged as bytes carries {value!r}")
-        return bytes(value)
-    if tag in (TypeIndex.DATA_TYPE, TypeIndex.DEVICE):
-        return value
+    if tag in (TypeIndex.STR, TypeIndex.SMALL_STR, TypeIndex.BYTES, TypeIndex.SMALL_BYTES):
+        return _text_from_wire(tag, value)
     if tag == TypeIndex.OPAQUE_PTR:
         return ctypes.c_void_p(value.value) if isinstance(value, Handle) and value.value else None
     if tag == TypeIndex.TENSOR:
-        desc, handle = values[1], values[2]
-        if not isinstance(desc, TensorDesc) or not isinstance(handle, Handle):
-            raise TVMValueError(f"malformed tensor return {values!r}")
-        dev = desc.device.with_session(session._tbl_index)
-        owner = _RemoteHandle(session, handle.value)
-        return NDArray(desc.data, desc.shape, desc.dtype, dev, owner, desc.byte_offset)
+        return _tensor_from_wire(session, values)
+    return _handle_from_wire(session, tag, value, values)
+
+
+#: Return type indices whose wire value is already the local value.
+_RETURNED_AS_IS = (
+    TypeIndex.NONE,
+    TypeIndex.INT,
+    TypeIndex.BOOL,
+    TypeIndex.FLOAT,
+    TypeIndex.DATA_TYPE,
+    TypeIndex.DEVICE,
+)
+
+
+def _text_from_wire(tag: int, value: Any) -> str | bytes:
+    """A returned string or bytes; ``ProtocolError`` if the value does not match its tag."""
+    text = tag in (TypeIndex.STR, TypeIndex.SMALL_STR)
+    if text and isinstance(value, str):
+        return str(value)
+    if not text and isinstance(value, bytes):
+        return bytes(value)
+    raise ProtocolError(f"return tagged as {'a string' if text else 'bytes'} carries {value!r}")
+
+
+def _tensor_from_wire(session: RPCSession, values: Sequence[Any]) -> NDArray:
+    """A returned tensor (``[tag, desc, handle]``) as an array on the session's device."""
+    desc, handle = values[1], values[2]
+    if not isinstance(desc, TensorDesc) or not isinstance(handle, Handle):
+        raise TVMValueError(f"malformed tensor return {values!r}")
+    dev = desc.device.with_session(session._tbl_index)
+    owner = _RemoteHandle(session, handle.value)
+    return NDArray(desc.data, desc.shape, desc.dtype, dev, owner, desc.byte_offset)
+
+
+def _handle_from_wire(session: RPCSession, tag: int, value: Any, values: Sequence[Any]) -> Any:
+    """A returned function, module or other object, held by its remote handle."""
     handle_value = value.value if isinstance(value, Handle) else None
     if handle_value is None:
         raise TVMValueError(f"return of type index {tag} without a handle: {values!r}")

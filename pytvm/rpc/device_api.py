@@ -39,9 +39,11 @@ class RPCDeviceAPI(DeviceAPI):
     name = "rpc"
 
     def set_device(self, dev: Device) -> None:
+        """Make ``dev`` current on its session's server."""
         session_of_device(dev).set_device(dev)
 
     def get_attr(self, dev: Device, kind: int) -> Any:
+        """Attribute ``kind`` of remote ``dev``, asked of its session."""
         return session_of_device(dev).get_attr(dev, kind)
 
     def alloc_data(
@@ -52,12 +54,15 @@ class RPCDeviceAPI(DeviceAPI):
         dtype: DataType,
         mem_scope: str | None = None,
     ) -> int:
+        """Allocate ``nbytes`` on remote ``dev``; the remote pointer."""
         return session_of_device(dev).alloc_data(dev, nbytes, alignment, dtype, mem_scope)
 
     def free_data(self, dev: Device, ptr: int) -> None:
+        """Free the remote allocation ``ptr`` on ``dev``."""
         session_of_device(dev).free_data(dev, ptr)
 
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
+        """Copy between tensors of one session, or between one and the host."""
         remote = src if src.device.device_type >= RPC_SESS_MASK else dst
         session = _session_of_tensor(remote)
         if (
@@ -71,18 +76,23 @@ class RPCDeviceAPI(DeviceAPI):
         session.copy_data_from_to(src, dst, stream)
 
     def stream_sync(self, dev: Device, stream: int | None) -> None:
+        """Wait for ``stream`` on remote ``dev``."""
         session_of_device(dev).stream_sync(dev, stream)
 
     def create_stream(self, dev: Device) -> int | None:
+        """A new stream on remote ``dev``; ``None`` for the default stream."""
         return session_of_device(dev).create_stream(dev)
 
     def free_stream(self, dev: Device, stream: int | None) -> None:
+        """Free ``stream`` on remote ``dev``."""
         session_of_device(dev).free_stream(dev, stream)
 
     def set_stream(self, dev: Device, stream: int | None) -> None:
+        """Make ``stream`` current on remote ``dev``."""
         session_of_device(dev).set_stream(dev, stream)
 
     def get_current_stream(self, dev: Device) -> int | None:
+        """The current stream on remote ``dev``; ``None`` for the default stream."""
         return session_of_device(dev).get_current_stream(dev)
 
 

@@ -140,7 +140,7 @@ class Endpoint(PacketIO):
                 raise ConnectionError(
                     f"{self.channel.peer} closed the RPC channel while a reply was awaited"
                 ) from None
-            if code == RPCCode.RETURN or code == RPCCode.COPY_ACK:
+            if code in (RPCCode.RETURN, RPCCode.COPY_ACK):
                 self._reply_bytes = left + 12
                 return code, left
             if code == RPCCode.EXCEPTION:
@@ -443,25 +443,7 @@ class Endpoint(PacketIO):
                 values = session.call_func(handle, args)
             return (encode_call_return(values[0], values[1:]),)
         if type(msg) is Syscall:
-            args = msg.args
-            if code == RPCCode.GET_GLOBAL_FUNC and _is_hop_name(args):
-                return (encode_return([self._hop_table().lookup(str(args[0]))]),)
-            if (
-                code == RPCCode.FREE_HANDLE
-                and self._hops is not None
-                and _is_hop_handle(self._hops, args)
-            ):
-                self._hops.free(args[0].value)
-                return (encode_return([None]),)
-            session = self._session()
-            method = f"syscall({code_name(code)})"
-            with (
-                _trace.span_of("serving session", _describe_serving, session, method)
-                if _trace.ON
-                else _trace.NO_SPAN
-            ):
-                result = session.syscall(code, args)
-            return (encode_return([result]),)
+            return (encode_return([self._serve_syscall(code, msg.args)]),)
         if type(msg) is CopyFromRemote:
             desc, nbytes = msg.desc, msg.nbytes
             session = self._session()
@@ -477,6 +459,26 @@ class Endpoint(PacketIO):
         assert type(msg) is InitServer, msg  # _REQUEST_CODES holds no other code
         self._init_server(msg.version, msg.args)
         return (encode_return([None]),)
+
+    def _serve_syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        """The result of syscall ``code``: hop lookups and frees here, the rest by the session."""
+        if code == RPCCode.GET_GLOBAL_FUNC and _is_hop_name(args):
+            return self._hop_table().lookup(str(args[0]))
+        if (
+            code == RPCCode.FREE_HANDLE
+            and self._hops is not None
+            and _is_hop_handle(self._hops, args)
+        ):
+            self._hops.free(args[0].value)
+            return None
+        session = self._session()
+        method = f"syscall({code_name(code)})"
+        with (
+            _trace.span_of("serving session", _describe_serving, session, method)
+            if _trace.ON
+            else _trace.NO_SPAN
+        ):
+            return session.syscall(code, args)
 
     def _init_server(self, version: str, args: Sequence[Any]) -> None:
         if self.serving_session is not None:

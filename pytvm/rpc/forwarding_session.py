@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..ffi.device import Device
@@ -68,19 +69,23 @@ class ForwardingSession(SessionBase):
                 self.endpoint.syscall(RPCCode.DEV_FREE_DATA, [dev, Handle(ptr)])
 
     def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        """Call remote function ``handle`` with ``args`` (pending frees go first)."""
         if self._free_handles or self._free_data:
             self._flush_frees()
         return self.endpoint.call(handle, args)
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        """Run syscall ``code`` on the peer; its result."""
         self._flush_frees()
         return self.endpoint.syscall(code, args)
 
     def copy_to_remote(self, desc: TensorDesc, data: memoryview) -> None:
+        """Send ``data`` into the remote tensor ``desc``."""
         self._flush_frees()
         self.endpoint.copy_to_remote(desc, data)
 
     def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
+        """``nbytes`` of remote tensor ``desc``, into ``out`` or a new buffer."""
         self._flush_frees()
         if out is None:
             out = memoryview(bytearray(nbytes))
@@ -88,10 +93,12 @@ class ForwardingSession(SessionBase):
         return out
 
     def free_handle_later(self, handle: int) -> None:
+        """Queue remote ``handle`` for freeing with the next request."""
         if not self._closed:
             self._free_handles.append(handle)  # list.append is atomic: safe from __del__
 
     def free_data(self, dev: Device, ptr: int) -> None:
+        """Queue the remote allocation ``ptr`` on ``dev`` for freeing."""
         if not self._closed:
             self._free_data.append((self._unmask(dev), ptr))
 
@@ -199,10 +206,10 @@ def popen_session(
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(binary)
-            os.chmod(path, 0o700)
+            Path(path).chmod(0o700)
             exec_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # none open for writing
         finally:
-            os.unlink(path)
+            Path(path).unlink()
         try:
             return popen_session(
                 f"/proc/self/fd/{exec_fd}",
@@ -216,7 +223,7 @@ def popen_session(
     if not os.access(path, os.X_OK):
         raise TVMValueError(f"rpc.PopenSession: {path!r} is not an executable file")
     channel, proc = popen_pipe([path, *argv], pass_fds)
-    name = label or os.path.basename(path)
+    name = label or Path(path).name
     return connect_channel(channel, f"process {proc.pid} ({name})", process=proc)
 
 

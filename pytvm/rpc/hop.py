@@ -266,7 +266,7 @@ def _decode_device(blob: bytes) -> list[_trace.Event]:
     """Begin/end records of the device ring paired into spans (unpaired ones are the trace
     control's own packets, or fell out of the ring: dropped).
     """
-    magic, version, pid, hop, count, dropped = _DEVICE_HEAD.unpack_from(blob, 0)
+    _magic, version, pid, hop, count, dropped = _DEVICE_HEAD.unpack_from(blob, 0)
     if version != 1 or len(blob) < _DEVICE_HEAD.size + count * _DEVICE_EVENT.size:
         raise RPCError(f"device trace: version {version} with {count} events, {len(blob)} bytes")
     events: list[_trace.Event] = []

@@ -106,13 +106,14 @@ class LocalServingSession(SessionBase):
     # ------------------------------------------------------------------ calls
 
     def call_func(self, handle: int, args: Sequence[Any]) -> list[Any]:
+        """Call the local function ``handle`` with ``args``; the result on the wire."""
         func = self.lookup(handle, "function")
         if not callable(func):
             raise TVMValueError(f"handle {handle:#x} is a {type(func).__name__}, not a function")
         result = func(*[self._to_local(a, i) for i, a in enumerate(args)])
         return self._to_wire(result)
 
-    def _to_local(self, value: Any, index: int) -> Any:
+    def _to_local(self, value: Any, index: int) -> Any:  # noqa: PLR0911 - one return per wire kind
         kind = type(value)
         if kind is TensorDesc:
             return self._tensor(value, value.nbytes, f"argument {index}")
@@ -128,7 +129,7 @@ class LocalServingSession(SessionBase):
             return bytes(value)
         return value
 
-    def _to_wire(self, result: Any) -> list[Any]:
+    def _to_wire(self, result: Any) -> list[Any]:  # noqa: PLR0911, PLR0912 - a branch per kind
         """A function result as kReturn values: its type index, then its encoding."""
         if result is None:
             return [TypeIndex.NONE, None]
@@ -188,12 +189,14 @@ class LocalServingSession(SessionBase):
         return NDArray(desc.data, desc.shape, desc.dtype, desc.device, byte_offset=desc.byte_offset)
 
     def copy_target(self, desc: TensorDesc, nbytes: int) -> memoryview | None:
+        """Host memory a copy into ``desc`` can land in; ``None`` off the CPU."""
         if desc.device.device_type != _CPU:
             return None
         self._check_host(desc, nbytes, "kCopyToRemote")
         return host_memory(desc.data + desc.byte_offset, nbytes)
 
     def copy_to_remote(self, desc: TensorDesc, data: memoryview) -> None:
+        """Write ``data`` into the local tensor ``desc``."""
         target = self.copy_target(desc, len(data))
         if target is not None:
             target[:] = data
@@ -205,6 +208,7 @@ class LocalServingSession(SessionBase):
         api.stream_sync(desc.device, None)
 
     def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
+        """``nbytes`` of local tensor ``desc``, into ``out`` or a view/new buffer."""
         if desc.device.device_type == _CPU:
             self._check_host(desc, nbytes, "kCopyFromRemote")
             view = host_memory(desc.data + desc.byte_offset, nbytes)
@@ -221,6 +225,7 @@ class LocalServingSession(SessionBase):
     # ------------------------------------------------------------------ syscalls
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        """Run syscall ``code`` here; ``ProtocolError`` for an unknown code."""
         handler = _SYSCALLS.get(code)
         if handler is None:
             raise ProtocolError(f"unknown syscall {code} (status UnknownRPCSyscall)")
@@ -267,7 +272,7 @@ class LocalServingSession(SessionBase):
         if src.nbytes != dst.nbytes:
             raise TVMValueError(f"kCopyAmongRemote: {src.nbytes} bytes into {dst.nbytes}")
         a, b = src.device.device_type, dst.device.device_type
-        if a != _CPU and b != _CPU and a != b:
+        if _CPU not in (a, b) and a != b:
             raise TVMValueError(f"kCopyAmongRemote between device types {a} and {b}")
         dev = src.device if a != _CPU else dst.device
         src_t = self._tensor(src, src.nbytes, "kCopyAmongRemote source")

@@ -7,6 +7,7 @@ module; the endpoint streams large copies itself, everything else can go through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,22 +187,21 @@ def decode_body(code: RPCCode, r: Reader) -> Any:
 
 def encode_message(msg: Any) -> bytes:
     """The framed packet of a message record (inverse of :func:`decode_message`)."""
-    if isinstance(msg, CallFunc):
-        return encode_call(msg.handle, msg.args)
-    if isinstance(msg, Return):
-        return encode_return(msg.values)
-    if isinstance(msg, Syscall):
-        return encode_syscall(msg.code, msg.args)
-    if isinstance(msg, ExceptionMsg):
-        return encode_exception(msg.text)
-    if isinstance(msg, CopyToRemote):
-        return encode_copy_to_remote(msg.desc, len(msg.data)) + msg.data
-    if isinstance(msg, CopyFromRemote):
-        return encode_copy_from_remote(msg.desc, msg.nbytes)
-    if isinstance(msg, CopyAck):
-        return encode_copy_ack(len(msg.data)) + msg.data
-    if isinstance(msg, InitServer):
-        return encode_init_server(msg.args, msg.version)
-    if isinstance(msg, Shutdown):
-        return encode_shutdown()
+    for kind, encode in _ENCODERS:
+        if isinstance(msg, kind):
+            return encode(msg)
     raise ProtocolError(f"not an RPC message: {msg!r}")
+
+
+#: Each message record's encoder.
+_ENCODERS: tuple[tuple[type, Callable[[Any], bytes]], ...] = (
+    (CallFunc, lambda m: encode_call(m.handle, m.args)),
+    (Return, lambda m: encode_return(m.values)),
+    (Syscall, lambda m: encode_syscall(m.code, m.args)),
+    (ExceptionMsg, lambda m: encode_exception(m.text)),
+    (CopyToRemote, lambda m: encode_copy_to_remote(m.desc, len(m.data)) + m.data),
+    (CopyFromRemote, lambda m: encode_copy_from_remote(m.desc, m.nbytes)),
+    (CopyAck, lambda m: encode_copy_ack(len(m.data)) + m.data),
+    (InitServer, lambda m: encode_init_server(m.args, m.version)),
+    (Shutdown, lambda m: encode_shutdown()),
+)

@@ -17,11 +17,14 @@ from .workspace import Workspace
 
 __all__ = ["main"]
 
+#: ``<read_fd> <write_fd>``.
+_ARG_COUNT = 2
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve on the two file descriptors given as arguments; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2 or not all(a.isdigit() for a in args):
+    if len(args) != _ARG_COUNT or not all(a.isdigit() for a in args):
         print("usage: python -m pytvm.rpc.pipe_server <read_fd> <write_fd>", file=sys.stderr)
         return 2
     with Workspace.create("pytvm-pipe-") as workspace:

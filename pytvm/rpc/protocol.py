@@ -151,9 +151,10 @@ class ObjectRef:
 
     def __post_init__(self) -> None:
         t = self.type_index
-        if not (t in (TypeIndex.SMALL_STR, TypeIndex.SMALL_BYTES) or t >= 64) or t in (
-            _HANDLE_INDICES
-        ):
+        encodable = (
+            t in (TypeIndex.SMALL_STR, TypeIndex.SMALL_BYTES) or t >= TypeIndex.STATIC_OBJECT_BEGIN
+        )
+        if not encodable or t in _HANDLE_INDICES:
             raise ProtocolError(f"ObjectRef outer type index {t} cannot be object-encoded")
 
 
@@ -382,7 +383,9 @@ class Reader:
 
     __slots__ = ("buf", "limits", "pos")
 
-    def __init__(self, buf: bytes | bytearray | memoryview, limits: Limits = DEFAULT_LIMITS):
+    def __init__(
+        self, buf: bytes | bytearray | memoryview, limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self.buf = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf
         self.pos = 0
         self.limits = limits
@@ -408,6 +411,7 @@ class Reader:
         return ProtocolError(f"{field}: needs {n} bytes but the packet has {left} left")
 
     def unpack(self, st: struct.Struct, field: str) -> tuple[Any, ...]:
+        """The fields of ``st`` at the cursor, advancing past them."""
         try:
             out = st.unpack_from(self.buf, self.pos)
         except struct.error:
@@ -416,6 +420,7 @@ class Reader:
         return out
 
     def i32(self, field: str) -> int:
+        """A little-endian ``int32`` named ``field``."""
         try:
             (value,) = _I32.unpack_from(self.buf, self.pos)
         except struct.error:
@@ -424,9 +429,11 @@ class Reader:
         return int(value)
 
     def u32(self, field: str) -> int:
+        """A little-endian ``uint32`` named ``field``."""
         return int(self.unpack(_U32, field)[0])
 
     def i64(self, field: str) -> int:
+        """A little-endian ``int64`` named ``field``."""
         try:
             (value,) = _I64.unpack_from(self.buf, self.pos)
         except struct.error:
@@ -435,6 +442,7 @@ class Reader:
         return int(value)
 
     def u64(self, field: str) -> int:
+        """A little-endian ``uint64`` named ``field``."""
         try:
             (value,) = _U64.unpack_from(self.buf, self.pos)
         except struct.error:
@@ -450,6 +458,7 @@ class Reader:
         return bytes(self.take(n, field))
 
     def text(self, field: str) -> str:
+        """A length-prefixed UTF-8 string named ``field``."""
         raw = self.blob(field)
         try:
             return raw.decode()
@@ -513,7 +522,7 @@ def _decode_object(r: Reader, outer: int, field: str) -> Any:
     )
 
 
-def decode_value(r: Reader, field: str) -> Any:
+def decode_value(r: Reader, field: str) -> Any:  # noqa: PLR0911 - one return per type index
     """One PSEQ entry (type index + payload)."""
     tag = r.i32(f"{field} type index")
     if tag == TypeIndex.INT:
@@ -559,7 +568,7 @@ def decode_pseq(r: Reader, what: str = "args") -> list[Any]:
     for i in range(n):
         pos = r.pos
         # Fast path for the commonest kinds; anything unusual or short takes the checked path.
-        if len(buf) - pos >= 12:
+        if len(buf) - pos >= _TAG_I64.size:
             tag, payload = _TAG_I64.unpack_from(buf, pos)
             if tag == TypeIndex.INT:
                 out.append(payload)

@@ -66,6 +66,9 @@ HIGH_WATER = 4 << 20
 #: Server match keys remembered as "known" (oldest forgotten first).
 MAX_KNOWN_KEYS = 4096
 
+#: The handshake's head: ``i32 magic, i32 keylen`` (the key follows).
+_MAGIC_AND_LEN = struct.Struct("<ii")
+
 
 class _ProxyConn(Connection):
     """One proxied connection: handshake parsing, then relaying to ``peer``."""
@@ -101,9 +104,9 @@ class _ProxyConn(Connection):
             self.close()
 
     def _parse_handshake(self) -> None:
-        if len(self.inbuf) < 8:
+        if len(self.inbuf) < _MAGIC_AND_LEN.size:
             return
-        magic, size = struct.unpack_from("<ii", self.inbuf)
+        magic, size = _MAGIC_AND_LEN.unpack_from(self.inbuf)
         if magic != RPC_MAGIC:
             logger.warning("proxy: wrong magic %#x from %s:%d; closing", magic, *self.addr[:2])
             self.close()
@@ -112,10 +115,11 @@ class _ProxyConn(Connection):
             logger.warning("proxy: key length %d from %s:%d; closing", size, *self.addr[:2])
             self.close()
             return
-        if len(self.inbuf) < 8 + size:
+        end = _MAGIC_AND_LEN.size + size
+        if len(self.inbuf) < end:
             return
-        key = bytes(self.inbuf[8 : 8 + size]).decode("utf-8", errors="replace")
-        del self.inbuf[: 8 + size]
+        key = bytes(self.inbuf[_MAGIC_AND_LEN.size : end]).decode("utf-8", errors="replace")
+        del self.inbuf[:end]
         if not key.startswith(("server:", "client:")):
             logger.warning(
                 "proxy: key %r from %s:%d is neither server: nor client:", key, *self.addr[:2]

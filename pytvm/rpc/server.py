@@ -170,10 +170,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
     ) -> None:
         if not hasattr(os, "pidfd_open"):
             raise TVMOSError("the RPC server needs os.pidfd_open (Linux 5.3 or newer)")
-        if tracker_addr is not None and not key:
-            raise TVMValueError("a server registered with a tracker needs a key; pass key=...")
-        if " " in key:
-            raise TVMValueError(f"rpc key {key!r} contains a space; keys are single tokens")
+        _check_key(key, tracker_addr)
         self.host, self.key, self.is_proxy = host, key, is_proxy
         self.tracker_addr = tracker_addr
         self.tracker_token = tracker_token
@@ -206,11 +203,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         self._loop = EventLoop("pytvm-rpc-server", on_stop=self._shutdown)
         self._done = threading.Event()
         self._idle = threading.Condition()
-        self._workers: dict[int, Worker] = {}
-        self._spares: list[Worker] = []
-        self._spare_failures = 0
-        self._refill_queued = False
-        self._pending: dict[int, PendingHandshake] = {}
+        self._init_worker_state()
         self._accepting = not is_proxy
         self._listen: socket.socket | None = None
         if is_proxy:
@@ -221,18 +214,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
             self.port = self._listen.getsockname()[1]
             self._loop.add_reader(self._listen, self._on_accept)
             self._info("rpc server listening on %s:%d", host, self.port)
-        # tracker state (loop thread only)
-        self._tracker: socket.socket | None = None
-        self._match_key = key
-        self._old_keys: set[str] = set()
-        self._tracker_busy = False
-        self._unmatched = 0
-        self._poll_timer: Timer | None = None
-        # proxy state (loop thread only)
-        self._proxy: socket.socket | None = None
-        self._proxy_retries = 0
-        self._dial_timer: Timer | None = None
-        self._dialed_at = 0.0
+        self._init_link_state()
 
         if tracker_addr is not None:  # registered before returning (see _server_links)
             self._tracker_connect()
@@ -240,6 +222,27 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
             self._dial_later(0.0)
         self._queue_refill()
         self._loop.start()
+
+    def _init_worker_state(self) -> None:
+        """The session workers, the spares and the connections still in their handshake."""
+        self._workers: dict[int, Worker] = {}
+        self._spares: list[Worker] = []
+        self._spare_failures = 0
+        self._refill_queued = False
+        self._pending: dict[int, PendingHandshake] = {}
+
+    def _init_link_state(self) -> None:
+        """The tracker and proxy links' state (the loop thread's only)."""
+        self._tracker: socket.socket | None = None
+        self._match_key = self.key
+        self._old_keys: set[str] = set()
+        self._tracker_busy = False
+        self._unmatched = 0
+        self._poll_timer: Timer | None = None
+        self._proxy: socket.socket | None = None
+        self._proxy_retries = 0
+        self._dial_timer: Timer | None = None
+        self._dialed_at = 0.0
 
     # ------------------------------------------------------------------ public
     def terminate(self) -> None:
@@ -381,6 +384,14 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
                 self._put_new_key()
         elif worker.proxy_session:
             self._dial_later(0.0)
+
+
+def _check_key(key: str, tracker_addr: tuple[str, int] | None) -> None:
+    """A ``TVMValueError`` unless ``key`` is a single token, present when a tracker is used."""
+    if tracker_addr is not None and not key:
+        raise TVMValueError("a server registered with a tracker needs a key; pass key=...")
+    if " " in key:
+        raise TVMValueError(f"rpc key {key!r} contains a space; keys are single tokens")
 
 
 def _limit(name: str, value: float | None) -> float:

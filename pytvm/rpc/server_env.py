@@ -36,6 +36,7 @@ import stat
 import struct
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..ffi.errors import TVMValueError
@@ -102,7 +103,7 @@ def file_functions(
         ws.write(path, bytes(data))
 
     def load(path: str) -> Module:
-        return ws.load_module(path, _loader(loaders, path, os.path.splitext(path)[1][1:]))
+        return ws.load_module(path, _loader(loaders, path, Path(path).suffix[1:]))
 
     return {
         "tvm.rpc.server.workpath": ws.relpath,
@@ -147,7 +148,7 @@ def confined_functions(
     def popen(binary: Any, *argv: Any) -> SessionModule:
         if isinstance(binary, str) and os.path.realpath(binary) in listed:
             return SessionModule(popen_session(binary, *[str(a) for a in argv]))
-        if isinstance(binary, str) and os.path.isabs(binary) and not _inside(ws.path, binary):
+        if isinstance(binary, str) and Path(binary).is_absolute() and not _inside(ws.path, binary):
             allowed = ", ".join(sorted(listed)) or "none"
             raise TVMValueError(
                 f"rpc.PopenSession: {binary!r} is outside the session workspace and not one of "
@@ -188,7 +189,8 @@ def confined_functions(
 
 
 def _inside(root: str, path: str) -> bool:
-    return os.path.commonpath([root, os.path.abspath(path)]) == root
+    full = os.path.abspath(path)  # noqa: PTH100 - lexical: '..' folded before the check
+    return os.path.commonpath([root, full]) == root
 
 
 def _confined_loader(ws: Workspace, loader: Callable[[str], Any]) -> Callable[[str], Module]:
@@ -259,7 +261,8 @@ def open_server_env(
     libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
     for lib in libs:
         if lib:
-            ctypes.CDLL(os.path.abspath(lib), mode=ctypes.RTLD_GLOBAL)
+            path = os.path.abspath(lib)  # noqa: PTH100 - lexical: a linked library keeps its name
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     ws = Workspace(work_path) if work_path else Workspace.create("pytvm-server-env-")
     return register_server_env(ws)
 
@@ -400,7 +403,7 @@ def _close_inherited_sockets(keep: set[int]) -> None:
     so a stale Python socket object closing later cannot hit a reused descriptor.
     """
     try:
-        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+        fds = [int(entry.name) for entry in Path("/proc/self/fd").iterdir()]
     except OSError:
         return
     devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)

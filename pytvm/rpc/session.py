@@ -111,9 +111,11 @@ class SessionBase(DeviceAPI):
         )
 
     def set_device(self, dev: Device) -> None:
+        """Make ``dev`` current on the server."""
         self.syscall(RPCCode.DEV_SET_DEVICE, [self._unmask(dev)])
 
     def get_attr(self, dev: Device, kind: int) -> Any:
+        """Attribute ``kind`` of ``dev``; ``kExist`` of the remote CPU is answered here."""
         real = self._unmask(dev)
         if kind == DeviceAttrKind.EXIST and real.device_type == _CPU:
             return 1  # TVM answers this one locally
@@ -127,6 +129,7 @@ class SessionBase(DeviceAPI):
         dtype: DataType,
         mem_scope: str | None = None,
     ) -> int:
+        """Allocate ``nbytes`` on remote ``dev``; the remote pointer."""
         with (
             _trace.span_of("client session", self._describe, "alloc_data", dev, int(nbytes))
             if _trace.ON
@@ -142,6 +145,7 @@ class SessionBase(DeviceAPI):
             return _pointer(ptr, "allocation")
 
     def free_data(self, dev: Device, ptr: int) -> None:
+        """Free the remote allocation ``ptr`` on ``dev``."""
         with (
             _trace.span_of("client session", self._describe, "free_data", dev)
             if _trace.ON
@@ -150,6 +154,7 @@ class SessionBase(DeviceAPI):
             self.syscall(RPCCode.DEV_FREE_DATA, [self._unmask(dev), Handle(ptr)])
 
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
+        """Copy between two remote tensors of this session, or a remote and a host one."""
         src_remote = src.device.device_type >= RPC_SESS_MASK
         dst_remote = dst.device.device_type >= RPC_SESS_MASK
         with (
@@ -178,6 +183,7 @@ class SessionBase(DeviceAPI):
                 )
 
     def stream_sync(self, dev: Device, stream: int | None) -> None:
+        """Wait for ``stream`` on remote ``dev``."""
         with (
             _trace.span_of("client session", self._describe, "stream_sync", dev)
             if _trace.ON
@@ -219,17 +225,21 @@ class SessionBase(DeviceAPI):
         return name, attrs
 
     def create_stream(self, dev: Device) -> int | None:
+        """A new stream on remote ``dev``; ``None`` for the default stream."""
         return (
             _pointer(self.syscall(RPCCode.DEV_CREATE_STREAM, [self._unmask(dev)]), "stream") or None
         )
 
     def free_stream(self, dev: Device, stream: int | None) -> None:
+        """Free ``stream`` on remote ``dev``."""
         self.syscall(RPCCode.DEV_FREE_STREAM, [self._unmask(dev), Handle(stream or 0)])
 
     def set_stream(self, dev: Device, stream: int | None) -> None:
+        """Make ``stream`` current on remote ``dev``."""
         self.syscall(RPCCode.DEV_SET_STREAM, [self._unmask(dev), Handle(stream or 0)])
 
     def get_current_stream(self, dev: Device) -> int | None:
+        """The current stream on remote ``dev``; ``None`` for the default stream."""
         value = self.syscall(RPCCode.DEV_GET_CURRENT_STREAM, [self._unmask(dev)])
         return _pointer(value, "stream") or None
 
@@ -259,6 +269,7 @@ class SessionModule(Module):
 
     @property
     def type_key(self) -> str:
+        """The module kind, ``"rpc"``."""
         return "rpc"
 
     def __repr__(self) -> str:
@@ -279,13 +290,16 @@ def session_of_module(value: Any, constructor: str) -> SessionBase:
 
 # ------------------------------------------------------------------------------ the table
 
-_TABLE: list[weakref.ref[SessionBase] | None] = [None] * MAX_SESSIONS
-_TABLE_LOCK = threading.Lock()
+
+class _Table:
+    """The process's session slots and the lock guarding them."""
+
+    slots: list[weakref.ref[SessionBase] | None] = [None] * MAX_SESSIONS
+    lock = threading.Lock()
 
 
 def _reset_lock_after_fork() -> None:
-    global _TABLE_LOCK
-    _TABLE_LOCK = threading.Lock()  # a forked session worker has only the forking thread
+    _Table.lock = threading.Lock()  # a forked session worker has only the forking thread
 
 
 os.register_at_fork(after_in_child=_reset_lock_after_fork)
@@ -295,10 +309,10 @@ def insert_session(session: SessionBase) -> int:
     """Put ``session`` in the first free slot; its remote devices get type
     ``(slot + 1) * 128 + real_type``.
     """
-    with _TABLE_LOCK:
-        for index, ref in enumerate(_TABLE):
+    with _Table.lock:
+        for index, ref in enumerate(_Table.slots):
             if ref is None or ref() is None:
-                _TABLE[index] = weakref.ref(session)
+                _Table.slots[index] = weakref.ref(session)
                 session.table_index = index
                 return index
     raise TVMError(
@@ -308,15 +322,15 @@ def insert_session(session: SessionBase) -> int:
 
 def live_sessions() -> list[SessionBase]:
     """The sessions in the table that are still alive, by slot."""
-    with _TABLE_LOCK:
-        refs = list(_TABLE)
+    with _Table.lock:
+        refs = list(_Table.slots)
     found = [ref() for ref in refs if ref is not None]
     return [s for s in found if s is not None]
 
 
 def get_session(table_index: int) -> SessionBase:
     """The live session in slot ``table_index``."""
-    ref = _TABLE[table_index] if 0 <= table_index < MAX_SESSIONS else None
+    ref = _Table.slots[table_index] if 0 <= table_index < MAX_SESSIONS else None
     session = ref() if ref is not None else None
     if session is None:
         raise TVMValueError(

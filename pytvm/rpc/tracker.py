@@ -83,6 +83,12 @@ __all__ = ["Tracker"]
 logger = logging.getLogger("pytvm.rpc.tracker")
 
 _MAGIC = struct.pack("<i", RPC_TRACKER_MAGIC)
+#: Bytes of the i32 magic and of the i32 length before each JSON message.
+_WORD = 4
+#: Longest AUTH proof (a hex HMAC-SHA256 is 64 characters).
+_MAX_MAC_CHARS = 128
+#: ``[100, mac]``.
+_AUTH_LEN = 2
 #: Failed AUTH attempts after which a connection is closed.
 _MAX_AUTH_FAILURES = 3
 #: What a HELLO advertises.
@@ -134,17 +140,17 @@ class _TrackerConn(Connection):
         self.inbuf += data
         progress = False
         if not self.handshaken:
-            if len(self.inbuf) < 4:
+            if len(self.inbuf) < _WORD:
                 return
             (magic,) = struct.unpack_from("<i", self.inbuf)
             if magic != RPC_TRACKER_MAGIC:
                 logger.warning("tracker: wrong magic %#x from %s; closing", magic, self.name())
                 self.close()
                 return
-            del self.inbuf[:4]
+            del self.inbuf[:_WORD]
             self.handshaken = progress = True
             self.write(_MAGIC)
-        while len(self.inbuf) >= 4 and not self.closed:
+        while len(self.inbuf) >= _WORD and not self.closed:
             (size,) = struct.unpack_from("<i", self.inbuf)
             if size <= 0 or size > MAX_JSON_BYTES:
                 logger.warning(
@@ -155,10 +161,10 @@ class _TrackerConn(Connection):
                 )
                 self.close()
                 return
-            if len(self.inbuf) < 4 + size:
+            if len(self.inbuf) < _WORD + size:
                 break
-            body = bytes(self.inbuf[4 : 4 + size])
-            del self.inbuf[: 4 + size]
+            body = bytes(self.inbuf[_WORD : _WORD + size])
+            del self.inbuf[: _WORD + size]
             progress = True
             try:
                 self.server._handle(self, json.loads(body.decode("utf-8")))
@@ -362,7 +368,7 @@ class Tracker(SelectorServer):
             conn.reply([TrackerCode.FAIL, str(err)])
 
     def _ping(self, conn: _TrackerConn, msg: list[Any]) -> None:
-        if len(msg) >= 2 and msg[1] == HELLO:
+        if msg[1:2] == [HELLO]:
             conn.nonce = os.urandom(16).hex()
             hello = {"tracker": "pytvm", "features": _FEATURES, "nonce": conn.nonce}
             conn.reply([TrackerCode.SUCCESS, hello])
@@ -374,7 +380,11 @@ class Tracker(SelectorServer):
             conn.authed = True
             conn.reply(TrackerCode.SUCCESS)
             return
-        _check(len(msg) == 2 and isinstance(msg[1], str) and len(msg[1]) <= 128, "[100, mac]", msg)
+        _check(
+            len(msg) == _AUTH_LEN and isinstance(msg[1], str) and len(msg[1]) <= _MAX_MAC_CHARS,
+            "[100, mac]",
+            msg,
+        )
         nonce, conn.nonce = conn.nonce, None  # one attempt per nonce
         if nonce is None:
             raise ProtocolError("AUTH without a nonce; send HELLO [1, {...}] first")
@@ -400,7 +410,7 @@ class Tracker(SelectorServer):
             )
 
     def _stop(self, conn: _TrackerConn, msg: list[Any]) -> None:
-        if len(msg) >= 2 and msg[1] == self.stop_key:
+        if msg[1:2] == [self.stop_key]:
             conn.reply(TrackerCode.SUCCESS)
             if not self.silent:
                 logger.info("tracker: stopped by %s", conn.name())

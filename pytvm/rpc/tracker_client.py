@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from ..ffi.errors import TVMKeyError, TVMValueError, register_error
 from ._auth import HELLO, session_mac
+from ._tracker_wire import MAX_HOST_CHARS, MAX_PORT
 from .base import (
     RPC_TRACKER_MAGIC,
     ProtocolError,
@@ -48,6 +49,10 @@ _T = TypeVar("_T")
 IO_TIMEOUT = 30.0
 #: Seconds between "still retrying" log lines while connecting.
 _RETRY_LOG_PERIOD = 10.0
+#: A tracker reply carrying a value: ``[code, value]``.
+_REPLY_LEN = 2
+#: The value of a REQUEST's reply: ``[host, port, match_key]``.
+_ADDRESS_LEN = 3
 
 
 @register_error("TrackerConnectionError")
@@ -161,7 +166,7 @@ class TrackerSession:
         """Ask once per connection (HELLO; a stock TVM tracker answers a plain ``0``)."""
         if not self._asked_hello:
             reply = self._call([TrackerCode.PING, HELLO])
-            ok = isinstance(reply, list) and len(reply) == 2 and isinstance(reply[1], dict)
+            ok = isinstance(reply, list) and len(reply) == _REPLY_LEN and isinstance(reply[1], dict)
             self._hello = reply[1] if ok else None
             self._asked_hello = True
         return self._hello is not None and "if_unknown" in self._hello.get("features", [])
@@ -197,7 +202,9 @@ class TrackerSession:
             If the tracker replies with anything but ``[0, {...}]``.
         """
         value = self._call([TrackerCode.SUMMARY])
-        if not (isinstance(value, list) and len(value) == 2 and value[0] == TrackerCode.SUCCESS):
+        if not (
+            isinstance(value, list) and len(value) == _REPLY_LEN and value[0] == TrackerCode.SUCCESS
+        ):
             raise RPCError(f"tracker SUMMARY returned {value!r}; expected [0, {{...}}]")
         result: dict[str, Any] = value[1]
         return result
@@ -353,7 +360,7 @@ class TrackerSession:
                 "request timeout (all busy, or none registered); raise timeout=, or look at "
                 "`pytvm rpc query`"
             ) from err
-        if isinstance(value, list) and len(value) == 2 and value[0] == TrackerCode.FAIL:
+        if isinstance(value, list) and len(value) == _REPLY_LEN and value[0] == TrackerCode.FAIL:
             why = value[1]
             if isinstance(why, dict) and "unknown_key" in why:
                 raise TrackerKeyError(
@@ -364,14 +371,14 @@ class TrackerSession:
             raise RPCError(f"tracker {self._where()} refused REQUEST for key {key!r}: {why}")
         if not (
             isinstance(value, list)
-            and len(value) == 2
+            and len(value) == _REPLY_LEN
             and value[0] == TrackerCode.SUCCESS
             and isinstance(value[1], list)
-            and len(value[1]) == 3
+            and len(value[1]) == _ADDRESS_LEN
             and isinstance(value[1][0], str)
-            and 0 < len(value[1][0]) <= 255
+            and 0 < len(value[1][0]) <= MAX_HOST_CHARS
             and type(value[1][1]) is int
-            and 0 < value[1][1] <= 65535
+            and 0 < value[1][1] <= MAX_PORT
             and isinstance(value[1][2], str)
         ):
             raise ProtocolError(

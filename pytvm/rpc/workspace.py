@@ -24,6 +24,7 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ..ffi.errors import TVMOSError, TVMValueError
@@ -50,7 +51,7 @@ def _check_name(path: object) -> str:
 
 def _relative(root: str, path: str) -> str:
     """``path`` relative to ``root``; an absolute path must lie inside it."""
-    if not os.path.isabs(path):
+    if not Path(path).is_absolute():
         return path
     if path == root or path.startswith(root + os.sep):
         return path[len(root) :].lstrip(os.sep)
@@ -81,7 +82,7 @@ def resolve_path(workspace: str, path: str) -> str:
     """
     root = os.path.realpath(workspace)
     rel = _relative(root, _check_name(path))
-    lexical = os.path.normpath(os.path.join(root, rel))
+    lexical = os.path.normpath(Path(root) / rel)
     if not (lexical == root or lexical.startswith(root + os.sep)):
         raise TVMValueError(
             f"path {path!r} climbs out of the session workspace with '..'; use a path "
@@ -184,7 +185,7 @@ class Workspace:
         def names(dirfd: int, name: str) -> list[str]:
             fd = os.open(name, _DIR_FLAGS, dir_fd=dirfd)
             try:
-                return sorted(os.listdir(fd))
+                return sorted(os.listdir(fd))  # noqa: PTH208 - lists an open directory fd
             finally:
                 os.close(fd)
 
@@ -220,7 +221,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ the walk
 
-    def _at(
+    def _at(  # noqa: PLR0912, PLR0915 - one fd-relative walk; every step shares its state
         self,
         path: str,
         op: Callable[[int, str], _T],
@@ -249,7 +250,7 @@ class Workspace:
             links += 1
             if links > _MAX_LINKS:
                 raise TVMOSError(f"{what}: {path!r} has too many levels of symbolic links")
-            if os.path.isabs(target):
+            if Path(target).is_absolute():
                 if not (target == self.path or target.startswith(self.path + os.sep)):
                     raise _escape(path, what, through_link=True)
                 while len(stack) > 1:

@@ -49,6 +49,7 @@ class WorkspaceSession(LocalServingSession):
         }
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
+        """Run syscall ``code``; a function saved in the workspace answers a lookup."""
         if code == RPCCode.GET_GLOBAL_FUNC and len(args) == 1 and isinstance(args[0], str):
             func = self.functions.get(str(args[0]))
             if func is not None:
