@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = ["add_parser", "run"]
@@ -223,7 +224,7 @@ def _auth_token(args: argparse.Namespace) -> str | None:
         return str(args.auth_token)
     if args.auth_token_file is not None:
         try:
-            with open(args.auth_token_file, encoding="utf-8") as f:
+            with Path(args.auth_token_file).open(encoding="utf-8") as f:
                 token = f.readline().strip()
         except OSError as err:
             args.rpc_server_parser.error(f"--auth-token-file: {err}")

@@ -86,13 +86,9 @@ def trace_copy() -> Trace:
     device_binary()  # build the accelerator emulator once, before the board needs it
     python = sys.executable
     with ExitStack() as stack:
-        tracker_port = stack.enter_context(
-            _service(
-                [python, "-m", "pytvm.cli", "rpc", "tracker", "--port", "0", "--port-end", "1"]
-                + ["--silent"],
-                "tracker",
-            )
-        )
+        tracker_argv = [python, "-m", "pytvm.cli", "rpc", "tracker", "--port", "0"]
+        tracker_argv += ["--port-end", "1", "--silent"]
+        tracker_port = stack.enter_context(_service(tracker_argv, "tracker"))
         board = [python, "-m", "pytvm.contrib.hexagon.board", "--port", "0", "--port-end", "1"]
         board += ["--tracker", f"127.0.0.1:{tracker_port}", "--key", KEY]
         stack.enter_context(_service(board, "board server"))

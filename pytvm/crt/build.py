@@ -123,14 +123,14 @@ def _built_binary(cc: str, config_flags: str = "") -> Path:
         if sys.executable:
             cmd.append(f"PYTHON={sys.executable}")  # generates the hexagon_rpc skel
         cmd.append(BINARY_NAME)
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
         built = Path(tmp) / BINARY_NAME
         if result.returncode != 0 or not built.exists():
             raise TVMError(
                 f"building pytvm-device failed:\n$ {shlex.join(cmd)}\n{result.stdout}"
                 f"{result.stderr}"
             )
-        os.replace(built, target)  # atomic: a concurrent build replaces it with the same bytes
+        built.replace(target)  # atomic: a concurrent build replaces it with the same bytes
     return target
 
 
@@ -142,6 +142,6 @@ def _hexagon_wrapper(binary: Path) -> Path:
     fd, staged = tempfile.mkstemp(prefix="wrapper-", dir=binary.parent)
     with os.fdopen(fd, "w") as f:
         f.write(text)
-    os.chmod(staged, 0o755)
-    os.replace(staged, wrapper)
+    Path(staged).chmod(0o755)
+    Path(staged).replace(wrapper)
     return wrapper

@@ -184,28 +184,36 @@ class Unframer:
             self._escaped = True
             return
         if self._state == _LENGTH:
-            self._field.append(byte)
-            if len(self._field) < 4:
-                return
-            self._length = _U32.unpack(self._field)[0]
-            self._field.clear()
-            if self._length > self.max_payload:
-                self._fail()
-            else:
-                self._state = _PAYLOAD if self._length else _CRC
+            self._length_byte(byte)
         elif self._state == _PAYLOAD:
             self._payload.append(byte)
             if len(self._payload) == self._length:
                 self._state = _CRC
         else:
-            self._field.append(byte)
-            if len(self._field) < 2:
-                return
-            self._state = _HUNT
-            payload = bytes(self._payload)
-            expected = crc16(payload, crc16(_U32.pack(self._length)))
-            if _U16.unpack(self._field)[0] != expected:
-                self.errors += 1
-                return
-            self.frames += 1
-            out.append(payload)
+            self._crc_byte(byte, out)
+
+    def _length_byte(self, byte: int) -> None:
+        """One unescaped byte of the length field."""
+        self._field.append(byte)
+        if len(self._field) < _U32.size:
+            return
+        self._length = _U32.unpack(self._field)[0]
+        self._field.clear()
+        if self._length > self.max_payload:
+            self._fail()
+        else:
+            self._state = _PAYLOAD if self._length else _CRC
+
+    def _crc_byte(self, byte: int, out: list[bytes]) -> None:
+        """One unescaped byte of the CRC; a complete, matching frame goes to ``out``."""
+        self._field.append(byte)
+        if len(self._field) < _U16.size:
+            return
+        self._state = _HUNT
+        payload = bytes(self._payload)
+        expected = crc16(payload, crc16(_U32.pack(self._length)))
+        if _U16.unpack(self._field)[0] != expected:
+            self.errors += 1
+            return
+        self.frames += 1
+        out.append(payload)

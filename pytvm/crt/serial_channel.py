@@ -228,6 +228,7 @@ class SerialChannel(Channel):
             raise self._closed_before_handshake()
 
     def send(self, data: Bytes) -> None:
+        """Send ``data`` in the established session, waiting for the handshake first."""
         while True:
             self._await(lambda: self._session.established)
             with self._state:
@@ -241,6 +242,7 @@ class SerialChannel(Channel):
         self._flush()
 
     def send_parts(self, parts: Sequence[Bytes]) -> None:
+        """Send ``parts`` in order: joined when small, one by one otherwise."""
         if sum(memoryview(p).nbytes for p in parts) <= _JOIN_LIMIT:
             self.send(b"".join(parts))
             return
@@ -249,6 +251,7 @@ class SerialChannel(Channel):
                 self.send(part)
 
     def recv(self, size: int) -> bytes:
+        """Up to ``size`` received bytes, waiting for some; raises if the peer restarted."""
         self._await(lambda: bool(self._rx) or self._reset_pending)
         with self._state:
             if self._reset_pending:
@@ -262,4 +265,5 @@ class SerialChannel(Channel):
             return out
 
     def close(self) -> None:
+        """Close the underlying transport."""
         self.transport.close()

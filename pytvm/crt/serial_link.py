@@ -222,38 +222,45 @@ class SerialLink:
             self.dropped += 1
             return None
         msg_type, session_id, body = message
-        low, high = session_id & 0xFF, session_id >> 8
+        event: LinkEvent | None = None
         if msg_type == MessageType.START_INIT:
-            if (
-                body[:1] != _VERSION_BODY
-                or high != 0
-                or low == 0
-                or (self.state == LinkState.STARTING and self.local_nonce >= low)
-            ):
-                self.dropped += 1
-                return None
-            return self._answer_start(low)
-        if msg_type == MessageType.START_REPLY:
-            if (
-                body[:1] != _VERSION_BODY
-                or high == 0
-                or self.state != LinkState.STARTING
-                or low != self.local_nonce
-            ):
-                self.dropped += 1
-                return None
-            self.session_id = session_id
-            self.state = LinkState.ESTABLISHED
-            return LinkEvent(EventKind.STARTED, b"", session_id)
-        if msg_type == MessageType.NORMAL:
-            if self.state != LinkState.ESTABLISHED or session_id != self.session_id:
-                self.dropped += 1
-                return None
-            return LinkEvent(EventKind.DATA, body, session_id)
-        if msg_type == MessageType.LOG:
-            return LinkEvent(EventKind.LOG, body, self.session_id)
-        self.dropped += 1
-        return None
+            event = self._on_start_init(session_id, body)
+        elif msg_type == MessageType.START_REPLY:
+            event = self._on_start_reply(session_id, body)
+        elif msg_type == MessageType.NORMAL:
+            if self.state == LinkState.ESTABLISHED and session_id == self.session_id:
+                event = LinkEvent(EventKind.DATA, body, session_id)
+        elif msg_type == MessageType.LOG:
+            event = LinkEvent(EventKind.LOG, body, self.session_id)
+        if event is None:
+            self.dropped += 1
+        return event
+
+    def _on_start_init(self, session_id: int, body: bytes) -> LinkEvent | None:
+        """Answer a peer's ``START_INIT``; ``None`` when it is to be dropped."""
+        low, high = session_id & 0xFF, session_id >> 8
+        if (
+            body[:1] != _VERSION_BODY
+            or high != 0
+            or low == 0
+            or (self.state == LinkState.STARTING and self.local_nonce >= low)
+        ):
+            return None
+        return self._answer_start(low)
+
+    def _on_start_reply(self, session_id: int, body: bytes) -> LinkEvent | None:
+        """Take the reply to our ``START_INIT``; ``None`` when it is to be dropped."""
+        low, high = session_id & 0xFF, session_id >> 8
+        if (
+            body[:1] != _VERSION_BODY
+            or high == 0
+            or self.state != LinkState.STARTING
+            or low != self.local_nonce
+        ):
+            return None
+        self.session_id = session_id
+        self.state = LinkState.ESTABLISHED
+        return LinkEvent(EventKind.STARTED, b"", session_id)
 
     def _answer_start(self, initiator_nonce: int) -> LinkEvent:
         mine = self._nonce() & 0xFF

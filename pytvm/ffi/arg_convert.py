@@ -164,7 +164,17 @@ _BASE_SETTERS: list[tuple[type, Setter]] = [
     (Object, _set_object),
 ]
 
-_tensor_type: type | None = None
+
+class _Installed:
+    """Set from above and by the loaded library: the array class passed as a ``DLTensor*``,
+    TVMFuncFree (releases call it with no Python frame) and the ``DLTensor*`` wrapper.
+    """
+
+    tensor_type: type | None = None
+    func_free: Callable[[int], int] | None = None
+    dltensor_wrapper: Callable[[int], Any] | None = None
+
+
 _tensor_listeners: list[Callable[[], None]] = []
 
 
@@ -174,18 +184,17 @@ def register_arg_setter(cls: type, setter: Setter, is_tensor: bool = False) -> N
     ``is_tensor`` marks the array class whose instances carry ``_dl_address`` (the address of
     their DLTensor), which the fast-call path then passes as type index 7 directly.
     """
-    global _tensor_type
     _ARG_SETTERS[cls] = setter
     _BASE_SETTERS.insert(0, (cls, setter))
     if is_tensor:
-        _tensor_type = cls
+        _Installed.tensor_type = cls
         for listener in _tensor_listeners:
             listener()
 
 
 def tensor_type() -> type | None:
     """The array class registered with ``is_tensor=True``, or None before the runtime loads."""
-    return _tensor_type
+    return _Installed.tensor_type
 
 
 def on_tensor_type(listener: Callable[[], None]) -> None:
@@ -285,25 +294,18 @@ class _NodeRef:
         self.node = node
 
     def __del__(self) -> None:
-        if _func_free is not None:
-            _func_free(self.node)
-
-
-# The library's TVMFuncFree once it is loaded (releases call it with no Python frame between).
-_func_free: Callable[[int], int] | None = None
+        if _Installed.func_free is not None:
+            _Installed.func_free(self.node)
 
 
 def _library_loaded(lib: ctypes.CDLL) -> None:
-    global _func_free
-    _func_free = lib.TVMFuncFree
+    _Installed.func_free = lib.TVMFuncFree
 
 
 when_loaded(_library_loaded)
 
 
 # ----------------------------------------------------------------------------- C -> Python
-
-_dltensor_wrapper: Callable[[int], Any] | None = None
 
 
 def _not_installed(*args: Any) -> Any:
@@ -317,8 +319,7 @@ _from_handle: Callable[[int, bool], PackedFunc | None] = _not_installed
 
 def set_dltensor_wrapper(wrap: Callable[[int], Any]) -> None:
     """Install how a ``DLTensor*`` coming from C becomes a Python value (the runtime's NDArray)."""
-    global _dltensor_wrapper
-    _dltensor_wrapper = wrap
+    _Installed.dltensor_wrapper = wrap
 
 
 def set_function_handles(
@@ -357,12 +358,12 @@ def _get_bytes(raw: int) -> bytes:
 
 
 def _get_dltensor(raw: int) -> Any:
-    if _dltensor_wrapper is None:
+    if _Installed.dltensor_wrapper is None:
         raise TVMError("a DLTensor came back from C but pytvm.runtime is not loaded")
-    return _dltensor_wrapper(raw)
+    return _Installed.dltensor_wrapper(raw)
 
 
-def decode(raw: int, code: int, owned: bool) -> Any:
+def decode(raw: int, code: int, owned: bool) -> Any:  # noqa: PLR0911 - one per type index
     """The Python value of a ``(TVMValue, type index)`` pair; a function handle's reference
     passes to Python if ``owned`` (a return value), else Python takes one of its own.
     """

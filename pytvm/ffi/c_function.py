@@ -37,18 +37,23 @@ CALL_LAYER = "C function"
 
 # The extension's ``invoke((faddr, resource, name), *args)``, or None: calls go through ctypes.
 _fast_call: Callable[..., Any] | None = None
-_fast_module: Any = None
 
-# The library's TVMFuncFree once it is loaded (a dying CFunction calls it with no Python frame).
-_func_free: Callable[[int], int] | None = None
+
+class _Loaded:
+    """What :func:`_library_loaded` keeps."""
+
+    #: The fast-call extension module, or None.
+    fast_module: Any = None
+    #: The library's TVMFuncFree (a dying CFunction calls it with no Python frame).
+    func_free: Callable[[int], int] | None = None
 
 
 def _library_loaded(lib: ctypes.CDLL) -> None:
     """Keep the library's ``TVMFuncFree``; use the fast-call extension for Python -> C calls
     when it can be built here.
     """
-    global _fast_call, _fast_module, _func_free
-    _func_free = lib.TVMFuncFree
+    global _fast_call  # noqa: PLW0603 - set once; read per CFunction, and patched by tests
+    _Loaded.func_free = lib.TVMFuncFree
     path = libinfo.fastcall_extension_path()
     if path is None:
         return
@@ -63,13 +68,13 @@ def _library_loaded(lib: ctypes.CDLL) -> None:
     module.configure(convert_one, decode_owned, raise_last_error, tensor_type())
     module.configure_call(raise_foreign_tensor, _begin_call, _end_call)
     _trace.on_switch(module.set_tracing)
-    _fast_module = module
+    _Loaded.fast_module = module
     _fast_call = module.invoke
 
 
 def _tensor_type_changed() -> None:
-    if _fast_module is not None:
-        _fast_module.configure(convert_one, decode_owned, raise_last_error, tensor_type())
+    if _Loaded.fast_module is not None:
+        _Loaded.fast_module.configure(convert_one, decode_owned, raise_last_error, tensor_type())
 
 
 when_loaded(_library_loaded)
@@ -119,7 +124,7 @@ class CFunction(PackedFunc):
     def _call_ctypes(self, *args: Any) -> Any:
         ret = _I64()
         ret_code = _INT()
-        values, codes, keep = pack_args(args, self.name) if args else (None, None, [])
+        values, codes, _keep = pack_args(args, self.name) if args else (None, None, [])
         span = _begin_call(self.name, len(args)) if _trace.ON else None
         rc = self._fptr(
             values, codes, len(args), ctypes.byref(ret), ctypes.byref(ret_code), self._resource
@@ -134,7 +139,7 @@ class CFunction(PackedFunc):
     def time_call(self, args: tuple[Any, ...], number: int) -> float:
         """Seconds for ``number`` back-to-back calls timed inside C (no Python per call)."""
         lib = runtime_library()
-        values, codes, keep = pack_args(args, self.name) if args else (None, None, [])
+        values, codes, _keep = pack_args(args, self.name) if args else (None, None, [])
         seconds = ctypes.c_double()
         check_call(
             lib.PyTVMTimeCall(
@@ -157,5 +162,6 @@ class CFunction(PackedFunc):
         return out.value or 0
 
     def __del__(self) -> None:
-        if self._node and _func_free is not None:
-            _func_free(self._node)
+        func_free = _Loaded.func_free
+        if self._node and func_free is not None:
+            func_free(self._node)

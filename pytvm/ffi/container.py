@@ -52,6 +52,7 @@ class Shape(tuple[int, ...]):
     type_index: ClassVar[int] = int(TypeIndex.SHAPE)
 
     def __new__(cls, content: Iterable[SupportsIndex] = ()) -> Shape:
+        """A shape of the integer dimensions ``content``."""
         if isinstance(content, (str, bytes)) or not isinstance(content, Iterable):
             raise TVMTypeError(
                 f"Shape expects an iterable of ints, got {type(content).__name__}: "

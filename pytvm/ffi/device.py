@@ -134,11 +134,11 @@ class Device:
         return _TYPE_TO_NAME.get(self.base_type, f"device_type{self.base_type}")
 
     def with_session(self, session_index: int) -> Device:
-        """This device as seen through RPC session ``session_index``."""
+        """The same device as seen through RPC session ``session_index``."""
         return Device(self.base_type + RPC_SESS_MASK * (session_index + 1), self.device_id)
 
     def without_session(self) -> Device:
-        """This device as the remote side sees it (mask removed)."""
+        """The same device as the remote side sees it (mask removed)."""
         return Device(self.base_type, self.device_id)
 
     def sync(self, stream: int | None = None) -> None:

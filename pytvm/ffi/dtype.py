@@ -62,6 +62,12 @@ _PREFIX = {
 }
 _PREFIX_NAME = {code: name for name, code in _PREFIX.items()}
 _DEFAULT_BITS = {"int": 32, "uint": 32, "float": 32, "bfloat": 16, "complex": 64}
+#: Exclusive upper bounds of the DLDataType fields: 8-bit code and bits, 16-bit lanes.
+_CODE_LIMIT = 1 << 8
+_BITS_LIMIT = 1 << 8
+_LANES_LIMIT = 1 << 16
+#: The width TVM stores ``bool`` in.
+_BOOL_BITS = 8
 _SYNTAX = re.compile(r"^([a-z]+?)(\d*)(?:x(\d+))?$")
 
 
@@ -95,7 +101,7 @@ class DataType:
             code, bits, lanes = parsed.code, parsed.bits, parsed.lanes
         elif bits is None:
             raise TVMTypeError(f"DataType({code!r}) needs bits: DataType(code, bits, lanes=1)")
-        if not (0 <= code < 256 and 0 <= bits < 256 and 0 <= lanes < 65536):
+        if not (0 <= code < _CODE_LIMIT and 0 <= bits < _BITS_LIMIT and 0 <= lanes < _LANES_LIMIT):
             raise TVMValueError(
                 f"DataType(code={code}, bits={bits}, lanes={lanes}) is out of "
                 "range: code and bits must fit in 8 bits and lanes in 16 bits"
@@ -128,7 +134,7 @@ class DataType:
         return (self.bits * self.lanes + 7) // 8
 
     def with_lanes(self, lanes: int) -> DataType:
-        """This type with ``lanes`` lanes (``float32`` -> ``float32x4``)."""
+        """The same type with ``lanes`` lanes (``float32`` -> ``float32x4``)."""
         return DataType(self.code, self.bits, lanes)
 
     def __eq__(self, other: object) -> bool:
@@ -174,16 +180,18 @@ def _parse(text: str) -> DataType:
     if not isinstance(text, str):
         raise TVMTypeError(f"DataType.parse expects a str, got {type(text).__name__}")
     if text == "bool":
-        return DataType(DataTypeCode.BOOL, 8, 1)
+        return DataType(DataTypeCode.BOOL, _BOOL_BITS, 1)
     if text == "handle":
         return DataType(DataTypeCode.HANDLE, 64, 1)
     # Names with a fixed width ("bool", "float8_e4m3fn") take only a lanes suffix ("boolx4").
     base, sep, lanes_text = text.partition("x")
     if base == "bool" or base in _FIXED_WIDTH:
-        valid_lanes = lanes_text.isascii() and lanes_text.isdigit() and 0 < int(lanes_text) < 65536
+        valid_lanes = (
+            lanes_text.isascii() and lanes_text.isdigit() and 0 < int(lanes_text) < _LANES_LIMIT
+        )
         if sep and not valid_lanes:
             raise _bad(text)
-        code, bits = (DataTypeCode.BOOL, 8) if base == "bool" else _FIXED_WIDTH[base]
+        code, bits = (DataTypeCode.BOOL, _BOOL_BITS) if base == "bool" else _FIXED_WIDTH[base]
         return DataType(code, bits, int(lanes_text) if sep else 1)
     match = _SYNTAX.match(text)
     if not match or match.group(1) not in _PREFIX:
@@ -191,7 +199,7 @@ def _parse(text: str) -> DataType:
     prefix, bits_text, lanes_group = match.groups()
     bits = int(bits_text) if bits_text else _DEFAULT_BITS[prefix]
     lanes = int(lanes_group) if lanes_group else 1
-    if bits == 0 or lanes == 0 or bits > 255 or lanes > 65535:
+    if bits == 0 or lanes == 0 or bits >= _BITS_LIMIT or lanes >= _LANES_LIMIT:
         raise _bad(text)
     return DataType(_PREFIX[prefix], bits, lanes)
 
@@ -205,7 +213,7 @@ def _bad(text: str) -> TVMValueError:
 
 @lru_cache(maxsize=512)
 def _name(code: int, bits: int, lanes: int) -> str:
-    if code == DataTypeCode.BOOL and bits == 8:
+    if code == DataTypeCode.BOOL and bits == _BOOL_BITS:
         base = "bool"
     elif code == DataTypeCode.HANDLE:
         base = "handle"
@@ -229,7 +237,7 @@ _NUMPY_KIND = {
 @lru_cache(maxsize=128)
 def _from_numpy(dt: np.dtype[Any]) -> DataType:
     if dt == np.bool_:
-        return DataType(DataTypeCode.BOOL, 8, 1)
+        return DataType(DataTypeCode.BOOL, _BOOL_BITS, 1)
     if dt.kind in _NUMPY_KIND:
         return DataType(_NUMPY_KIND[dt.kind], dt.itemsize * 8, 1)
     if dt.name in ("bfloat16",) or dt.name in _FIXED_WIDTH:

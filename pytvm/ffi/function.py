@@ -31,6 +31,7 @@ class PackedFunc(Object):
         self.name = name
 
     def __call__(self, *args: Any) -> Any:
+        """Call the function with ``args``; subclasses implement it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement __call__")
 
     def __repr__(self) -> str:

@@ -22,7 +22,13 @@ from . import libinfo
 
 __all__ = ["loaded_library", "runtime_library", "when_loaded"]
 
-_lib: ctypes.CDLL | None = None
+
+class _Loaded:
+    """The loaded library (``None`` until :func:`runtime_library` first runs)."""
+
+    lib: ctypes.CDLL | None = None
+
+
 _lock = threading.Lock()
 _initializers: list[Callable[[ctypes.CDLL], None]] = []
 
@@ -40,22 +46,23 @@ _PRIVATE_API = (
 
 def runtime_library() -> ctypes.CDLL:
     """The host runtime library, loaded globally (so kernels resolve its symbols) with hooks set."""
-    global _lib
-    if _lib is not None:
-        return _lib
+    lib = _Loaded.lib
+    if lib is not None:
+        return lib
     with _lock:
-        if _lib is None:
+        lib = _Loaded.lib
+        if lib is None:
             lib = ctypes.CDLL(str(libinfo.runtime_library_path()), mode=ctypes.RTLD_GLOBAL)
             _declare(lib)
             for init in _initializers:
                 init(lib)
-            _lib = lib
-    return _lib
+            _Loaded.lib = lib
+    return lib
 
 
 def loaded_library() -> ctypes.CDLL | None:
     """The host runtime library if it is loaded, else None (for releases, which never load it)."""
-    return _lib
+    return _Loaded.lib
 
 
 def when_loaded(init: Callable[[ctypes.CDLL], None]) -> None:
@@ -63,7 +70,7 @@ def when_loaded(init: Callable[[ctypes.CDLL], None]) -> None:
     already is); initializers run in the order they were registered.
     """
     with _lock:
-        lib = _lib
+        lib = _Loaded.lib
         if lib is None:
             _initializers.append(init)
             return

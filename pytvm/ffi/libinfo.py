@@ -70,7 +70,9 @@ def find_cc() -> str | None:
 def cc_version(cc: str) -> str:
     """First line of ``cc --version``."""
     try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [cc, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
     except OSError as err:
         return f"unavailable ({err})"
     return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "unknown"
@@ -78,7 +80,7 @@ def cc_version(cc: str) -> str:
 
 def cache_dir() -> Path:
     """Per-user cache of built runtime libraries."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "pytvm"
 
 
@@ -121,7 +123,7 @@ def compile_shared(
         str(output),
         "-lpthread",
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise TVMError(f"building {what} failed:\n$ {' '.join(cmd)}\n{result.stderr}")
     return output
@@ -134,7 +136,7 @@ def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Pa
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         staged = compile_shared(sources, Path(tmp) / target.name, extra, what)
-        os.replace(staged, target)  # atomic
+        staged.replace(target)  # atomic
     return target
 
 

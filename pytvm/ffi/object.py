@@ -8,6 +8,7 @@ the handle maps back to the very same Python object, so identity and class survi
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections.abc import Callable
@@ -29,19 +30,17 @@ _lock = threading.Lock()
 _KEY_TO_INDEX: dict[str, int] = dict(STATIC_TYPE_KEYS)
 _INDEX_TO_KEY: dict[int, str] = {index: key for key, index in STATIC_TYPE_KEYS.items()}
 _INDEX_TO_CLASS: dict[int, type[Object]] = {}
-_next_dynamic_index = int(TypeIndex.DYN_OBJECT_BEGIN)
+_dynamic_indices = itertools.count(int(TypeIndex.DYN_OBJECT_BEGIN))
 
 # Live objects by handle: lets a handle that comes back from C find its Python object.
 _LIVE: weakref.WeakValueDictionary[int, Object] = weakref.WeakValueDictionary()
 
 
 def _index_for_key(type_key: str) -> int:
-    global _next_dynamic_index
     with _lock:
         index = _KEY_TO_INDEX.get(type_key)
         if index is None:
-            index = _next_dynamic_index
-            _next_dynamic_index += 1
+            index = next(_dynamic_indices)
             _KEY_TO_INDEX[type_key] = index
             _INDEX_TO_KEY[index] = type_key
         return index

@@ -21,40 +21,42 @@ __all__ = [
     "remove_global_func",
 ]
 
-_lock = threading.Lock()
+
+class _State:
+    """The registry's lock and its change counter."""
+
+    lock = threading.Lock()
+    version = 0
 
 
 def _reset_lock_after_fork() -> None:
     # A forked child (an RPC server's session worker) has only the forking thread; a lock some
     # other thread held at fork time would stay held forever.
-    global _lock
-    _lock = threading.Lock()
+    _State.lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_reset_lock_after_fork)
 _functions: dict[str, PackedFunc] = {}
-_version = 0
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def registry_version() -> int:
     """A counter bumped on every change, so callers can cache lookups safely."""
-    return _version
+    return _State.version
 
 
 def _register(name: str, func: Callable[..., Any], override: bool) -> PackedFunc:
-    global _version
     if not isinstance(name, str) or not name:
         raise TVMTypeError(f"a global function name must be a non-empty str, got {name!r}")
     packed = as_packed_func(func, name)
-    with _lock:
+    with _State.lock:
         if name in _functions and not override:
             raise TVMValueError(
                 f"global function {name!r} is already registered; pass override=True to replace it"
             )
         _functions[name] = packed
-        _version += 1
+        _State.version += 1
     return packed
 
 
@@ -120,17 +122,16 @@ def get_global_func(name: str, allow_missing: bool = False) -> PackedFunc | None
 
 def list_global_func_names() -> list[str]:
     """Names of every registered global function, sorted."""
-    with _lock:
+    with _State.lock:
         return sorted(_functions)
 
 
 def remove_global_func(name: str) -> None:
     """Unregister ``name``; an error naming it if it is not registered."""
-    global _version
-    with _lock:
+    with _State.lock:
         if _functions.pop(name, None) is None:
             raise TVMAttributeError(f"cannot remove global function {name!r}: not registered")
-        _version += 1
+        _State.version += 1
 
 
 def init_api(namespace: str, module_name: str) -> None:

@@ -196,11 +196,20 @@ class _NoSpan:
 NO_SPAN = _NoSpan()
 
 
-_events: list[Event] = []
-_lock = threading.Lock()
-_process = "host"
-_hop = 0
-_pid = os.getpid()
+class _Recorder:
+    """The event buffer, its lock and this process's labels (all reset in a forked child)."""
+
+    __slots__ = ("events", "hop", "lock", "pid", "process")
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.lock = threading.Lock()
+        self.process = "host"
+        self.hop = 0
+        self.pid = os.getpid()
+
+
+_rec = _Recorder()
 
 
 _switch_hooks: list[Callable[[bool], None]] = []
@@ -219,13 +228,19 @@ def _switched() -> None:
         hook(ON)
 
 
-def _after_fork_in_child() -> None:
-    global ON, _lock, _pid
-    ON = False  # a forked child records only once asked to (it is another process)
-    _events.clear()
-    _lock = threading.Lock()
-    _pid = os.getpid()
+def _set_on(on: bool) -> None:
+    """Set :data:`ON` and tell the hooks."""
+    global ON  # noqa: PLW0603 - the process-wide trace switch, read as ``_trace.ON`` per call
+    ON = on
     _switched()
+
+
+def _after_fork_in_child() -> None:
+    # A forked child records only once asked to (it is another process); it keeps its labels.
+    _rec.events.clear()
+    _rec.lock = threading.Lock()
+    _rec.pid = os.getpid()
+    _set_on(False)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -233,45 +248,42 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 def start(process: str = "host", hop: int = 0) -> None:
     """Drop what was recorded, label this process and start recording."""
-    global ON, _process, _hop, _pid
-    with _lock:
-        _events.clear()
-        _process, _hop, _pid = process, int(hop), os.getpid()
-    ON = True
-    _switched()
+    with _rec.lock:
+        _rec.events.clear()
+        _rec.process, _rec.hop, _rec.pid = process, int(hop), os.getpid()
+    _set_on(True)
 
 
 def stop() -> None:
     """Stop recording (spans still open are dropped when they end)."""
-    global ON
-    ON = False
-    _switched()
+    _set_on(False)
 
 
 def take() -> list[Event]:
     """The events recorded so far, in recording order; the buffer is emptied."""
-    with _lock:
-        out = list(_events)
-        _events.clear()
+    with _rec.lock:
+        out = list(_rec.events)
+        _rec.events.clear()
     return out
 
 
 def process_label() -> str:
     """The label given to this process by :func:`start`."""
-    return _process
+    return _rec.process
 
 
 def hop_index() -> int:
     """The hop index given to this process by :func:`start`."""
-    return _hop
+    return _rec.hop
 
 
 def _record(layer: str, name: str, ts: int, dur: int, attrs: dict[str, Any], inst: bool) -> None:
+    rec = _rec
     event = Event(
-        layer, name, ts, dur, _pid, _process, _hop, threading.get_native_id(), attrs, inst
+        layer, name, ts, dur, rec.pid, rec.process, rec.hop, threading.get_native_id(), attrs, inst
     )
-    with _lock:
-        _events.append(event)
+    with rec.lock:
+        rec.events.append(event)
 
 
 def now() -> int:

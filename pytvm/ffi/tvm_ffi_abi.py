@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 import tempfile
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -84,20 +84,15 @@ def _env_library_path() -> Path:
             ["-Wl,--no-as-needed", str(runtime)],
             "the tvm-ffi environment library",
         )
-        os.replace(staged, target)
+        staged.replace(target)
     return target
 
 
-_env: ctypes.CDLL | None = None
-
-
+@cache
 def env_library() -> ctypes.CDLL:
     """The tvm-ffi environment library, loaded locally (its names never become global)."""
-    global _env
-    if _env is None:
-        runtime_library()  # hooks set before any kernel runs
-        _env = ctypes.CDLL(str(_env_library_path()), mode=os.RTLD_LOCAL)
-    return _env
+    runtime_library()  # hooks set before any kernel runs
+    return ctypes.CDLL(str(_env_library_path()), mode=os.RTLD_LOCAL)
 
 
 def is_tvm_ffi_library(path: str | os.PathLike[str]) -> bool:
@@ -126,7 +121,7 @@ def _link_binding_wrapper(library: Path, env: Path, output: Path) -> None:
     # the same descriptor number, so the wrapper records that very name.
     by_fd = re.fullmatch(r"/(?:proc/self|dev)/fd/(\d+)", str(library))
     pass_fds = (int(by_fd.group(1)),) if by_fd else ()
-    result = subprocess.run(cmd, capture_output=True, text=True, pass_fds=pass_fds)
+    result = subprocess.run(cmd, capture_output=True, text=True, pass_fds=pass_fds, check=False)
     if result.returncode != 0:
         raise TVMOSError(
             f"cannot bind {library} to pytvm's runtime: linking the wrapper failed:\n"
@@ -140,7 +135,7 @@ def load_tvm_ffi_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
     Returns the handle of the library itself (symbols are looked up in it alone). The path is
     used as given, made absolute (a ``/proc/self/fd/<n>`` name loads the file open there).
     """
-    library = Path(os.path.abspath(path))
+    library = Path(os.path.abspath(path))  # noqa: PTH100 - lexical, not resolved (see above)
     env_path = _env_library_path()
     env_library()
     deepbind = getattr(os, "RTLD_DEEPBIND", 0)

@@ -119,7 +119,7 @@ def export_capsule(
             f"{device}; cross-device export is not supported"
         )
     key = next(_export_keys)
-    if max_version is not None and tuple(max_version)[0] >= 1:
+    if max_version is not None and next(iter(max_version)) >= 1:
         managed: Any = DLManagedTensorVersioned()
         managed.version = DLPackVersion(*DLPACK_VERSION)
         managed.flags = DLPACK_FLAG_READ_ONLY if read_only else 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import sys
 from enum import IntEnum
-from typing import Any, Literal, overload
+from typing import Any, ClassVar, Literal, overload
 
 from ..ffi import Device, Object, register_object
 from ..ffi import trace as _trace
@@ -119,7 +119,7 @@ class DeviceAPI(Object):
         """Release scratch memory."""
         self.free_data(dev, ptr)
 
-    _cache: dict[str, tuple[int, DeviceAPI]] = {}
+    _cache: ClassVar[dict[str, tuple[int, DeviceAPI]]] = {}
 
     @overload
     @staticmethod
@@ -194,6 +194,7 @@ class CPUDeviceAPI(DeviceAPI):
     name = "cpu"
 
     def get_attr(self, dev: Device, kind: int) -> Any:
+        """``EXIST`` is 1 and ``DEVICE_NAME`` ``"cpu"``; other attributes are ``None``."""
         if kind == DeviceAttrKind.EXIST:
             return 1
         if kind == DeviceAttrKind.DEVICE_NAME:
@@ -208,6 +209,7 @@ class CPUDeviceAPI(DeviceAPI):
         dtype: DataType,
         mem_scope: str | None = None,
     ) -> int:
+        """A heap block of ``nbytes`` aligned to ``alignment`` (at least pointer size)."""
         if not 0 <= nbytes <= sys.maxsize:  # c_size_t would silently drop the high bits
             raise TVMMemoryError(f"cannot allocate {nbytes} bytes on {dev}")
         ptr = ctypes.c_void_p()
@@ -217,9 +219,11 @@ class CPUDeviceAPI(DeviceAPI):
         return ptr.value or 0
 
     def free_data(self, dev: Device, ptr: int) -> None:
+        """Free a block from :meth:`alloc_data`."""
         _libc.free(ptr)
 
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
+        """Copy the bytes of ``src`` to ``dst`` (same size) with ``memmove``."""
         nbytes = nbytes_of(src)
         if nbytes != nbytes_of(dst):
             raise TVMValueError(

@@ -19,7 +19,7 @@ from .dlpack import from_dlpack
 __all__ = ["convert"]
 
 
-def convert(value: Any) -> Any:
+def convert(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of value
     """Convert a Python value to an FFI value, as TVM 0.27's ``tvm.runtime.convert``.
 
     FFI values (objects, numbers, bools, ``DataType``, ``Device``, ``String``, ``Shape``,

@@ -60,7 +60,7 @@ class Module(Object):
     # ------------------------------------------------------------------ lookup
 
     def _get_own_function(self, name: str) -> PackedFunc | None:
-        """This module's own function ``name``, or None; subclasses implement the lookup."""
+        """The module's own function ``name``, or None; subclasses implement the lookup."""
         return self._functions.get(name)
 
     @overload
@@ -205,8 +205,10 @@ class LibraryModule(Module):
         super().__init__()
         runtime_library()  # kernels resolve TVMBackend* against it
         self.path = Path(path).resolve()
+        # The name as given (made absolute), not resolved: a /proc/self/fd/<n> name stays the
+        # file open under that descriptor.
+        given = os.path.abspath(path)  # noqa: PTH100 - lexical, not resolved
         #: ``"tvm-ffi"`` for a library built by Apache TVM 0.27, else ``"packed"``.
-        given = os.path.abspath(path)  # as given: a /proc/self/fd/<n> name stays that file
         self.convention = "tvm-ffi" if tvm_ffi_abi.is_tvm_ffi_library(given) else "packed"
         if self.convention == "tvm-ffi":
             self._lib = tvm_ffi_abi.load_tvm_ffi_library(given)
@@ -220,9 +222,7 @@ class LibraryModule(Module):
             tvm_ffi_abi.init_library_context(self._lib, self.handle)
             return
         try:
-            # The name as given (made absolute), not resolved: a /proc/self/fd/<n> name loads
-            # exactly the file open under that descriptor.
-            self._lib = ctypes.CDLL(os.path.abspath(path), mode=ctypes.RTLD_LOCAL)
+            self._lib = ctypes.CDLL(given, mode=ctypes.RTLD_LOCAL)
         except OSError as err:
             raise TVMOSError(f"cannot load shared object {str(path)!r}: {err}") from None
         try:
@@ -232,6 +232,7 @@ class LibraryModule(Module):
 
     @property
     def type_key(self) -> str:
+        """``"library"``."""
         return "library"
 
     def _get_own_function(self, name: str) -> PackedFunc | None:
@@ -255,9 +256,11 @@ class LibraryModule(Module):
         return func
 
     def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
+        """Copy the shared object to ``file_name``."""
         shutil.copyfile(self.path, file_name)
 
     def export_library(self, file_name: str | os.PathLike[str]) -> None:
+        """Copy the shared object to ``file_name``; a module with imports cannot be exported."""
         if self.imported_modules:
             raise TVMValueError(
                 f"export_library: {self.path.name} has {len(self.imported_modules)} imported "
@@ -282,7 +285,7 @@ def load_module(path: str | os.PathLike[str], fmt: str = "") -> Module:
     global function ``runtime.module.loadfile_<fmt>``.
     """
     text = os.fspath(path)
-    if not os.path.exists(text):
+    if not os.path.exists(text):  # noqa: PTH110 - any stat failure reads as a missing file
         raise TVMOSError(f"load_module: no such file {text!r}")
     fmt = fmt or Path(text).suffix.lstrip(".")
     loader = get_global_func(f"runtime.module.loadfile_{fmt}", allow_missing=True)

@@ -34,6 +34,9 @@ __all__ = ["ALIGNMENT", "NDArray", "array", "empty", "tensor"]
 ALIGNMENT = 64
 
 # NDArrays by the address of their DLTensor, so a DLTensor* back from C finds its array.
+#: Arrays with more elements show only their head in ``repr``.
+_REPR_MAX_ELEMENTS = 1000
+
 _BY_ADDRESS: weakref.WeakValueDictionary[int, NDArray] = weakref.WeakValueDictionary()
 
 
@@ -272,7 +275,7 @@ class NDArray(Object):
 
     def __repr__(self) -> str:
         head = f"<pytvm.NDArray shape={self._shape}, dtype={self.dtype}, {self._device}>"
-        if self._device.is_remote or self.size > 1000:
+        if self._device.is_remote or self.size > _REPR_MAX_ELEMENTS:
             return head
         return f"{head}\n{self.numpy()!r}"
 

@@ -39,6 +39,7 @@ class SystemLibModule(Module):
 
     @property
     def type_key(self) -> str:
+        """``"system_lib"``."""
         return "system_lib"
 
     def _get_own_function(self, name: str) -> PackedFunc | None:

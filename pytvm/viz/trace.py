@@ -36,6 +36,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -73,7 +74,7 @@ class Node:
         return max(abs(self.ts - self.event.ts), abs(self.event.end - self.end))
 
     def walk(self, depth: int = 0) -> Iterable[tuple[int, Node]]:
-        """This node and its descendants, depth first, with their depth."""
+        """Yield this node and its descendants, depth first, with their depth."""
         yield depth, self
         for child in self.children:
             yield from child.walk(depth + 1)
@@ -379,5 +380,5 @@ class Trace:
 
     def save_chrome(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`chrome_json` to ``path`` (open it at https://ui.perfetto.dev)."""
-        with open(path, "w", encoding="utf-8") as f:
+        with Path(path).open("w", encoding="utf-8") as f:
             f.write(self.chrome_json())

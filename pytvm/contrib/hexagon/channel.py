@@ -23,6 +23,7 @@ class HexagonTransportChannel(Channel):
         transport.open(uri, stack_size)
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
+        """Send all of ``data`` to the accelerator."""
         with (
             _trace.span("transport channel", "hexagon_rpc_send", bytes=len(data))
             if _trace.ON
@@ -31,6 +32,7 @@ class HexagonTransportChannel(Channel):
             self.transport.send(data)
 
     def recv(self, size: int) -> bytes:
+        """Receive at most ``size`` bytes from the accelerator."""
         with (
             _trace.span("transport channel", "hexagon_rpc_receive") if _trace.ON else _trace.NO_SPAN
         ) as sp:
@@ -39,4 +41,5 @@ class HexagonTransportChannel(Channel):
             return out
 
     def close(self) -> None:
+        """Close the transport."""
         self.transport.close()

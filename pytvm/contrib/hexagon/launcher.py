@@ -7,12 +7,13 @@ board on this machine, :class:`AdbShell` on an Android phone over ``adb``.
 
 from __future__ import annotations
 
-import os
+import posixpath
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...ffi.device import Device
@@ -40,10 +41,12 @@ class LocalShell(Shell):
     """The board is this machine (the emulator setup)."""
 
     def push(self, src: str, dst: str) -> None:
-        os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+        """Copy ``src`` to ``dst`` on this machine, creating its directory."""
+        Path(dst).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
 
     def start(self, argv: Sequence[str], cwd: str) -> subprocess.Popen[str]:
+        """Start ``argv`` on this machine in ``cwd``."""
         return subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE, text=True)
 
 
@@ -54,9 +57,11 @@ class AdbShell(Shell):
         self.prefix = [adb, "-s", serial]
 
     def push(self, src: str, dst: str) -> None:
+        """Copy ``src`` to the phone path ``dst`` with ``adb push``."""
         subprocess.run([*self.prefix, "push", src, dst], check=True, capture_output=True)
 
     def start(self, argv: Sequence[str], cwd: str) -> subprocess.Popen[str]:
+        """Start ``argv`` on the phone in ``cwd`` with ``adb shell``."""
         command = f"cd {cwd} && " + " ".join(argv)
         return subprocess.Popen([*self.prefix, "shell", command], stdout=subprocess.PIPE, text=True)
 
@@ -103,7 +108,7 @@ class Launcher:
 
     def upload(self, src: str, name: str) -> str:
         """Copy ``src`` into the board workspace as ``name``; returns the board path."""
-        dst = os.path.join(self.workspace, name)
+        dst = posixpath.join(self.workspace, name)  # a board path: POSIX on every board
         self.shell.push(src, dst)
         return dst
 
@@ -112,7 +117,7 @@ class Launcher:
         if self._server is not None:
             raise TVMOSError("the board server is already running")
         info = self.rpc_info
-        os.makedirs(self.workspace, exist_ok=True)
+        Path(self.workspace).mkdir(parents=True, exist_ok=True)
         argv = [
             sys.executable,
             "-m",

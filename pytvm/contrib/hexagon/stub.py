@@ -41,6 +41,12 @@ _I32 = struct.Struct("<i")
 _HEAD = struct.Struct("<II")
 _RANGES = {"int32": (-(1 << 31), (1 << 31) - 1), "uint32": (0, (1 << 32) - 1)}
 _RANGES["handle"] = _RANGES["uint32"]
+#: Bytes of one wire word: a size, a status, a scalar or a length prefix.
+_WORD = _U32.size
+#: Longest ``bytes``/``string`` parameter a length prefix can state.
+_MAX_LENGTH = (1 << 32) - 1
+#: Smallest ``max_message`` a stub accepts.
+_MIN_MESSAGE = 16
 
 #: A decoded out-parameter: an int for the scalar types, bytes for ``out bytes``.
 OutValue = int | bytes
@@ -115,8 +121,8 @@ class Stub:
         write_fd: int,
         max_message: int = DEFAULT_MAX_MESSAGE,
     ) -> None:
-        if max_message < 16:
-            raise TVMValueError(f"max_message={max_message} is too small (at least 16)")
+        if max_message < _MIN_MESSAGE:
+            raise TVMValueError(f"max_message={max_message} is too small (at least {_MIN_MESSAGE})")
         self._iface = interface
         self._plans = {
             m.name: _Plan(m.name, m.method_id, m.ins, m.outs, f"{interface.name}_{m.name}")
@@ -188,7 +194,7 @@ class Stub:
                 size += 4
                 continue
             data = _string(p.name, value) if p.type == "string" else _view(p.name, value)
-            if len(data) > 0xFFFFFFFF:
+            if len(data) > _MAX_LENGTH:
                 raise TVMValueError(f"{p.name} is longer than 2**32 - 1 bytes")
             fixed += _U32.pack(len(data))
             parts += [bytes(fixed), data]
@@ -211,8 +217,8 @@ class Stub:
                 for part in parts[1:]:
                     if len(part):
                         self._write(part)
-                (reply_size,) = _U32.unpack(self._read(4))
-                if not 4 <= reply_size <= limit:
+                (reply_size,) = _U32.unpack(self._read(_WORD))
+                if not _WORD <= reply_size <= limit:
                     raise StubError(f"{where}: bad reply size {reply_size}")
                 body = self._read(reply_size)
             except StubError as err:
@@ -220,7 +226,7 @@ class Stub:
                 raise
         (status,) = _I32.unpack_from(body, 0)
         if status != 0:
-            if reply_size != 4:
+            if reply_size != _WORD:
                 raise StubError(f"{where}: a failed call returned out-params")
             raise StatusError(self._iface.name, plan.name, status)
         return memoryview(body)[4:]
@@ -230,7 +236,7 @@ class Stub:
         outs: list[OutValue] = []
         pos = 0
         for p in plan.outs:
-            if len(body) - pos < 4:
+            if len(body) - pos < _WORD:
                 raise StubError(f"{where}: the reply is truncated")
             word = int(_U32.unpack_from(body, pos)[0])
             pos += 4

@@ -77,6 +77,7 @@ class PipeTransport(Transport):
         self._write_fd = -1
 
     def open(self, uri: str, stack_size: int) -> None:
+        """Start the emulator with a pipe pair and keep the parent ends."""
         if self.process is not None:
             raise TVMOSError(f"accelerator transport to {uri!r} is already open")
         child_read, parent_write = os.pipe()
@@ -93,6 +94,7 @@ class PipeTransport(Transport):
         self._read_fd, self._write_fd = parent_read, parent_write
 
     def send(self, data: bytes | bytearray | memoryview) -> int:
+        """Write all of ``data`` to the emulator's pipe; returns its length."""
         view = memoryview(data).cast("B")
         total = len(view)
         while len(view):
@@ -100,9 +102,11 @@ class PipeTransport(Transport):
         return total
 
     def receive(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the emulator's pipe; ``b""`` once it closed."""
         return os.read(self._read_fd, size)
 
     def close(self) -> None:
+        """Close both pipe ends and reap the emulator."""
         for fd in (self._write_fd, self._read_fd):
             if fd >= 0:
                 try:
@@ -148,6 +152,7 @@ class StubTransport(Transport):
         return TVMOSError(f"accelerator {what} failed: {text}")
 
     def open(self, uri: str, stack_size: int) -> None:
+        """Start the emulator behind the skel and open the accelerator session with the stub."""
         if self.process is not None:
             raise TVMOSError(f"accelerator transport to {uri!r} is already open")
         child_read, parent_write = os.pipe()
@@ -177,6 +182,7 @@ class StubTransport(Transport):
         return self.stub
 
     def send(self, data: bytes | bytearray | memoryview) -> int:
+        """Send ``data`` in calls of at most ``chunk`` bytes; returns its length."""
         stub = self._stub()
         view = memoryview(data).cast("B")
         try:
@@ -187,6 +193,7 @@ class StubTransport(Transport):
         return len(view)
 
     def receive(self, size: int) -> bytes:
+        """Up to ``min(size, chunk)`` bytes from the accelerator; ``b""`` for ``size <= 0``."""
         stub = self._stub()
         if size <= 0:
             return b""
@@ -197,6 +204,7 @@ class StubTransport(Transport):
         return data
 
     def close(self) -> None:
+        """Close the session on the accelerator (if open) and reap the emulator."""
         if self.stub is not None and self.handle:
             try:
                 self.stub.close(self.handle)
