@@ -7,13 +7,13 @@ static int cpu_alloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataType h
   int err;
   (void)hint;
   if (out == NULL) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU alloc");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "CPU alloc"));
     PYTVM_CRT_MSG_STR(msg, ": out is NULL");
     return -1;
   }
   *out = NULL;
   if (alignment > TVM_CRT_PAGE_BYTES) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU alloc");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "CPU alloc"));
     PYTVM_CRT_MSG_STR(msg, ": alignment ");
     PYTVM_CRT_MSG_U64(msg, alignment);
     PYTVM_CRT_MSG_STR(msg, " exceeds the page size ");
@@ -50,12 +50,12 @@ static int cpu_copy(const DLTensor* from, DLTensor* to, TVMStreamHandle stream) 
   (void)stream;
   if ((from == NULL) || (to == NULL) || (from->device.device_type != (int32_t)kDLCPU) ||
       (to->device.device_type != (int32_t)kDLCPU)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU copy");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "CPU copy"));
     PYTVM_CRT_MSG_STR(msg, ": both tensors must be on the CPU");
     return -1;
   }
   if (pytvm_crt_tensor_num_bytes(from, &nbytes) != (int)kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: CPU copy");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "CPU copy"));
     PYTVM_CRT_MSG_STR(msg, ": bad source tensor");
     return -1;
   }

@@ -6,15 +6,22 @@
 #include "pytvm_crt/crt.h"
 
 /* Trace hook of the calls below (declared in pytvm_crt/device_api.h, set by a tracer while it
- * records): NULL costs one branch per call. */
+ * records): NULL costs one branch per call. Without TVM_CRT_TRACE it is never called. */
 pytvm_crt_device_trace_fn pytvm_crt_device_trace_hook = NULL;
 
-#define DEVICE_TRACE(kind, phase, device_type, bytes)                      \
-  do {                                                                      \
-    if (pytvm_crt_device_trace_hook != NULL) {                                    \
+#if TVM_CRT_TRACE
+#define DEVICE_TRACING() (pytvm_crt_device_trace_hook != NULL)
+#define DEVICE_TRACE(kind, phase, device_type, bytes)                                \
+  do {                                                                               \
+    if (pytvm_crt_device_trace_hook != NULL) {                                       \
       pytvm_crt_device_trace_hook((kind), (phase), (int32_t)(device_type), (bytes)); \
-    }                                                                       \
+    }                                                                                \
   } while (0)
+#else
+#define DEVICE_TRACING() 0
+#define DEVICE_TRACE(kind, phase, device_type, bytes) \
+  ((void)(kind), (void)(phase), (void)(device_type), (void)(bytes))
+#endif
 
 typedef struct {
   int device_type;
@@ -90,13 +97,15 @@ int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDat
                             void** out_data) {
   const pytvm_crt_device_api* api;
   if (out_data == NULL) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceAllocDataSpace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceAllocDataSpace"));
     PYTVM_CRT_MSG_STR(msg, ": out_data is NULL");
     return -1;
   }
   *out_data = NULL;
   if ((alignment == 0U) || ((alignment & (alignment - 1U)) != 0U)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceAllocDataSpace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceAllocDataSpace"));
     PYTVM_CRT_MSG_STR(msg, ": alignment ");
     PYTVM_CRT_MSG_U64(msg, alignment);
     PYTVM_CRT_MSG_STR(msg, " is not a power of two");
@@ -121,7 +130,8 @@ int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr) {
     return -1;
   }
   if (ptr == NULL) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceFreeDataSpace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceFreeDataSpace"));
     PYTVM_CRT_MSG_STR(msg, ": ptr is NULL");
     return -1;
   }
@@ -151,18 +161,21 @@ static int check_copyable(const DLTensor* from, const DLTensor* to) {
     err = pytvm_crt_tensor_is_compact(to, &to_compact);
   }
   if (err != (int)kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceCopyDataFromTo");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceCopyDataFromTo"));
     PYTVM_CRT_MSG_STR(msg, ": bad tensor: ");
     PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string(err));
     return -1;
   }
   if ((from_compact == 0) || (to_compact == 0)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceCopyDataFromTo");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceCopyDataFromTo"));
     PYTVM_CRT_MSG_STR(msg, ": both tensors must be compact");
     return -1;
   }
   if (from_bytes != to_bytes) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceCopyDataFromTo");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceCopyDataFromTo"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_U64(msg, from_bytes);
     PYTVM_CRT_MSG_STR(msg, " bytes into ");
@@ -171,7 +184,8 @@ static int check_copyable(const DLTensor* from, const DLTensor* to) {
     return -1;
   }
   if ((from_bytes > 0U) && ((from->data == NULL) || (to->data == NULL))) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceCopyDataFromTo");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceCopyDataFromTo"));
     PYTVM_CRT_MSG_STR(msg, ": tensor data is NULL");
     return -1;
   }
@@ -182,7 +196,8 @@ int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream
   int copier;
   const pytvm_crt_device_api* api;
   if ((from == NULL) || (to == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceCopyDataFromTo");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceCopyDataFromTo"));
     PYTVM_CRT_MSG_STR(msg, ": from and to must not be NULL");
     return -1;
   }
@@ -192,7 +207,8 @@ int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream
   if ((from->device.device_type != (int32_t)kDLCPU) &&
       (to->device.device_type != (int32_t)kDLCPU) &&
       (from->device.device_type != to->device.device_type)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMDeviceCopyDataFromTo");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMDeviceCopyDataFromTo"));
     PYTVM_CRT_MSG_STR(msg, ": cannot copy between device types ");
     PYTVM_CRT_MSG_I64(msg, from->device.device_type);
     PYTVM_CRT_MSG_STR(msg, " and ");
@@ -207,7 +223,7 @@ int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream
   if (api == NULL) {
     return -1;
   }
-  if (pytvm_crt_device_trace_hook != NULL) {
+  if (DEVICE_TRACING()) {
     size_t nbytes = 0U;
     int rc;
     (void)pytvm_crt_tensor_num_bytes(from, &nbytes);
@@ -227,7 +243,7 @@ int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream) {
   }
   dev.device_type = (int32_t)device_type;
   dev.device_id = (int32_t)device_id;
-  if (pytvm_crt_device_trace_hook != NULL) {
+  if (DEVICE_TRACING()) {
     int rc;
     DEVICE_TRACE(TVM_CRT_DEVICE_TRACE_SYNC, TVM_CRT_DEVICE_TRACE_BEGIN, device_type, 0u);
     rc = api->sync(dev, stream);
@@ -240,7 +256,8 @@ int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream) {
 int pytvm_crt_device_get_attr(DLDevice dev, int kind, TVMValue* out, int* out_code) {
   const pytvm_crt_device_api* api;
   if ((out == NULL) || (out_code == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: pytvm_crt_device_get_attr");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "pytvm_crt_device_get_attr"));
     PYTVM_CRT_MSG_STR(msg, ": out and out_code must not be NULL");
     return -1;
   }
@@ -251,7 +268,8 @@ int pytvm_crt_device_get_attr(DLDevice dev, int kind, TVMValue* out, int* out_co
     return 0;
   }
   if (api == NULL) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: pytvm_crt_device_get_attr");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "pytvm_crt_device_get_attr"));
     PYTVM_CRT_MSG_STR(msg, ": no device API registered for device type ");
     PYTVM_CRT_MSG_I64(msg, dev.device_type);
     return -1;

@@ -32,7 +32,8 @@ static int resolve_handle(TVMFunctionHandle f, TVMBackendPackedCFunc* out_func,
   } else {
     TVMMutableFuncRegistry* globals = pytvm_crt_global_registry();
     if (globals == NULL) {
-      pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMFuncCall");
+      pytvm_crt_text* msg =
+          pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("RuntimeError", "TVMFuncCall"));
       PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
       return -1;
     }
@@ -58,14 +59,14 @@ int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int
   TVMValue unused_value;
   int unused_code = kTVMNullptr;
   if (num_args < 0) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncCall");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncCall"));
     PYTVM_CRT_MSG_STR(msg, ": num_args is ");
     PYTVM_CRT_MSG_I64(msg, num_args);
     PYTVM_CRT_MSG_STR(msg, ", expected >= 0");
     return -1;
   }
   if ((num_args > 0) && ((args == NULL) || (arg_type_codes == NULL))) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncCall");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncCall"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_I64(msg, num_args);
     PYTVM_CRT_MSG_STR(msg, " arguments but args or type codes are NULL");
@@ -91,7 +92,7 @@ int TVMFuncFree(TVMFunctionHandle func) {
     return 0;
   }
   if (pytvm_crt_decode_function_handle(func, &ref) != kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncFree");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncFree"));
     PYTVM_CRT_MSG_STR(msg, ": invalid function handle ");
     PYTVM_CRT_MSG_PTR(msg, func);
     return -1;
@@ -102,7 +103,8 @@ int TVMFuncFree(TVMFunctionHandle func) {
 int TVMFuncRetain(TVMFunctionHandle func) {
   pytvm_crt_function_ref ref;
   if ((func != NULL) && (pytvm_crt_decode_function_handle(func, &ref) != kTvmErrorNoError)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncRetain");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncRetain"));
     PYTVM_CRT_MSG_STR(msg, ": invalid function handle ");
     PYTVM_CRT_MSG_PTR(msg, func);
     return -1;

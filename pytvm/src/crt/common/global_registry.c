@@ -32,13 +32,15 @@ int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
   pytvm_crt_function_ref ref;
   tvm_crt_error_t err;
   if ((name == NULL) || (out == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncGetGlobal");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncGetGlobal"));
     PYTVM_CRT_MSG_STR(msg, ": name and out must not be NULL");
     return -1;
   }
   *out = NULL;
   if (g_global_registry_ready == 0) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMFuncGetGlobal");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("RuntimeError", "TVMFuncGetGlobal"));
     PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
     return -1;
   }
@@ -65,12 +67,15 @@ int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
 int pytvm_crt_func_register_global(const char* name, TVMBackendPackedCFunc func, int override) {
   tvm_crt_error_t err;
   if ((name == NULL) || (func == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: pytvm_crt_func_register_global");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "pytvm_crt_func_register_global"));
     PYTVM_CRT_MSG_STR(msg, ": name and func must not be NULL");
     return -1;
   }
   if (g_global_registry_ready == 0) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: pytvm_crt_func_register_global");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(
+            PYTVM_CRT_ERROR_HEAD("RuntimeError", "pytvm_crt_func_register_global"));
     PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
     return -1;
   }
@@ -111,7 +116,8 @@ int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
   pytvm_crt_function_ref ref;
   TVMBackendPackedCFunc func;
   if ((pytvm_crt_decode_function_handle(f, &ref) != kTvmErrorNoError) || (ref.in_module != 0U)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("TypeError: TVMFuncRegisterGlobal");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("TypeError", "TVMFuncRegisterGlobal"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_PTR(msg, f);
     PYTVM_CRT_MSG_STR(msg, " is not a global function handle of this runtime; register a C function with pytvm_crt_func_register_global");
@@ -120,7 +126,8 @@ int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
   if ((g_global_registry_ready == 0) ||
       (TVMFuncRegistry_GetByIndex(&g_global_registry.registry, ref.function_index, &func) !=
        kTvmErrorNoError)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMFuncRegisterGlobal");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncRegisterGlobal"));
     PYTVM_CRT_MSG_STR(msg, ": global function handle ");
     PYTVM_CRT_MSG_PTR(msg, f);
     PYTVM_CRT_MSG_STR(msg, " is not registered");

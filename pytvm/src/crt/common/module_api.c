@@ -30,14 +30,16 @@ int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_impo
   tvm_crt_error_t err;
   (void)query_imports; /* CRT modules have no imports */
   if ((func_name == NULL) || (out == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMModGetFunction");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMModGetFunction"));
     PYTVM_CRT_MSG_STR(msg, ": func_name and out must not be NULL");
     return -1;
   }
   *out = NULL;
   if ((pytvm_crt_decode_module_handle(mod, &index) != kTvmErrorNoError) ||
       (pytvm_crt_module_at(index, &module) != kTvmErrorNoError)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMModGetFunction");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMModGetFunction"));
     PYTVM_CRT_MSG_STR(msg, ": invalid module handle ");
     PYTVM_CRT_MSG_PTR(msg, mod);
     return -1;
@@ -57,7 +59,7 @@ int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_impo
 int TVMModFree(TVMModuleHandle mod) {
   const TVMModule* module = NULL;
   if (pytvm_crt_module_from_handle(mod, &module) != kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMModFree");
+    pytvm_crt_text* msg = pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMModFree"));
     PYTVM_CRT_MSG_STR(msg, ": invalid module handle ");
     PYTVM_CRT_MSG_PTR(msg, mod);
     return -1;
@@ -68,7 +70,8 @@ int TVMModFree(TVMModuleHandle mod) {
 int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* out) {
   size_t i;
   if ((func_name == NULL) || (out == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendGetFuncFromEnv");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMBackendGetFuncFromEnv"));
     PYTVM_CRT_MSG_STR(msg, ": func_name and out must not be NULL");
     return -1;
   }

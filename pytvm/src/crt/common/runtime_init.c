@@ -16,7 +16,8 @@ static int system_lib_func(TVMValue* args, int* type_codes, int num_args, TVMVal
   (void)type_codes;
   (void)resource_handle;
   if ((ret_value == NULL) || (ret_type_code == NULL)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: runtime.SystemLib");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "runtime.SystemLib"));
     PYTVM_CRT_MSG_STR(msg, ": NULL return slot");
     return -1;
   }
@@ -39,7 +40,9 @@ static int system_lib_func(TVMValue* args, int* type_codes, int num_args, TVMVal
     if (err != kTvmErrorNoError) {
       g_system_lib = NULL;
       {
-        pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: cannot register the system lib");
+        pytvm_crt_text* msg =
+            pytvm_crt_error_begin(
+                PYTVM_CRT_ERROR_HEAD("RuntimeError", "cannot register the system lib"));
         PYTVM_CRT_MSG_STR(msg, ": ");
         PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
       }
@@ -60,14 +63,16 @@ int TVMInitializeRuntime(void) {
   g_system_lib = NULL;
   err = pytvm_crt_global_registry_init();
   if (err != kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMInitializeRuntime");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("RuntimeError", "TVMInitializeRuntime"));
     PYTVM_CRT_MSG_STR(msg, ": global registry: ");
     PYTVM_CRT_MSG_STR(msg, pytvm_crt_error_string((int)err));
     return -1;
   }
   err = pytvm_crt_workspace_init();
   if (err != kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError: TVMInitializeRuntime");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("MemoryError", "TVMInitializeRuntime"));
     PYTVM_CRT_MSG_STR(msg, ": cannot reserve ");
     PYTVM_CRT_MSG_U64(msg, TVM_CRT_WORKSPACE_BYTES);
     PYTVM_CRT_MSG_STR(msg, " workspace bytes: ");
@@ -75,7 +80,8 @@ int TVMInitializeRuntime(void) {
     return -1;
   }
   if (pytvm_crt_register_device_api((int)kDLCPU, pytvm_crt_cpu_device_api()) != (int)kTvmErrorNoError) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMInitializeRuntime");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("RuntimeError", "TVMInitializeRuntime"));
     PYTVM_CRT_MSG_STR(msg, ": cannot register the CPU device API");
     return -1;
   }

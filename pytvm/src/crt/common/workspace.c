@@ -54,19 +54,22 @@ void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
   (void)dtype_code_hint;
   (void)dtype_bits_hint;
   if (g_ws_base == NULL) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("RuntimeError: TVMBackendAllocWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("RuntimeError", "TVMBackendAllocWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": call TVMInitializeRuntime first");
     return NULL;
   }
   if (device_type != (int)kDLCPU) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendAllocWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMBackendAllocWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": device type ");
     PYTVM_CRT_MSG_I64(msg, device_type);
     PYTVM_CRT_MSG_STR(msg, " has no workspace (only kDLCPU = 1)");
     return NULL;
   }
   if (g_ws_depth >= (uint32_t)TVM_CRT_MAX_WORKSPACE_DEPTH) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError: TVMBackendAllocWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("MemoryError", "TVMBackendAllocWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_I64(msg, TVM_CRT_MAX_WORKSPACE_DEPTH);
     PYTVM_CRT_MSG_STR(msg, " blocks alive; raise TVM_CRT_MAX_WORKSPACE_DEPTH");
@@ -75,7 +78,8 @@ void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
   want = (nbytes == 0U) ? 1U : nbytes; /* a zero-byte block still gets its own address */
   data = ((g_ws_top + align - 1U) / align) * align;
   if ((data > capacity) || (want > (uint64_t)(capacity - data))) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("MemoryError: TVMBackendAllocWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("MemoryError", "TVMBackendAllocWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_U64(msg, nbytes);
     PYTVM_CRT_MSG_STR(msg, " bytes requested, ");
@@ -97,14 +101,16 @@ int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
   const workspace_block_t* top;
   (void)device_id;
   if (device_type != (int)kDLCPU) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendFreeWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMBackendFreeWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": device type ");
     PYTVM_CRT_MSG_I64(msg, device_type);
     PYTVM_CRT_MSG_STR(msg, " has no workspace");
     return -1;
   }
   if ((ptr == NULL) || (g_ws_base == NULL) || (g_ws_depth == 0U)) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendFreeWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMBackendFreeWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_PTR(msg, ptr);
     PYTVM_CRT_MSG_STR(msg, " is not a live workspace block");
@@ -112,7 +118,8 @@ int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
   }
   top = &g_ws_blocks[g_ws_depth - 1U];
   if ((uint8_t*)ptr != &g_ws_base[top->data]) {
-    pytvm_crt_text* msg = pytvm_crt_error_begin("ValueError: TVMBackendFreeWorkspace");
+    pytvm_crt_text* msg =
+        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMBackendFreeWorkspace"));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_PTR(msg, ptr);
     PYTVM_CRT_MSG_STR(msg, " is not the most recent block ");

@@ -3,8 +3,8 @@
  * \brief A bare-metal device image: the C runtime serving MinRPC over serial framing on a UART.
  *
  * The board provides the UART (pytvm_board_uart_read / pytvm_board_uart_write) and a tick
- * counter (pytvm_board_ticks); this file provides everything else: the platform hooks of
- * pytvm_crt/platform.h without a C library (no printf, no clock, no process) and main().
+ * counter (pytvm_board_ticks); board_platform.c provides the platform hooks of
+ * pytvm_crt/platform.h without a C library, and this file main().
  * image/image.mk builds it for the host and for a Cortex-M4 to check that the runtime builds
  * warning-free there and to measure its code size in each configuration.
  */
@@ -21,26 +21,6 @@ int64_t pytvm_board_uart_read(uint8_t* buf, size_t n);
 int pytvm_board_uart_write(const uint8_t* data, size_t n);
 /*! \brief A free-running tick counter (session nonces, trace timestamps). */
 uint32_t pytvm_board_ticks(void);
-
-void TVMPlatformAbort(tvm_crt_error_t code) {
-  volatile tvm_crt_error_t last = code;
-  (void)last;
-  for (;;) {
-  }
-}
-
-tvm_crt_error_t TVMPlatformTimerStart(void) { return kTvmErrorPlatformTimerBadState; }
-
-tvm_crt_error_t TVMPlatformTimerStop(double* elapsed_time_seconds) {
-  (void)elapsed_time_seconds;
-  return kTvmErrorPlatformTimerBadState;
-}
-
-void TVMLogf(const char* fmt, ...) { (void)fmt; }
-
-uint64_t TVMPlatformMonotonicNs(void) { return (uint64_t)pytvm_board_ticks(); }
-
-uint32_t TVMPlatformProcessId(void) { return 0U; }
 
 static pytvm_serial_stream g_stream;
 static pytvm_serial_rpc g_rpc;

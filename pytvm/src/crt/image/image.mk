@@ -1,6 +1,7 @@
-# Device images: the C runtime + MinRPC + serial framing/session (image/board_image.c as main and
-# platform) for the host (x86-64, $(CC)) and for a Cortex-M4 ($(CROSS_CC)), in the full and the
-# minimal configuration. Every source is compiled with -Werror and the CRT's strict warnings.
+# Device images: the C runtime + MinRPC + serial framing/session (image/board_image.c as main,
+# image/board_platform.c as platform) for the host (x86-64, $(CC)) and for a Cortex-M4
+# ($(CROSS_CC)), in the full and the minimal configuration. Every source is compiled with
+# -Werror and the CRT's strict warnings.
 #
 #   make -C pytvm/src/crt image-<target>-<config>   <target>: x86-64 | cortex-m4
 #                                                   <config>: full | minimal
@@ -34,7 +35,7 @@ IMAGE_SIZE_cortex-m4 := $(CROSS_PREFIX)size
 IMAGE_CONFIG_full :=
 IMAGE_CONFIG_minimal := -DTVM_CRT_CONFIG_MINIMAL=1
 IMAGE_SRCS = $(CRT_LIB_SRCS) $(MINRPC_SRCS) $(SERIAL_SRCS) $(CRT_DIR)/image/board_image.c \
-             $(CRT_DIR)/platform/empty_system_lib.c
+             $(CRT_DIR)/image/board_platform.c $(CRT_DIR)/platform/empty_system_lib.c
 
 # $(1): target, $(2): config
 define IMAGE_RULES

@@ -97,8 +97,9 @@ static pytvm_minrpc_step read_copy_head(pytvm_minrpc_server* s, DLTensor** t, ui
   r.server = s;
   r.p = head;
   r.left = MINRPC_DESC_HEAD_BYTES + rest;
-  if ((pytvm_minrpc_read_tensor(&r, t, &tensor_bytes, "kCopyToRemote descriptor") != MINRPC_OK) ||
-      (pytvm_minrpc_read_u64(&r, nbytes, "kCopyToRemote nbytes") != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_tensor(&r, t, &tensor_bytes,
+                                MINRPC_NAME("kCopyToRemote descriptor")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_u64(&r, nbytes, MINRPC_NAME("kCopyToRemote nbytes")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   if (*nbytes != s->packet_left) {
@@ -142,7 +143,7 @@ pytvm_minrpc_step pytvm_minrpc_handle_copy_to_remote(pytvm_minrpc_server* s) {
   TVMValue none;
   pytvm_minrpc_step step = read_copy_head(s, &t, &nbytes);
   if (step == MINRPC_OK) {
-    step = pytvm_minrpc_check_tensor(s, t, nbytes, "kCopyToRemote");
+    step = pytvm_minrpc_check_tensor(s, t, nbytes, MINRPC_NAME("kCopyToRemote"));
   }
   if (step == MINRPC_OK) {
     if (t->device.device_type == (int32_t)kDLCPU) {
@@ -202,9 +203,10 @@ pytvm_minrpc_step pytvm_minrpc_handle_copy_from_remote(pytvm_minrpc_server* s, p
   uint64_t tensor_bytes = 0u;
   uint64_t nbytes = 0u;
   uint8_t head[12];
-  if ((pytvm_minrpc_read_tensor(r, &t, &tensor_bytes, "kCopyFromRemote descriptor") != MINRPC_OK) ||
-      (pytvm_minrpc_read_u64(r, &nbytes, "kCopyFromRemote nbytes") != MINRPC_OK) ||
-      (pytvm_minrpc_read_end(r, "kCopyFromRemote") != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_tensor(r, &t, &tensor_bytes,
+                                MINRPC_NAME("kCopyFromRemote descriptor")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_u64(r, &nbytes, MINRPC_NAME("kCopyFromRemote nbytes")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_end(r, MINRPC_NAME("kCopyFromRemote")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   if (nbytes > ((uint64_t)MINRPC_MAX_PACKET - 4u)) {
@@ -218,7 +220,7 @@ pytvm_minrpc_step pytvm_minrpc_handle_copy_from_remote(pytvm_minrpc_server* s, p
     PYTVM_CRT_MSG_STR(msg, " and split the copy");
     return MINRPC_ERROR;
   }
-  if (pytvm_minrpc_check_tensor(s, t, nbytes, "kCopyFromRemote") != MINRPC_OK) {
+  if (pytvm_minrpc_check_tensor(s, t, nbytes, MINRPC_NAME("kCopyFromRemote")) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   pytvm_minrpc_put_u64(head, 4u + nbytes);

@@ -244,7 +244,6 @@ static pytvm_minrpc_step read_object(pytvm_minrpc_reader* r, int32_t outer, TVMV
 static pytvm_minrpc_step read_value(pytvm_minrpc_reader* r, TVMValue* value, int* code, const char* field) {
   int32_t tag = 0;
   uint64_t raw = 0u;
-  const uint8_t* p = NULL;
   if (pytvm_minrpc_read_i32(r, &tag, field) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
@@ -256,39 +255,30 @@ static pytvm_minrpc_step read_value(pytvm_minrpc_reader* r, TVMValue* value, int
       return MINRPC_OK;
     case kTVMArgInt:
     case kTVMArgBool:
-      if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
-        return MINRPC_ERROR;
-      }
-      value->v_int64 = (int64_t)raw;
-      return MINRPC_OK;
     case kTVMArgFloat:
-      if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
-        return MINRPC_ERROR;
-      }
-      (void)memcpy(&value->v_float64, &raw, sizeof(raw));
-      return MINRPC_OK;
     case kTVMOpaqueHandle:
     case kTVMPackedFuncHandle:
     case kTVMModuleHandle:
+    case kTVMDataType:
+    case kDLDeviceTypeCode:
+      /* 8 bytes on the wire, stored as the value's kind asks */
       if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
-      value->v_handle = (void*)(uintptr_t)raw;
-      return MINRPC_OK;
-    case kTVMDataType:
-      if (take(r, 8u, &p, field) != MINRPC_OK) {
-        return MINRPC_ERROR;
+      if (tag == (int32_t)kTVMArgFloat) {
+        (void)memcpy(&value->v_float64, &raw, sizeof(raw));
+      } else if (tag == (int32_t)kTVMDataType) { /* u8 code, u8 bits, u16 lanes, padding */
+        value->v_type.code = (uint8_t)raw;
+        value->v_type.bits = (uint8_t)(raw >> 8);
+        value->v_type.lanes = (uint16_t)(raw >> 16);
+      } else if (tag == (int32_t)kDLDeviceTypeCode) { /* i32 device_type, i32 device_id */
+        value->v_device.device_type = (int32_t)(uint32_t)raw;
+        value->v_device.device_id = (int32_t)(uint32_t)(raw >> 32);
+      } else if ((tag == (int32_t)kTVMArgInt) || (tag == (int32_t)kTVMArgBool)) {
+        value->v_int64 = (int64_t)raw;
+      } else {
+        value->v_handle = (void*)(uintptr_t)raw;
       }
-      value->v_type.code = p[0];
-      value->v_type.bits = p[1];
-      value->v_type.lanes = (uint16_t)((uint16_t)p[2] | (uint16_t)((uint16_t)p[3] << 8));
-      return MINRPC_OK;
-    case kDLDeviceTypeCode:
-      if (take(r, 8u, &p, field) != MINRPC_OK) {
-        return MINRPC_ERROR;
-      }
-      value->v_device.device_type = (int32_t)pytvm_minrpc_get_u32(p);
-      value->v_device.device_id = (int32_t)pytvm_minrpc_get_u32(p + 4);
       return MINRPC_OK;
     case kTVMDLTensorHandle: {
       DLTensor* t = NULL;
@@ -330,7 +320,11 @@ static pytvm_minrpc_step read_value(pytvm_minrpc_reader* r, TVMValue* value, int
 pytvm_minrpc_step pytvm_minrpc_read_args(pytvm_minrpc_reader* r, pytvm_minrpc_args* out, const char* what) {
   int32_t n = 0;
   int32_t i;
+#if TVM_CRT_ERROR_TEXTS
   char field[48];
+#else
+  const char* const field = NULL;
+#endif
   out->num_args = 0;
   out->values = NULL;
   out->codes = NULL;
@@ -366,9 +360,6 @@ pytvm_minrpc_step pytvm_minrpc_read_args(pytvm_minrpc_reader* r, pytvm_minrpc_ar
       pytvm_crt_text_i64(&name, (int64_t)i);
       pytvm_crt_text_str(&name, "]");
     }
-#else
-    field[0] = '\0';
-    (void)what;
 #endif
     if (read_value(r, &out->values[i], &out->codes[i], field) != MINRPC_OK) {
       return MINRPC_ERROR;

@@ -22,77 +22,58 @@ static size_t put64(uint8_t* head, size_t at, uint64_t v) {
   return at + 8u;
 }
 
-pytvm_minrpc_step pytvm_minrpc_send_return(pytvm_minrpc_server* s, int32_t with_tag, int32_t code, TVMValue value) {
+pytvm_minrpc_step pytvm_minrpc_send_return(pytvm_minrpc_server* s, int32_t with_tag, int32_t code,
+                                           TVMValue value) {
   uint8_t head[MINRPC_REPLY_HEAD_BYTES];
-  size_t at = 8u; /* the length goes in last */
+  size_t at;
   const uint8_t* blob = NULL;
   uint64_t blob_len = 0u;
-  int32_t tag = code;
-  uint64_t raw = 0u;
+  int32_t tag = code;  /* the result's type index, first in a kCallFunc reply */
+  int32_t wire = code; /* the value's type index on the wire */
+  uint64_t payload = 0u; /* every value but None is 8 bytes on the wire (a blob: its length) */
 
-  if ((code == (int32_t)kTVMStr) || (code == (int32_t)kTVMStrObject) ||
-      (code == MINRPC_TYPE_SMALL_STR)) {
-    blob = (const uint8_t*)value.v_str;
-    blob_len = (blob != NULL) ? (uint64_t)strlen(value.v_str) : 0u;
-    tag = (int32_t)kTVMStrObject;
-    code = (int32_t)kTVMStr;
-  } else if ((code == (int32_t)kTVMBytes) || (code == (int32_t)kTVMBytesObject) ||
-             (code == MINRPC_TYPE_SMALL_BYTES)) {
-    const TVMByteArray* arr = (const TVMByteArray*)value.v_handle;
-    if (arr != NULL) {
-      blob = (const uint8_t*)arr->data;
-      blob_len = (uint64_t)arr->size;
-    }
-    tag = (int32_t)kTVMBytesObject;
-    code = (int32_t)kTVMBytes;
-  } else {
-    /* scalars and handles, checked below */
-  }
-
-  at = put32(head, at, (uint32_t)MINRPC_CODE_RETURN);
-  at = put32(head, at, (with_tag != 0) ? 2u : 1u);
-  if (with_tag != 0) {
-    at = put32(head, at, (uint32_t)kTVMArgInt);
-    at = put64(head, at, (uint64_t)(int64_t)tag);
-  }
   switch (code) {
     case kTVMNullptr:
-      at = put32(head, at, (uint32_t)kTVMNullptr);
       break;
     case kTVMArgInt:
     case kTVMArgBool:
-      at = put32(head, at, (uint32_t)code);
-      at = put64(head, at, (uint64_t)value.v_int64);
-      break;
-    case kTVMArgFloat:
-      (void)memcpy(&raw, &value.v_float64, sizeof(raw));
-      at = put32(head, at, (uint32_t)kTVMArgFloat);
-      at = put64(head, at, raw);
+    case kTVMArgFloat: /* a double's bits, read through the union (C99 6.5.2.3) */
+      payload = (uint64_t)value.v_int64;
       break;
     case kTVMOpaqueHandle:
     case kTVMPackedFuncHandle:
     case kTVMModuleHandle:
-      at = put32(head, at, (uint32_t)kTVMOpaqueHandle);
-      at = put64(head, at, (uint64_t)(uintptr_t)value.v_handle);
+      wire = (int32_t)kTVMOpaqueHandle;
+      payload = (uint64_t)(uintptr_t)value.v_handle;
       break;
-    case kTVMDataType:
-      at = put32(head, at, (uint32_t)kTVMDataType);
-      head[at] = value.v_type.code;
-      head[at + 1u] = value.v_type.bits;
-      head[at + 2u] = (uint8_t)(value.v_type.lanes & 0xFFu);
-      head[at + 3u] = (uint8_t)(value.v_type.lanes >> 8);
-      at = put32(head, at + 4u, 0u);
+    case kTVMDataType: /* u8 code, u8 bits, u16 lanes, 4 bytes of padding */
+      payload = (uint64_t)value.v_type.code | ((uint64_t)value.v_type.bits << 8) |
+                ((uint64_t)value.v_type.lanes << 16);
       break;
-    case kDLDeviceTypeCode:
-      at = put32(head, at, (uint32_t)kDLDeviceTypeCode);
-      at = put32(head, at, (uint32_t)value.v_device.device_type);
-      at = put32(head, at, (uint32_t)value.v_device.device_id);
+    case kDLDeviceTypeCode: /* i32 device_type, i32 device_id */
+      payload = (uint64_t)(uint32_t)value.v_device.device_type |
+                ((uint64_t)(uint32_t)value.v_device.device_id << 32);
       break;
     case kTVMStr:
-    case kTVMBytes:
-      at = put32(head, at, (uint32_t)code);
-      at = put64(head, at, blob_len);
+    case kTVMStrObject:
+    case MINRPC_TYPE_SMALL_STR:
+      blob = (const uint8_t*)value.v_str;
+      blob_len = (blob != NULL) ? (uint64_t)strlen(value.v_str) : 0u;
+      tag = (int32_t)kTVMStrObject;
+      wire = (int32_t)kTVMStr;
       break;
+    case kTVMBytes:
+    case kTVMBytesObject:
+    case MINRPC_TYPE_SMALL_BYTES: {
+      const TVMByteArray* arr = (const TVMByteArray*)value.v_handle;
+      if (arr != NULL) {
+        blob = (const uint8_t*)arr->data;
+        blob_len = (uint64_t)arr->size;
+      }
+      tag = (int32_t)kTVMBytesObject;
+      wire = (int32_t)kTVMBytes;
+      break;
+    }
     case kTVMDLTensorHandle:
       {
         pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCInvalidTypeCodeTensor);
@@ -116,6 +97,19 @@ pytvm_minrpc_step pytvm_minrpc_send_return(pytvm_minrpc_server* s, int32_t with_
     PYTVM_CRT_MSG_U64(msg, MINRPC_MAX_PACKET);
     PYTVM_CRT_MSG_STR(msg, "-byte packet limit");
     return MINRPC_ERROR;
+  }
+  if (blob != NULL) {
+    payload = blob_len;
+  }
+  at = put32(head, 8u, (uint32_t)MINRPC_CODE_RETURN); /* the length goes in last */
+  at = put32(head, at, (with_tag != 0) ? 2u : 1u);
+  if (with_tag != 0) {
+    at = put32(head, at, (uint32_t)kTVMArgInt);
+    at = put64(head, at, (uint64_t)(int64_t)tag);
+  }
+  at = put32(head, at, (uint32_t)wire);
+  if (wire != (int32_t)kTVMNullptr) {
+    at = put64(head, at, payload);
   }
   pytvm_minrpc_put_u64(head, (uint64_t)(at - 8u) + blob_len);
   if (pytvm_minrpc_write(s, head, at) != MINRPC_OK) {

@@ -182,8 +182,32 @@ pytvm_minrpc_step pytvm_minrpc_handle_copy_from_remote(pytvm_minrpc_server* s, p
 /*! \brief Syscalls (codes >= 9, minrpc_syscall.c); the body is in the reader. */
 pytvm_minrpc_step pytvm_minrpc_handle_syscall(pytvm_minrpc_server* s, int32_t code, pytvm_minrpc_reader* r);
 
+/*!
+ * \brief 1: also make the checks a lower layer repeats (the device API, the tables) before
+ *        calling it, to word the refusal precisely; 0 (without TVM_CRT_ERROR_TEXTS): the lower
+ *        layer's refusal is the answer. Either way the request is refused.
+ */
+#define MINRPC_WORDED_CHECKS TVM_CRT_ERROR_TEXTS
+
+/* ------------------------------------------------------------------ names (minrpc_names.c) */
+
+#if TVM_CRT_ERROR_TEXTS
 /*! \brief Name of an RPC code for messages ("kDevAllocData"), "code" when unknown. */
 const char* pytvm_minrpc_code_name(int32_t code);
+#endif
+
+/*!
+ * \brief The name of a field, request or RPC code passed down for error details
+ *        ("kCallFunc function handle"): the text with TVM_CRT_ERROR_TEXTS, else NULL, so that
+ *        neither the names nor the code-name table enter a minimal image.
+ */
+#if TVM_CRT_ERROR_TEXTS
+#define MINRPC_NAME(text) (text)
+#define MINRPC_CODE_NAME(code) pytvm_minrpc_code_name(code)
+#else
+#define MINRPC_NAME(text) ((const char*)NULL)
+#define MINRPC_CODE_NAME(code) ((void)(code), (const char*)NULL)
+#endif
 
 #ifdef __cplusplus
 }

@@ -7,29 +7,6 @@
 #include "minrpc_internal.h"
 #include "pytvm_crt/crt.h"
 
-static const char* const kStatusNames[] = {
-    "kSuccess",
-    "kInvalidTypeCodeObject",
-    "kInvalidTypeCodeTensor",
-    "kInvalidDLTensorFieldStride",
-    "kInvalidDLTensorFieldByteOffset",
-    "kUnknownTypeIndex",
-    "kUnknownRPCCode",
-    "kRPCCodeNotSupported",
-    "kUnknownRPCSyscall",
-    "kCheckError",
-    "kReadError",
-    "kWriteError",
-    "kAllocError",
-};
-
-const char* pytvm_minrpc_status_name(int32_t status) {
-  if ((status < 0) || (status > (int32_t)kMinRPCAllocError)) {
-    return "kUnknownStatus";
-  }
-  return kStatusNames[status];
-}
-
 /* ------------------------------------------------------------------ little-endian bytes */
 
 void pytvm_minrpc_put_u32(uint8_t* p, uint32_t v) {

@@ -14,38 +14,6 @@
 /*! \brief Arena slack for decoded values beyond 3 bytes per body byte (see arena_bytes_for). */
 #define MINRPC_ARENA_SLACK 1024u
 
-static const char* const kCodeNames[] = {
-    "kNone",
-    "kShutdown",
-    "kInitServer",
-    "kCallFunc",
-    "kReturn",
-    "kException",
-    "kCopyFromRemote",
-    "kCopyToRemote",
-    "kCopyAck",
-    "kGetGlobalFunc",
-    "kFreeHandle",
-    "kDevSetDevice",
-    "kDevGetAttr",
-    "kDevAllocData",
-    "kDevFreeData",
-    "kDevStreamSync",
-    "kCopyAmongRemote",
-    "kDevAllocDataWithScope",
-    "kDevCreateStream",
-    "kDevFreeStream",
-    "kDevSetStream",
-    "kDevGetCurrentStream",
-};
-
-const char* pytvm_minrpc_code_name(int32_t code) {
-  if ((code < 0) || (code > MINRPC_CODE_DEV_GET_CURRENT_STREAM)) {
-    return "code";
-  }
-  return kCodeNames[code];
-}
-
 /* ------------------------------------------------------------------ GetCRTMaxPacketSize */
 
 static int max_packet_size(TVMValue* args, int* type_codes, int num_args, TVMValue* ret,
@@ -84,9 +52,11 @@ static pytvm_minrpc_step init_server(pytvm_minrpc_server* s, pytvm_minrpc_reader
   uint64_t version_len = 0u;
   pytvm_minrpc_args args;
   TVMValue none;
-  if ((pytvm_minrpc_read_blob(r, &version, &version_len, "kInitServer version") != MINRPC_OK) ||
-      (pytvm_minrpc_read_args(r, &args, "kInitServer constructor args") != MINRPC_OK) ||
-      (pytvm_minrpc_read_end(r, "kInitServer") != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_blob(r, &version, &version_len,
+                              MINRPC_NAME("kInitServer version")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_args(r, &args,
+                              MINRPC_NAME("kInitServer constructor args")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_end(r, MINRPC_NAME("kInitServer")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   if (s->initialized != 0) {
@@ -122,7 +92,11 @@ static pytvm_minrpc_step init_server(pytvm_minrpc_server* s, pytvm_minrpc_reader
 /*! \brief Tensors must lie in this server's allocations, handles must be held by the peer. */
 static pytvm_minrpc_step check_call_args(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
   int32_t i;
+#if TVM_CRT_ERROR_TEXTS
   char what[40];
+#else
+  const char* const what = NULL;
+#endif
   for (i = 0; i < a->num_args; ++i) {
     int code = a->codes[i];
 #if TVM_CRT_ERROR_TEXTS
@@ -132,8 +106,6 @@ static pytvm_minrpc_step check_call_args(pytvm_minrpc_server* s, const pytvm_min
       pytvm_crt_text_str(&name, "kCallFunc argument ");
       pytvm_crt_text_i64(&name, (int64_t)i);
     }
-#else
-    what[0] = '\0';
 #endif
     if (code == (int)kTVMDLTensorHandle) {
       const DLTensor* t = (const DLTensor*)a->values[i].v_handle;
@@ -159,13 +131,15 @@ static pytvm_minrpc_step call_func(pytvm_minrpc_server* s, pytvm_minrpc_reader* 
   pytvm_minrpc_args args;
   TVMValue ret;
   int ret_code = (int)kTVMNullptr;
-  if ((pytvm_minrpc_read_u64(r, &raw_handle, "kCallFunc function handle") != MINRPC_OK) ||
-      (pytvm_minrpc_read_args(r, &args, "args") != MINRPC_OK) ||
-      (pytvm_minrpc_read_end(r, "kCallFunc") != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_u64(r, &raw_handle,
+                             MINRPC_NAME("kCallFunc function handle")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_args(r, &args, MINRPC_NAME("args")) != MINRPC_OK) ||
+      (pytvm_minrpc_read_end(r, MINRPC_NAME("kCallFunc")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   handle = (void*)(uintptr_t)raw_handle;
-  if ((pytvm_minrpc_handle_check(s, handle, (int32_t)kTVMPackedFuncHandle, "kCallFunc") != MINRPC_OK) ||
+  if ((pytvm_minrpc_handle_check(s, handle, (int32_t)kTVMPackedFuncHandle,
+                                 MINRPC_NAME("kCallFunc")) != MINRPC_OK) ||
       (check_call_args(s, &args) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
@@ -228,7 +202,7 @@ static pytvm_minrpc_step dispatch(pytvm_minrpc_server* s, int32_t code) {
       PYTVM_CRT_MSG_STR(msg, ": code ");
       PYTVM_CRT_MSG_I64(msg, code);
       PYTVM_CRT_MSG_STR(msg, " (");
-      PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+      PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
       PYTVM_CRT_MSG_STR(msg, ") is a reply, not a request");
       return MINRPC_ERROR;
     }

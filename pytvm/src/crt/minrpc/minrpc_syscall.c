@@ -42,14 +42,42 @@ static const char* kind_name(int32_t kind) {
   }
 }
 
-/*! \brief Check the count and kinds of a syscall's arguments. */
-static pytvm_minrpc_step expect(pytvm_minrpc_server* s, const pytvm_minrpc_args* a, int32_t code, const int32_t* kinds,
-                         int32_t n) {
+/*! \brief What a syscall takes: its argument count (-1: its handler checks) and their kinds. */
+typedef struct {
+  int8_t count;
+  int8_t kinds[4];
+} signature_t;
+
+/*! \brief Signatures of the syscalls, indexed by code - MINRPC_CODE_GET_GLOBAL_FUNC. */
+static const signature_t kSignatures[] = {
+    {1, {kTVMStr}}, /* kGetGlobalFunc */
+    {-1, {0}}, /* kFreeHandle */
+    {1, {kDLDeviceTypeCode}}, /* kDevSetDevice */
+    {2, {kDLDeviceTypeCode, kTVMArgInt}}, /* kDevGetAttr */
+    {4, {kDLDeviceTypeCode, kTVMArgInt, kTVMArgInt, kTVMDataType}}, /* kDevAllocData */
+    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevFreeData */
+    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevStreamSync */
+    {3, {kTVMDLTensorHandle, kTVMDLTensorHandle, KIND_PTR_OR_NONE}}, /* kCopyAmongRemote */
+    {2, {kTVMDLTensorHandle, KIND_STR_OR_NONE}}, /* kDevAllocDataWithScope */
+    {1, {kDLDeviceTypeCode}}, /* kDevCreateStream */
+    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevFreeStream */
+    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevSetStream */
+    {1, {kDLDeviceTypeCode}}, /* kDevGetCurrentStream */
+};
+
+/*! \brief Check the count and kinds of a syscall's arguments against its signature. */
+static pytvm_minrpc_step expect(pytvm_minrpc_server* s, const pytvm_minrpc_args* a, int32_t code) {
+  const signature_t* sig = &kSignatures[code - MINRPC_CODE_GET_GLOBAL_FUNC];
+  const int8_t* kinds = sig->kinds;
+  int32_t n = sig->count;
   int32_t i;
+  if (n < 0) {
+    return MINRPC_OK;
+  }
   if (a->num_args != n) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
     PYTVM_CRT_MSG_STR(msg, " takes ");
     PYTVM_CRT_MSG_I64(msg, n);
     PYTVM_CRT_MSG_STR(msg, " arguments, got ");
@@ -70,7 +98,7 @@ static pytvm_minrpc_step expect(pytvm_minrpc_server* s, const pytvm_minrpc_args*
     if (ok == 0) {
       pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
       PYTVM_CRT_MSG_STR(msg, ": ");
-      PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+      PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
       PYTVM_CRT_MSG_STR(msg, " argument ");
       PYTVM_CRT_MSG_I64(msg, i);
       PYTVM_CRT_MSG_STR(msg, ": expected ");
@@ -108,7 +136,7 @@ static pytvm_minrpc_step check_device(pytvm_minrpc_server* s, DLDevice dev, int3
   if ((pytvm_crt_device_get_attr(dev, 0, &exist, &exist_code) != 0) || (exist.v_int64 == 0)) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
     PYTVM_CRT_MSG_STR(msg, ": no device API for device (");
     PYTVM_CRT_MSG_I64(msg, dev.device_type);
     PYTVM_CRT_MSG_STR(msg, ", ");
@@ -120,11 +148,7 @@ static pytvm_minrpc_step check_device(pytvm_minrpc_server* s, DLDevice dev, int3
 }
 
 static pytvm_minrpc_step get_global_func(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  static const int32_t kinds[] = {kTVMStr};
   TVMFunctionHandle h = NULL;
-  if (expect(s, a, MINRPC_CODE_GET_GLOBAL_FUNC, kinds, 1) != MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   if (TVMFuncGetGlobal(a->values[0].v_str, &h) != 0) {
     return runtime_failed(s);
   }
@@ -155,27 +179,31 @@ static pytvm_minrpc_step free_handle(pytvm_minrpc_server* s, const pytvm_minrpc_
 static pytvm_minrpc_step alloc(pytvm_minrpc_server* s, DLDevice dev, uint64_t nbytes, uint64_t alignment,
                         DLDataType hint, int32_t code) {
   void* ptr = NULL;
+#if MINRPC_WORDED_CHECKS /* TVMDeviceAllocDataSpace needs a device API too */
   if (check_device(s, dev, code) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
+#endif
   if (nbytes > (uint64_t)SIZE_MAX) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
     PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_U64(msg, nbytes);
     PYTVM_CRT_MSG_STR(msg, " bytes do not fit this device's size_t");
     return MINRPC_ERROR;
   }
+#if MINRPC_WORDED_CHECKS /* pytvm_minrpc_allocation_add refuses too (and the memory is freed) */
   if (s->num_allocations >= (uint32_t)MINRPC_MAX_ALLOCS) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
     PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
     PYTVM_CRT_MSG_STR(msg, ": more than ");
     PYTVM_CRT_MSG_I64(msg, MINRPC_MAX_ALLOCS);
     PYTVM_CRT_MSG_STR(msg, " live allocations");
     return MINRPC_ERROR;
   }
+#endif
   if (TVMDeviceAllocDataSpace(dev, (nbytes == 0u) ? 1u : (size_t)nbytes, (size_t)alignment, hint,
                               &ptr) != 0) {
     return runtime_failed(s);
@@ -183,7 +211,7 @@ static pytvm_minrpc_step alloc(pytvm_minrpc_server* s, DLDevice dev, uint64_t nb
   if (ptr == NULL) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCAllocError);
     PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
     PYTVM_CRT_MSG_STR(msg, ": the device API returned no memory for ");
     PYTVM_CRT_MSG_U64(msg, nbytes);
     PYTVM_CRT_MSG_STR(msg, " bytes");
@@ -197,12 +225,8 @@ static pytvm_minrpc_step alloc(pytvm_minrpc_server* s, DLDevice dev, uint64_t nb
 }
 
 static pytvm_minrpc_step dev_alloc_data(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  static const int32_t kinds[] = {kDLDeviceTypeCode, kTVMArgInt, kTVMArgInt, kTVMDataType};
   int64_t nbytes;
   int64_t align;
-  if (expect(s, a, MINRPC_CODE_DEV_ALLOC_DATA, kinds, 4) != MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   nbytes = a->values[1].v_int64;
   align = (a->values[2].v_int64 < 1) ? 1 : a->values[2].v_int64;
   if (nbytes < 0) {
@@ -225,12 +249,8 @@ static pytvm_minrpc_step dev_alloc_data(pytvm_minrpc_server* s, const pytvm_minr
 }
 
 static pytvm_minrpc_step dev_alloc_data_with_scope(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  static const int32_t kinds[] = {kTVMDLTensorHandle, KIND_STR_OR_NONE};
   const DLTensor* t;
   uint64_t nbytes = 0u;
-  if (expect(s, a, MINRPC_CODE_DEV_ALLOC_DATA_WITH_SCOPE, kinds, 2) != MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   if ((a->codes[1] == (int)kTVMStr) && (strcmp(a->values[1].v_str, "global") != 0)) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": kDevAllocDataWithScope: memory scope '");
@@ -239,7 +259,8 @@ static pytvm_minrpc_step dev_alloc_data_with_scope(pytvm_minrpc_server* s, const
     return MINRPC_ERROR;
   }
   t = (const DLTensor*)a->values[0].v_handle;
-  if (pytvm_minrpc_tensor_bytes(s, t, &nbytes, "kDevAllocDataWithScope template") != MINRPC_OK) {
+  if (pytvm_minrpc_tensor_bytes(s, t, &nbytes,
+                                MINRPC_NAME("kDevAllocDataWithScope template")) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   return alloc(s, t->device, nbytes, MINRPC_ALLOC_ALIGNMENT, t->dtype,
@@ -247,12 +268,8 @@ static pytvm_minrpc_step dev_alloc_data_with_scope(pytvm_minrpc_server* s, const
 }
 
 static pytvm_minrpc_step dev_free_data(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  static const int32_t kinds[] = {kDLDeviceTypeCode, KIND_PTR_OR_NONE};
   DLDevice dev;
   void* ptr;
-  if (expect(s, a, MINRPC_CODE_DEV_FREE_DATA, kinds, 2) != MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   dev = a->values[0].v_device;
   ptr = a->values[1].v_handle;
   if (pytvm_minrpc_allocation_remove(s, dev, ptr) != MINRPC_OK) {
@@ -265,15 +282,11 @@ static pytvm_minrpc_step dev_free_data(pytvm_minrpc_server* s, const pytvm_minrp
 }
 
 static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  static const int32_t kinds[] = {kTVMDLTensorHandle, kTVMDLTensorHandle, KIND_PTR_OR_NONE};
   DLTensor* from;
   DLTensor* to;
   uint64_t from_bytes = 0u;
   uint64_t to_bytes = 0u;
   DLDevice dev;
-  if (expect(s, a, MINRPC_CODE_COPY_AMONG_REMOTE, kinds, 3) != MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   from = (DLTensor*)a->values[0].v_handle;
   to = (DLTensor*)a->values[1].v_handle;
   if (a->values[2].v_handle != NULL) {
@@ -281,10 +294,13 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
     PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote: only the null stream exists here");
     return MINRPC_ERROR;
   }
-  if ((pytvm_minrpc_tensor_bytes(s, from, &from_bytes, "kCopyAmongRemote source") != MINRPC_OK) ||
-      (pytvm_minrpc_tensor_bytes(s, to, &to_bytes, "kCopyAmongRemote destination") != MINRPC_OK)) {
+  if ((pytvm_minrpc_tensor_bytes(s, from, &from_bytes,
+                                 MINRPC_NAME("kCopyAmongRemote source")) != MINRPC_OK) ||
+      (pytvm_minrpc_tensor_bytes(s, to, &to_bytes,
+                                 MINRPC_NAME("kCopyAmongRemote destination")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
+#if MINRPC_WORDED_CHECKS /* TVMDeviceCopyDataFromTo refuses both too */
   if (from_bytes != to_bytes) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote of ");
@@ -303,8 +319,11 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
     PYTVM_CRT_MSG_I64(msg, to->device.device_type);
     return MINRPC_ERROR;
   }
-  if ((pytvm_minrpc_check_tensor(s, from, from_bytes, "kCopyAmongRemote source") != MINRPC_OK) ||
-      (pytvm_minrpc_check_tensor(s, to, to_bytes, "kCopyAmongRemote destination") != MINRPC_OK)) {
+#endif
+  if ((pytvm_minrpc_check_tensor(s, from, from_bytes,
+                                 MINRPC_NAME("kCopyAmongRemote source")) != MINRPC_OK) ||
+      (pytvm_minrpc_check_tensor(s, to, to_bytes,
+                                 MINRPC_NAME("kCopyAmongRemote destination")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
   dev = (from->device.device_type != (int32_t)kDLCPU) ? from->device : to->device;
@@ -316,13 +335,9 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
 }
 
 static pytvm_minrpc_step dev_get_attr(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  static const int32_t kinds[] = {kDLDeviceTypeCode, kTVMArgInt};
   TVMValue value;
   int code = (int)kTVMNullptr;
   int64_t kind;
-  if (expect(s, a, MINRPC_CODE_DEV_GET_ATTR, kinds, 2) != MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   kind = a->values[1].v_int64;
   value.v_int64 = 0;
   if ((kind < 0) || (kind > 64)) {
@@ -343,18 +358,8 @@ static pytvm_minrpc_step dev_get_attr(pytvm_minrpc_server* s, const pytvm_minrpc
 
 /*! \brief kDevSetDevice and the stream calls: CRT devices have only the null stream. */
 static pytvm_minrpc_step device_only(pytvm_minrpc_server* s, int32_t code, const pytvm_minrpc_args* a) {
-  static const int32_t dev_only[] = {kDLDeviceTypeCode};
-  static const int32_t dev_stream[] = {kDLDeviceTypeCode, KIND_PTR_OR_NONE};
-  int32_t with_stream = ((code == MINRPC_CODE_DEV_STREAM_SYNC) ||
-                         (code == MINRPC_CODE_DEV_FREE_STREAM) ||
-                         (code == MINRPC_CODE_DEV_SET_STREAM))
-                            ? 1
-                            : 0;
+  int32_t with_stream = (a->num_args == 2) ? 1 : 0; /* signature: a device [, a stream] */
   DLDevice dev;
-  if (expect(s, a, code, (with_stream != 0) ? dev_stream : dev_only, 1 + with_stream) !=
-      MINRPC_OK) {
-    return MINRPC_ERROR;
-  }
   dev = a->values[0].v_device;
   if (check_device(s, dev, code) != MINRPC_OK) {
     return MINRPC_ERROR;
@@ -362,7 +367,7 @@ static pytvm_minrpc_step device_only(pytvm_minrpc_server* s, int32_t code, const
   if ((with_stream != 0) && (a->values[1].v_handle != NULL)) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, pytvm_minrpc_code_name(code));
+    PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
     PYTVM_CRT_MSG_STR(msg, ": stream ");
     PYTVM_CRT_MSG_HEX(msg, (uintptr_t)a->values[1].v_handle);
     PYTVM_CRT_MSG_STR(msg, " does not exist (only the null stream does)");
@@ -380,8 +385,23 @@ static pytvm_minrpc_step device_only(pytvm_minrpc_server* s, int32_t code, const
 
 pytvm_minrpc_step pytvm_minrpc_handle_syscall(pytvm_minrpc_server* s, int32_t code, pytvm_minrpc_reader* r) {
   pytvm_minrpc_args args;
-  if ((pytvm_minrpc_read_args(r, &args, pytvm_minrpc_code_name(code)) != MINRPC_OK) ||
-      (pytvm_minrpc_read_end(r, pytvm_minrpc_code_name(code)) != MINRPC_OK)) {
+  if ((pytvm_minrpc_read_args(r, &args, MINRPC_CODE_NAME(code)) != MINRPC_OK) ||
+      (pytvm_minrpc_read_end(r, MINRPC_CODE_NAME(code)) != MINRPC_OK)) {
+    return MINRPC_ERROR;
+  }
+  if ((code < MINRPC_CODE_GET_GLOBAL_FUNC) || (code > MINRPC_CODE_DEV_GET_CURRENT_STREAM)) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownRPCSyscall);
+    PYTVM_CRT_MSG_STR(msg, ": syscall code ");
+    PYTVM_CRT_MSG_I64(msg, code);
+    return MINRPC_ERROR;
+  }
+#if !TVM_CRT_STREAM_SYSCALLS
+  if (code >= MINRPC_CODE_DEV_CREATE_STREAM) {
+    (void)pytvm_minrpc_error(s, kMinRPCRPCCodeNotSupported);
+    return MINRPC_ERROR;
+  }
+#endif
+  if (expect(s, &args, code) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   switch (code) {
@@ -399,29 +419,7 @@ pytvm_minrpc_step pytvm_minrpc_handle_syscall(pytvm_minrpc_server* s, int32_t co
       return copy_among_remote(s, &args);
     case MINRPC_CODE_DEV_ALLOC_DATA_WITH_SCOPE:
       return dev_alloc_data_with_scope(s, &args);
-    case MINRPC_CODE_DEV_SET_DEVICE:
-    case MINRPC_CODE_DEV_STREAM_SYNC:
-#if TVM_CRT_STREAM_SYSCALLS
-    case MINRPC_CODE_DEV_CREATE_STREAM:
-    case MINRPC_CODE_DEV_FREE_STREAM:
-    case MINRPC_CODE_DEV_SET_STREAM:
-    case MINRPC_CODE_DEV_GET_CURRENT_STREAM:
-#endif
+    default: /* kDevSetDevice, kDevStreamSync and the stream calls */
       return device_only(s, code, &args);
-#if !TVM_CRT_STREAM_SYSCALLS
-    case MINRPC_CODE_DEV_CREATE_STREAM:
-    case MINRPC_CODE_DEV_FREE_STREAM:
-    case MINRPC_CODE_DEV_SET_STREAM:
-    case MINRPC_CODE_DEV_GET_CURRENT_STREAM:
-      (void)pytvm_minrpc_error(s, kMinRPCRPCCodeNotSupported);
-      return MINRPC_ERROR;
-#endif
-    default:
-      {
-        pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownRPCSyscall);
-        PYTVM_CRT_MSG_STR(msg, ": syscall code ");
-        PYTVM_CRT_MSG_I64(msg, code);
-      }
-      return MINRPC_ERROR;
   }
 }

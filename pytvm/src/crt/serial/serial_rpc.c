@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "pytvm_crt/crt_config.h"
+
 /* Wire constants of the answer (spec sections 2 and 4): kException carrying one RawStr. */
 #define RPC_CODE_EXCEPTION 5u
 #define TYPE_INDEX_RAW_STR 8u
@@ -54,6 +56,7 @@ static void add(text_t* t, const char* s) {
   while (*s != '\0' && t->len < t->cap) t->p[t->len++] = *s++;
 }
 
+#if TVM_CRT_ERROR_TEXTS
 static void add_u64(text_t* t, uint64_t v) {
   /* digits by subtracting powers of ten: no 64-bit division helper on a 32-bit board */
   static const uint64_t powers[] = {
@@ -76,6 +79,15 @@ static void add_u64(text_t* t, uint64_t v) {
   }
 }
 
+/* Why a packet was torn, appended to the answer; without TVM_CRT_ERROR_TEXTS the answer is its
+ * fixed head alone ("RPCServerError: kReadError: serial link: torn packet"). */
+#define WHY(t, s) add((t), (s))
+#define WHY_U64(t, v) add_u64((t), (v))
+#else
+#define WHY(t, s) ((void)(t))
+#define WHY_U64(t, v) ((void)(t), (void)(v))
+#endif
+
 /* The answer to a torn or lost packet: one kException whose text is built in place. */
 typedef struct {
   uint8_t packet[ANSWER_HEAD + PYTVM_SERIAL_RPC_TEXT_BYTES];
@@ -86,12 +98,13 @@ static text_t* begin_answer(answer_t* a) {
   a->text.p = (char*)a->packet + ANSWER_HEAD;
   a->text.len = 0;
   a->text.cap = PYTVM_SERIAL_RPC_TEXT_BYTES;
-  add(&a->text, "RPCServerError: kReadError: serial link: torn packet: ");
+  add(&a->text, "RPCServerError: kReadError: serial link: torn packet");
+  WHY(&a->text, ": ");
   return &a->text;
 }
 
 static int send_answer(pytvm_serial_rpc* r, answer_t* a) {
-  add(&a->text, "; it was discarded, not run");
+  WHY(&a->text, "; it was discarded, not run");
   put_le(a->packet, 20u + a->text.len, 8u);
   put_le(a->packet + 8, RPC_CODE_EXCEPTION, 4u);
   put_le(a->packet + 12, 1u, 4u);
@@ -111,9 +124,9 @@ static int on_lost(pytvm_serial_rpc* r) {
     return PYTVM_SERIAL_OK;
   }
   t = begin_answer(&a);
-  add(t, "a frame of it was dropped (truncated or corrupt) after ");
-  add_u64(t, r->have);
-  add(t, " bytes");
+  WHY(t, "a frame of it was dropped (truncated or corrupt) after ");
+  WHY_U64(t, r->have);
+  WHY(t, " bytes");
   drop_packet(r);
   r->discarding = 1;
   return send_answer(r, &a);
@@ -133,17 +146,17 @@ static int on_mark(pytvm_serial_rpc* r) {
   }
   t = begin_answer(&a);
   if (r->have == 0) {
-    add(t, "its frame was dropped (truncated or corrupt)");
+    WHY(t, "its frame was dropped (truncated or corrupt)");
   } else if (r->need == 0) {
-    add(t, "it ended after ");
-    add_u64(t, r->have);
-    add(t, " of the 8 length bytes");
+    WHY(t, "it ended after ");
+    WHY_U64(t, r->have);
+    WHY(t, " of the 8 length bytes");
   } else {
-    add(t, "its length field claims ");
-    add_u64(t, r->need - PYTVM_SERIAL_RPC_LENGTH_SIZE);
-    add(t, " body bytes but only ");
-    add_u64(t, r->have - PYTVM_SERIAL_RPC_LENGTH_SIZE);
-    add(t, " arrived before the end mark");
+    WHY(t, "its length field claims ");
+    WHY_U64(t, r->need - PYTVM_SERIAL_RPC_LENGTH_SIZE);
+    WHY(t, " body bytes but only ");
+    WHY_U64(t, r->have - PYTVM_SERIAL_RPC_LENGTH_SIZE);
+    WHY(t, " arrived before the end mark");
   }
   drop_packet(r);
   return send_answer(r, &a);
@@ -160,10 +173,10 @@ static int on_data(pytvm_serial_rpc* r, const uint8_t* data, size_t n) {
     if (body > (uint64_t)(r->capacity - PYTVM_SERIAL_RPC_LENGTH_SIZE)) {
       answer_t a;
       text_t* t = begin_answer(&a);
-      add(t, "its length field claims ");
-      add_u64(t, body);
-      add(t, " body bytes, over the limit of ");
-      add_u64(t, (uint64_t)(r->capacity - PYTVM_SERIAL_RPC_LENGTH_SIZE));
+      WHY(t, "its length field claims ");
+      WHY_U64(t, body);
+      WHY(t, " body bytes, over the limit of ");
+      WHY_U64(t, (uint64_t)(r->capacity - PYTVM_SERIAL_RPC_LENGTH_SIZE));
       drop_packet(r);
       r->discarding = 1;
       return send_answer(r, &a);

@@ -7,8 +7,9 @@
  * Two configurations set the defaults: full (TVM_CRT_CONFIG_MINIMAL 0, host-sized: a 4 MiB pool,
  * tracing, accelerator support, stream syscalls and detailed error texts) and minimal
  * (TVM_CRT_CONFIG_MINIMAL 1, a microcontroller: a 16 KiB pool of 256-byte pages, small tables,
- * tracing, accelerator support and stream syscalls compiled out, errors reduced to their kind
- * and where). MinRPC's limits follow the same switch (pytvm_crt/minrpc_server.h).
+ * tracing, accelerator support and stream syscalls compiled out, errors reduced to their kind:
+ * "ValueError", "RPCServerError: kCheckError"). MinRPC's limits follow the same switch
+ * (pytvm_crt/minrpc_server.h).
  */
 #ifndef PYTVM_CRT_CRT_CONFIG_H_
 #define PYTVM_CRT_CRT_CONFIG_H_
@@ -18,7 +19,8 @@
 #define TVM_CRT_CONFIG_MINIMAL 0
 #endif
 
-/*! \brief 1: error messages carry their details (values, names); 0: only kind and where. */
+/*! \brief 1: error messages say where and carry their details (values, names); 0: only the
+ *  kind ("ValueError"; MinRPC's "RPCServerError: <status>"), a short fixed string. */
 #ifndef TVM_CRT_ERROR_TEXTS
 #define TVM_CRT_ERROR_TEXTS (!TVM_CRT_CONFIG_MINIMAL)
 #endif

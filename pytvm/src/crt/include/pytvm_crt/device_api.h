@@ -94,6 +94,7 @@ int pytvm_crt_device_get_attr(DLDevice dev, int kind, TVMValue* out, int* out_co
  * \brief Called by the device-API table before (phase BEGIN) and after (phase END) a copy,
  *        alloc, free or sync, with its kind, the device type and the bytes involved. NULL (the
  *        default) costs one branch per call; a tracer (MinRPC's) sets it while recording.
+ *        Built without TVM_CRT_TRACE, the table never calls it (and has no branch for it).
  */
 typedef void (*pytvm_crt_device_trace_fn)(uint32_t kind, uint32_t phase, int32_t device_type,
                                       uint64_t bytes);

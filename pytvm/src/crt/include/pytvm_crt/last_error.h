@@ -28,6 +28,18 @@ extern "C" {
  */
 pytvm_crt_text* pytvm_crt_error_begin(const char* head);
 
+/*!
+ * \brief The head of an error: "Kind: where" ("ValueError: TVMFuncCall"); without
+ *        TVM_CRT_ERROR_TEXTS only "Kind", so each kind's text is stored once in an image.
+ *
+ * Example: pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "TVMFuncCall"))
+ */
+#if TVM_CRT_ERROR_TEXTS
+#define PYTVM_CRT_ERROR_HEAD(kind, where) kind ": " where
+#else
+#define PYTVM_CRT_ERROR_HEAD(kind, where) kind
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,7 +22,8 @@
  *   i.e. cut short by the next 0x7E start byte; corrupt, i.e. a CRC or escape error; or a frame
  *   length over the limit), or (c) its length exceeds the buffer. It is discarded, never run,
  *   and answered with one kException ("RPCServerError: kReadError: serial link: torn packet:
- *   <why>") as soon as it is known to be torn; its remaining bytes are dropped up to the next
+ *   <why>"; without TVM_CRT_ERROR_TEXTS the text ends before ": <why>") as soon as it is
+ *   known to be torn; its remaining bytes are dropped up to the next
  *   end mark, where the two sides are in step again and the next packet is served normally.
  * - Lost packets. A frame dropped between packets held a whole packet or was line noise. If an
  *   end mark comes next (no data), a packet was lost and is answered with one kException; if
