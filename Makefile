@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-LINT_PATHS := $(wildcard pytvm tests bench examples)
+LINT_PATHS := $(wildcard pytvm tests bench examples scripts)
 
 .PHONY: demo test bench lint typecheck clean distclean crt crt-test clang crt-cross-compiler
 

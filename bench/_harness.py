@@ -34,7 +34,7 @@ class Proc:
         self.name = name
         self.log = workdir / f"{name}.log"
         self._pattern = re.compile(pattern)
-        with open(self.log, "wb") as out:
+        with self.log.open("wb") as out:
             self.popen = subprocess.Popen(
                 ["taskset", "-c", cores, *argv],
                 cwd=REPO,

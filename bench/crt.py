@@ -213,7 +213,7 @@ def _code_size(
         obj = workdir / Path(cc).name / src.relative_to(CRT_DIR).with_suffix(".o")
         obj.parent.mkdir(parents=True, exist_ok=True)
         cmd = [cc, *flags, "-c", str(src), "-o", str(obj)]
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stderr}")
         return obj
@@ -374,7 +374,9 @@ class _Paths:
     # two-hop column -> the one-hop column it is compared with
     RATIOS = (("board cpu", "1hop cpu"), ("board hex", "1hop hex"), ("srv cpu", "1hop cpu"))
 
-    def __init__(self, binary: Path, one_hop: Path, one_hop_hex: Path, board: int, server: int):
+    def __init__(
+        self, binary: Path, one_hop: Path, one_hop_hex: Path, board: int, server: int
+    ) -> None:
         from pytvm import rpc
 
         self.rpc = rpc
@@ -536,6 +538,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def main() -> None:
+    """Parse the options, start the fleet of pinned processes and print the report."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -574,7 +577,7 @@ def main() -> None:
 def _run(
     fleet: _Fleet, pinnings: list[tuple[str, int]], cores: list[int], opts: argparse.Namespace
 ) -> None:
-    import pytvm
+    """Start the board and server, take every section's figures and print the report."""
     from pytvm.crt import device_binary
     from pytvm.ffi.libinfo import find_cc
 
@@ -599,30 +602,7 @@ def _run(
     )
     pin(pinnings[-1][1])
 
-    pin_text = ", ".join(f"{name}: client on core {core}" for name, core in pinnings)
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print("C runtime (CRT) + MinRPC: code size, and device round trips over one and two hops")
-    print(f"CPU: {cpu_model()}; {os.cpu_count()} cores, {len(cores)} usable; load average {load}")
-    print(
-        f"pinning: board server, plain server and one-hop pytvm-device `taskset -c {fleet.cores}` "
-        f"(their workers and devices inherit it); the client (this process) "
-        f"os.sched_setaffinity: {pin_text}"
-    )
-    print(
-        f"versions: python {platform.python_version()}, numpy {np.__version__}, "
-        f"pytvm {pytvm.__version__}, " + ", ".join(figures[cc]["version"] for cc in compilers)
-    )
-    infos = {}
-    for key in ("one hop hex", "board"):
-        probe = paths.opener(key)()
-        infos[key] = probe.get_function("pytvm.device.info")()
-        _close(probe)
-        del probe
-    print(
-        f"pytvm-device: {binary} (built by {_cc_version(device_cc)} with the Makefile's "
-        f"default -O2 -g); one hop --hexagon: {infos['one hop hex']!r}; behind the board: "
-        f"{infos['board']!r}"
-    )
+    _print_header(fleet, pinnings, cores, figures, compilers, paths, device_cc)
     if opts.quick:
         print("--quick: tiny sizes and counts; the numbers mean nothing")
 
@@ -643,7 +623,53 @@ def _run(
     finally:
         paths.close_all()
 
-    # 2. latency
+    _report_latency(lat, pinnings, opts)
+    _report_bandwidth(bw, pinnings, opts, fleet.cores, pipe_bytes)
+    _report_setup(paths, pinnings, opts)
+
+
+def _print_header(
+    fleet: _Fleet,
+    pinnings: list[tuple[str, int]],
+    cores: list[int],
+    figures: dict[str, Any],
+    compilers: list[str],
+    paths: _Paths,
+    device_cc: str,
+) -> None:
+    """The report's opening lines: machine, pinning, versions and the devices behind each hop."""
+    import pytvm
+
+    pin_text = ", ".join(f"{name}: client on core {core}" for name, core in pinnings)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print("C runtime (CRT) + MinRPC: code size, and device round trips over one and two hops")
+    print(f"CPU: {cpu_model()}; {os.cpu_count()} cores, {len(cores)} usable; load average {load}")
+    print(
+        f"pinning: board server, plain server and one-hop pytvm-device `taskset -c {fleet.cores}` "
+        f"(their workers and devices inherit it); the client (this process) "
+        f"os.sched_setaffinity: {pin_text}"
+    )
+    print(
+        f"versions: python {platform.python_version()}, numpy {np.__version__}, "
+        f"pytvm {pytvm.__version__}, " + ", ".join(figures[cc]["version"] for cc in compilers)
+    )
+    infos = {}
+    for key in ("one hop hex", "board"):
+        probe = paths.opener(key)()
+        infos[key] = probe.get_function("pytvm.device.info")()
+        _close(probe)
+        del probe
+    print(
+        f"pytvm-device: {paths.binary} (built by {_cc_version(device_cc)} with the Makefile's "
+        f"default -O2 -g); one hop --hexagon: {infos['one hop hex']!r}; behind the board: "
+        f"{infos['board']!r}"
+    )
+
+
+def _report_latency(
+    lat: dict[str, dict[str, float]], pinnings: list[tuple[str, int]], opts: argparse.Namespace
+) -> None:
+    """Section 2: round trips per session, and where a two-hop call's time goes."""
     rows: list[tuple[str, list[float | None]]] = []
     for pin_name, _ in pinnings:
         for label, key, _ in _LATENCY_ROWS:
@@ -669,10 +695,18 @@ def _run(
                 "forwarding (its transport to the device included)"
             )
 
-    # 3. bandwidth
+
+def _report_bandwidth(
+    bw: dict[str, dict[tuple[str, str, int], float | None]],
+    pinnings: list[tuple[str, int]],
+    opts: argparse.Namespace,
+    fleet_cores: str,
+    pipe_bytes: int,
+) -> None:
+    """Section 3: copy bandwidth per device path, and two-hop over one-hop ratios."""
     columns = [c for c, _, _ in _Paths.ARRAYS]
     ratio_names = [f"{two.split()[0][0]}{two.split()[1][0]}/1hop" for two, _ in _Paths.RATIOS]
-    rows = []
+    rows: list[tuple[str, list[float | None]]] = []
     for pin_name, _ in pinnings:
         for op in _COPY_OPS:
             for size in opts.sizes:
@@ -692,7 +726,7 @@ def _run(
     )
     if any(v is None for b in bw.values() for v in b.values()):
         print("n/a: the array does not fit the device's pool (pytvm-device's CPU pool is 64 MiB)")
-    if "2 cores" in bw and "," not in fleet.cores:
+    if "2 cores" in bw and "," not in fleet_cores:
         print(
             f"2 cores: a one-hop device is on the other core from the client, while a two-hop "
             f"path's board worker and device share a core; a pipe holds {pipe_bytes // 1024} "
@@ -700,8 +734,10 @@ def _run(
             f"{pipe_bytes // 1024} KiB (a cross-core wake-up: see the pipe floor of section 2)"
         )
 
-    # 4. session setup
-    rows = []
+
+def _report_setup(paths: _Paths, pinnings: list[tuple[str, int]], opts: argparse.Namespace) -> None:
+    """Section 4: measure and print session setup to first call under each pinning."""
+    rows: list[tuple[str, list[float | None]]] = []
     for pin_name, core in pinnings:
         pin(core)
         setup = _setup_ms(paths, opts.reps)

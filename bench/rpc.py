@@ -319,6 +319,7 @@ def _table(title: str, columns: list[str], rows: list[tuple[str, list[float]]], 
 
 
 def main() -> None:
+    """Parse the options, then run as the raw peer or start the fleet and print the report."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes and counts (smoke run)")
     parser.add_argument("--reps", type=int, default=10, help="tracker request repetitions")
@@ -360,6 +361,7 @@ def _run(
     usable: int,
     opts: argparse.Namespace,
 ) -> None:
+    """Start the trackers and servers, take every section's figures and print the report."""
     # Trackers first (a TVM server waits 5 s before it retries a refused tracker connection).
     py_trk = fleet.pytvm_tracker("pytvm-tracker")
     tvm_trk = fleet.tvm_tracker("tvm-tracker")
@@ -376,6 +378,30 @@ def _run(
     _wait_free(py_trk.port)
     _wait_free(tvm_trk.port)
 
+    _print_header(fleet, pinnings, usable, libs, opts)
+    servers = {name: proc.port for name, proc in plain.items()}
+    _report_latency(libs, servers, pinnings, opts)
+
+    # 2. copies, each client with its own server; 3. the raw socket
+    big = opts.sizes[-1]
+    bw: dict[str, dict[tuple[str, str, int], float]] = {}
+    raw_bw: dict[str, dict[str, float]] = {}
+    for pin_name, core in pinnings:
+        pin(core)
+        bw[pin_name] = _bandwidths(libs, servers, opts.sizes, opts)
+        raw_bw[pin_name] = _raw_bandwidth(raw.port, big, opts)
+    _report_copies(bw, raw_bw, pinnings, opts)
+    _report_tracker(libs, (py_trk.port, tvm_trk.port), pinnings, opts)
+
+
+def _print_header(
+    fleet: _Fleet,
+    pinnings: list[tuple[str, int]],
+    usable: int,
+    libs: dict[str, _Lib],
+    opts: argparse.Namespace,
+) -> None:
+    """The report's opening lines: machine, pinning and versions."""
     pin_text = ", ".join(f"{name}: client on core {core}" for name, core in pinnings)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print("RPC over loopback TCP, pytvm vs apache-tvm 0.27, same run")
@@ -391,8 +417,14 @@ def _run(
     if opts.quick:
         print("--quick: tiny sizes and counts; the numbers mean nothing")
 
-    # 1. latency
-    servers = {name: proc.port for name, proc in plain.items()}
+
+def _report_latency(
+    libs: dict[str, _Lib],
+    servers: dict[str, int],
+    pinnings: list[tuple[str, int]],
+    opts: argparse.Namespace,
+) -> None:
+    """Section 1: measure and print addone round trips, each client against each server."""
     rows: list[tuple[str, list[float]]] = []
     for pin_name, core in pinnings:
         pin(core)
@@ -411,15 +443,16 @@ def _run(
         ".1f",
     )
 
-    # 2. copies, each client with its own server; 3. the raw socket
+
+def _report_copies(
+    bw: dict[str, dict[tuple[str, str, int], float]],
+    raw_bw: dict[str, dict[str, float]],
+    pinnings: list[tuple[str, int]],
+    opts: argparse.Namespace,
+) -> None:
+    """Sections 2 and 3: the two clients' copy bandwidth, then beside it the raw socket's."""
     big = opts.sizes[-1]
-    bw: dict[str, dict[tuple[str, str, int], float]] = {}
-    raw_bw: dict[str, dict[str, float]] = {}
-    for pin_name, core in pinnings:
-        pin(core)
-        bw[pin_name] = _bandwidths(libs, servers, opts.sizes, opts)
-        raw_bw[pin_name] = _raw_bandwidth(raw.port, big, opts)
-    rows = []
+    rows: list[tuple[str, list[float]]] = []
     for pin_name, _ in pinnings:
         for op in _COPY_OPS:
             for size in opts.sizes:
@@ -447,14 +480,22 @@ def _run(
         ".1f",
     )
 
-    # 4. tracker, the two libraries in turn
-    rows = []
+
+def _report_tracker(
+    libs: dict[str, _Lib],
+    tracker_ports: tuple[int, int],
+    pinnings: list[tuple[str, int]],
+    opts: argparse.Namespace,
+) -> None:
+    """Section 4: tracker request to first addone (pytvm's tracker, then TVM's), ms."""
+    py_port, tvm_port = tracker_ports
+    rows: list[tuple[str, list[float]]] = []
     for pin_name, core in pinnings:
         pin(core)
         mine, peer = [], []
         for _ in range(opts.reps):
-            mine.append(_first_call_ms(libs["pytvm"], py_trk.port))
-            peer.append(_first_call_ms(libs["tvm"], tvm_trk.port))
+            mine.append(_first_call_ms(libs["pytvm"], py_port))
+            peer.append(_first_call_ms(libs["tvm"], tvm_port))
         for label, stat in (("median", statistics.median), ("min", min), ("max", max)):
             row = [stat(mine), stat(peer)]
             rows.append((f"{pin_name}, {label}", [*row, row[0] / row[1]]))

@@ -202,6 +202,7 @@ def _summary(rounds: list[list[list[Any]]]) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Parse the options, then run as one client process or measure each server under load."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--clients", type=int, default=100, help="clients released at once")
     parser.add_argument("--procs", type=int, default=4, help="client processes sharing them")

@@ -29,7 +29,7 @@ def build_with_tvm(tvm: ModuleType, path: Path) -> Path:
     @T.prim_func
     def myadd(
         A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.Buffer((N,), "float32")
-    ):
+    ) -> None:
         T.func_attr({"global_symbol": "myadd"})
         for i in range(N):
             C[i] = A[i] + B[i]

@@ -1,9 +1,9 @@
-"""Run Apache TVM's own RPC test file against pytvm (``import pytvm as tvm``) and tabulate it.
+r"""Run Apache TVM's own RPC test file against pytvm (``import pytvm as tvm``) and tabulate it.
 
 The TVM file is not part of pytvm; fetch it from Apache TVM first, for example::
 
     mkdir -p /tmp/tvm_tests
-    curl -o /tmp/tvm_tests/test_runtime_rpc.py \\
+    curl -o /tmp/tvm_tests/test_runtime_rpc.py \
         https://raw.githubusercontent.com/apache/tvm/main/tests/python/runtime/test_runtime_rpc.py
     # or, from a TVM checkout:
     git -C tvm show HEAD:tests/python/runtime/test_runtime_rpc.py \
@@ -220,6 +220,7 @@ def parse_junit(path: Path) -> list[tuple[str, str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the rewritten TVM test file under pytest and print its table; return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tvm_test_file", type=Path)
     parser.add_argument("--pytvm-root", type=Path, default=Path(__file__).resolve().parents[1])

@@ -9,7 +9,11 @@ import pytest
 @pytest.mark.needs_cc
 def test_demo_runs_end_to_end() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pytvm.demo"], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "pytvm.demo"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -88,16 +88,16 @@ class Run:
 def _session_members(sid: int) -> list[int]:
     """Live (non-zombie) processes in process session ``sid``."""
     members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            stat = (entry / "stat").read_text()
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()  # state, ppid, pgrp, session, ...
         if int(fields[3]) == sid and fields[0] != "Z":
-            members.append(int(entry))
+            members.append(int(entry.name))
     return members
 
 
@@ -162,7 +162,12 @@ def test_tvm_example_skips_cleanly_without_apache_tvm(tmp_path: Path) -> None:
         f"runpy.run_path({str(EXAMPLES / '06_load_tvm_module.py')!r}, run_name='__main__')\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import pkgutil
 import re
 import sys
@@ -323,7 +324,7 @@ def find_import_cycles(package_root: Path) -> list[str]:
     graph = import_graph(package_root)
     messages = []
     for cycle in find_cycles(graph):
-        where = ", ".join(graph[a][b] for a, b in zip(cycle, cycle[1:]))
+        where = ", ".join(graph[a][b] for a, b in itertools.pairwise(cycle))
         messages.append(f"{' -> '.join(cycle)} ({where})")
     return messages
 

@@ -19,6 +19,7 @@ def test_ffi_bench_prints_table() -> None:
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -53,6 +54,7 @@ def test_rpc_bench_prints_tables() -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -98,6 +100,7 @@ def test_crt_bench_prints_tables() -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -108,8 +111,9 @@ def test_crt_bench_prints_tables() -> None:
     assert headers[0][0] == "case" and headers[0][-1] == "text" and ".bss" in headers[0]
     assert headers[1:] == [
         ["case", "us/call", "x", "one", "hop"],
-        ["case", "1hop", "cpu", "1hop", "hex", "board", "cpu", "board", "hex", "srv", "cpu"]
-        + ["tcp", "only", "bc/1hop", "bh/1hop", "sc/1hop"],
+        (
+            "case 1hop cpu 1hop hex board cpu board hex srv cpu tcp only bc/1hop bh/1hop sc/1hop"
+        ).split(),
         ["case", "median", "min", "max", "x", "one", "hop"],
     ]
     compilers = headers[0].count(".text")  # gcc and/or clang, a ratio column if both

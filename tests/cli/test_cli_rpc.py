@@ -31,6 +31,7 @@ def _pytvm(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
         text=True,
         timeout=TIMEOUT,
         env=env,
+        check=False,
     )
 
 

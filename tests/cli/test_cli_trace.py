@@ -30,6 +30,7 @@ def test_trace_copy_mermaid_prints_only_the_diagram(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     diagram = result.stdout.splitlines()
@@ -70,6 +71,7 @@ def test_trace_copy_prints_the_text_tree_on_stdout() -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

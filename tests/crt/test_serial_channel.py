@@ -37,8 +37,16 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail("these tests need make and a C compiler (gcc or clang) on PATH")
     out_dir = tmp_path_factory.mktemp("serial")
     subprocess.run(
-        ["make", "-s", "-f", str(MAKEFILE), f"BUILD={out_dir}", f"CC={COMPILERS[0]}"]
-        + ["CFLAGS=-std=c99 -Wall -Wextra -Werror -pedantic -O2", "serial-vectors"],
+        [
+            "make",
+            "-s",
+            "-f",
+            str(MAKEFILE),
+            f"BUILD={out_dir}",
+            f"CC={COMPILERS[0]}",
+            "CFLAGS=-std=c99 -Wall -Wextra -Werror -pedantic -O2",
+            "serial-vectors",
+        ],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -217,7 +225,7 @@ class GatedChannel(Channel):
 def _in_serial_channel(thread: threading.Thread) -> bool:
     frame = sys._current_frames().get(thread.ident or -1)
     while frame is not None:
-        if frame.f_code.co_filename.endswith(os.path.join("crt", "serial_channel.py")):
+        if Path(frame.f_code.co_filename).parts[-2:] == ("crt", "serial_channel.py"):
             return True
         frame = frame.f_back
     return False

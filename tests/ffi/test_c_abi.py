@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -276,7 +277,7 @@ def test_python_exception_through_c_is_the_original(get: Getter) -> None:
 def test_backend_get_func_from_env_finds_global(get: Getter) -> None:
     pytvm.register_func("testabi.triple", lambda x: 3 * x, override=True)
     assert get("env_lookup")("testabi.triple", 14) == 42
-    with pytest.raises(AttributeError, match="testabi.absent"):
+    with pytest.raises(AttributeError, match=re.escape("testabi.absent")):
         get("env_lookup")("testabi.absent")
 
 
@@ -316,7 +317,7 @@ def test_int_out_of_int64_range_is_refused(get: Getter) -> None:
 
 
 def test_unsupported_argument_type_is_named(get: Getter) -> None:
-    with pytest.raises(TypeError, match="builtins.set"):
+    with pytest.raises(TypeError, match=re.escape("builtins.set")):
         get("type_of")({1})
 
 
@@ -351,6 +352,7 @@ def test_kernels_bind_to_pytvm_runtime_even_with_tvm_loaded_first(
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert result.returncode == 0 and "isolated" in result.stdout, result.stderr
 
@@ -399,7 +401,10 @@ print(lib.pytvm_TVMGetLastError().decode())
 def test_runtime_without_hooks_says_which_call_failed() -> None:
     path = pytvm.ffi.libinfo.runtime_library_path()
     result = subprocess.run(
-        [sys.executable, "-c", NO_HOOKS_SCRIPT, str(path)], capture_output=True, text=True
+        [sys.executable, "-c", NO_HOOKS_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("RuntimeError: TVMFuncGetGlobal: ")

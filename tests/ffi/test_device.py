@@ -24,5 +24,5 @@ def test_rpc_masked_device_prints_session() -> None:
 
 
 def test_unknown_device_name_lists_known_ones() -> None:
-    with pytest.raises(ValueError, match="unknown device name 'tpu'.*hexagon"):
+    with pytest.raises(ValueError, match=r"unknown device name 'tpu'.*hexagon"):
         pytvm.device("tpu")

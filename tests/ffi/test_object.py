@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ctypes
+import re
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_register_object_assigns_dynamic_index() -> None:
 
 
 def test_reregistering_key_to_another_class_fails() -> None:
-    with pytest.raises(ValueError, match="testing.Point"):
+    with pytest.raises(ValueError, match=re.escape("testing.Point")):
 
         @register_object("testing.Point")
         class Other(Object):

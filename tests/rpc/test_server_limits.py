@@ -13,6 +13,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import tvm.rpc
@@ -41,7 +42,7 @@ def worker_functions() -> Iterator[None]:
     """Registered before the servers fork, so their session workers have them."""
     funcs: dict[str, Callable[..., object]] = {
         "testing.limits.getpid": os.getpid,
-        "testing.limits.block": lambda seconds: time.sleep(seconds),
+        "testing.limits.block": time.sleep,
         "testing.limits.crash": lambda: os.kill(os.getpid(), signal.SIGSEGV),
     }
     for name, func in funcs.items():
@@ -66,15 +67,14 @@ def _key_record(key: str) -> bytes:
 def _children() -> set[int]:
     """Live child processes of this process (from /proc)."""
     found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
             try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
             if int(fields[1]) == os.getpid() and fields[0] != "Z":
-                found.add(int(entry))
+                found.add(int(entry.name))
     return found
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,7 +95,7 @@ def test_tvms_server_env_name_registers_the_server_functions() -> None:
                 pytvm.remove_global_func(name)
             else:
                 pytvm.register_func(name, saved[name], override=True)
-    assert not os.path.exists(ws.path)
+    assert not Path(ws.path).exists()
 
 
 # ---------------------------------------------------------------------- rpc.LocalSession()
@@ -112,11 +111,11 @@ def test_local_session_moves_files_in_a_workspace_of_its_own() -> None:
     first.remove("d")
     assert first.listdir("") == ["dat.bin"]
     workspace = first.get_function("tvm.rpc.server.workpath")("")
-    assert os.path.isdir(workspace)
+    assert Path(workspace).is_dir()
     with pytest.raises(ValueError, match="outside the session workspace"):
         first.download("/etc/hostname")
     first.close()
-    assert not os.path.exists(workspace)
+    assert not Path(workspace).exists()
 
 
 @pytest.mark.needs_cc

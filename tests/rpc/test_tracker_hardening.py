@@ -248,7 +248,7 @@ def test_a_registered_server_never_sees_the_clients_auth_token(tracker: Tracker)
         def accept() -> None:
             conn, _ = fake.accept()
             with conn:
-                (magic,) = struct.unpack("<i", recvall(conn, 4))
+                (_magic,) = struct.unpack("<i", recvall(conn, 4))
                 received.append(recv_key(conn))
                 conn.sendall(struct.pack("<i", RPC_CODE_MISMATCH))
 

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,51 +40,28 @@ def _library(path: Path, symbol: str) -> None:
     source.unlink()
 
 
-@pytest.mark.needs_cc
-def test_swapped_link_never_leads_file_operations_outside(tmp_path: Path, registry: None) -> None:
-    """A thread keeps swapping ``sub`` between a link into the workspace and links out of it
-    while upload, download, remove, listdir and load_module go through ``sub``: nothing outside
-    is ever read, written, removed, listed or loaded.
-    """
-    outside, ws = tmp_path / "outside", tmp_path / "ws"
-    (ws / "real").mkdir(parents=True)
-    outside.mkdir()
-    (outside / "f").write_bytes(b"SECRET")
-    (outside / "only-outside").write_bytes(b"")
-    (ws / "real" / "f").write_bytes(b"inside")
-    _library(outside / "lib.so", "where_outside")
-    _library(ws / "real" / "lib.so", "where_inside")
-    register_server_env(str(ws))
-    server = {n: pytvm.get_global_func(f"tvm.rpc.server.{n}") for n in _SERVER_FUNCS}
+class _LinkSwapper:
+    """A thread that keeps replacing the link ``link`` by a link to each of ``targets`` in turn."""
 
-    targets = ["real", "../outside", str(outside)]
-    os.symlink("real", ws / "sub")
-    stop, running = threading.Event(), threading.Event()
-    swaps = 0
+    def __init__(self, link: Path, targets: list[str]) -> None:
+        self.link, self.targets = link, targets
+        self.swaps = 0
+        self.stop, self.running = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._swap, daemon=True)
 
-    def swap() -> None:
-        nonlocal swaps
-        while not stop.is_set():
-            tmp = ws / f".swap{swaps % 2}"
-            os.symlink(targets[swaps % len(targets)], tmp)
-            os.replace(tmp, ws / "sub")
-            swaps += 1
-            running.set()
+    def _swap(self) -> None:
+        while not self.stop.is_set():
+            tmp = self.link.with_name(f".swap{self.swaps % 2}")
+            tmp.symlink_to(self.targets[self.swaps % len(self.targets)])
+            tmp.replace(self.link)
+            self.swaps += 1
+            self.running.set()
 
-    escapes: dict[str, int] = {}
-    done: dict[str, int] = {}
 
-    def attempt(what: str, tries: int, op: Callable[[], bool]) -> None:
-        for _ in range(tries):
-            try:
-                escaped = op()
-            except (ValueError, OSError):
-                continue  # refused, or not there at this instant: both fine
-            done[what] = done.get(what, 0) + 1
-            if escaped:
-                escapes[what] = escapes.get(what, 0) + 1
-                (outside / "f").write_bytes(b"SECRET")
-                (outside / "new").unlink(missing_ok=True)
+def _operations_through_sub(
+    server: dict[str, Any], ws: Path, outside: Path
+) -> list[tuple[str, int, Callable[[], bool]]]:
+    """(what, tries, operation) on ``ws/sub``; an operation returns whether it reached outside."""
 
     def download() -> bool:
         return bool(server["download"]("sub/f") == b"SECRET")
@@ -106,23 +83,66 @@ def test_swapped_link_never_leads_file_operations_outside(tmp_path: Path, regist
         module = server["load_module"]("sub/lib.so")
         return module.get_function("where_outside", allow_missing=True) is not None
 
-    swapper = threading.Thread(target=swap, daemon=True)
+    return [
+        ("read", 600, download),
+        ("write", 600, upload),
+        ("remove", 300, remove),
+        ("list", 300, listdir),
+        ("load", 200, load),
+    ]
+
+
+def _attempt_all(
+    operations: list[tuple[str, int, Callable[[], bool]]], outside: Path
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Run each operation its number of tries: ``(escapes, done)`` counted per kind."""
+    escapes: dict[str, int] = {}
+    done: dict[str, int] = {}
+    for what, tries, op in operations:
+        for _ in range(tries):
+            try:
+                escaped = op()
+            except (ValueError, OSError):
+                continue  # refused, or not there at this instant: both fine
+            done[what] = done.get(what, 0) + 1
+            if escaped:
+                escapes[what] = escapes.get(what, 0) + 1
+                (outside / "f").write_bytes(b"SECRET")
+                (outside / "new").unlink(missing_ok=True)
+    return escapes, done
+
+
+@pytest.mark.needs_cc
+def test_swapped_link_never_leads_file_operations_outside(tmp_path: Path, registry: None) -> None:
+    """A thread keeps swapping ``sub`` between a link into the workspace and links out of it
+    while upload, download, remove, listdir and load_module go through ``sub``: nothing outside
+    is ever read, written, removed, listed or loaded.
+    """
+    outside, ws = tmp_path / "outside", tmp_path / "ws"
+    (ws / "real").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "f").write_bytes(b"SECRET")
+    (outside / "only-outside").write_bytes(b"")
+    (ws / "real" / "f").write_bytes(b"inside")
+    _library(outside / "lib.so", "where_outside")
+    _library(ws / "real" / "lib.so", "where_inside")
+    register_server_env(str(ws))
+    server = {n: pytvm.get_global_func(f"tvm.rpc.server.{n}") for n in _SERVER_FUNCS}
+
+    (ws / "sub").symlink_to("real")
+    swapper = _LinkSwapper(ws / "sub", ["real", "../outside", str(outside)])
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)  # let the swapper run between any two steps of an operation
-    swapper.start()
+    swapper.thread.start()
     try:
-        assert running.wait(timeout=10)
-        attempt("read", 600, download)
-        attempt("write", 600, upload)
-        attempt("remove", 300, remove)
-        attempt("list", 300, listdir)
-        attempt("load", 200, load)
+        assert swapper.running.wait(timeout=10)
+        escapes, done = _attempt_all(_operations_through_sub(server, ws, outside), outside)
     finally:
-        stop.set()
-        swapper.join(timeout=10)
+        swapper.stop.set()
+        swapper.thread.join(timeout=10)
         sys.setswitchinterval(interval)
     assert escapes == {}
-    assert swaps > 100 and sum(done.values()) > 0, (swaps, done)
+    assert swapper.swaps > 100 and sum(done.values()) > 0, (swapper.swaps, done)
     (ws / "sub").unlink()
     (ws / "real").rename(ws / "sub")  # with no link in the way every operation works
     (ws / "sub" / "f").write_bytes(b"inside")
@@ -132,4 +152,4 @@ def test_swapped_link_never_leads_file_operations_outside(tmp_path: Path, regist
     assert server["listdir"]("sub") == "lib.so,new"
     assert server["load_module"]("sub/lib.so").get_function("where_inside") is not None
     assert (outside / "f").read_bytes() == b"SECRET"
-    assert sorted(os.listdir(outside)) == ["f", "lib.so", "only-outside"]
+    assert sorted(p.name for p in outside.iterdir()) == ["f", "lib.so", "only-outside"]

@@ -31,21 +31,25 @@ N = 1024
 
 
 @T.prim_func
-def myadd(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.Buffer((N,), "float32")):
+def myadd(
+    A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.Buffer((N,), "float32")
+) -> None:
     T.func_attr({"global_symbol": "myadd"})
     for i in range(N):
         C[i] = A[i] + B[i]
 
 
 @T.prim_func
-def scale_parallel(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), k: T.float32):
+def scale_parallel(
+    A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), k: T.float32
+) -> None:
     T.func_attr({"global_symbol": "scale_parallel"})
     for i in T.parallel(N):
         B[i] = A[i] * k
 
 
 @T.prim_func
-def reverse_plus_one(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
+def reverse_plus_one(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")) -> None:
     T.func_attr({"global_symbol": "reverse_plus_one"})
     tmp = T.alloc_buffer((N,), "float32")  # too big for the stack: a TVMBackendAllocWorkspace
     for i in range(N):
@@ -191,7 +195,7 @@ def test_library_embedding_a_relax_vm_is_refused_by_name(tmp_path: Path) -> None
             return R.add(x, x)
 
     tvm.compile(Doubler, target="llvm").export_library(str(tmp_path / "vm.so"))
-    with pytest.raises(ValueError, match="embeds module.* relax.VMExecutable"):
+    with pytest.raises(ValueError, match=r"embeds module.* relax\.VMExecutable"):
         load_module(tmp_path / "vm.so")
 
 

@@ -323,7 +323,10 @@ def _time_namespaces_work() -> bool:
     if shutil.which("unshare") is None:
         return False
     probe = subprocess.run(
-        ["unshare", "--time", "--monotonic", "1", "true"], capture_output=True, timeout=10
+        ["unshare", "--time", "--monotonic", "1", "true"],
+        capture_output=True,
+        timeout=10,
+        check=False,
     )
     return probe.returncode == 0
 
