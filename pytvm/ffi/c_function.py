@@ -39,7 +39,7 @@ CALL_LAYER = "C function"
 _fast_call: Callable[..., Any] | None = None
 
 
-class _Loaded:
+class _CallState:
     """What :func:`_library_loaded` keeps."""
 
     #: The fast-call extension module, or None.
@@ -53,7 +53,7 @@ def _library_loaded(lib: ctypes.CDLL) -> None:
     when it can be built here.
     """
     global _fast_call  # noqa: PLW0603 - set once; read per CFunction, and patched by tests
-    _Loaded.func_free = lib.TVMFuncFree
+    _CallState.func_free = lib.TVMFuncFree
     path = libinfo.fastcall_extension_path()
     if path is None:
         return
@@ -68,13 +68,13 @@ def _library_loaded(lib: ctypes.CDLL) -> None:
     module.configure(convert_one, decode_owned, raise_last_error, tensor_type())
     module.configure_call(raise_foreign_tensor, _begin_call, _end_call)
     _trace.on_switch(module.set_tracing)
-    _Loaded.fast_module = module
+    _CallState.fast_module = module
     _fast_call = module.invoke
 
 
 def _tensor_type_changed() -> None:
-    if _Loaded.fast_module is not None:
-        _Loaded.fast_module.configure(convert_one, decode_owned, raise_last_error, tensor_type())
+    if _CallState.fast_module is not None:
+        _CallState.fast_module.configure(convert_one, decode_owned, raise_last_error, tensor_type())
 
 
 when_loaded(_library_loaded)
@@ -162,6 +162,6 @@ class CFunction(PackedFunc):
         return out.value or 0
 
     def __del__(self) -> None:
-        func_free = _Loaded.func_free
+        func_free = _CallState.func_free
         if self._node and func_free is not None:
             func_free(self._node)
