@@ -8,15 +8,18 @@ Every call site uses one helper, :func:`span`, as a ``with`` block::
         ...                                   # the work being traced
         sp.set(reply_bytes=m)                 # attributes known only at the end
 
-Hot paths keep "off costs one flag test": the call site tests :data:`ON` and uses the shared
-no-op :data:`NO_SPAN` (its ``set``, ``__enter__`` and ``__exit__`` do nothing), so no recorder
-function runs and no attribute is computed while recording is off::
+Off costs one flag test: the helper tests :data:`ON` and, while recording is off, returns the
+shared no-op :data:`NO_SPAN` (its ``set``, ``__enter__`` and ``__exit__`` do nothing) -- no
+clock read, no allocation, no recorder function. A call site never tests the flag itself.
+Attributes that cost something to compute are asked for lazily: :func:`span_of` takes a
+function returning ``(name, attributes)`` and calls it only while recording is on::
 
-    with _trace.span("Python API", "NDArray.numpy", **attrs()) if _trace.ON else _trace.NO_SPAN:
+    with _trace.span_of("Python API", _describe_array, "NDArray.numpy", self):
 
-Where the name too is computed, :func:`span_of` takes a function returning (name, attributes).
-A decision point with no duration is an :func:`instant`. :func:`begin`/:func:`end` are the two
-halves of a span, for code that cannot hold a ``with`` block open.
+Pass a plain function and its arguments (not a bound method, which would be made on every call,
+on or off). A decision point with no duration is an :func:`instant` (:func:`instant_of`, lazily).
+:func:`begin`/:func:`end` are the two halves of a span, for code that cannot hold a ``with``
+block open (the Python -> C call path, whose C half keeps its own copy of the flag).
 
 Timestamps are ``time.monotonic_ns()`` (:func:`now`) -- CLOCK_MONOTONIC, which every process of
 one machine shares (the C device reads the same clock), so events recorded by the host, a board
@@ -53,6 +56,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -70,6 +74,7 @@ __all__ = [
     "end",
     "hop_index",
     "instant",
+    "instant_of",
     "now",
     "on_switch",
     "process_label",
@@ -194,6 +199,13 @@ class _NoSpan:
 
 #: The shared no-op span (one object for every call site while recording is off).
 NO_SPAN = _NoSpan()
+
+# While recording is off, the ``with`` statement is most of what a span costs: with its methods
+# as C callables (no Python frame) it costs half as much. ``__enter__`` gives back NO_SPAN;
+# ``__exit__`` and ``set`` return "" (falsy: an exception raised in the block propagates).
+_NoSpan.__enter__ = staticmethod(itertools.repeat(NO_SPAN).__next__)  # type: ignore[assignment,method-assign]
+_NoSpan.__exit__ = staticmethod("".format)  # type: ignore[assignment,method-assign]
+_NoSpan.set = staticmethod("".format)  # type: ignore[assignment,method-assign]
 
 
 class _Recorder:
@@ -330,4 +342,13 @@ def span_of(
 def instant(layer: str, name: str, **attrs: Any) -> None:
     """Record a point in time (a decision, such as the device API ``DeviceAPI.get`` chose)."""
     if ON:
+        _record(layer, name, time.monotonic_ns(), 0, attrs, True)
+
+
+def instant_of(layer: str, describe: Callable[..., tuple[str, dict[str, Any]]], *args: Any) -> None:
+    """Like :func:`instant`, with name and attributes computed only when on:
+    ``describe(*args)`` returns ``(name, attrs)``.
+    """
+    if ON:
+        name, attrs = describe(*args)
         _record(layer, name, time.monotonic_ns(), 0, attrs, True)

@@ -58,7 +58,7 @@ class PacketIO:
             self._rpos = 0
         while len(self._rbuf) - self._rpos < n:
             size = max(_CHUNK, n - (len(self._rbuf) - self._rpos))
-            with _trace.span_of("wire", self._describe_recv) if _trace.ON else _trace.NO_SPAN as sp:
+            with _trace.span_of("wire", _describe_recv, self) as sp:
                 chunk = self.channel.recv(size)
                 sp.set(bytes=len(chunk))
             if not chunk:
@@ -85,7 +85,7 @@ class PacketIO:
             self._rpos += have
         got = have
         while got < len(view):
-            with _trace.span_of("wire", self._describe_recv) if _trace.ON else _trace.NO_SPAN as sp:
+            with _trace.span_of("wire", _describe_recv, self) as sp:
                 n = self.channel.recv_into(view[got:])
                 sp.set(bytes=n)
             if n == 0:
@@ -124,11 +124,7 @@ class PacketIO:
                     if idle:
                         chunk = self.channel.recv(_CHUNK)
                     else:
-                        with (
-                            _trace.span_of("wire", self._describe_recv)
-                            if _trace.ON
-                            else _trace.NO_SPAN
-                        ) as sp:
+                        with _trace.span_of("wire", _describe_recv, self) as sp:
                             chunk = self.channel.recv(_CHUNK)
                             sp.set(bytes=len(chunk))
                     if not chunk:
@@ -160,7 +156,7 @@ class PacketIO:
     def _send(self, *parts: bytes | memoryview) -> None:
         if self.closed:
             raise self.closed_error()
-        with _trace.span_of("wire", self._describe_send, parts) if _trace.ON else _trace.NO_SPAN:
+        with _trace.span_of("wire", _describe_send, self, parts):
             if len(parts) == 1:
                 self.channel.send(parts[0])  # the common case: one whole packet, no join
             else:
@@ -192,12 +188,17 @@ class PacketIO:
         except Exception:
             pass
 
-    # ------------------------------------------------------------------ tracing (only when on)
 
-    def _describe_send(self, parts: Sequence[bytes | memoryview]) -> tuple[str, dict[str, Any]]:
-        nbytes = sum(len(p) for p in parts)
-        self._sent_bytes = nbytes
-        return "send", {"bytes": nbytes, "peer": self.channel.peer}
+# ---------------------------------------------------------------------- tracing (only when on)
 
-    def _describe_recv(self) -> tuple[str, dict[str, Any]]:
-        return "recv", {"peer": self.channel.peer}
+
+def _describe_send(io: PacketIO, parts: Sequence[bytes | memoryview]) -> tuple[str, dict[str, Any]]:
+    """The ``wire`` span of a send (it keeps the byte count for the span above it)."""
+    nbytes = sum(len(p) for p in parts)
+    io._sent_bytes = nbytes
+    return "send", {"bytes": nbytes, "peer": io.channel.peer}
+
+
+def _describe_recv(io: PacketIO) -> tuple[str, dict[str, Any]]:
+    """The ``wire`` span of a receive."""
+    return "recv", {"peer": io.channel.peer}

@@ -42,7 +42,14 @@ from ._packet_io import PacketIO, _PeerClosed
 from .base import PROTOCOL_VERSION, ProtocolError, RPCError, remote_error_class
 from .channel import Channel
 from .hop import HOP_PREFIX, HopTable, code_name
-from .messages import CallFunc, CopyFromRemote, InitServer, Syscall, decode_body
+from .messages import (
+    CallFunc,
+    CopyFromRemote,
+    InitServer,
+    Syscall,
+    decode_body,
+    decode_copy_to_remote_head,
+)
 from .protocol import (
     DEFAULT_LIMITS,
     SYSCALL_CODE_START,
@@ -52,7 +59,6 @@ from .protocol import (
     RPCCode,
     ServerStatus,
     TensorDesc,
-    decode_copy_head,
     encode_call,
     encode_call_return,
     encode_copy_ack,
@@ -77,6 +83,11 @@ _REQUEST_CODES = frozenset(
     (RPCCode.CALL_FUNC, RPCCode.INIT_SERVER, RPCCode.COPY_FROM_REMOTE)
 ) | frozenset(code for code in RPCCode if code >= SYSCALL_CODE_START)
 _COPY_WINDOW = 2  # copy packets in flight (see _copy_to_remote_pipelined; more measured slower)
+# A kCopyToRemote head: u64 data, i32 device type, i32 device id, i32 ndim, dtype (4 bytes);
+# then ndim i64 dims, u64 byte_offset and u64 nbytes.
+_COPY_HEAD_FIXED = 24
+_COPY_HEAD_NDIM = 16  # offset of ndim in the head
+_I32 = struct.Struct("<i")
 
 
 class Endpoint(PacketIO):
@@ -100,13 +111,6 @@ class Endpoint(PacketIO):
         self._error_reply: BaseException | None = None  # raised for a complete kException
 
     # ------------------------------------------------------------------ client side
-
-    def _describe_request(
-        self, code: RPCCode, nbytes: int, attrs: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]]:
-        """Name and attributes of an ``endpoint`` span (asked only while tracing)."""
-        name = code_name(code)
-        return name, {"code": name, "request_bytes": nbytes, "peer": self.channel.peer, **attrs}
 
     def _raise_remote(self, text: str) -> None:
         err = parse_error(text, context=f"error from RPC peer {self.channel.peer}")
@@ -168,11 +172,7 @@ class Endpoint(PacketIO):
         """Send one request packet and return its kReturn values (a traced span when on)."""
         with self._lock:
             try:
-                with (
-                    _trace.span_of("endpoint", self._describe_request, code, len(packet), attrs)
-                    if _trace.ON
-                    else _trace.NO_SPAN
-                ) as sp:
+                with _trace.span_of("endpoint", _describe_request, self, code, packet, attrs) as sp:
                     self._send(packet)
                     values = self._return_values()
                     sp.set(reply_bytes=self._reply_bytes)
@@ -201,12 +201,9 @@ class Endpoint(PacketIO):
         with self._lock:
             packet = b"".join(encode_syscall(code, args) for args in arg_lists)
             errors: list[BaseException] = []
-            describe = (code, len(packet), {"pipelined": len(arg_lists)})
             try:
-                with (
-                    _trace.span_of("endpoint", self._describe_request, *describe)
-                    if _trace.ON
-                    else _trace.NO_SPAN
+                with _trace.span_of(
+                    "endpoint", _describe_pipelined, self, code, packet, len(arg_lists)
                 ) as sp:
                     self._send(packet)
                     for _ in arg_lists:
@@ -287,12 +284,7 @@ class Endpoint(PacketIO):
             chunk = data[start : start + step]
             part = _at_offset(desc, desc.byte_offset + start)
             head = encode_copy_to_remote(part, len(chunk))
-            describe = (RPCCode.COPY_TO_REMOTE, len(head) + len(chunk), {"data_bytes": len(chunk)})
-            with (
-                _trace.span_of("endpoint", self._describe_request, *describe)
-                if _trace.ON
-                else _trace.NO_SPAN
-            ) as sp:
+            with _trace.span_of("endpoint", _describe_copy_to_remote, self, head, chunk) as sp:
                 self._send(head, chunk)
                 self._return_values()
                 sp.set(reply_bytes=self._reply_bytes)
@@ -301,12 +293,7 @@ class Endpoint(PacketIO):
         """One kCopyFromRemote of ``len(chunk)`` bytes at ``start`` into ``chunk``."""
         part = _at_offset(desc, desc.byte_offset + start)
         head = encode_copy_from_remote(part, len(chunk))
-        describe = (RPCCode.COPY_FROM_REMOTE, len(head), {"data_bytes": len(chunk)})
-        with (
-            _trace.span_of("endpoint", self._describe_request, *describe)
-            if _trace.ON
-            else _trace.NO_SPAN
-        ) as sp:
+        with _trace.span_of("endpoint", _describe_copy_from_remote, self, head, chunk) as sp:
             self._send(head)
             code, left = self._reply()
             if code != RPCCode.COPY_ACK or left != len(chunk):
@@ -392,9 +379,7 @@ class Endpoint(PacketIO):
 
     def _serve_packet(self, code: RPCCode, left: int) -> None:
         """Handle one request whose code is read and ``left`` body bytes follow."""
-        with (
-            _trace.span_of("server", _describe_served, code, left) if _trace.ON else _trace.NO_SPAN
-        ) as sp:
+        with _trace.span_of("server", _describe_served, code, left) as sp:
             if code == RPCCode.COPY_TO_REMOTE:
                 reply_parts: tuple[bytes | memoryview, ...] = (self._serve_copy_to_remote(left),)
             else:
@@ -435,11 +420,7 @@ class Endpoint(PacketIO):
                 values = self._hops.call(handle, args)
                 return (encode_call_return(values[0], values[1:]),)
             session = self._session()
-            with (
-                _trace.span_of("serving session", _describe_serving, session, "call_func")
-                if _trace.ON
-                else _trace.NO_SPAN
-            ):
+            with _trace.span_of("serving session", _describe_serving, session, "call_func"):
                 values = session.call_func(handle, args)
             return (encode_call_return(values[0], values[1:]),)
         if type(msg) is Syscall:
@@ -447,12 +428,8 @@ class Endpoint(PacketIO):
         if type(msg) is CopyFromRemote:
             desc, nbytes = msg.desc, msg.nbytes
             session = self._session()
-            with (
-                _trace.span_of(
-                    "serving session", _describe_serving, session, "copy_from_remote", nbytes
-                )
-                if _trace.ON
-                else _trace.NO_SPAN
+            with _trace.span_of(
+                "serving session", _describe_serving, session, "copy_from_remote", nbytes
             ):
                 data = session.copy_from_remote(desc, nbytes)
             return (encode_copy_ack(nbytes), data)
@@ -472,12 +449,7 @@ class Endpoint(PacketIO):
             self._hops.free(args[0].value)
             return None
         session = self._session()
-        method = f"syscall({code_name(code)})"
-        with (
-            _trace.span_of("serving session", _describe_serving, session, method)
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("serving session", _describe_serving_syscall, session, code):
             return session.syscall(code, args)
 
     def _init_server(self, version: str, args: Sequence[Any]) -> None:
@@ -505,37 +477,26 @@ class Endpoint(PacketIO):
         self.serving_session = session_of_module(result, name)
 
     def _serve_copy_to_remote(self, left: int) -> bytes:
-        """Receive a kCopyToRemote whose payload may be large; returns the reply packet."""
-        head_fixed = 24  # u64 data, i32 device type, i32 device id, i32 ndim, dtype
-        if left < head_fixed:
-            self._skip(left)
-            return encode_exception("ProtocolError: kCopyToRemote shorter than its descriptor")
-        fixed = self._read(head_fixed)
-        ndim = struct.unpack_from("<i", fixed, 16)[0]
-        if ndim < 0 or ndim > self.limits.max_ndim or left < head_fixed + 8 * ndim + 16:
-            self._skip(left - head_fixed)
-            return encode_exception(f"ProtocolError: kCopyToRemote descriptor ndim {ndim} invalid")
-        head = fixed + self._read(8 * ndim + 16)
-        nbytes_left = left - len(head)
+        """Receive a kCopyToRemote whose payload may be large; returns the reply packet.
+
+        Only the head (descriptor and nbytes) is read and decoded, by the decoder of every other
+        message; the data then goes straight into the target memory.
+        """
+        head = self._read(min(left, _COPY_HEAD_FIXED))
+        if len(head) == _COPY_HEAD_FIXED:
+            ndim = _I32.unpack_from(head, _COPY_HEAD_NDIM)[0]
+            if 0 <= ndim <= self.limits.max_ndim:  # else the decoder names the bad ndim
+                head += self._read(min(8 * ndim + 16, left - len(head)))
+        streamed = left - len(head)
         try:
-            r = Reader(head, self.limits)
-            desc, nbytes = decode_copy_head(r, "kCopyToRemote")
-            if nbytes != nbytes_left:
-                raise ProtocolError(
-                    f"kCopyToRemote nbytes {nbytes} disagrees with the {nbytes_left} bytes left "
-                    "in the packet"
-                )
+            desc, nbytes = decode_copy_to_remote_head(Reader(head, self.limits), streamed)
             session = self._session()
-            sp = (
-                _trace.span_of(
-                    "serving session", _describe_serving, session, "copy_to_remote", nbytes
-                )
-                if _trace.ON
-                else _trace.NO_SPAN
+            sp = _trace.span_of(
+                "serving session", _describe_serving, session, "copy_to_remote", nbytes
             )  # begins now: the span covers copy_target too
             target = session.copy_target(desc, nbytes)
         except Exception as err:
-            self._skip(nbytes_left)
+            self._skip(streamed)
             return encode_exception(format_error(err, with_traceback=False))
         with sp:
             if target is not None:
@@ -547,6 +508,47 @@ class Endpoint(PacketIO):
             except Exception as err:
                 return encode_exception(format_error(err))
             return encode_return([None])
+
+
+# ---------------------------------------------------------------------- tracing (only when on)
+
+
+def _describe_request(
+    endpoint: Endpoint, code: RPCCode, packet: bytes, attrs: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """Name and attributes of an ``endpoint`` span."""
+    return _describe_sent(endpoint, code, len(packet), attrs)
+
+
+def _describe_sent(
+    endpoint: Endpoint, code: RPCCode, nbytes: int, attrs: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """An ``endpoint`` span of ``code`` whose request is ``nbytes`` long."""
+    name = code_name(code)
+    return name, {"code": name, "request_bytes": nbytes, "peer": endpoint.channel.peer, **attrs}
+
+
+def _describe_pipelined(
+    endpoint: Endpoint, code: RPCCode, packet: bytes, count: int
+) -> tuple[str, dict[str, Any]]:
+    """The ``endpoint`` span of ``count`` requests sent back to back."""
+    return _describe_sent(endpoint, code, len(packet), {"pipelined": count})
+
+
+def _describe_copy_to_remote(
+    endpoint: Endpoint, head: bytes, chunk: memoryview
+) -> tuple[str, dict[str, Any]]:
+    """The ``endpoint`` span of one kCopyToRemote packet (its data is part of the request)."""
+    nbytes = len(head) + len(chunk)
+    return _describe_sent(endpoint, RPCCode.COPY_TO_REMOTE, nbytes, {"data_bytes": len(chunk)})
+
+
+def _describe_copy_from_remote(
+    endpoint: Endpoint, head: bytes, chunk: memoryview
+) -> tuple[str, dict[str, Any]]:
+    """The ``endpoint`` span of one kCopyFromRemote packet (its data comes with the reply)."""
+    code = RPCCode.COPY_FROM_REMOTE
+    return _describe_sent(endpoint, code, len(head), {"data_bytes": len(chunk)})
 
 
 def _describe_served(code: RPCCode, left: int) -> tuple[str, dict[str, Any]]:
@@ -563,6 +565,11 @@ def _describe_serving(
     if nbytes is not None:
         attrs["bytes"] = nbytes
     return f"{type(session).__name__}.{method}", attrs
+
+
+def _describe_serving_syscall(session: SessionBase, code: RPCCode) -> tuple[str, dict[str, Any]]:
+    """The ``serving session`` span of a syscall."""
+    return _describe_serving(session, f"syscall({code_name(code)})")
 
 
 def _is_hop_name(args: Sequence[Any]) -> bool:

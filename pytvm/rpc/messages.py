@@ -45,6 +45,7 @@ __all__: list[str] = [
     "Shutdown",
     "Syscall",
     "decode_body",
+    "decode_copy_to_remote_head",
     "decode_message",
     "encode_message",
 ]
@@ -168,7 +169,7 @@ def decode_body(code: RPCCode, r: Reader) -> Any:
             raise ProtocolError(f"kException must carry one string, got {values!r}")
         msg = ExceptionMsg(str(values[0]))
     elif code == RPCCode.COPY_TO_REMOTE:
-        desc, nbytes = decode_copy_head(r, "kCopyToRemote")
+        desc, nbytes = decode_copy_to_remote_head(r)
         msg = CopyToRemote(desc, bytes(r.take(nbytes, "kCopyToRemote data")))
     elif code == RPCCode.COPY_FROM_REMOTE:
         msg = CopyFromRemote(*decode_copy_head(r, "kCopyFromRemote"))
@@ -183,6 +184,22 @@ def decode_body(code: RPCCode, r: Reader) -> Any:
         raise ProtocolError(f"RPC code {code.name} is internal and never sent")
     r.expect_end(_WHAT[code])
     return msg
+
+
+def decode_copy_to_remote_head(r: Reader, streamed: int = 0) -> tuple[TensorDesc, int]:
+    """Descriptor and data byte count of a kCopyToRemote, checked against the data that follows
+    the head: what is left in ``r`` plus ``streamed`` bytes not in it (the endpoint reads only
+    the head into ``r`` and streams the data straight into array memory).
+    """
+    desc, nbytes = decode_copy_head(r, "kCopyToRemote")
+    data = r.remaining + streamed
+    if nbytes > data:
+        raise ProtocolError(
+            f"kCopyToRemote data: needs {nbytes} bytes but the packet has {data} left"
+        )
+    if nbytes < data:
+        raise ProtocolError(f"kCopyToRemote: {data - nbytes} unexpected trailing bytes")
+    return desc, nbytes
 
 
 def encode_message(msg: Any) -> bytes:

@@ -130,11 +130,7 @@ class SessionBase(DeviceAPI):
         mem_scope: str | None = None,
     ) -> int:
         """Allocate ``nbytes`` on remote ``dev``; the remote pointer."""
-        with (
-            _trace.span_of("client session", self._describe, "alloc_data", dev, int(nbytes))
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("client session", _describe, self, "alloc_data", dev, nbytes):
             real = self._unmask(dev)
             if mem_scope in (None, "global"):
                 args = [real, int(nbytes), int(alignment), dtype]
@@ -146,21 +142,15 @@ class SessionBase(DeviceAPI):
 
     def free_data(self, dev: Device, ptr: int) -> None:
         """Free the remote allocation ``ptr`` on ``dev``."""
-        with (
-            _trace.span_of("client session", self._describe, "free_data", dev)
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("client session", _describe, self, "free_data", dev):
             self.syscall(RPCCode.DEV_FREE_DATA, [self._unmask(dev), Handle(ptr)])
 
     def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
         """Copy between two remote tensors of this session, or a remote and a host one."""
         src_remote = src.device.device_type >= RPC_SESS_MASK
         dst_remote = dst.device.device_type >= RPC_SESS_MASK
-        with (
-            _trace.span_of("client session", self._describe_copy, src, dst, src_remote, dst_remote)
-            if _trace.ON
-            else _trace.NO_SPAN
+        with _trace.span_of(
+            "client session", _describe_copy, self, src, dst, src_remote, dst_remote
         ):
             if src_remote and dst_remote:
                 self.syscall(
@@ -184,45 +174,12 @@ class SessionBase(DeviceAPI):
 
     def stream_sync(self, dev: Device, stream: int | None) -> None:
         """Wait for ``stream`` on remote ``dev``."""
-        with (
-            _trace.span_of("client session", self._describe, "stream_sync", dev)
-            if _trace.ON
-            else _trace.NO_SPAN
-        ) as sp:
+        with _trace.span_of("client session", _describe, self, "stream_sync", dev) as sp:
             real = self._unmask(dev)
             if real.device_type == _CPU and not stream:
                 sp.set(skipped="host copies on the server are synchronous")
                 return  # host copies on the server are synchronous; save the round trip
             self.syscall(RPCCode.DEV_STREAM_SYNC, [real, Handle(stream or 0)])
-
-    # ------------------------------------------------------------------ tracing (only when on)
-
-    def _describe(
-        self, method: str, dev: Device, nbytes: int | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        """Name and attributes of a ``client session`` span (asked only while tracing)."""
-        attrs: dict[str, Any] = {"device": str(dev), "session": self.name}
-        if nbytes is not None:
-            attrs["bytes"] = nbytes
-        return f"{type(self).__name__}.{method}", attrs
-
-    def _describe_copy(
-        self, src: DLTensor, dst: DLTensor, src_remote: bool, dst_remote: bool
-    ) -> tuple[str, dict[str, Any]]:
-        remote = dst if dst_remote else src
-        dev = Device(remote.device.device_type, remote.device.device_id)
-        nbytes = 1
-        for i in range(remote.ndim):
-            nbytes *= remote.shape[i]
-        nbytes *= (remote.dtype.bits * remote.dtype.lanes + 7) // 8
-        direction = (
-            "remote -> remote"
-            if src_remote and dst_remote
-            else ("host -> remote" if dst_remote else "remote -> host")
-        )
-        name, attrs = self._describe("copy_data_from_to", dev, nbytes)
-        attrs["direction"] = direction
-        return name, attrs
 
     def create_stream(self, dev: Device) -> int | None:
         """A new stream on remote ``dev``; ``None`` for the default stream."""
@@ -245,6 +202,39 @@ class SessionBase(DeviceAPI):
 
 
 _CPU = 1
+
+
+# ------------------------------------------------------------------ tracing (asked only when on)
+
+
+def _describe(
+    session: SessionBase, method: str, dev: Device, nbytes: int | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Name and attributes of a ``client session`` span."""
+    attrs: dict[str, Any] = {"device": str(dev), "session": session.name}
+    if nbytes is not None:
+        attrs["bytes"] = int(nbytes)
+    return f"{type(session).__name__}.{method}", attrs
+
+
+def _describe_copy(
+    session: SessionBase, src: DLTensor, dst: DLTensor, src_remote: bool, dst_remote: bool
+) -> tuple[str, dict[str, Any]]:
+    """The ``client session`` span of ``copy_data_from_to``."""
+    remote = dst if dst_remote else src
+    dev = Device(remote.device.device_type, remote.device.device_id)
+    nbytes = 1
+    for i in range(remote.ndim):
+        nbytes *= remote.shape[i]
+    nbytes *= (remote.dtype.bits * remote.dtype.lanes + 7) // 8
+    direction = (
+        "remote -> remote"
+        if src_remote and dst_remote
+        else ("host -> remote" if dst_remote else "remote -> host")
+    )
+    name, attrs = _describe(session, "copy_data_from_to", dev, nbytes)
+    attrs["direction"] = direction
+    return name, attrs
 
 
 def _pointer(value: Any, what: str) -> int:

@@ -140,8 +140,7 @@ class DeviceAPI(Object):
         cached = DeviceAPI._cache.get(name)
         version = registry_version()
         if cached is not None and cached[0] == version:
-            if _trace.ON:
-                _traced_choice(dev, name, cached[1])
+            _trace.instant_of("DeviceAPI.get", _describe_choice, dev, name, cached[1])
             return cached[1]
         factory = get_global_func(f"device_api.{name}", allow_missing=True)
         if factory is None:
@@ -160,27 +159,26 @@ class DeviceAPI(Object):
         if not isinstance(api, DeviceAPI):
             raise TVMError(f"device_api.{name} returned {type(api).__name__}, not a DeviceAPI")
         DeviceAPI._cache[name] = (version, api)
-        if _trace.ON:
-            _traced_choice(dev, name, api)
+        _trace.instant_of("DeviceAPI.get", _describe_choice, dev, name, api)
         return api
 
 
-def _traced_choice(dev: Device, name: str, api: DeviceAPI) -> None:
-    """Record which device API ``DeviceAPI.get`` chose for ``dev`` (seed 000's question)."""
+def _describe_choice(dev: Device, name: str, api: DeviceAPI) -> tuple[str, dict[str, Any]]:
+    """Which device API ``DeviceAPI.get`` chose for ``dev`` and why (seed 000's question;
+    asked only while tracing).
+    """
     index = dev.rpc_session_index
     why = (
         "local device type"
         if index is None
         else f"type {dev.device_type} = 128 * (session {index} + 1) + {dev.device_type % 128}"
     )
-    _trace.instant(
-        "DeviceAPI.get",
-        f"DeviceAPI.get({dev}) -> device_api.{name}",
-        device=str(dev),
-        api=f"device_api.{name}",
-        cls=type(api).__name__,
-        why=why,
-    )
+    return f"DeviceAPI.get({dev}) -> device_api.{name}", {
+        "device": str(dev),
+        "api": f"device_api.{name}",
+        "cls": type(api).__name__,
+        "why": why,
+    }
 
 
 _libc = ctypes.CDLL(None)

@@ -179,11 +179,7 @@ class NDArray(Object):
 
     def copyfrom(self, source: Any) -> NDArray:
         """Copy data from a numpy array (or array-like) or another NDArray into this array."""
-        with (
-            _trace.span("Python API", "NDArray.copyfrom", **self._trace_attrs())
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("Python API", _describe_array, "NDArray.copyfrom", self):
             if isinstance(source, NDArray):
                 source.copyto(self)
                 return self
@@ -201,10 +197,6 @@ class NDArray(Object):
             self.copy_from_bytes(host)
             return self
 
-    def _trace_attrs(self) -> dict[str, Any]:
-        """What a trace shows about this array (only asked while tracing)."""
-        return {"shape": list(self._shape), "dtype": self.dtype, "device": str(self._device)}
-
     def _check_writable(self, what: str) -> None:
         if self._read_only:
             raise TVMValueError(
@@ -221,11 +213,7 @@ class NDArray(Object):
                 f"copy_from_bytes: got {buf.nbytes} bytes, array {self._shape} "
                 f"{self.dtype} holds {self.nbytes}"
             )
-        with (
-            _trace.span("Python API", "NDArray.copy_from_bytes", bytes=buf.nbytes)
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("Python API", _describe_bytes, "NDArray.copy_from_bytes", buf):
             api = DeviceAPI.get(self._device)
             api.copy_data_from_to(_host_view(buf, self), self._dl, None)
             api.stream_sync(self._device, None)
@@ -236,22 +224,14 @@ class NDArray(Object):
             raise TVMValueError(
                 f"copy_to_bytes needs a contiguous buffer of {self.nbytes} bytes, got {host.nbytes}"
             )
-        with (
-            _trace.span("Python API", "NDArray.copy_to_bytes", bytes=host.nbytes)
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("Python API", _describe_bytes, "NDArray.copy_to_bytes", host):
             api = DeviceAPI.get(self._device)
             api.copy_data_from_to(self._dl, _host_view(host, self), None)
             api.stream_sync(self._device, None)
 
     def numpy(self) -> np.ndarray:
         """A numpy copy of the data."""
-        with (
-            _trace.span("Python API", "NDArray.numpy", **self._trace_attrs())
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("Python API", _describe_array, "NDArray.numpy", self):
             out = np.empty(self._host_layout()[0], dtype=self._dtype.numpy_dtype())
             self.copy_to_bytes(out)
             return out
@@ -322,6 +302,16 @@ def _copy_between(src: NDArray, dst: NDArray) -> None:
     api = DeviceAPI.get(dev)
     api.copy_data_from_to(src._dl, dst._dl, None)
     api.stream_sync(dev, None)
+
+
+def _describe_array(name: str, arr: NDArray) -> tuple[str, dict[str, Any]]:
+    """A ``Python API`` span about ``arr`` (asked only while tracing)."""
+    return name, {"shape": list(arr.shape), "dtype": arr.dtype, "device": str(arr.device)}
+
+
+def _describe_bytes(name: str, buf: np.ndarray) -> tuple[str, dict[str, Any]]:
+    """A ``Python API`` span moving the bytes of ``buf`` (asked only while tracing)."""
+    return name, {"bytes": buf.nbytes}
 
 
 def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +147,115 @@ def test_span_off_is_the_shared_no_op_and_on_records_set_attributes() -> None:
         {"request_bytes": 40, "reply_bytes": 24},
     )
     assert (second.layer, second.name, dict(second.attrs)) == ("server", "k7", {"n": 7})
+
+
+def test_an_error_in_a_block_traced_while_off_propagates() -> None:
+    asked: list[bytes] = []
+
+    def describe(data: bytes) -> tuple[str, dict[str, int]]:
+        asked.append(data)
+        return "send", {"bytes": len(data)}
+
+    with trace.span("Python API", "off") as sp:
+        assert sp is trace.NO_SPAN
+        sp.set(bytes=1)
+    with pytest.raises(KeyError, match="raised inside"), trace.span_of("wire", describe, b"x"):
+        raise KeyError("raised inside")
+    assert asked == []
+    assert trace.take() == []
+
+
+def test_instant_of_describes_only_while_recording() -> None:
+    asked: list[int] = []
+
+    def describe(n: int) -> tuple[str, dict[str, int]]:
+        asked.append(n)
+        return f"chose {n}", {"n": n}
+
+    trace.instant_of("DeviceAPI.get", describe, 1)
+    with trace.span_of("endpoint", describe, 2):
+        pass
+    assert asked == []
+    trace.start()
+    trace.instant_of("DeviceAPI.get", describe, 3)
+    trace.stop()
+    (event,) = trace.take()
+    assert asked == [3]
+    assert (event.layer, event.name, dict(event.attrs), event.instant) == (
+        "DeviceAPI.get",
+        "chose 3",
+        {"n": 3},
+        True,
+    )
+
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytvm"
+#: The recorder's own layer: the Python -> C call path opens its span with begin/end halves
+#: shared with the fast-call extension, which keeps its own copy of the flag.
+RECORDER_LAYER = PACKAGE / "ffi"
+
+
+def _flag_tests_choosing_a_span(path: Path) -> list[str]:
+    """Lines of ``path`` that test the trace flag to decide whether to record (the helpers'
+    job), or name the no-op span themselves.
+    """
+    tree = ast.parse(path.read_text(), str(path))
+    aliases = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("ffi")
+        for alias in node.names
+        if alias.name == "trace"
+    }
+
+    def is_flag(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "ON"
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        )
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp) and is_flag(node.test):
+            found.append(f"{path.name}:{node.lineno}: `... if trace.ON else ...`")
+        elif isinstance(node, ast.If) and is_flag(node.test) and not node.orelse:
+            if all(isinstance(stmt, ast.Expr) for stmt in node.body):  # a guarded recording
+                found.append(f"{path.name}:{node.lineno}: `if trace.ON: <call>`")
+        elif isinstance(node, ast.Attribute) and node.attr == "NO_SPAN":
+            found.append(f"{path.name}:{node.lineno}: names NO_SPAN")
+    return found
+
+
+def test_call_sites_never_test_the_flag_to_record() -> None:
+    """Every span and instant goes through the helpers (``span``, ``span_of``, ``instant``,
+    ``instant_of``), which test the flag once; code outside the recorder's layer may read the
+    flag only for decisions that are not recordings (say, whether a trace is already running).
+    """
+    found = [
+        hit
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if RECORDER_LAYER not in path.parents
+        for hit in _flag_tests_choosing_a_span(path)
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_flag_check_finds_the_hand_written_pattern(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from ..ffi import trace as _trace\n"
+        "def f(x):\n"
+        "    with _trace.span('L', 'n') if _trace.ON else _trace.NO_SPAN:\n"
+        "        pass\n"
+        "    if _trace.ON:\n"
+        "        record(x)\n"
+        "    if _trace.ON:\n"
+        "        raise RuntimeError('traces do not nest')\n"
+    )
+    assert sorted(hit.split(": ", 1)[0] for hit in _flag_tests_choosing_a_span(sample)) == [
+        "sample.py:3",
+        "sample.py:3",
+        "sample.py:5",
+    ]

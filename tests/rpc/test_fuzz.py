@@ -743,3 +743,42 @@ def test_the_server_decodes_requests_with_the_tested_decoder() -> None:
     t.join(IO_TIMEOUT)
     assert not t.is_alive() and errors == []
     near.close()
+
+
+def test_the_server_decodes_streamed_copy_heads_with_the_tested_decoder() -> None:
+    """A kCopyToRemote streams its data into memory, but its head goes through the same
+    decoder: a malformed one is answered with the ProtocolError ``decode_message`` raises for
+    that body, and a well-formed copy afterwards still lands.
+    """
+    near, t, errors = _serve_in_thread(DEFAULT_LIMITS)
+    near.send(encode_init_server())
+    assert decode_message(_read_body(near)) == Return((None,))
+    near.send(encode_syscall(RPCCode.DEV_ALLOC_DATA, [CPU, 4, 64, U8]))
+    reply = decode_message(_read_body(near))
+    assert isinstance(reply, Return), reply
+    desc = TensorDesc(int(reply.values[0].value), CPU, U8, (4,))
+    head = encode_copy_to_remote(desc, 4)[8:]
+    ndim_at = 4 + 16  # code, then the descriptor's u64 data, i32 device type and id
+    bad = [
+        head + b"abcd" + b"\0",  # a trailing byte
+        head + b"ab",  # data cut short
+        head[:14],  # descriptor cut short
+        head[:ndim_at] + i32(65) + head[ndim_at + 4 :] + b"abcd",  # ndim over the limit
+        head[:ndim_at] + i32(3) + head[ndim_at + 4 : ndim_at + 12],  # shape cut short
+        head[:ndim_at] + i32(-1) + head[ndim_at + 4 :] + b"abcd",  # negative ndim
+        encode_copy_to_remote(desc, 5)[8:] + b"abcde",  # more bytes than the tensor holds
+    ]
+    for body in bad:
+        with pytest.raises(ProtocolError) as info:
+            decode_message(body)
+        near.send(u64(len(body)) + body)
+        reply = decode_message(_read_body(near))
+        assert isinstance(reply, ExceptionMsg) and str(info.value) in reply.text, (info, reply)
+    near.send(u64(len(head) + 4) + head + b"wxyz")
+    assert decode_message(_read_body(near)) == Return((None,))
+    near.send(encode_copy_from_remote(desc, 4))
+    assert decode_message(_read_body(near)) == CopyAck(b"wxyz")
+    near.send(u64(4) + i32(RPCCode.SHUTDOWN))
+    t.join(IO_TIMEOUT)
+    assert not t.is_alive() and errors == []
+    near.close()

@@ -24,18 +24,12 @@ class HexagonTransportChannel(Channel):
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
         """Send all of ``data`` to the accelerator."""
-        with (
-            _trace.span("transport channel", "hexagon_rpc_send", bytes=len(data))
-            if _trace.ON
-            else _trace.NO_SPAN
-        ):
+        with _trace.span_of("transport channel", _describe_send, data):
             self.transport.send(data)
 
     def recv(self, size: int) -> bytes:
         """Receive at most ``size`` bytes from the accelerator."""
-        with (
-            _trace.span("transport channel", "hexagon_rpc_receive") if _trace.ON else _trace.NO_SPAN
-        ) as sp:
+        with _trace.span("transport channel", "hexagon_rpc_receive") as sp:
             out = self.transport.receive(size)
             sp.set(bytes=len(out))
             return out
@@ -43,3 +37,8 @@ class HexagonTransportChannel(Channel):
     def close(self) -> None:
         """Close the transport."""
         self.transport.close()
+
+
+def _describe_send(data: bytes | bytearray | memoryview) -> tuple[str, dict[str, int]]:
+    """The ``transport channel`` span of a send (asked only while tracing)."""
+    return "hexagon_rpc_send", {"bytes": len(data)}
