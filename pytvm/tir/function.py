@@ -1,0 +1,125 @@
+"""``PrimFunc`` (one lowered kernel) and ``IRModule`` (kernels by name)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from ..ffi.errors import TVMKeyError, TVMValueError
+from .expr import Buffer, Var
+from .stmt import Stmt
+
+__all__ = ["IRModule", "PrimFunc"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PrimFunc:
+    """A kernel: parameters (handles bound to buffers in ``buffer_map``, or scalars) and a body.
+
+    ``attrs`` holds ``global_symbol`` (the exported name) and ``tir.noalias`` as in TVM.
+    """
+
+    params: tuple[Var, ...]
+    body: Stmt
+    buffer_map: Mapping[Var, Buffer] = field(default_factory=lambda: MappingProxyType({}))
+    attrs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", tuple(self.params))
+        object.__setattr__(self, "buffer_map", MappingProxyType(dict(self.buffer_map)))
+        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+        for var in self.buffer_map:
+            if not any(var is p for p in self.params):
+                raise TVMValueError(f"buffer_map key {var.name} is not a parameter")
+
+    @property
+    def name(self) -> str:
+        """The exported name (``global_symbol``), or ``"main"``."""
+        return str(self.attrs.get("global_symbol", "main"))
+
+    def with_attr(self, key: str, value: Any) -> PrimFunc:
+        """A copy with ``attrs[key] = value``."""
+        return replace(self, attrs={**self.attrs, key: value})
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        """A copy with another body."""
+        return replace(self, body=body)
+
+    def script(self) -> str:
+        """The function as readable text (also ``str(func)``)."""
+        return str(self)
+
+    def __str__(self) -> str:
+        return _TEXT[0](self)
+
+    def astext(self, show_meta_data: bool = False) -> str:
+        """TVM's older spelling of :meth:`script`."""
+        del show_meta_data
+        return str(self)
+
+
+#: How functions print; installed by the printer module when ``pytvm.tir`` loads.
+_TEXT: list[Callable[[Any], str]] = [lambda func: f"PrimFunc({func.name})"]
+
+
+def set_text_hook(render: Callable[[Any], str]) -> None:
+    """Install the function that renders a PrimFunc as text."""
+    _TEXT[0] = render
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IRModule:
+    """Kernels by name (TVM's ``IRModule`` of PrimFuncs); edit with :meth:`with_function`."""
+
+    functions: Mapping[str, PrimFunc] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "functions", MappingProxyType(dict(self.functions)))
+
+    @staticmethod
+    def from_expr(func: PrimFunc) -> IRModule:
+        """A module holding ``func`` under its name."""
+        return IRModule({func.name: func})
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise TVMKeyError(
+                f"IRModule has no function {name!r}; it has {sorted(self.functions)}"
+            ) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.functions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.functions)
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def items(self) -> Iterator[tuple[str, PrimFunc]]:
+        """(name, function) pairs."""
+        return iter(self.functions.items())
+
+    def with_function(self, func: PrimFunc) -> IRModule:
+        """A copy with ``func`` added or replaced under its name."""
+        return IRModule({**self.functions, func.name: func})
+
+    def map_functions(self, transform: Any) -> IRModule:
+        """A copy with ``transform`` applied to every function."""
+        return IRModule({name: transform(func) for name, func in self.functions.items()})
+
+    def script(self) -> str:
+        """Every function as text."""
+        return "\n\n".join(str(f) for f in self.functions.values())
+
+    def __str__(self) -> str:
+        return self.script()
+
+    def astext(self, show_meta_data: bool = False) -> str:
+        """TVM's older spelling of :meth:`script`."""
+        del show_meta_data
+        return self.script()
