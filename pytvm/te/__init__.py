@@ -1,0 +1,93 @@
+"""Tensor expressions: declare what to compute (``placeholder``, ``compute``, reductions).
+
+Examples
+--------
+>>> from pytvm import te
+>>> n = te.var("n")
+>>> A = te.placeholder((n,), name="A")
+>>> B = te.compute((n,), lambda i: te.exp(A[i]), name="B")
+>>> str(B.op.body[0]), B.shape[0] is n
+('exp(A[i])', True)
+"""
+
+from __future__ import annotations
+
+from ..tir.expr import IterVar, PrimExpr, Range, Var, const
+from ..tir.op import (
+    abs,
+    all,
+    any,
+    ceil,
+    erf,
+    exp,
+    floor,
+    floordiv,
+    floormod,
+    fmod,
+    if_then_else,
+    indexdiv,
+    indexmod,
+    log,
+    max_value,
+    min_value,
+    pow,
+    round,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    tanh,
+    truncdiv,
+    truncmod,
+)
+from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
+from .reduction import argmax, argmin, comm_reducer, max, min, sum
+from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice
+
+__all__ = [
+    "ComputeOp",
+    "IterVar",
+    "Operation",
+    "PlaceholderOp",
+    "PrimExpr",
+    "Range",
+    "Tensor",
+    "TensorSlice",
+    "Var",
+    "abs",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "ceil",
+    "comm_reducer",
+    "compute",
+    "const",
+    "erf",
+    "exp",
+    "floor",
+    "floordiv",
+    "floormod",
+    "fmod",
+    "if_then_else",
+    "indexdiv",
+    "indexmod",
+    "log",
+    "max",
+    "max_value",
+    "min",
+    "min_value",
+    "placeholder",
+    "pow",
+    "reduce_axis",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "size_var",
+    "sqrt",
+    "sum",
+    "tanh",
+    "thread_axis",
+    "truncdiv",
+    "truncmod",
+    "var",
+]
