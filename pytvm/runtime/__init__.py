@@ -14,6 +14,7 @@ from .ffi_value import convert
 from .module import LibraryModule, Module, load_module
 from .ndarray import NDArray, array, empty, tensor
 from .system_lib import SystemLibModule, register_system_lib_function, system_lib
+from .thread_pool import num_threads, set_num_threads
 from .time_evaluator import BenchmarkResult
 
 #: TVM 0.27's name of the array class (``tvm.runtime.Tensor``).
@@ -49,8 +50,10 @@ __all__ = [
     "from_dlpack",
     "hexagon",
     "load_module",
+    "num_threads",
     "register_system_lib_function",
     "registered_device_apis",
+    "set_num_threads",
     "system_lib",
     "tensor",
 ]

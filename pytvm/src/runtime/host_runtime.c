@@ -6,7 +6,7 @@
  * TVMPackedCFunc; the registry and modules are answered by Python hooks; workspaces on the CPU
  * are aligned heap blocks; parallel launches run on a persistent pthread pool.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT; implies POSIX.1-2008 */
 #include "host_runtime.h"
 
 #include <errno.h>
@@ -257,8 +257,14 @@ static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_requested_threads = 0;
 static _Thread_local int tls_in_parallel = 0;
 
+/* The cores this process may run on (taskset, cgroups), else the cores online. */
 static int detect_threads(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  long n;
+#if defined(__linux__) && defined(CPU_COUNT)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
 }
 
