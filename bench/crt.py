@@ -329,8 +329,9 @@ def _image_sizes(workdir: Path) -> list[tuple[str, str, int, int, int, str]]:
 def _report_image_sizes(rows: list[tuple[str, str, int, int, int, str]]) -> None:
     print(
         "\ndevice image, bytes: CRT + MinRPC + serial framing/session + bare-metal main "
-        "(image/board_image.c), -Os -ffunction-sections, one object linked with --gc-sections "
-        "from main (C library not included: `needs`)"
+        "(image/board_image.c), -ffunction-sections with -Os (full) or -Oz -fno-jump-tables "
+        "(minimal), one object linked with --gc-sections from main (C library not included: "
+        "`needs`)"
     )
     header = (
         f"{'target':10} {'config':8} {'.text':>7} {'.rodata':>8} {'total':>7} {'KiB':>6}  needs"

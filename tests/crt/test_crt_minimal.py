@@ -25,6 +25,7 @@ SIZE_LINE = re.compile(
     re.MULTILINE,
 )
 CROSS_CC = "arm-none-eabi-gcc"
+MINIMAL_BUDGETS = {"cortex-m4": 12 * 1024, "x86-64": 16 * 1024}
 
 
 def test_minimal_device_serves_echo_copies_and_calls() -> None:
@@ -41,6 +42,10 @@ def test_minimal_device_serves_echo_copies_and_calls() -> None:
         np.testing.assert_array_equal(arr.numpy(), data)
         sess.get_function("pytvm.device.scale_f32")(arr, 2.0)
         np.testing.assert_array_equal(arr.numpy(), 2 * data)
+        # kCopyAmongRemote: made in place (the minimal build has no accelerator path)
+        other = pytvm.nd.empty((1000,), "float32", sess.cpu())
+        arr.copyto(other)
+        np.testing.assert_array_equal(other.numpy(), 2 * data)
         # a failing request is answered with the short error text, and the device keeps serving
         with pytest.raises(Exception, match="MemoryError"):
             pytvm.nd.empty((1 << 20,), "uint8", sess.cpu())
@@ -76,3 +81,6 @@ def test_images_build_warning_free_without_printf_or_division_helpers(tmp_path: 
         assert int(row["total"]) == int(row["text"]) + int(row["rodata"])
     for target in ("x86-64", "cortex-m4"):
         assert int(sizes[target, "minimal"]["total"]) < int(sizes[target, "full"]["total"])
+    # the minimal configuration's code budgets (.text + .rodata, C library excluded)
+    for target, budget in MINIMAL_BUDGETS.items():
+        assert int(sizes[target, "minimal"]["total"]) <= budget, (target, sizes[target, "minimal"])

@@ -3,10 +3,29 @@
 
 #include "pytvm_crt/checked_math.h"
 
-int pytvm_crt_tensor_num_bytes(const DLTensor* tensor, size_t* out_nbytes) {
-  size_t count = 1U;
-  size_t elem_bytes;
+int pytvm_crt_tensor_bytes_u64(const DLTensor* tensor, uint64_t* out_nbytes) {
+  uint64_t count = 1U;
+  uint64_t elem_bytes = (((uint64_t)tensor->dtype.bits * (uint64_t)tensor->dtype.lanes) + 7U) >> 3;
   int32_t i;
+  for (i = 0; i < tensor->ndim; i++) {
+    int64_t dim = tensor->shape[i];
+    if (dim < 0) {
+      return kTvmErrorArgumentOutOfRange;
+    }
+    if (pytvm_crt_mul_u64(count, (uint64_t)dim, &count) != 0) {
+      return kTvmErrorArgumentOverflow;
+    }
+  }
+  if (pytvm_crt_mul_u64(count, elem_bytes, &count) != 0) {
+    return kTvmErrorArgumentOverflow;
+  }
+  *out_nbytes = count;
+  return kTvmErrorNoError;
+}
+
+int pytvm_crt_tensor_num_bytes(const DLTensor* tensor, size_t* out_nbytes) {
+  uint64_t nbytes = 0U;
+  int err;
   if ((tensor == NULL) || (out_nbytes == NULL)) {
     return kTvmErrorArgumentNull;
   }
@@ -16,24 +35,14 @@ int pytvm_crt_tensor_num_bytes(const DLTensor* tensor, size_t* out_nbytes) {
   if ((tensor->ndim > 0) && (tensor->shape == NULL)) {
     return kTvmErrorArgumentNull;
   }
-  for (i = 0; i < tensor->ndim; i++) {
-    int64_t dim = tensor->shape[i];
-    if (dim < 0) {
-      return kTvmErrorArgumentOutOfRange;
-    }
-    if ((uint64_t)dim > (uint64_t)SIZE_MAX) {
-      return kTvmErrorArgumentOverflow;
-    }
-    if ((dim != 0) && (count > (SIZE_MAX / (size_t)dim))) {
-      return kTvmErrorArgumentOverflow;
-    }
-    count *= (size_t)dim;
+  err = pytvm_crt_tensor_bytes_u64(tensor, &nbytes);
+  if (err != kTvmErrorNoError) {
+    return err;
   }
-  elem_bytes = (((size_t)tensor->dtype.bits * (size_t)tensor->dtype.lanes) + 7U) / 8U;
-  if ((elem_bytes != 0U) && (count > (SIZE_MAX / elem_bytes))) {
+  if (nbytes > (uint64_t)SIZE_MAX) {
     return kTvmErrorArgumentOverflow;
   }
-  *out_nbytes = count * elem_bytes;
+  *out_nbytes = (size_t)nbytes;
   return kTvmErrorNoError;
 }
 

@@ -68,13 +68,11 @@ static pytvm_minrpc_step read_copy_head(pytvm_minrpc_server* s, DLTensor** t, ui
   int32_t ndim;
   size_t rest;
   uint64_t tensor_bytes = 0u;
-  if (s->packet_left < (uint64_t)MINRPC_DESC_HEAD_BYTES) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote is shorter than its descriptor");
-    return MINRPC_ERROR;
-  }
-  if (pytvm_minrpc_read_body(s, head, MINRPC_DESC_HEAD_BYTES) != MINRPC_OK) {
-    return MINRPC_FATAL;
+  pytvm_minrpc_step step;
+  /* read_body refuses a descriptor longer than the packet (MINRPC_ERROR), FATAL: the channel */
+  step = pytvm_minrpc_read_body(s, head, MINRPC_DESC_HEAD_BYTES);
+  if (step != MINRPC_OK) {
+    return step;
   }
   ndim = (int32_t)pytvm_minrpc_get_u32(head + 16);
   if ((ndim < 0) || (ndim > MINRPC_MAX_NDIM)) {
@@ -86,13 +84,9 @@ static pytvm_minrpc_step read_copy_head(pytvm_minrpc_server* s, DLTensor** t, ui
     return MINRPC_ERROR;
   }
   rest = 8u * (size_t)ndim + 16u; /* shape, byte_offset, nbytes */
-  if (s->packet_left < (uint64_t)rest) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote is shorter than its descriptor");
-    return MINRPC_ERROR;
-  }
-  if (pytvm_minrpc_read_body(s, head + MINRPC_DESC_HEAD_BYTES, rest) != MINRPC_OK) {
-    return MINRPC_FATAL;
+  step = pytvm_minrpc_read_body(s, head + MINRPC_DESC_HEAD_BYTES, rest);
+  if (step != MINRPC_OK) {
+    return step;
   }
   r.server = s;
   r.p = head;
@@ -102,7 +96,7 @@ static pytvm_minrpc_step read_copy_head(pytvm_minrpc_server* s, DLTensor** t, ui
       (pytvm_minrpc_read_u64(&r, nbytes, MINRPC_NAME("kCopyToRemote nbytes")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
-  if (*nbytes != s->packet_left) {
+  if (*nbytes != (uint64_t)s->packet_left) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": kCopyToRemote nbytes ");
     PYTVM_CRT_MSG_U64(msg, *nbytes);

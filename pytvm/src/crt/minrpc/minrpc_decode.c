@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "minrpc_internal.h"
-#include "pytvm_crt/checked_math.h"
+#include "pytvm_crt/ndarray.h"
 
 /*! \brief The next n bytes of the body, or an error naming `field`. */
 static pytvm_minrpc_step take(pytvm_minrpc_reader* r, size_t n, const uint8_t** out, const char* field) {
@@ -81,29 +81,14 @@ pytvm_minrpc_step pytvm_minrpc_read_end(pytvm_minrpc_reader* r, const char* what
 
 pytvm_minrpc_step pytvm_minrpc_tensor_bytes(pytvm_minrpc_server* s, const DLTensor* t, uint64_t* nbytes,
                              const char* field) {
-  uint64_t count = 1u;
-  uint64_t elem_bits = (uint64_t)t->dtype.bits * (uint64_t)t->dtype.lanes;
-  uint64_t elem = (elem_bits + 7u) >> 3;
-  int32_t i;
   *nbytes = 0u;
-  for (i = 0; i < t->ndim; ++i) {
-    uint64_t d = (uint64_t)t->shape[i];
-    if (pytvm_crt_mul_u64(count, d, &count) != 0) {
-      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
-      PYTVM_CRT_MSG_STR(msg, ": ");
-      PYTVM_CRT_MSG_STR(msg, field);
-      PYTVM_CRT_MSG_STR(msg, " shape overflows 64 bits");
-      return MINRPC_ERROR;
-    }
-  }
-  if (pytvm_crt_mul_u64(count, elem, &count) != 0) {
+  if (pytvm_crt_tensor_bytes_u64(t, nbytes) != 0) { /* dimensions are non-negative when decoded */
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_STR(msg, field);
     PYTVM_CRT_MSG_STR(msg, " size overflows 64 bits");
     return MINRPC_ERROR;
   }
-  *nbytes = count;
   return MINRPC_OK;
 }
 
@@ -265,6 +250,11 @@ static pytvm_minrpc_step read_value(pytvm_minrpc_reader* r, TVMValue* value, int
       if (pytvm_minrpc_read_u64(r, &raw, field) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
+#if defined(__BYTE_ORDER__) && (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+      /* On a little-endian target each kind's TVMValue member (int64, double, DLDataType,
+       * DLDevice, a pointer's low bytes) holds its 8 wire bytes as they are. */
+      (void)memcpy(value, &raw, sizeof(raw));
+#else
       if (tag == (int32_t)kTVMArgFloat) {
         (void)memcpy(&value->v_float64, &raw, sizeof(raw));
       } else if (tag == (int32_t)kTVMDataType) { /* u8 code, u8 bits, u16 lanes, padding */
@@ -279,6 +269,7 @@ static pytvm_minrpc_step read_value(pytvm_minrpc_reader* r, TVMValue* value, int
       } else {
         value->v_handle = (void*)(uintptr_t)raw;
       }
+#endif
       return MINRPC_OK;
     case kTVMDLTensorHandle: {
       DLTensor* t = NULL;

@@ -164,6 +164,9 @@ pytvm_minrpc_step pytvm_minrpc_check_range(pytvm_minrpc_server* s, DLDevice dev,
 /*! \brief pytvm_minrpc_check_range for a tensor (its whole extent, or nbytes from its offset). */
 pytvm_minrpc_step pytvm_minrpc_check_tensor(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes,
                              const char* what);
+/*! \brief The bytes a decoded tensor spans (*nbytes) and pytvm_minrpc_check_tensor on them. */
+pytvm_minrpc_step pytvm_minrpc_check_whole_tensor(pytvm_minrpc_server* s, const DLTensor* t,
+                                                  uint64_t* nbytes, const char* what);
 
 /*! \brief Take ownership of one reference to a function/module handle. */
 pytvm_minrpc_step pytvm_minrpc_handle_add(pytvm_minrpc_server* s, void* handle, int32_t type_index);

@@ -16,29 +16,17 @@ void pytvm_minrpc_put_u32(uint8_t* p, uint32_t v) {
   }
 }
 
-void pytvm_minrpc_put_u64(uint8_t* p, uint64_t v) {
-  uint32_t i;
-  for (i = 0u; i < 8u; ++i) {
-    p[i] = (uint8_t)(v >> (8u * i));
-  }
+void pytvm_minrpc_put_u64(uint8_t* p, uint64_t v) { /* two halves: no 64-bit shifts */
+  pytvm_minrpc_put_u32(p, (uint32_t)v);
+  pytvm_minrpc_put_u32(p + 4, (uint32_t)(v >> 32));
 }
 
 uint32_t pytvm_minrpc_get_u32(const uint8_t* p) {
-  uint32_t v = 0u;
-  uint32_t i;
-  for (i = 0u; i < 4u; ++i) {
-    v |= (uint32_t)p[i] << (8u * i);
-  }
-  return v;
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 uint64_t pytvm_minrpc_get_u64(const uint8_t* p) {
-  uint64_t v = 0u;
-  uint32_t i;
-  for (i = 0u; i < 8u; ++i) {
-    v |= (uint64_t)p[i] << (8u * i);
-  }
-  return v;
+  return (uint64_t)pytvm_minrpc_get_u32(p) | ((uint64_t)pytvm_minrpc_get_u32(p + 4) << 32);
 }
 
 /* ------------------------------------------------------------------ errors */
@@ -190,17 +178,17 @@ static pytvm_minrpc_step read_exact(pytvm_minrpc_server* s, uint8_t* dst, size_t
 }
 
 pytvm_minrpc_step pytvm_minrpc_read_body(pytvm_minrpc_server* s, uint8_t* dst, size_t n) {
-  if ((uint64_t)n > s->packet_left) {
+  if (n > s->packet_left) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": the packet ends ");
-    PYTVM_CRT_MSG_U64(msg, ((uint64_t)n - s->packet_left));
+    PYTVM_CRT_MSG_U64(msg, n - s->packet_left);
     PYTVM_CRT_MSG_STR(msg, " bytes before its last field");
     return MINRPC_ERROR;
   }
   if (read_exact(s, dst, n) != MINRPC_OK) {
     return MINRPC_FATAL;
   }
-  s->packet_left -= (uint64_t)n;
+  s->packet_left -= n;
   return MINRPC_OK;
 }
 
@@ -217,11 +205,11 @@ pytvm_minrpc_step pytvm_minrpc_drain(pytvm_minrpc_server* s) {
       }
       have = got;
     }
-    if ((uint64_t)have > s->packet_left) {
-      have = (size_t)s->packet_left;
+    if (have > s->packet_left) {
+      have = s->packet_left;
     }
     s->rx_pos += have;
-    s->packet_left -= (uint64_t)have;
+    s->packet_left -= have;
   }
   return MINRPC_OK;
 }

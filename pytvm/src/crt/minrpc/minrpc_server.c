@@ -110,8 +110,7 @@ static pytvm_minrpc_step check_call_args(pytvm_minrpc_server* s, const pytvm_min
     if (code == (int)kTVMDLTensorHandle) {
       const DLTensor* t = (const DLTensor*)a->values[i].v_handle;
       uint64_t nbytes = 0u;
-      if ((pytvm_minrpc_tensor_bytes(s, t, &nbytes, what) != MINRPC_OK) ||
-          (pytvm_minrpc_check_tensor(s, t, nbytes, what) != MINRPC_OK)) {
+      if (pytvm_minrpc_check_whole_tensor(s, t, &nbytes, what) != MINRPC_OK) {
         return MINRPC_ERROR;
       }
     } else if ((code == (int)kTVMPackedFuncHandle) || (code == (int)kTVMModuleHandle)) {
@@ -166,8 +165,7 @@ static pytvm_minrpc_step call_func(pytvm_minrpc_server* s, pytvm_minrpc_reader* 
 
 /*! \brief Arena for a buffered body of len bytes: the body plus 3 bytes of decoded values per
  *  body byte (each wire value of n >= 4 bytes decodes into at most 3n bytes) plus slack. */
-static size_t arena_bytes_for(uint64_t len) {
-  size_t body = (size_t)len;
+static size_t arena_bytes_for(size_t body) {
   return ((body + 7u) & ~(size_t)7u) + (3u * body) + MINRPC_ARENA_SLACK;
 }
 
@@ -183,40 +181,32 @@ static int32_t is_buffered_request(int32_t code) {
 static pytvm_minrpc_step dispatch(pytvm_minrpc_server* s, int32_t code) {
   pytvm_minrpc_reader r;
   uint8_t* body = NULL;
-  size_t len = (size_t)s->packet_left;
-  if (is_buffered_request(code) == 0) {
-    if (code == MINRPC_CODE_COPY_TO_REMOTE) {
-      if (s->initialized == 0) {
-        pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
-        PYTVM_CRT_MSG_STR(msg, ": the server is not initialized: send kInitServer first");
-        return MINRPC_ERROR;
-      }
-      if (pytvm_minrpc_arena_open(s, MINRPC_COPY_HEAD_ARENA) != MINRPC_OK) {
-        return MINRPC_ERROR;
-      }
-      return pytvm_minrpc_handle_copy_to_remote(s);
-    }
+  size_t len = s->packet_left;
+  int32_t buffered = is_buffered_request(code);
+  if ((buffered == 0) && (code != MINRPC_CODE_COPY_TO_REMOTE)) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownRPCCode);
+    PYTVM_CRT_MSG_STR(msg, ": code ");
+    PYTVM_CRT_MSG_I64(msg, code);
+#if TVM_CRT_ERROR_TEXTS
     if ((code == MINRPC_CODE_RETURN) || (code == MINRPC_CODE_EXCEPTION) ||
         (code == MINRPC_CODE_COPY_ACK)) {
-      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownRPCCode);
-      PYTVM_CRT_MSG_STR(msg, ": code ");
-      PYTVM_CRT_MSG_I64(msg, code);
       PYTVM_CRT_MSG_STR(msg, " (");
       PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
       PYTVM_CRT_MSG_STR(msg, ") is a reply, not a request");
-      return MINRPC_ERROR;
     }
-    {
-      pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCUnknownRPCCode);
-      PYTVM_CRT_MSG_STR(msg, ": code ");
-      PYTVM_CRT_MSG_I64(msg, code);
-    }
+#endif
     return MINRPC_ERROR;
   }
   if ((code != MINRPC_CODE_INIT_SERVER) && (s->initialized == 0)) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": the server is not initialized: send kInitServer first");
     return MINRPC_ERROR;
+  }
+  if (buffered == 0) { /* kCopyToRemote: its payload is streamed, not buffered */
+    if (pytvm_minrpc_arena_open(s, MINRPC_COPY_HEAD_ARENA) != MINRPC_OK) {
+      return MINRPC_ERROR;
+    }
+    return pytvm_minrpc_handle_copy_to_remote(s);
   }
   if (pytvm_minrpc_arena_open(s, arena_bytes_for(s->packet_left)) != MINRPC_OK) {
     return MINRPC_ERROR;
@@ -258,7 +248,6 @@ pytvm_minrpc_serve_result pytvm_minrpc_server_serve_one(pytvm_minrpc_server* s) 
   if (len == 0u) {
     return kMinRPCServed; /* an empty packet is padding */
   }
-  s->packet_left = len;
   if (len > (uint64_t)MINRPC_MAX_PACKET) {
     /* the stream cannot be trusted to find the next packet: answer, then end the session */
     {
@@ -275,6 +264,7 @@ pytvm_minrpc_serve_result pytvm_minrpc_server_serve_one(pytvm_minrpc_server* s) 
     (void)pytvm_minrpc_fatal(s, kMinRPCAllocError);
     return kMinRPCFailed;
   }
+  s->packet_left = (size_t)len;
   if (len < 4u) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": a ");

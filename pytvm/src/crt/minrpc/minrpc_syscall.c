@@ -10,70 +10,72 @@
 #include "minrpc_internal.h"
 #include "pytvm_crt/crt.h"
 
-/* Argument kinds beyond plain type indices. */
-#define KIND_PTR_OR_NONE (-1)
-#define KIND_STR_OR_NONE (-2)
-
 /*! \brief Alignment used for kDevAllocDataWithScope (TVM's kAllocAlignment). */
 #define MINRPC_ALLOC_ALIGNMENT 64u
 /*! \brief Largest alignment kDevAllocData accepts. */
 #define MINRPC_MAX_ALIGNMENT 4096
 
-static const char* kind_name(int32_t kind) {
-  switch (kind) {
-    case kTVMArgInt:
-      return "Int";
-    case kTVMOpaqueHandle:
-      return "OpaquePtr";
-    case kTVMDataType:
-      return "DataType";
-    case kDLDeviceTypeCode:
-      return "Device";
-    case kTVMDLTensorHandle:
-      return "DLTensorPtr";
-    case kTVMStr:
-      return "Str";
-    case KIND_PTR_OR_NONE:
-      return "OpaquePtr or None";
-    case KIND_STR_OR_NONE:
-      return "Str or None";
-    default:
-      return "value";
-  }
-}
+/*! \brief Argument kinds: indices into kAccepted (and kKindNames). */
+enum {
+  KIND_INT,
+  KIND_DATA_TYPE,
+  KIND_DEVICE,
+  KIND_TENSOR,
+  KIND_STR,
+  KIND_PTR_OR_NONE,
+  KIND_STR_OR_NONE,
+  KIND_HANDLE
+};
 
-/*! \brief What a syscall takes: its argument count (-1: its handler checks) and their kinds. */
+/*! \brief The type indices each kind accepts (a kind with fewer repeats its first). */
+static const uint8_t kAccepted[][3] = {
+    {kTVMArgInt, kTVMArgInt, kTVMArgInt},
+    {kTVMDataType, kTVMDataType, kTVMDataType},
+    {kDLDeviceTypeCode, kDLDeviceTypeCode, kDLDeviceTypeCode},
+    {kTVMDLTensorHandle, kTVMDLTensorHandle, kTVMDLTensorHandle},
+    {kTVMStr, kTVMStr, kTVMStr},
+    {kTVMOpaqueHandle, kTVMNullptr, kTVMNullptr},
+    {kTVMStr, kTVMNullptr, kTVMNullptr},
+    {kTVMOpaqueHandle, kTVMPackedFuncHandle, kTVMModuleHandle},
+};
+
+#if TVM_CRT_ERROR_TEXTS
+static const char* const kKindNames[] = {
+    "Int", "DataType", "Device", "DLTensorPtr", "Str", "OpaquePtr or None", "Str or None",
+    "handle"};
+#define KIND_NAME(kind) kKindNames[kind]
+#else
+#define KIND_NAME(kind) ((void)(kind), (const char*)NULL)
+#endif
+
+/*! \brief What a syscall takes: its argument count and their kinds. */
 typedef struct {
-  int8_t count;
-  int8_t kinds[4];
+  uint8_t count;
+  uint8_t kinds[4];
 } signature_t;
 
 /*! \brief Signatures of the syscalls, indexed by code - MINRPC_CODE_GET_GLOBAL_FUNC. */
 static const signature_t kSignatures[] = {
-    {1, {kTVMStr}}, /* kGetGlobalFunc */
-    {-1, {0}}, /* kFreeHandle */
-    {1, {kDLDeviceTypeCode}}, /* kDevSetDevice */
-    {2, {kDLDeviceTypeCode, kTVMArgInt}}, /* kDevGetAttr */
-    {4, {kDLDeviceTypeCode, kTVMArgInt, kTVMArgInt, kTVMDataType}}, /* kDevAllocData */
-    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevFreeData */
-    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevStreamSync */
-    {3, {kTVMDLTensorHandle, kTVMDLTensorHandle, KIND_PTR_OR_NONE}}, /* kCopyAmongRemote */
-    {2, {kTVMDLTensorHandle, KIND_STR_OR_NONE}}, /* kDevAllocDataWithScope */
-    {1, {kDLDeviceTypeCode}}, /* kDevCreateStream */
-    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevFreeStream */
-    {2, {kDLDeviceTypeCode, KIND_PTR_OR_NONE}}, /* kDevSetStream */
-    {1, {kDLDeviceTypeCode}}, /* kDevGetCurrentStream */
+    {1, {KIND_STR}}, /* kGetGlobalFunc */
+    {1, {KIND_HANDLE}}, /* kFreeHandle */
+    {1, {KIND_DEVICE}}, /* kDevSetDevice */
+    {2, {KIND_DEVICE, KIND_INT}}, /* kDevGetAttr */
+    {4, {KIND_DEVICE, KIND_INT, KIND_INT, KIND_DATA_TYPE}}, /* kDevAllocData */
+    {2, {KIND_DEVICE, KIND_PTR_OR_NONE}}, /* kDevFreeData */
+    {2, {KIND_DEVICE, KIND_PTR_OR_NONE}}, /* kDevStreamSync */
+    {3, {KIND_TENSOR, KIND_TENSOR, KIND_PTR_OR_NONE}}, /* kCopyAmongRemote */
+    {2, {KIND_TENSOR, KIND_STR_OR_NONE}}, /* kDevAllocDataWithScope */
+    {1, {KIND_DEVICE}}, /* kDevCreateStream */
+    {2, {KIND_DEVICE, KIND_PTR_OR_NONE}}, /* kDevFreeStream */
+    {2, {KIND_DEVICE, KIND_PTR_OR_NONE}}, /* kDevSetStream */
+    {1, {KIND_DEVICE}}, /* kDevGetCurrentStream */
 };
 
 /*! \brief Check the count and kinds of a syscall's arguments against its signature. */
 static pytvm_minrpc_step expect(pytvm_minrpc_server* s, const pytvm_minrpc_args* a, int32_t code) {
   const signature_t* sig = &kSignatures[code - MINRPC_CODE_GET_GLOBAL_FUNC];
-  const int8_t* kinds = sig->kinds;
-  int32_t n = sig->count;
+  int32_t n = (int32_t)sig->count;
   int32_t i;
-  if (n < 0) {
-    return MINRPC_OK;
-  }
   if (a->num_args != n) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": ");
@@ -85,24 +87,16 @@ static pytvm_minrpc_step expect(pytvm_minrpc_server* s, const pytvm_minrpc_args*
     return MINRPC_ERROR;
   }
   for (i = 0; i < n; ++i) {
-    int32_t got = (int32_t)a->codes[i];
-    int32_t ok = (got == kinds[i]) ? 1 : 0;
-    if ((kinds[i] == KIND_PTR_OR_NONE) &&
-        ((got == (int32_t)kTVMOpaqueHandle) || (got == (int32_t)kTVMNullptr))) {
-      ok = 1;
-    }
-    if ((kinds[i] == KIND_STR_OR_NONE) &&
-        ((got == (int32_t)kTVMStr) || (got == (int32_t)kTVMNullptr))) {
-      ok = 1;
-    }
-    if (ok == 0) {
+    const uint8_t* accepted = kAccepted[sig->kinds[i]];
+    int got = a->codes[i];
+    if ((got != (int)accepted[0]) && (got != (int)accepted[1]) && (got != (int)accepted[2])) {
       pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
       PYTVM_CRT_MSG_STR(msg, ": ");
       PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
       PYTVM_CRT_MSG_STR(msg, " argument ");
       PYTVM_CRT_MSG_I64(msg, i);
       PYTVM_CRT_MSG_STR(msg, ": expected ");
-      PYTVM_CRT_MSG_STR(msg, kind_name(kinds[i]));
+      PYTVM_CRT_MSG_STR(msg, KIND_NAME(sig->kinds[i]));
       PYTVM_CRT_MSG_STR(msg, ", got type index ");
       PYTVM_CRT_MSG_I64(msg, got);
       return MINRPC_ERROR;
@@ -162,14 +156,6 @@ static pytvm_minrpc_step get_global_func(pytvm_minrpc_server* s, const pytvm_min
 }
 
 static pytvm_minrpc_step free_handle(pytvm_minrpc_server* s, const pytvm_minrpc_args* a) {
-  int32_t got = (a->num_args == 1) ? (int32_t)a->codes[0] : 0;
-  if ((a->num_args != 1) || ((got != (int32_t)kTVMOpaqueHandle) &&
-                             (got != (int32_t)kTVMPackedFuncHandle) &&
-                             (got != (int32_t)kTVMModuleHandle))) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": kFreeHandle takes one handle argument");
-    return MINRPC_ERROR;
-  }
   if (pytvm_minrpc_handle_release(s, a->values[0].v_handle) != MINRPC_OK) {
     return MINRPC_ERROR;
   }
@@ -286,7 +272,6 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
   DLTensor* to;
   uint64_t from_bytes = 0u;
   uint64_t to_bytes = 0u;
-  DLDevice dev;
   from = (DLTensor*)a->values[0].v_handle;
   to = (DLTensor*)a->values[1].v_handle;
   if (a->values[2].v_handle != NULL) {
@@ -294,13 +279,14 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
     PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote: only the null stream exists here");
     return MINRPC_ERROR;
   }
-  if ((pytvm_minrpc_tensor_bytes(s, from, &from_bytes,
-                                 MINRPC_NAME("kCopyAmongRemote source")) != MINRPC_OK) ||
-      (pytvm_minrpc_tensor_bytes(s, to, &to_bytes,
-                                 MINRPC_NAME("kCopyAmongRemote destination")) != MINRPC_OK)) {
+  if ((pytvm_minrpc_check_whole_tensor(s, from, &from_bytes,
+                                       MINRPC_NAME("kCopyAmongRemote source")) != MINRPC_OK) ||
+      (pytvm_minrpc_check_whole_tensor(s, to, &to_bytes,
+                                       MINRPC_NAME("kCopyAmongRemote destination")) != MINRPC_OK)) {
     return MINRPC_ERROR;
   }
-#if MINRPC_WORDED_CHECKS /* TVMDeviceCopyDataFromTo refuses both too */
+  /* TVMDeviceCopyDataFromTo refuses both too; the in-place copy below relies on the first */
+#if MINRPC_WORDED_CHECKS || !TVM_CRT_ACCELERATOR
   if (from_bytes != to_bytes) {
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote of ");
@@ -309,6 +295,8 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
     PYTVM_CRT_MSG_U64(msg, to_bytes);
     return MINRPC_ERROR;
   }
+#endif
+#if MINRPC_WORDED_CHECKS
   if ((from->device.device_type != (int32_t)kDLCPU) &&
       (to->device.device_type != (int32_t)kDLCPU) &&
       (from->device.device_type != to->device.device_type)) {
@@ -320,17 +308,27 @@ static pytvm_minrpc_step copy_among_remote(pytvm_minrpc_server* s, const pytvm_m
     return MINRPC_ERROR;
   }
 #endif
-  if ((pytvm_minrpc_check_tensor(s, from, from_bytes,
-                                 MINRPC_NAME("kCopyAmongRemote source")) != MINRPC_OK) ||
-      (pytvm_minrpc_check_tensor(s, to, to_bytes,
-                                 MINRPC_NAME("kCopyAmongRemote destination")) != MINRPC_OK)) {
+#if TVM_CRT_ACCELERATOR
+  {
+    DLDevice dev = (from->device.device_type != (int32_t)kDLCPU) ? from->device : to->device;
+    if ((TVMDeviceCopyDataFromTo(from, to, NULL) != 0) ||
+        (TVMSynchronize(dev.device_type, dev.device_id, NULL) != 0)) {
+      return runtime_failed(s);
+    }
+  }
+#else
+  /* Only CPU memory is served (as by kCopyToRemote/kCopyFromRemote): copied in place, both
+   * ranges checked above to lie in this server's allocations, so from_bytes fits size_t. */
+  if ((from->device.device_type != (int32_t)kDLCPU) ||
+      (to->device.device_type != (int32_t)kDLCPU)) {
+    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCRPCCodeNotSupported);
+    PYTVM_CRT_MSG_STR(msg, ": kCopyAmongRemote with a non-CPU device "
+                           "(built without TVM_CRT_ACCELERATOR)");
     return MINRPC_ERROR;
   }
-  dev = (from->device.device_type != (int32_t)kDLCPU) ? from->device : to->device;
-  if ((TVMDeviceCopyDataFromTo(from, to, NULL) != 0) ||
-      (TVMSynchronize(dev.device_type, dev.device_id, NULL) != 0)) {
-    return runtime_failed(s);
-  }
+  (void)memmove((uint8_t*)to->data + to->byte_offset,
+                (const uint8_t*)from->data + from->byte_offset, (size_t)from_bytes);
+#endif
   return reply_none(s);
 }
 

@@ -91,6 +91,14 @@ pytvm_minrpc_step pytvm_minrpc_check_tensor(pytvm_minrpc_server* s, const DLTens
   return pytvm_minrpc_check_range(s, t->device, t->data, t->byte_offset, nbytes, what);
 }
 
+pytvm_minrpc_step pytvm_minrpc_check_whole_tensor(pytvm_minrpc_server* s, const DLTensor* t,
+                                                  uint64_t* nbytes, const char* what) {
+  if (pytvm_minrpc_tensor_bytes(s, t, nbytes, what) != MINRPC_OK) {
+    return MINRPC_ERROR;
+  }
+  return pytvm_minrpc_check_tensor(s, t, *nbytes, what);
+}
+
 /* ------------------------------------------------------------------ handles */
 
 static pytvm_minrpc_handle_entry* find_handle(pytvm_minrpc_server* s, const void* handle) {

@@ -13,16 +13,12 @@
 #define TYPE_INDEX_RAW_STR 8u
 #define ANSWER_HEAD 28u
 
-static uint64_t get_u64(const uint8_t* p) {
-  uint64_t v = 0;
-  unsigned i;
-  for (i = 0; i < 8u; ++i) v |= (uint64_t)p[i] << (8u * i);
-  return v;
+static uint32_t get_u32(const uint8_t* p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-static void put_le(uint8_t* p, uint64_t v, unsigned n) {
-  unsigned i;
-  for (i = 0; i < n; ++i) p[i] = (uint8_t)(v >> (8u * i));
+static uint64_t get_u64(const uint8_t* p) { /* two halves: no 64-bit shifts */
+  return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
 }
 
 int pytvm_serial_rpc_init(pytvm_serial_rpc* r, pytvm_serial_stream* stream, uint8_t* buffer,
@@ -45,6 +41,14 @@ static void drop_packet(pytvm_serial_rpc* r) {
   r->ready = 0;
 }
 
+#define ANSWER_FIXED "RPCServerError: kReadError: serial link: torn packet"
+
+#if TVM_CRT_ERROR_TEXTS
+static void put_le(uint8_t* p, uint64_t v, unsigned n) {
+  unsigned i;
+  for (i = 0; i < n; ++i) p[i] = (uint8_t)(v >> (8u * i));
+}
+
 /* A tiny text builder (no stdio on a board). */
 typedef struct {
   char* p;
@@ -56,7 +60,6 @@ static void add(text_t* t, const char* s) {
   while (*s != '\0' && t->len < t->cap) t->p[t->len++] = *s++;
 }
 
-#if TVM_CRT_ERROR_TEXTS
 static void add_u64(text_t* t, uint64_t v) {
   /* digits by subtracting powers of ten: no 64-bit division helper on a 32-bit board */
   static const uint64_t powers[] = {
@@ -79,14 +82,9 @@ static void add_u64(text_t* t, uint64_t v) {
   }
 }
 
-/* Why a packet was torn, appended to the answer; without TVM_CRT_ERROR_TEXTS the answer is its
- * fixed head alone ("RPCServerError: kReadError: serial link: torn packet"). */
+/* Why a packet was torn, appended to the answer. */
 #define WHY(t, s) add((t), (s))
 #define WHY_U64(t, v) add_u64((t), (v))
-#else
-#define WHY(t, s) ((void)(t))
-#define WHY_U64(t, v) ((void)(t), (void)(v))
-#endif
 
 /* The answer to a torn or lost packet: one kException whose text is built in place. */
 typedef struct {
@@ -98,8 +96,8 @@ static text_t* begin_answer(answer_t* a) {
   a->text.p = (char*)a->packet + ANSWER_HEAD;
   a->text.len = 0;
   a->text.cap = PYTVM_SERIAL_RPC_TEXT_BYTES;
-  add(&a->text, "RPCServerError: kReadError: serial link: torn packet");
-  WHY(&a->text, ": ");
+  add(&a->text, ANSWER_FIXED);
+  add(&a->text, ": ");
   return &a->text;
 }
 
@@ -113,6 +111,37 @@ static int send_answer(pytvm_serial_rpc* r, answer_t* a) {
   r->answered++;
   return pytvm_serial_rpc_write(r, a->packet, ANSWER_HEAD + a->text.len);
 }
+#else
+/* Without TVM_CRT_ERROR_TEXTS the answer is its fixed head alone, one constant packet. */
+#define ANSWER_TEXT_LEN (sizeof(ANSWER_FIXED) - 1u)
+#define LE4(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
+#define LE8(v) LE4(v), 0u, 0u, 0u, 0u
+
+typedef struct {
+  uint8_t unused;
+} answer_t;
+typedef answer_t text_t;
+
+static const struct {
+  uint8_t head[ANSWER_HEAD];
+  char text[ANSWER_TEXT_LEN];
+} kAnswer = {{LE8(20u + ANSWER_TEXT_LEN), LE4(RPC_CODE_EXCEPTION), LE4(1u), LE4(TYPE_INDEX_RAW_STR),
+              LE8(ANSWER_TEXT_LEN)},
+             ANSWER_FIXED};
+/* The packet is the two arrays back to back (no padding between bytes). */
+typedef char answer_is_packed[(sizeof(kAnswer) == ANSWER_HEAD + ANSWER_TEXT_LEN) ? 1 : -1];
+
+/* The callers below are written for the texts: here they describe nothing and send kAnswer. */
+#define WHY(t, s) ((void)(t))
+#define WHY_U64(t, v) ((void)(t), (void)(v))
+#define begin_answer(a) (a)
+#define send_answer(r, a) send_fixed_answer(r)
+
+static int send_fixed_answer(pytvm_serial_rpc* r) {
+  r->answered++;
+  return pytvm_serial_rpc_write(r, (const uint8_t*)&kAnswer, sizeof(kAnswer));
+}
+#endif
 
 /* A dropped frame: tears the packet in progress, or may have held a whole packet. */
 static int on_lost(pytvm_serial_rpc* r) {
@@ -181,9 +210,9 @@ static int on_data(pytvm_serial_rpc* r, const uint8_t* data, size_t n) {
       r->discarding = 1;
       return send_answer(r, &a);
     }
-    r->need = PYTVM_SERIAL_RPC_LENGTH_SIZE + body;
+    r->need = PYTVM_SERIAL_RPC_LENGTH_SIZE + (size_t)body; /* <= capacity */
   }
-  if (r->need != 0 && (uint64_t)r->have == r->need) {
+  if (r->need != 0 && r->have == r->need) {
     r->ready = 1;
     r->out = 0;
   }
@@ -198,7 +227,7 @@ int64_t pytvm_serial_rpc_read(pytvm_serial_rpc* r, uint8_t* buf, size_t n) {
     int64_t kind;
     int rc = PYTVM_SERIAL_OK;
     if (r->ready) {
-      size_t left = (size_t)(r->need - r->out);
+      size_t left = r->need - r->out;
       size_t take = n < left ? n : left;
       memcpy(buf, r->buffer + r->out, take);
       r->out += take;
@@ -210,7 +239,7 @@ int64_t pytvm_serial_rpc_read(pytvm_serial_rpc* r, uint8_t* buf, size_t n) {
     } else if (r->need == 0) {
       want = PYTVM_SERIAL_RPC_LENGTH_SIZE - r->have;
     } else {
-      want = (size_t)(r->need - r->have);
+      want = r->need - r->have;
     }
     kind = pytvm_serial_stream_next(r->stream, &data, &got, want);
     if (kind <= 0 || kind == PYTVM_SERIAL_NEXT_RESET) {

@@ -4,6 +4,8 @@
  */
 #include "pytvm_crt/serial_stream.h"
 
+#include <string.h>
+
 static void on_event(void* ctx, int event, const uint8_t* body, size_t n) {
   pytvm_serial_stream* st = (pytvm_serial_stream*)ctx;
   if (event == PYTVM_SERIAL_EVENT_DATA) {
@@ -27,21 +29,12 @@ int pytvm_serial_stream_init(pytvm_serial_stream* st, const pytvm_serial_stream_
   session = config->session;
   session.on_event = on_event;
   session.event_ctx = st;
+  memset(st, 0, sizeof(*st)); /* no session, nothing pending, no bytes buffered */
   st->read = config->read;
   st->read_ctx = config->read_ctx;
   st->on_log = config->on_log;
   st->log_ctx = config->log_ctx;
   st->initiator = config->initiator;
-  st->own_restart = 0;
-  st->reset_pending = 0;
-  st->eof = 0;
-  st->sessions = 0;
-  st->pending = NULL;
-  st->pending_len = 0;
-  st->mark_pending = 0;
-  st->errors_seen = 0;
-  st->raw_pos = 0;
-  st->raw_len = 0;
   return pytvm_serial_session_init(&st->session, &session);
 }
 

@@ -30,7 +30,9 @@
 #define TVM_CRT_TRACE (!TVM_CRT_CONFIG_MINIMAL)
 #endif
 
-/*! \brief 1: MinRPC serves non-CPU devices (copies staged through TVMDeviceCopyDataFromTo). */
+/*! \brief 1: MinRPC serves non-CPU devices (copies staged through TVMDeviceCopyDataFromTo);
+ *  0: its copies (kCopyToRemote, kCopyFromRemote, kCopyAmongRemote) take CPU memory only and
+ *  are made in place, other devices are refused. */
 #ifndef TVM_CRT_ACCELERATOR
 #define TVM_CRT_ACCELERATOR (!TVM_CRT_CONFIG_MINIMAL)
 #endif

@@ -53,6 +53,9 @@ extern "C" {
 #define MINRPC_MAX_PACKET (256u * 1024u)
 #endif
 #endif
+#if MINRPC_MAX_PACKET > SIZE_MAX
+#error "MINRPC_MAX_PACKET must fit size_t (the bytes left of a packet are a size_t)"
+#endif
 /*! \brief Most values in one packed sequence. */
 #ifndef MINRPC_MAX_ARGS
 #if TVM_CRT_CONFIG_MINIMAL
@@ -197,7 +200,7 @@ typedef struct {
   uint8_t rx[MINRPC_RX_BYTES];
   size_t rx_pos;
   size_t rx_len;
-  uint64_t packet_left; /*!< body bytes of the packet in progress not read yet */
+  size_t packet_left; /*!< body bytes of the packet in progress not read yet (<= MINRPC_MAX_PACKET) */
   /* session */
   int32_t initialized;
   int32_t status; /*!< why the session ended (pytvm_minrpc_status) */

@@ -38,6 +38,14 @@ typedef struct TVMNDArray {
 int pytvm_crt_tensor_num_bytes(const DLTensor* tensor, size_t* out_nbytes);
 
 /*!
+ * \brief product(shape) * ceil(bits * lanes / 8) in 64 bits, for a tensor whose ndim and shape
+ *        the caller has checked (pytvm_crt_tensor_num_bytes checks them, and fits size_t).
+ * \return kTvmErrorNoError; kTvmErrorArgumentOutOfRange for a negative dimension;
+ *         kTvmErrorArgumentOverflow when a partial product exceeds 64 bits.
+ */
+int pytvm_crt_tensor_bytes_u64(const DLTensor* tensor, uint64_t* out_nbytes);
+
+/*!
  * \brief Whether a tensor is compact row-major (strides NULL, or equal to the compact strides;
  *        strides of size-1 dimensions are ignored). Writes 1 or 0 to *out_compact.
  */

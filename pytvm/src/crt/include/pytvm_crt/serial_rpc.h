@@ -57,7 +57,7 @@ typedef struct {
   uint8_t* buffer;       /*!< assembles one packet: length field + body */
   size_t capacity;       /*!< the largest packet accepted, length field included */
   size_t have;           /*!< bytes of the packet assembled */
-  uint64_t need;         /*!< the packet's size (length field + body) once known, else 0 */
+  size_t need;           /*!< the packet's size (length field + body) once known, else 0 */
   size_t out;            /*!< bytes of a complete packet already handed out */
   uint8_t ready;         /*!< a complete packet is being handed out */
   uint8_t discarding;    /*!< a torn packet was answered: drop data up to the next end mark */
