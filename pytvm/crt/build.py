@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -62,7 +63,12 @@ def sources_digest(cc: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def device_binary(hexagon: bool = False, cc: str | None = None, minimal: bool = False) -> Path:
+def device_binary(
+    hexagon: bool = False,
+    cc: str | None = None,
+    minimal: bool = False,
+    system_lib: Sequence[str | os.PathLike[str]] = (),
+) -> Path:
     """Path of the ``pytvm-device`` binary, built on first use.
 
     Parameters
@@ -77,6 +83,11 @@ def device_binary(hexagon: bool = False, cc: str | None = None, minimal: bool = 
         Build the C runtime's minimal configuration (``-DTVM_CRT_CONFIG_MINIMAL=1``, the one a
         microcontroller gets: a 16 KiB pool, 2 KiB packets, no tracing, no accelerator, error
         texts reduced to kind and place). Such a binary has no ``--hexagon``.
+    system_lib : sequence of paths
+        C sources of a system library (``pytvm.build(..., target="c --system-lib")`` writes
+        them; they define ``TVMSystemLibEntryPoint``) linked into the binary instead of the
+        empty one, so ``sess.system_lib()["name"]`` calls those kernels on the device. Each
+        distinct set of sources gets its own cached binary.
 
     Returns
     -------
@@ -101,13 +112,30 @@ def device_binary(hexagon: bool = False, cc: str | None = None, minimal: bool = 
             "device_binary(hexagon=True, minimal=True): the minimal configuration is built "
             "without accelerator support; pass minimal=False for the hexagon emulator"
         )
-    binary = _built_binary(compiler, MINIMAL_CONFIG_FLAGS if minimal else "")
+    sources = tuple(sorted(str(Path(p).resolve()) for p in system_lib))
+    for src in sources:
+        if not src.endswith(".c") or not Path(src).is_file():
+            raise TVMError(f"device_binary: system_lib source {src!r} is not a C file")
+    binary = _built_binary(compiler, MINIMAL_CONFIG_FLAGS if minimal else "", sources)
     return _hexagon_wrapper(binary) if hexagon else binary
 
 
-@lru_cache(maxsize=8)
-def _built_binary(cc: str, config_flags: str = "") -> Path:
+def _system_lib_digest(sources: tuple[str, ...]) -> str:
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(Path(src).name.encode() + b"\0" + Path(src).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _built_binary(cc: str, config_flags: str = "", system_lib: tuple[str, ...] = ()) -> Path:
     variant = "minimal-" if config_flags else ""
+    if system_lib:
+        variant += f"syslib-{_system_lib_digest(system_lib)}-"
+    return _build_variant(cc, config_flags, system_lib, variant)
+
+
+@lru_cache(maxsize=32)
+def _build_variant(cc: str, config_flags: str, system_lib: tuple[str, ...], variant: str) -> Path:
     target = cache_dir() / "crt" / (variant + sources_digest(cc)) / BINARY_NAME
     if target.exists():
         return target
@@ -120,6 +148,12 @@ def _built_binary(cc: str, config_flags: str = "") -> Path:
         cmd = [make, "-s", "-j", jobs, "-C", str(crt_source_dir()), f"BUILD={tmp}", f"CC={cc}"]
         if config_flags:
             cmd.append(f"CRT_CONFIG_FLAGS={config_flags}")
+        if system_lib:
+            syslib_dir = Path(tmp) / "syslib-src"
+            syslib_dir.mkdir()
+            for src in system_lib:
+                shutil.copyfile(src, syslib_dir / Path(src).name)
+            cmd.append(f"DEVICE_SYSLIB_DIR={syslib_dir}")
         if sys.executable:
             cmd.append(f"PYTHON={sys.executable}")  # generates the hexagon_rpc skel
         cmd.append(BINARY_NAME)

@@ -1,6 +1,7 @@
 /*!
  * \file runtime_init.c
- * \brief TVMInitializeRuntime and the `runtime.SystemLib` global function.
+ * \brief TVMInitializeRuntime and the globals `runtime.SystemLib` and
+ *        `tvm.rpc.server.ModuleGetFunction` (what an RPC client needs to call system-lib kernels).
  */
 #include "crt_internal.h"
 #include "pytvm_crt/crt.h"
@@ -8,19 +9,14 @@
 /* Handle of the system lib once `runtime.SystemLib` has run; NULL before. */
 static TVMModuleHandle g_system_lib = NULL;
 
-/* `runtime.SystemLib`: the system lib's module handle, registering it on the first call. */
+/* `runtime.SystemLib`: the system lib's module handle, registering it on the first call.
+ * Globals are called through TVMFuncCall, which always passes return slots. */
 static int system_lib_func(TVMValue* args, int* type_codes, int num_args, TVMValue* ret_value,
                          int* ret_type_code, void* resource_handle) {
   tvm_crt_error_t err;
   (void)args;
   (void)type_codes;
   (void)resource_handle;
-  if ((ret_value == NULL) || (ret_type_code == NULL)) {
-    pytvm_crt_text* msg =
-        pytvm_crt_error_begin(PYTVM_CRT_ERROR_HEAD("ValueError", "runtime.SystemLib"));
-    PYTVM_CRT_MSG_STR(msg, ": NULL return slot");
-    return -1;
-  }
   if (num_args != 0) {
     pytvm_crt_text* msg = pytvm_crt_error_begin("TypeError");
     PYTVM_CRT_MSG_STR(msg, ": runtime.SystemLib takes no arguments, got ");
@@ -51,6 +47,26 @@ static int system_lib_func(TVMValue* args, int* type_codes, int num_args, TVMVal
   }
   ret_value->v_handle = g_system_lib;
   *ret_type_code = kTVMModuleHandle;
+  return 0;
+}
+
+/* `tvm.rpc.server.ModuleGetFunction(module, name, query_imports)`: how an RPC client looks a
+ * function up in a module of this device (the system lib); None when the module lacks it. */
+static int module_get_function(TVMValue* args, int* type_codes, int num_args, TVMValue* ret_value,
+                               int* ret_type_code, void* resource_handle) {
+  TVMFunctionHandle func = NULL;
+  (void)resource_handle;
+  if ((num_args != 3) || (type_codes[0] != (int)kTVMModuleHandle) ||
+      (type_codes[1] != (int)kTVMStr)) {
+    (void)pytvm_crt_error_begin(
+        PYTVM_CRT_ERROR_HEAD("TypeError", "ModuleGetFunction(module, name, imports)"));
+    return -1;
+  }
+  if (TVMModGetFunction(args[0].v_handle, args[1].v_str, 0, &func) != 0) {
+    return -1;
+  }
+  ret_value->v_handle = func;
+  *ret_type_code = (func != NULL) ? (int)kTVMPackedFuncHandle : (int)kTVMNullptr;
   return 0;
 }
 
@@ -87,5 +103,9 @@ int TVMInitializeRuntime(void) {
   }
   TVM_CRT_DEBUG_LOG("pytvm CRT: initialized (%lu-byte pool, %lu-byte pages)\n",
                     (unsigned long)TVM_CRT_MEMORY_POOL_BYTES, (unsigned long)TVM_CRT_PAGE_BYTES);
+  if (pytvm_crt_func_register_global("tvm.rpc.server.ModuleGetFunction", module_get_function, 0) !=
+      0) {
+    return -1;
+  }
   return pytvm_crt_func_register_global("runtime.SystemLib", system_lib_func, 0);
 }

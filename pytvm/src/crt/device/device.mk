@@ -19,24 +19,39 @@ include $(CRT_DIR)/device/skel.mk
 
 DEVICE_POOL_FLAGS := $(if $(findstring TVM_CRT_MEMORY_POOL_LOG2,$(CRT_CONFIG_FLAGS))$(findstring \
                      TVM_CRT_CONFIG_MINIMAL,$(CRT_CONFIG_FLAGS)),,-DTVM_CRT_MEMORY_POOL_LOG2=26)
+# A system library of compiled kernels (C sources from `pytvm.build(..., target="c --system-lib")`
+# in DEVICE_SYSLIB_DIR, defining TVMSystemLibEntryPoint) replaces the empty one. Generated code is
+# GNU C (vector extensions), so it gets its own flags rather than the runtime's -std=c99 -pedantic.
+DEVICE_SYSLIB_DIR ?=
+DEVICE_SYSLIB_CFLAGS ?= -std=gnu11 -O2 -Wall -Werror
+DEVICE_SYSLIB_SRCS := $(if $(DEVICE_SYSLIB_DIR),$(sort $(wildcard $(DEVICE_SYSLIB_DIR)/*.c)))
 DEVICE_SRCS := $(sort $(wildcard $(CRT_DIR)/minrpc/*.c $(CRT_DIR)/device/*.c)) $(CRT_LIB_SRCS) \
-               $(SERIAL_SRCS) \
-               $(CRT_DIR)/platform/posix_platform.c $(CRT_DIR)/platform/empty_system_lib.c
+               $(SERIAL_SRCS) $(CRT_DIR)/platform/posix_platform.c \
+               $(if $(DEVICE_SYSLIB_DIR),,$(CRT_DIR)/platform/empty_system_lib.c)
 
 # $(1): variant (host, asan, ubsan); $(2): the binary it makes.
 define DEVICE_VARIANT_RULES
 DEVICE_BUILD_$(1) := $$(CRT_BUILD_$(1))/device
 DEVICE_CFLAGS_$(1) := $$(CRT_CFLAGS_$(1)) $$(DEVICE_POOL_FLAGS) -I$(SKEL_GEN_DIR)
+DEVICE_SYSLIB_OBJS_$(1) := $$(patsubst $(DEVICE_SYSLIB_DIR)/%.c,$$(DEVICE_BUILD_$(1))/syslib/%.o,\
+                           $$(DEVICE_SYSLIB_SRCS))
 DEVICE_OBJS_$(1) := $$(patsubst $(CRT_DIR)/%.c,$$(DEVICE_BUILD_$(1))/%.o,$$(DEVICE_SRCS)) \
-                    $$(SKEL_OBJ_$(1))
+                    $$(SKEL_OBJ_$(1)) $$(DEVICE_SYSLIB_OBJS_$(1))
 
 $$(DEVICE_BUILD_$(1))/%.o: $(CRT_DIR)/%.c $$(CRT_FLAGS_STAMP_$(1)) | $(SKEL_H)
 	@mkdir -p $$(@D)
 	$$(CC) $$(DEVICE_CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 
+ifneq ($(DEVICE_SYSLIB_DIR),)
+$$(DEVICE_BUILD_$(1))/syslib/%.o: $(DEVICE_SYSLIB_DIR)/%.c $$(CRT_FLAGS_STAMP_$(1))
+	@mkdir -p $$(@D)
+	$$(CC) $$(DEVICE_SYSLIB_CFLAGS) $$(CRT_SAN_FLAGS_$(1)) $$(CRT_CONFIG_FLAGS) -DPYTVM_CRT=1 \
+	  $$(CRT_INCLUDES) -c $$< -o $$@
+endif
+
 $(2): $$(DEVICE_OBJS_$(1))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CRT_LDFLAGS_$(1)) -o $$@ $$^
+	$$(CC) $$(CRT_LDFLAGS_$(1)) -o $$@ $$^ $(if $(DEVICE_SYSLIB_DIR),-lm)
 
 -include $$(wildcard $$(DEVICE_BUILD_$(1))/*/*.d)
 endef
