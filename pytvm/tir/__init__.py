@@ -10,6 +10,7 @@ Examples
 
 from __future__ import annotations
 
+from . import arith, transform
 from . import printer as _printer  # installs the text renderers
 from .buffer import decl_buffer
 from .expr import (
@@ -99,6 +100,7 @@ from .stmt import (
     seq,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
+from .verify import verify
 
 del _printer
 
@@ -158,6 +160,7 @@ __all__ = [
     "abs",
     "all",
     "any",
+    "arith",
     "assert_structural_equal",
     "call_intrin",
     "ceil",
@@ -189,6 +192,8 @@ __all__ = [
     "structural_hash",
     "substitute",
     "tanh",
+    "transform",
     "truncdiv",
     "truncmod",
+    "verify",
 ]
