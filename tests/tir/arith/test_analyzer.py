@@ -46,7 +46,7 @@ def test_min_max_with_provable_order() -> None:
 def test_symbolic_loop_bound_is_proved() -> None:
     n = tir.Var("n")
     ana = Analyzer()
-    ana.bind(x, _range(0, n))
+    ana.bind(x, _range(0, n))  # type: ignore[arg-type]
     assert ana.can_prove(x < n)
     assert not ana.can_prove(x < n - 1)
     tir.assert_structural_equal(ana.simplify(n - n // 8 * 8), tir.floormod(n, 8))
@@ -118,7 +118,7 @@ def _eval(e: Any, env: dict[Any, int]) -> int:
         tir.LE: lambda: int(a <= b),
         tir.EQ: lambda: int(a == b),
     }
-    return ops[type(e)]()
+    return ops[type(e)]()  # type: ignore[no-untyped-call]
 
 
 _VARS = (x, y, z)
@@ -186,7 +186,7 @@ def test_int_set_of_indices_over_relaxed_loops() -> None:
     tir.assert_structural_equal((s.min_value, s.max_value), (i * 4, i * 4 + 3))
     s = ana.int_set((i * 4 + j) // 4, {j: _range(0, 4)})
     tir.assert_structural_equal((s.min_value, s.max_value), (i, i))
-    s = ana.int_set(j * 2 - k, {j: _range(0, 4), k: _range(1, n)})
+    s = ana.int_set(j * 2 - k, {j: _range(0, 4), k: _range(1, n)})  # type: ignore[arg-type]
     assert ana.can_prove(s.min_value == 0 - n) and ana.can_prove(s.max_value == 5)
     s = ana.int_set((i * 4 + j) % 8, {i: _range(0, 2), j: _range(0, 4)})
     tir.assert_structural_equal((s.min_value, s.max_value), (tir.const(0), tir.const(7)))

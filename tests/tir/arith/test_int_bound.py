@@ -35,7 +35,7 @@ def test_every_operator_bound_holds_exhaustively() -> None:
             if divides and iy[0] <= 0 <= iy[1]:
                 continue
             lo, hi = interval_of(cls(x, y), {x: ix, y: iy})
-            values = [op(a, b) for a in range(ix[0], ix[1] + 1) for b in range(iy[0], iy[1] + 1)]
+            values = [op(a, b) for a in range(ix[0], ix[1] + 1) for b in range(iy[0], iy[1] + 1)]  # type: ignore[operator]
             assert lo <= min(values) and max(values) <= hi, (cls.__name__, ix, iy, lo, hi)
 
 

@@ -24,7 +24,7 @@ def test_row_major_with_symbolic_shape_keeps_data_var() -> None:
     body = tir.For(i, tir.const(0), n, S, tir.For(j, tir.const(0), tir.const(4), S,
                    tir.BufferStore(A, A.vload((i, j)) + 1.0, (i, j))))  # fmt: skip
     after = FlattenBuffer(_mod(body, A))["f"]
-    store = after.body.body.body
+    store = after.body.body.body  # type: ignore[attr-defined]
     assert isinstance(store, tir.BufferStore)
     flat = store.buffer
     assert flat.data is A.data and flat.ndim == 1
@@ -45,7 +45,7 @@ def test_strided_buffer_and_allocate() -> None:
     after = FlattenBuffer(_mod(body, A))["f"].body
     assert isinstance(after, tir.Allocate)
     tir.assert_structural_equal(after.buffer.shape[0], tir.const(24))
-    first, second = after.body.body.seq
+    first, second = after.body.body.seq  # type: ignore[attr-defined]
     tir.assert_structural_equal(first.indices[0], 12 + i * 4 + 3)
     tir.assert_structural_equal(first.value.indices[0], i * 8 + 2)
     tir.assert_structural_equal(second.indices[0], i * 8)

@@ -60,7 +60,7 @@ def test_constant_non_divisible_extent() -> None:
     assert isinstance(after, tir.SeqStmt)
     main, tail = after.seq
     assert isinstance(main, tir.For) and isinstance(tail, tir.For)
-    assert (main.extent.value, tail.min.value, tail.extent.value) == (2, 2, 1)
+    assert (main.extent.value, tail.min.value, tail.extent.value) == (2, 2, 1)  # type: ignore[attr-defined]
     assert "likely" not in str(after)
 
 
@@ -68,7 +68,7 @@ def test_divisible_guard_drops_tail() -> None:
     before, *_ = _split_loop(tir.const(24), tir.const(3), S)
     after = LoopPartition(before)["f"].body
     assert isinstance(after, tir.For)
-    assert after.extent.value == 3
+    assert after.extent.value == 3  # type: ignore[attr-defined]
     inner = after.body
     assert isinstance(inner, tir.For) and isinstance(inner.body, tir.IfThenElse)
     tir.assert_structural_equal(inner.body.condition, tir.const(True))
@@ -85,7 +85,7 @@ def test_lower_bound_guard_gives_suffix_main() -> None:
     assert isinstance(after, tir.SeqStmt)
     tail, main = after.seq
     assert isinstance(main, tir.For) and isinstance(tail, tir.For)
-    assert (tail.extent.value, main.min.value, main.extent.value) == (3, 3, 13)
+    assert (tail.extent.value, main.min.value, main.extent.value) == (3, 3, 13)  # type: ignore[attr-defined]
 
 
 def test_guard_not_on_loop_var_is_kept_and_likely_stripped() -> None:

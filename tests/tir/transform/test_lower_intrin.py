@@ -45,7 +45,7 @@ def test_signed_floordiv_is_exact() -> None:
     after = _run(before)
     assert "floordiv" not in str(after) and "floormod" not in str(after)
     # Evaluate the lowered expression with C semantics and compare with Python's floor rules.
-    expr = after.body.value
+    expr = after.body.value  # type: ignore[attr-defined]
     for iv in range(16):
         for nv in (-5, -3, 3, 7):
             got = _eval_c(expr, {i: iv, N: nv})

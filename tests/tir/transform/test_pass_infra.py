@@ -35,7 +35,7 @@ def test_verify_names_the_pass_that_broke_the_ir() -> None:
     def drop_loop(m: tir.IRModule, ctx: PassContext) -> tir.IRModule:
         del ctx
         func = m["f"]
-        return m.with_function(func.with_body(func.body.body))  # io is now unbound
+        return m.with_function(func.with_body(func.body.body))  # type: ignore[attr-defined]  # io unbound
 
     broken = Pass("drop_loop", 0, drop_loop)
     with pytest.raises(TVMValueError, match=r"function f: variable io .*after pass drop_loop"):

@@ -27,7 +27,7 @@ def test_disjoint_lifetimes_share_memory() -> None:
     after = _run(before)
     assert isinstance(after, tir.Allocate) and after.buffer is T1
     assert not isinstance(after.body, tir.Allocate)
-    third = after.body.seq[2]
+    third = after.body.seq[2]  # type: ignore[attr-defined]
     assert third.body.buffer.data is T1.data  # T2 now lives in T1's memory
     assert third.body.buffer.shape == T2.shape
 
@@ -86,5 +86,5 @@ def test_symbolic_sizes_share_when_equal() -> None:
     after = StorageRewrite(tir.IRModule.from_expr(func))["f"].body
     assert isinstance(after, tir.Allocate) and after.buffer is T1
     assert isinstance(after.body, tir.Allocate) and after.body.buffer is T3
-    steps = after.body.body.seq
+    steps = after.body.body.seq  # type: ignore[attr-defined]
     assert steps[2].body.buffer.data is T1.data and steps[4].body.buffer.data is T3.data
