@@ -1,15 +1,15 @@
 """pytvm: Apache TVM's runtime and compiler stack in Python, with a small portable C runtime.
 
 ``ffi``, ``runtime``, ``nd`` and ``error`` load with the package; the other subpackages
-(``rpc``, ``contrib``, ``crt``, ``viz``, ``testing``) load on first attribute access, so
+(``rpc``, ``contrib``, ``crt``, ``viz``, ``testing``, and the compiler's ``tir``, ``te``,
+``topi``, ``transform``) load on first attribute access, so
 ``pytvm.rpc.connect(...)`` works after a bare ``import pytvm`` and ``import pytvm`` stays light.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import error, ffi, nd, runtime
 from .ffi import (
@@ -42,7 +42,8 @@ from .ffi.errors import (
 from .runtime import NDArray
 
 if TYPE_CHECKING:
-    from . import contrib, crt, rpc, viz
+    from . import codegen, contrib, crt, driver, rpc, target, te, tir, topi, transform, viz
+    from .driver import build, compile, lower
     from .viz.trace import Trace
 
 __version__ = "0.1.0"
@@ -70,17 +71,37 @@ def trace() -> Trace:
 
 
 #: Subpackages loaded on first use by :func:`__getattr__`.
-_LAZY_SUBPACKAGES = frozenset({"contrib", "crt", "rpc", "testing", "viz"})
+_LAZY_SUBPACKAGES = frozenset(
+    {
+        "codegen",
+        "contrib",
+        "crt",
+        "driver",
+        "rpc",
+        "target",
+        "te",
+        "testing",
+        "tir",
+        "topi",
+        "transform",
+        "viz",
+    }
+)
+#: The compiler's entry functions (TVM's ``tvm.build``/``tvm.lower``/``tvm.compile``), loaded
+#: from :mod:`pytvm.driver` on first use.
+_LAZY_FUNCTIONS = frozenset({"build", "compile", "lower"})
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> Any:
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_FUNCTIONS:
+        return getattr(importlib.import_module(f"{__name__}.driver"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_SUBPACKAGES})
+    return sorted({*globals(), *_LAZY_SUBPACKAGES, *_LAZY_FUNCTIONS})
 
 
 __all__ = [
@@ -98,17 +119,22 @@ __all__ = [
     "TVMTypeError",
     "TVMValueError",
     "__version__",
+    "build",
+    "codegen",
+    "compile",
     "contrib",
     "cpu",
     "crt",
     "cuda",
     "device",
+    "driver",
     "error",
     "ext_dev",
     "ffi",
     "get_global_func",
     "hexagon",
     "list_global_func_names",
+    "lower",
     "nd",
     "register_func",
     "register_global_func",
@@ -116,7 +142,12 @@ __all__ = [
     "remove_global_func",
     "rpc",
     "runtime",
+    "target",
+    "te",
     "testing",
+    "tir",
+    "topi",
     "trace",
+    "transform",
     "viz",
 ]

@@ -249,7 +249,12 @@ class LibraryModule(Module):
         try:
             symbol = self._lib[name]  # item access: getattr refuses dunder names (__tvm_main__)
         except AttributeError:
-            return None
+            if name != self.entry_name:
+                return None
+            try:  # a kernel named "main" is exported as the entry symbol (C reserves main)
+                symbol = self._lib[ENTRY_FUNC]
+            except AttributeError:
+                return None
         address = ctypes.cast(symbol, ctypes.c_void_p).value or 0
         func = CFunction(address, resource=self.handle, owner=self, name=name)
         self._functions[name] = func

@@ -39,8 +39,10 @@ from ..tir.op import (
     truncdiv,
     truncmod,
 )
+from .lower_schedule import create_prim_func, lower_schedule
 from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduction import argmax, argmin, comm_reducer, max, min, sum
+from .schedule import Schedule, Stage, create_schedule
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "PlaceholderOp",
     "PrimExpr",
     "Range",
+    "Schedule",
+    "Stage",
     "Tensor",
     "TensorSlice",
     "Var",
@@ -62,6 +66,8 @@ __all__ = [
     "comm_reducer",
     "compute",
     "const",
+    "create_prim_func",
+    "create_schedule",
     "erf",
     "exp",
     "floor",
@@ -72,6 +78,7 @@ __all__ = [
     "indexdiv",
     "indexmod",
     "log",
+    "lower_schedule",
     "max",
     "max_value",
     "min",

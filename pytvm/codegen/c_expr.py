@@ -1,0 +1,260 @@
+"""C expressions of the loop IR: scalars directly, vectors as GCC/Clang vector-extension values.
+
+Vector loads and stores of unit-stride ramps, vector arithmetic, broadcasts and casts map to
+vector extensions (the C compiler emits SIMD instructions of the host: AVX2, AVX-512, NEON).
+Any other vector expression is computed lane by lane into a temporary, which the compiler
+vectorizes when it can; so every expression the passes produce has a correct translation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ..ffi.errors import TVMValueError
+from ..tir import expr as E
+from ..tir.expr import is_float, lanes_of, scalar_of
+from .c_types import c_scalar_type, c_vector_type
+
+__all__ = ["ExprPrinter", "has_vector_type"]
+
+_FLOAT_CALLS = {
+    "tir.exp": "exp",
+    "tir.exp2": "exp2",
+    "tir.log": "log",
+    "tir.log2": "log2",
+    "tir.log10": "log10",
+    "tir.sqrt": "sqrt",
+    "tir.tanh": "tanh",
+    "tir.erf": "erf",
+    "tir.pow": "pow",
+    "tir.fabs": "fabs",
+    "tir.floor": "floor",
+    "tir.ceil": "ceil",
+    "tir.round": "nearbyint",
+    "tir.trunc": "trunc",
+    "tir.fmod": "fmod",
+    "tir.sin": "sin",
+    "tir.cos": "cos",
+}
+_VECTOR_BINARY = (E.Add, E.Sub, E.Mul, E.Div)
+
+
+class ExprPrinter:
+    """Prints expressions; ``emit`` receives temporaries that must precede the statement."""
+
+    def __init__(self, names: Callable[[E.Var], str], emit: Callable[[str], None]) -> None:
+        self.name = names
+        self.emit = emit
+        self.vector_types: set[str] = set()
+        self.minmax_types: set[str] = set()
+        self._temps = 0
+
+    # ------------------------------------------------------------------ scalars
+
+    def scalar(self, e: E.PrimExpr) -> str:  # noqa: PLR0911, PLR0912 - one case per node
+        """The C expression of the scalar expression ``e`` (vectors go to :meth:`vector`)."""
+        if lanes_of(e.dtype) > 1:
+            return self.vector(e)
+        if isinstance(e, _LaneVar):
+            return e.name
+        if isinstance(e, E.Var):
+            return self.name(e)
+        if isinstance(e, E.IntImm):
+            return _int_literal(e)
+        if isinstance(e, E.FloatImm):
+            return _float_literal(e)
+        if isinstance(e, E.Cast):
+            return self._cast(e)
+        if isinstance(e, (E.FloorDiv, E.FloorMod)):
+            return self._floor_op(e)
+        if isinstance(e, (E.Min, E.Max)):
+            kind = "min" if isinstance(e, E.Min) else "max"
+            self.minmax_types.add(e.dtype)
+            return f"pytvm_{kind}_{e.dtype}({self.scalar(e.a)}, {self.scalar(e.b)})"
+        if isinstance(e, E.Mod) and is_float(e.dtype):
+            return f"{_libm('fmod', e.dtype)}({self.scalar(e.a)}, {self.scalar(e.b)})"
+        if isinstance(e, E.BinaryOp):
+            return f"({self.scalar(e.a)} {e.symbol} {self.scalar(e.b)})"
+        if isinstance(e, E.Not):
+            return f"(!{self.scalar(e.a)})"
+        if isinstance(e, E.Select):
+            c, t, f = (self.scalar(x) for x in (e.condition, e.true_value, e.false_value))
+            return f"({c} ? {t} : {f})"
+        if isinstance(e, E.Let):
+            var = self.name(e.var)
+            value = self.scalar(e.value)
+            return f"({{ {c_scalar_type(e.var.dtype)} {var} = {value}; {self.scalar(e.body)}; }})"
+        if isinstance(e, E.Call):
+            return self._call(e, self.scalar)
+        if isinstance(e, E.BufferLoad):
+            (index,) = e.indices
+            return f"{self._pointer(e.buffer)}[{self.scalar(index)}]"
+        raise TVMValueError(f"the C code generator cannot print {type(e).__name__} {e}")
+
+    def _pointer(self, buffer: E.Buffer) -> str:
+        return f"(({c_scalar_type(buffer.dtype)}*){self.name(buffer.data)})"
+
+    def _cast(self, e: E.Cast) -> str:
+        value = self.scalar(e.value)
+        if e.dtype == "bool":
+            return f"({value} != 0)"
+        return f"(({c_scalar_type(e.dtype)}){value})"
+
+    def _floor_op(self, e: E.FloorDiv | E.FloorMod) -> str:
+        a, b = self.scalar(e.a), self.scalar(e.b)
+        if is_float(e.dtype):
+            floor = _libm("floor", e.dtype)
+            if isinstance(e, E.FloorDiv):
+                return f"{floor}({a} / {b})"
+            return f"({a} - {floor}({a} / {b}) * {b})"
+        bits = "64" if e.dtype in ("int64", "uint64") else "32"
+        kind = "floordiv" if isinstance(e, E.FloorDiv) else "floormod"
+        if e.dtype.startswith("uint"):
+            return f"({a} {'/' if kind == 'floordiv' else '%'} {b})"
+        return f"pytvm_{kind}_i{bits}({a}, {b})"
+
+    def _call(self, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
+        op = e.op
+        if op == "tir.if_then_else":
+            c, t, f = (arg(a) for a in e.args)
+            return f"({c} ? {t} : {f})"
+        if op == "tir.likely":
+            return f"__builtin_expect(!!({arg(e.args[0])}), 1)"
+        if op == "tir.sigmoid":
+            one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
+            return f"({one} / ({one} + {_libm('exp', e.dtype)}(-{arg(e.args[0])})))"
+        if op == "tir.rsqrt":
+            one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
+            return f"({one} / {_libm('sqrt', e.dtype)}({arg(e.args[0])}))"
+        base = _FLOAT_CALLS.get(op)
+        if base is None:
+            raise TVMValueError(f"the C code generator has no function for intrinsic {op}")
+        return f"{_libm(base, e.dtype)}({', '.join(arg(a) for a in e.args)})"
+
+    # ------------------------------------------------------------------ vectors
+
+    def vector(self, e: E.PrimExpr) -> str:
+        """A C expression of vector type for the vector expression ``e``."""
+        if not has_vector_type(e.dtype):
+            raise TVMValueError(f"no C vector type for {e.dtype} (lanes not a power of two)")
+        self.vector_types.add(e.dtype)
+        vtype = c_vector_type(e.dtype)
+        if isinstance(e, E.Broadcast):
+            return f"pytvm_bcast_{e.dtype}({self.scalar(e.value)})"
+        if isinstance(e, E.BufferLoad) and _unit_ramp(e.indices[0]) is not None:
+            base = _unit_ramp(e.indices[0])
+            assert base is not None
+            return f"pytvm_vload_{e.dtype}({self._pointer(e.buffer)} + {self.scalar(base)})"
+        if isinstance(e, _VECTOR_BINARY) and not (isinstance(e, E.Div) and not is_float(e.dtype)):
+            return f"({self.vector(e.a)} {e.symbol} {self.vector(e.b)})"
+        if isinstance(e, E.Cast) and e.dtype != "bool" and not e.value.dtype.startswith("bool"):
+            return f"__builtin_convertvector({self.vector(e.value)}, {vtype})"
+        if isinstance(e, E.Var):
+            return self.name(e)
+        return self._lanewise(e)
+
+    def _lanewise(self, e: E.PrimExpr) -> str:
+        """Compute ``e`` lane by lane into a new temporary; return its name."""
+        self._temps += 1
+        temp, lane = f"pytvm_v{self._temps}", f"pytvm_l{self._temps}"
+        lanes = lanes_of(e.dtype)
+        value = self.lane(e, lane)
+        self.emit(f"{c_vector_type(e.dtype)} {temp};")
+        self.emit(f"for (int {lane} = 0; {lane} < {lanes}; ++{lane}) {temp}[{lane}] = {value};")
+        return temp
+
+    def lane(self, e: E.PrimExpr, lane: str) -> str:  # noqa: PLR0911, PLR0912 - one case per node
+        """The scalar C expression of lane ``lane`` (a C int expression) of ``e``."""
+        if lanes_of(e.dtype) == 1:
+            return self.scalar(e)
+        if isinstance(e, E.Ramp):
+            return f"({self.scalar(e.base)} + {self.scalar(e.stride)} * {lane})"
+        if isinstance(e, E.Broadcast):
+            return self.scalar(e.value)
+        if isinstance(e, E.BufferLoad):
+            (index,) = e.indices
+            return f"{self._pointer(e.buffer)}[{self.lane(index, lane)}]"
+        if isinstance(e, (E.Min, E.Max)):
+            kind = "min" if isinstance(e, E.Min) else "max"
+            scalar = scalar_of(e.dtype)
+            self.minmax_types.add(scalar)
+            return f"pytvm_{kind}_{scalar}({self.lane(e.a, lane)}, {self.lane(e.b, lane)})"
+        if isinstance(e, (E.FloorDiv, E.FloorMod)):
+            scalar_node = type(e)(
+                _LaneVar(self.lane(e.a, lane), scalar_of(e.dtype)),
+                _LaneVar(self.lane(e.b, lane), scalar_of(e.dtype)),
+            )
+            return self.scalar(scalar_node)
+        if isinstance(e, E.BinaryOp):
+            if isinstance(e, E.Mod) and is_float(e.dtype):
+                fmod = _libm("fmod", e.dtype)
+                return f"{fmod}({self.lane(e.a, lane)}, {self.lane(e.b, lane)})"
+            return f"({self.lane(e.a, lane)} {e.symbol} {self.lane(e.b, lane)})"
+        if isinstance(e, E.Not):
+            return f"(!{self.lane(e.a, lane)})"
+        if isinstance(e, E.Select):
+            c, t, f = (self.lane(x, lane) for x in (e.condition, e.true_value, e.false_value))
+            return f"({c} ? {t} : {f})"
+        if isinstance(e, E.Cast):
+            if scalar_of(e.dtype) == "bool":
+                return f"({self.lane(e.value, lane)} != 0)"
+            return f"(({c_scalar_type(e.dtype)}){self.lane(e.value, lane)})"
+        if isinstance(e, E.Call):
+            return self._call(e, lambda a: self.lane(a, lane))
+        return f"({self.vector(e)})[{lane}]"
+
+
+class _LaneVar(E.Var):
+    """A variable that prints as a given C expression (one lane of a vector operand)."""
+
+    __slots__ = ()
+
+    def __init__(self, text: str, dtype: str) -> None:
+        object.__setattr__(self, "name", text)
+        object.__setattr__(self, "dtype", dtype)
+
+
+def has_vector_type(dtype: str) -> bool:
+    """Whether ``dtype``'s lanes fit a GCC/Clang vector type (a power of two)."""
+    lanes = lanes_of(dtype)
+    return lanes & (lanes - 1) == 0
+
+
+def _unit_ramp(index: E.PrimExpr) -> E.PrimExpr | None:
+    if isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value == 1:
+        return index.base
+    return None
+
+
+def _libm(base: str, dtype: str) -> str:
+    return base + "f" if scalar_of(dtype) == "float32" else base
+
+
+def _int_literal(e: E.IntImm) -> str:
+    if e.dtype == "bool":
+        return "1" if e.value else "0"
+    if e.dtype in ("int64", "uint64"):
+        suffix = "ULL" if e.dtype == "uint64" else "LL"
+        if e.value == -(2**63):
+            return "INT64_MIN"
+        return f"(({c_scalar_type(e.dtype)}){e.value}{suffix})"
+    if e.dtype == "int32" and e.value == -(2**31):
+        return "INT32_MIN"
+    text = str(e.value) + ("U" if e.dtype.startswith("uint") else "")
+    return f"({text})" if e.value < 0 else text
+
+
+def _float_literal(e: E.FloatImm) -> str:
+    value = e.value
+    single = e.dtype == "float32"
+    if math.isnan(value):
+        return "NAN" if single else "((double)NAN)"
+    if math.isinf(value):
+        text = "INFINITY" if single else "((double)INFINITY)"
+        return text if value > 0 else f"(-{text})"
+    text = repr(value)
+    if "e" not in text and "." not in text:
+        text += ".0"
+    text += "f" if single else ""
+    return f"({text})" if value < 0 else text

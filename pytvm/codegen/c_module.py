@@ -1,0 +1,112 @@
+"""A whole C file for a module of lowered kernels: prelude, helpers, bodies, packed functions,
+and, for ``--system-lib``, the C runtime's function registry (seed 001's packed name blob and
+``TVMSystemLibEntryPoint``).
+"""
+
+from __future__ import annotations
+
+from ..ffi.errors import TVMValueError
+from ..tir.expr import scalar_of
+from ..tir.function import IRModule, PrimFunc
+from .c_function import CFunctionEmitter, CNames
+from .c_prelude import PRELUDE
+from .c_types import c_scalar_type, c_vector_type, vector_typedef
+from .packed_args import TYPE_NAMES_C, emit_packed_function, export_symbol, internal_name
+
+__all__ = ["codegen_c", "system_lib_registry"]
+
+#: The registry's count is one byte.
+_MAX_FUNCTIONS = 255
+#: Device types a system-library kernel accepts: the CPU and the accelerator emulator's pool.
+SYSTEM_LIB_DEVICES = (1, 16)
+
+
+def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -> str:
+    """C source of every function of ``mod`` (already through the lowering pipeline)."""
+    names = CNames()
+    bodies: list[str] = []
+    vector_types: set[str] = set()
+    minmax_types: set[str] = set()
+    exported: list[str] = []
+    devices = SYSTEM_LIB_DEVICES if system_lib else (1,)
+    for func_name, func in mod.functions.items():
+        _check_name(func_name)
+        _check_lowered(func_name, func)
+        emitter = CFunctionEmitter(func, internal_name(func_name), names)
+        bodies.append(emitter.emit())
+        symbol = export_symbol(func_name)
+        bodies.append(emit_packed_function(func, func_name, names, devices, symbol))
+        vector_types |= emitter.expr.vector_types
+        minmax_types |= emitter.expr.minmax_types
+        exported.append(symbol)
+    parts = [f"// pytvm target: {target_text}", PRELUDE, TYPE_NAMES_C]
+    parts += [_vector_helpers(t) for t in sorted(vector_types)]
+    parts += [_minmax_helpers(t) for t in sorted(minmax_types)]
+    parts += bodies
+    if system_lib:
+        parts.append(system_lib_registry(exported))
+    return "\n".join(parts) + "\n"
+
+
+def system_lib_registry(symbols: list[str]) -> str:
+    """The C runtime's registry of the kernels exported as ``symbols``; each is registered under
+    its kernel name (``main`` for ``__tvm_main__``). ``TVMSystemLibEntryPoint`` returns it.
+    """
+    if len(symbols) > _MAX_FUNCTIONS:
+        raise TVMValueError(f"a system library holds at most 255 functions, got {len(symbols)}")
+    names = ["main" if s == "__tvm_main__" else s for s in symbols]
+    blob = "".join(f'"{n}\\0" ' for n in names)
+    funcs = ", ".join(f"(TVMBackendPackedCFunc){s}" for s in symbols)
+    return "\n".join(
+        [
+            "/* The C runtime's function registry: a count, then the names, then a final NUL. */",
+            "typedef struct { const char* names; const TVMBackendPackedCFunc* funcs; } "
+            "pytvm_func_registry;",
+            "typedef struct { const pytvm_func_registry* registry; } pytvm_module;",
+            f'static const char pytvm_names[] = "\\x{len(names):02x}" {blob};',
+            f"static const TVMBackendPackedCFunc pytvm_funcs[] = {{{funcs}}};",
+            "static const pytvm_func_registry pytvm_registry = {pytvm_names, pytvm_funcs};",
+            "static const pytvm_module pytvm_system_lib = {&pytvm_registry};",
+            "TVM_DLL const void* TVMSystemLibEntryPoint(void);",
+            "TVM_DLL const void* TVMSystemLibEntryPoint(void) { return &pytvm_system_lib; }",
+        ]
+    )
+
+
+def _check_name(name: str) -> None:
+    if not name.isidentifier() or not name.isascii() or name.startswith("pytvm_"):
+        raise TVMValueError(
+            f"kernel name {name!r} is not a C identifier (letters, digits, '_'; not starting "
+            "with a digit or 'pytvm_')"
+        )
+
+
+def _check_lowered(name: str, func: PrimFunc) -> None:
+    if not func.attrs.get("tir.flattened", False):
+        raise TVMValueError(
+            f"{name}: the C code generator needs a lowered function (run pytvm.lower or the "
+            "tir pipeline first: its buffers are still multi-dimensional)"
+        )
+
+
+def _vector_helpers(dtype: str) -> str:
+    v, s = c_vector_type(dtype), c_scalar_type(scalar_of(dtype))
+    lanes = int(dtype.rsplit("x", 1)[1])
+    return "\n".join(
+        [
+            vector_typedef(dtype),
+            f"PYTVM_INLINE {v} pytvm_vload_{dtype}(const {s}* p) {{ {v} v; "
+            "memcpy(&v, p, sizeof v); return v; }",
+            f"PYTVM_INLINE void pytvm_vstore_{dtype}({s}* p, {v} v) {{ memcpy(p, &v, sizeof v); }}",
+            f"PYTVM_INLINE {v} pytvm_bcast_{dtype}({s} x) {{ {v} v; int i; "
+            f"for (i = 0; i < {lanes}; ++i) v[i] = x; return v; }}",
+        ]
+    )
+
+
+def _minmax_helpers(dtype: str) -> str:
+    s = c_scalar_type(dtype)
+    return (
+        f"PYTVM_INLINE {s} pytvm_min_{dtype}({s} a, {s} b) {{ return a < b ? a : b; }}\n"
+        f"PYTVM_INLINE {s} pytvm_max_{dtype}({s} a, {s} b) {{ return a > b ? a : b; }}"
+    )

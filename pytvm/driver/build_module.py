@@ -1,0 +1,104 @@
+"""``lower`` and ``build``: a schedule or PrimFunc → loop IR through the passes → C → module.
+
+This is seed 004's ``tvm.lower``/``tvm.build`` flow. ``build`` logs the time spent in each
+stage (``logging`` at INFO, logger ``pytvm.driver``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..codegen import codegen_c
+from ..ffi.errors import TVMTypeError, TVMValueError
+from ..target import Target
+from ..tir.function import IRModule, PrimFunc
+from ..tir.transform import lower_pipeline
+from .c_compiler import compile_shared_object, default_flags
+from .compiled_module import CompiledModule
+
+__all__ = ["build", "compile", "lower"]
+
+_LOG = logging.getLogger("pytvm.driver")
+
+
+def _as_module(inputs: Any, args: Sequence[Any] | None, name: str) -> IRModule:
+    from .. import te
+
+    if isinstance(inputs, IRModule):
+        return inputs
+    if isinstance(inputs, PrimFunc):
+        if "global_symbol" not in inputs.attrs:
+            inputs = inputs.with_attr("global_symbol", name)
+        return IRModule.from_expr(inputs)
+    schedule_type = getattr(te, "Schedule", None)
+    if schedule_type is not None and isinstance(inputs, schedule_type):
+        if args is None:
+            raise TVMValueError(f"lower({name}): a schedule needs args (the tensors, in order)")
+        return IRModule.from_expr(te.lower_schedule(inputs, list(args), name))
+    raise TVMTypeError(
+        f"lower/build expects a te.Schedule, a PrimFunc or an IRModule, got {type(inputs).__name__}"
+    )
+
+
+def lower(
+    inputs: Any,
+    args: Sequence[Any] | None = None,
+    name: str = "main",
+    simple_mode: bool = False,
+) -> IRModule:
+    """Lower a schedule (with its ``args``), a PrimFunc or an IRModule through the passes.
+
+    The result prints as readable loop IR (``print(pytvm.lower(s, [A, B, C], name="f"))``).
+    """
+    del simple_mode  # TVM's flag; the printout never shows metadata
+    mod = _as_module(inputs, args, name)
+    return lower_pipeline(mod)
+
+
+def build(
+    inputs: Any,
+    args: Sequence[Any] | None = None,
+    target: str | Target | None = None,
+    name: str = "default_function",
+    cc: str | None = None,
+    options: Sequence[str] = (),
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> CompiledModule:
+    """Compile kernels into a module: ``build(s, [A, B, C], target="c", name="f")["f"](...)``.
+
+    ``target`` is ``"c"`` or ``"llvm"`` (both compile for the host CPU with the system C compiler,
+    ``-O3 -march=native`` unless ``-mcpu=`` says otherwise), with ``--system-lib`` to also emit
+    the C runtime's function registry. ``cc`` and ``options`` replace the compiler and add flags
+    (cross compiling). Compiled objects are cached by content hash under ``cache_dir``.
+    """
+    tgt = Target(target) if target is not None else (Target.current() or Target("c"))
+    start = time.perf_counter()
+    mod = _as_module(inputs, args, name)
+    if not all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
+        mod = lower_pipeline(mod)
+    lowered = time.perf_counter()
+    source = codegen_c(mod, system_lib=tgt.system_lib, target_text=str(tgt))
+    generated = time.perf_counter()
+    mcpu = tgt.mcpu or ("native" if tgt.is_host else "")
+    flags = [*default_flags(mcpu if tgt.is_host else tgt.mcpu), *options]
+    first = next(iter(mod.functions), name)
+    path = compile_shared_object(source, first, cc=cc, flags=flags, cache=cache_dir)
+    done = time.perf_counter()
+    _LOG.info(
+        "built %s for %s: lower %.1f ms, codegen %.1f ms, cc %.1f ms",
+        ", ".join(mod.functions),
+        tgt,
+        (lowered - start) * 1e3,
+        (generated - lowered) * 1e3,
+        (done - generated) * 1e3,
+    )
+    return CompiledModule(path, source, str(tgt))
+
+
+def compile(mod: Any, target: str | Target | None = None, **kwargs: Any) -> CompiledModule:
+    """TVM 0.27's spelling of :func:`build` (``pytvm.compile(prim_func, target="llvm")``)."""
+    return build(mod, target=target, **kwargs)

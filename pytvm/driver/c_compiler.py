@@ -1,0 +1,94 @@
+"""Compiling generated C into a shared object, cached on disk by content hash.
+
+The cache key is the source, the compiler and its version, and the flags, so an unchanged kernel
+is not compiled again (in this process or the next). Each build writes to a private temporary
+name and is renamed into place, so concurrent builds of one kernel never see a partial file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..ffi.errors import TVMError
+from ..ffi.libinfo import cache_dir, cc_version, find_cc, include_dir
+
+__all__ = ["CompileStats", "compile_shared_object", "compile_stats", "default_flags"]
+
+
+class CompileStats:
+    """How many times the C compiler ran, and how many builds the cache answered."""
+
+    def __init__(self) -> None:
+        self.compiled = 0
+        self.cached = 0
+        self._lock = threading.Lock()
+
+    def count(self, compiled: bool) -> None:
+        """Record one build."""
+        with self._lock:
+            if compiled:
+                self.compiled += 1
+            else:
+                self.cached += 1
+
+
+_STATS = CompileStats()
+
+
+def compile_stats() -> CompileStats:
+    """The process's compile counters (the cache's effect is visible here)."""
+    return _STATS
+
+
+def default_flags(mcpu: str = "native") -> list[str]:
+    """Flags for a host kernel: optimised, position independent, tuned for ``mcpu``."""
+    flags = ["-O3", "-std=gnu11", "-fPIC", "-shared", "-fno-math-errno"]
+    if mcpu:
+        flags.append(f"-march={mcpu}" if mcpu == "native" else f"-mcpu={mcpu}")
+    return flags
+
+
+def compile_shared_object(
+    source: str,
+    name: str,
+    cc: str | None = None,
+    flags: Sequence[str] = (),
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The shared object of C ``source`` (compiled unless the cache has it)."""
+    compiler = cc or find_cc()
+    if compiler is None:
+        raise TVMError(
+            f"no C compiler found (looked for $CC, else cc, gcc, clang): building {name} needs "
+            "one; install gcc or clang, or pass cc="
+        )
+    argv = [*shlex.split(compiler), *flags, f"-I{include_dir()}"]
+    key = hashlib.sha256(
+        "\0".join([source, cc_version(compiler) or compiler, *argv]).encode()
+    ).hexdigest()[:24]
+    root = Path(cache) if cache is not None else cache_dir() / "kernels"
+    target = root / key[:2] / f"{name}-{key}.so"
+    if target.exists():
+        _STATS.count(compiled=False)
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
+        src = Path(tmp) / f"{name}.c"
+        src.write_text(source)
+        out = Path(tmp) / f"{name}.so"
+        cmd = [*argv, str(src), "-o", str(out), "-lm"]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise TVMError(
+                f"compiling {name} failed:\n$ {shlex.join(cmd)}\n{result.stdout}{result.stderr}"
+            )
+        out.replace(target)
+    _STATS.count(compiled=True)
+    return target

@@ -1,0 +1,260 @@
+"""``Target``: what a kernel is compiled for, parsed from TVM's target strings.
+
+``"c"`` and ``"llvm"`` both mean the host CPU through the system C compiler; options follow
+TVM's spelling: ``-mcpu=native`` (or a CPU name), ``-mtriple=...``, ``-mattr=+avx2,...``,
+``--system-lib``/``-system-lib`` (emit a C runtime function registry), ``-keys=...``. The
+host's SIMD width and core count, which schedules use to pick vector lanes and tiles, are read
+from the C compiler's ``-march=native`` macros (so they follow the machine, never one machine).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from types import MappingProxyType
+from typing import Any
+
+from ..ffi.errors import TVMValueError
+
+__all__ = ["Target", "TargetKind", "host_simd_bits"]
+
+_KINDS = ("c", "llvm")
+_FLAGS = ("system-lib",)
+_OPTIONS = ("mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "model", "opt-level")
+_BITS_OF_TYPE = re.compile(r"^(?:u?int|float|bfloat)(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class TargetKind:
+    """The kind of a target (``c`` or ``llvm``); TVM code reads ``target.kind.name``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Target:
+    """A compilation target.
+
+    Examples
+    --------
+    >>> from pytvm.target import Target
+    >>> t = Target("c -mcpu=native --system-lib")
+    >>> t.kind.name, t.system_lib, t.mcpu
+    ('c', True, 'native')
+    >>> str(Target("llvm"))
+    'llvm'
+    """
+
+    text: str
+    kind: TargetKind = field(init=False)
+    attrs: Mapping[str, Any] = field(init=False)
+
+    def __init__(self, target: str | Mapping[str, Any] | Target) -> None:
+        if isinstance(target, Target):
+            target = target.text
+        if isinstance(target, Mapping):
+            target = _from_dict(target)
+        if not isinstance(target, str):
+            raise TVMValueError(f"Target expects a string or a dict, got {type(target).__name__}")
+        kind, attrs = _parse(target)
+        object.__setattr__(self, "text", _canonical(kind, attrs))
+        object.__setattr__(self, "kind", TargetKind(kind))
+        object.__setattr__(self, "attrs", MappingProxyType(attrs))
+
+    # ------------------------------------------------------------------ options
+
+    @property
+    def mcpu(self) -> str:
+        """The CPU (``"native"`` for the host; ``""`` when not given)."""
+        return str(self.attrs.get("mcpu", ""))
+
+    @property
+    def mtriple(self) -> str:
+        """The target triple for cross compilation (``""`` for the host)."""
+        return str(self.attrs.get("mtriple", ""))
+
+    @property
+    def system_lib(self) -> bool:
+        """Whether to emit a system library (a function registry for the C runtime)."""
+        return bool(self.attrs.get("system-lib", False))
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Keys that pick schedules (``("cpu",)`` for CPU targets)."""
+        return tuple(str(self.attrs.get("keys", "cpu")).split(","))
+
+    @property
+    def is_host(self) -> bool:
+        """Whether code for this target runs on this machine (no cross triple)."""
+        return not self.mtriple
+
+    # ------------------------------------------------------------------ facts for schedules
+
+    @property
+    def vector_width_bits(self) -> int:
+        """SIMD register width: 512 (AVX-512F), 256 (AVX2/AVX), 128 otherwise."""
+        mattr = str(self.attrs.get("mattr", ""))
+        if "+avx512f" in mattr:
+            return 512
+        if "+avx2" in mattr or "+avx" in mattr:
+            return 256
+        if self.is_host:
+            return host_simd_bits()
+        return 128 if "cortex-a" in self.mcpu or "aarch64" in self.mtriple else 32
+
+    def vector_lanes(self, dtype: str) -> int:
+        """How many ``dtype`` elements one SIMD register holds (at least 1)."""
+        match = _BITS_OF_TYPE.match(dtype)
+        bits = int(match.group(1)) if match else 32
+        return max(1, self.vector_width_bits // bits)
+
+    @property
+    def num_cores(self) -> int:
+        """Cores a parallel loop may use (the process's CPU affinity on the host)."""
+        if not self.is_host:
+            return 1
+        return (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else (os.cpu_count() or 1)
+        )
+
+    # ------------------------------------------------------------------ context
+
+    @staticmethod
+    def current(allow_none: bool = True) -> Target | None:
+        """The target of the innermost ``with target:`` block, or None."""
+        if _STACK:
+            return _STACK[-1]
+        if not allow_none:
+            raise TVMValueError("no target is active: use `with pytvm.target.Target(...):`")
+        return None
+
+    def __enter__(self) -> Target:
+        _STACK.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _STACK.pop()
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Target({self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+_STACK: list[Target] = []
+
+
+def _from_dict(config: Mapping[str, Any]) -> str:
+    kind = config.get("kind")
+    if not isinstance(kind, str):
+        raise TVMValueError(f"Target dict needs a 'kind' string, got {dict(config)!r}")
+    parts = [kind]
+    for key, value in config.items():
+        if key == "kind":
+            continue
+        if value is True:
+            parts.append(f"--{key}")
+        elif value not in (False, None):
+            parts.append(f"-{key}={','.join(value) if isinstance(value, list) else value}")
+    return " ".join(parts)
+
+
+def _parse(text: str) -> tuple[str, dict[str, Any]]:
+    words = shlex.split(text)
+    if not words:
+        raise TVMValueError("empty target string; expected e.g. 'c', 'llvm -mcpu=native'")
+    kind = words[0]
+    if kind not in _KINDS:
+        raise TVMValueError(
+            f"unknown target kind {kind!r} in {text!r}; pytvm compiles for {', '.join(_KINDS)} "
+            "(both build for the CPU through the C compiler)"
+        )
+    attrs: dict[str, Any] = {}
+    for word in words[1:]:
+        name, eq, value = word.lstrip("-").partition("=")
+        if not word.startswith("-") or not name:
+            raise TVMValueError(
+                f"target {text!r}: cannot read {word!r}; options look like -key=value"
+            )
+        if name in _FLAGS and not eq:
+            attrs[name] = True
+        elif name in _OPTIONS and eq and value:
+            attrs[name] = value
+        else:
+            known = ", ".join([*(f"--{f}" for f in _FLAGS), *(f"-{o}=..." for o in _OPTIONS)])
+            raise TVMValueError(f"target {text!r}: unknown option {word!r}; known options: {known}")
+    return kind, attrs
+
+
+def _canonical(kind: str, attrs: Mapping[str, Any]) -> str:
+    parts = [kind]
+    for name in sorted(attrs):
+        value = attrs[name]
+        parts.append(f"--{name}" if value is True else f"-{name}={value}")
+    return " ".join(parts)
+
+
+@cache
+def host_simd_bits() -> int:
+    """The host's SIMD width in bits, from the C compiler's ``-march=native`` macros."""
+    macros = _native_macros()
+    if "__AVX512F__" in macros:
+        return 512
+    if "__AVX2__" in macros or "__AVX__" in macros:
+        return 256
+    if "__SSE2__" in macros or "__ARM_NEON" in macros or "__aarch64__" in macros:
+        return 128
+    return 128
+
+
+@cache
+def _native_macros() -> frozenset[str]:
+    cc = os.environ.get("CC") or "cc"
+    try:
+        out = subprocess.run(
+            [cc, "-march=native", "-dM", "-E", "-x", "c", os.devnull],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    if not out:
+        return _cpuinfo_macros()
+    return frozenset(line.split()[1] for line in out.splitlines() if line.startswith("#define "))
+
+
+def _cpuinfo_macros() -> frozenset[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:  # noqa: PTH123 - one read
+            text = f.read()
+    except OSError:
+        return frozenset()
+    flags = set(re.findall(r"\b(avx512f|avx2|avx|sse2)\b", text))
+    return frozenset(f"__{flag.upper()}__" for flag in flags)
+
+
+@contextmanager
+def _no_target() -> Iterator[None]:  # used by tests that need a clean stack
+    saved = list(_STACK)
+    _STACK.clear()
+    try:
+        yield
+    finally:
+        _STACK[:] = saved
