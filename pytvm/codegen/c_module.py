@@ -12,6 +12,7 @@ from .c_function import CFunctionEmitter, CNames
 from .c_prelude import PRELUDE
 from .c_types import c_scalar_type, c_vector_type, vector_typedef
 from .packed_args import TYPE_NAMES_C, emit_packed_function, export_symbol, internal_name
+from .tvm_ffi_export import TVM_FFI_HEAD, tvm_ffi_adapter
 
 __all__ = ["codegen_c", "system_lib_registry"]
 
@@ -36,10 +37,11 @@ def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -
         bodies.append(emitter.emit())
         symbol = export_symbol(func_name)
         bodies.append(emit_packed_function(func, func_name, names, devices, symbol))
+        bodies.append(tvm_ffi_adapter(func_name, symbol, len(func.params)))
         vector_types |= emitter.expr.vector_types
         minmax_types |= emitter.expr.minmax_types
         exported.append(symbol)
-    parts = [f"// pytvm target: {target_text}", PRELUDE, TYPE_NAMES_C]
+    parts = [f"// pytvm target: {target_text}", PRELUDE, TYPE_NAMES_C, TVM_FFI_HEAD]
     parts += [_vector_helpers(t) for t in sorted(vector_types)]
     parts += [_minmax_helpers(t) for t in sorted(minmax_types)]
     parts += bodies
@@ -60,15 +62,23 @@ def system_lib_registry(symbols: list[str]) -> str:
     return "\n".join(
         [
             "/* The C runtime's function registry: a count, then the names, then a final NUL. */",
+            f'static const char pytvm_names[] = "\\x{len(names):02x}" {blob};',
+            f"static const TVMBackendPackedCFunc pytvm_funcs[] = {{{funcs}}};",
+            "#if defined(PYTVM_CRT)",
+            '#include "pytvm_crt/module.h"',
+            "static const TVMFuncRegistry pytvm_registry = {pytvm_names, pytvm_funcs};",
+            "static const TVMModule pytvm_system_lib = {&pytvm_registry};",
+            "const TVMModule* TVMSystemLibEntryPoint(void) { return &pytvm_system_lib; }",
+            "#else",
+            "/* The same layout, for a host library that carries the registry. */",
             "typedef struct { const char* names; const TVMBackendPackedCFunc* funcs; } "
             "pytvm_func_registry;",
             "typedef struct { const pytvm_func_registry* registry; } pytvm_module;",
-            f'static const char pytvm_names[] = "\\x{len(names):02x}" {blob};',
-            f"static const TVMBackendPackedCFunc pytvm_funcs[] = {{{funcs}}};",
             "static const pytvm_func_registry pytvm_registry = {pytvm_names, pytvm_funcs};",
             "static const pytvm_module pytvm_system_lib = {&pytvm_registry};",
             "TVM_DLL const void* TVMSystemLibEntryPoint(void);",
             "TVM_DLL const void* TVMSystemLibEntryPoint(void) { return &pytvm_system_lib; }",
+            "#endif",
         ]
     )
 

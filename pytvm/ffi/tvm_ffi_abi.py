@@ -34,6 +34,7 @@ __all__ = [
     "CONTEXT_SYMBOLS",
     "LIBRARY_BIN",
     "LIBRARY_CTX",
+    "PACKED_MARKER",
     "SYMBOL_PREFIX",
     "embedded_module_kinds",
     "env_library",
@@ -43,6 +44,8 @@ __all__ = [
     "safe_call_function",
 ]
 
+#: Defined by libraries pytvm compiles: their packed functions are used, not their tvm-ffi exports.
+PACKED_MARKER = "__pytvm_packed_library"
 #: Prefix of every function a TVM 0.27 library exports (``__tvm_ffi_myadd``, ``__tvm_ffi_main``).
 SYMBOL_PREFIX = "__tvm_ffi_"
 #: The library's pointer to its module, read by kernels that look functions up.
@@ -100,8 +103,8 @@ def is_tvm_ffi_library(path: str | os.PathLike[str]) -> bool:
     or imports tvm-ffi's C API), as libraries built by Apache TVM 0.27 do.
     """
     symbols = read_dynamic_symbols(path)
-    if symbols is None:
-        return False
+    if symbols is None or PACKED_MARKER in symbols.defined:
+        return False  # pytvm's own kernels: packed functions (their __tvm_ffi_ exports serve TVM)
     return any(name.startswith(SYMBOL_PREFIX) for name in symbols.defined) or any(
         name.startswith("TVMFFI") for name in symbols.undefined
     )

@@ -23,7 +23,7 @@ DEVICE_POOL_FLAGS := $(if $(findstring TVM_CRT_MEMORY_POOL_LOG2,$(CRT_CONFIG_FLA
 # in DEVICE_SYSLIB_DIR, defining TVMSystemLibEntryPoint) replaces the empty one. Generated code is
 # GNU C (vector extensions), so it gets its own flags rather than the runtime's -std=c99 -pedantic.
 DEVICE_SYSLIB_DIR ?=
-DEVICE_SYSLIB_CFLAGS ?= -std=gnu11 -O2 -Wall -Werror
+DEVICE_SYSLIB_CFLAGS ?= -std=gnu11 -O2 -Wall -Werror -Wno-psabi
 DEVICE_SYSLIB_SRCS := $(if $(DEVICE_SYSLIB_DIR),$(sort $(wildcard $(DEVICE_SYSLIB_DIR)/*.c)))
 DEVICE_SRCS := $(sort $(wildcard $(CRT_DIR)/minrpc/*.c $(CRT_DIR)/device/*.c)) $(CRT_LIB_SRCS) \
                $(SERIAL_SRCS) $(CRT_DIR)/platform/posix_platform.c \

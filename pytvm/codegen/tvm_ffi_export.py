@@ -1,0 +1,59 @@
+"""Exports for Apache TVM 0.27: ``__tvm_ffi_<name>`` adapters over each packed function.
+
+TVM 0.27 loads a library's functions by these symbols (tvm-ffi's safe-call signature). The
+adapter copies the arguments into packed values (the type indices are the same), turns a tensor
+object into its ``DLTensor`` (which follows the 24-byte object header), and calls the packed
+function; errors go through ``TVMFFIErrorSetRaisedFromCStr`` (see the prelude). So one library
+runs on pytvm and on a stock TVM 0.27 server after ``remote.upload`` + ``remote.load_module``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TVM_FFI_HEAD", "tvm_ffi_adapter"]
+
+TVM_FFI_HEAD = r"""
+#if !defined(PYTVM_CRT)
+/* One tvm-ffi value: the type index beside an 8-byte payload. */
+typedef struct {
+  int32_t type_index;
+  uint32_t zero_padding;
+  union { int64_t v_int64; double v_float64; void* v_ptr; } v;
+} pytvm_ffi_any;
+/* Size of tvm-ffi's object header, which a tensor object's DLTensor follows. */
+#define PYTVM_FFI_OBJECT_HEADER 24
+#define PYTVM_FFI_TENSOR 70
+/* Tells pytvm's loader to call the packed functions (the __tvm_ffi_ exports serve TVM). */
+TVM_DLL const int __pytvm_packed_library = 1;
+#endif
+"""
+
+
+def tvm_ffi_adapter(name: str, symbol: str, num_params: int) -> str:
+    """The ``__tvm_ffi_<name>`` adapter calling the packed function ``symbol``."""
+    n = max(1, num_params)
+    return f"""#if !defined(PYTVM_CRT)
+TVM_DLL int __tvm_ffi_{name}(void* self, const pytvm_ffi_any* args, int32_t num_args,
+                             pytvm_ffi_any* result) {{
+  TVMValue values[{n}];
+  int codes[{n}];
+  TVMValue ret;
+  int ret_code = 0;
+  int32_t i;
+  (void)self;
+  if (num_args != {num_params}) {{
+    return pytvm_count_error("{name}", {num_params}, num_args, " arguments");
+  }}
+  for (i = 0; i < num_args; ++i) {{
+    codes[i] = args[i].type_index;
+    values[i].v_int64 = args[i].v.v_int64;
+    if (codes[i] == PYTVM_FFI_TENSOR && args[i].v.v_ptr != NULL) {{
+      values[i].v_handle = (char*)args[i].v.v_ptr + PYTVM_FFI_OBJECT_HEADER;
+      codes[i] = kTVMDLTensorHandle;
+    }}
+  }}
+  result->type_index = 0;
+  result->zero_padding = 0;
+  result->v.v_int64 = 0;
+  return {symbol}(values, codes, num_args, &ret, &ret_code, NULL);
+}}
+#endif"""
