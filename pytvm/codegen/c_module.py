@@ -16,6 +16,10 @@ from .tvm_ffi_export import TVM_FFI_HEAD, tvm_ffi_adapter
 
 __all__ = ["codegen_c", "system_lib_registry"]
 
+_LIBM = (
+    "exp", "exp2", "log", "log2", "log10", "sqrt", "tanh", "erf", "pow", "fabs", "floor",
+    "ceil", "nearbyint", "trunc", "fmod", "sin", "cos", "round",
+)  # fmt: skip
 #: The registry's count is one byte.
 _MAX_FUNCTIONS = 255
 #: Device types a system-library kernel accepts: the CPU and the accelerator emulator's pool.
@@ -83,11 +87,23 @@ def system_lib_registry(symbols: list[str]) -> str:
     )
 
 
+#: C library names a kernel may not take (its C symbol would clash with the function).
+_RESERVED = frozenset(
+    {f"{base}{suffix}" for base in _LIBM for suffix in ("", "f")}
+    | {"memcpy", "memset", "malloc", "free", "abort", "exit", "printf", "abs", "labs"}
+)
+
+
 def _check_name(name: str) -> None:
     if not name.isidentifier() or not name.isascii() or name.startswith("pytvm_"):
         raise TVMValueError(
             f"kernel name {name!r} is not a C identifier (letters, digits, '_'; not starting "
             "with a digit or 'pytvm_')"
+        )
+    if name in _RESERVED:
+        raise TVMValueError(
+            f"kernel name {name!r} is the name of a C library function the generated code "
+            f"calls; choose another (e.g. {name}_kernel)"
         )
 
 
@@ -101,15 +117,13 @@ def _check_lowered(name: str, func: PrimFunc) -> None:
 
 def _vector_helpers(dtype: str) -> str:
     v, s = c_vector_type(dtype), c_scalar_type(scalar_of(dtype))
-    lanes = int(dtype.rsplit("x", 1)[1])
     return "\n".join(
         [
             vector_typedef(dtype),
             f"PYTVM_INLINE {v} pytvm_vload_{dtype}(const {s}* p) {{ {v} v; "
             "memcpy(&v, p, sizeof v); return v; }",
             f"PYTVM_INLINE void pytvm_vstore_{dtype}({s}* p, {v} v) {{ memcpy(p, &v, sizeof v); }}",
-            f"PYTVM_INLINE {v} pytvm_bcast_{dtype}({s} x) {{ {v} v; int i; "
-            f"for (i = 0; i < {lanes}; ++i) v[i] = x; return v; }}",
+            f"PYTVM_INLINE {v} pytvm_bcast_{dtype}({s} x) {{ return ({v}){{0}} + x; }}",
         ]
     )
 

@@ -262,6 +262,15 @@ class IntImm(PrimExpr):
         if not isinstance(self.value, int):
             raise TVMTypeError(f"IntImm value must be an int, got {self.value!r}")
 
+    def __int__(self) -> int:
+        return self.value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FloatImm(PrimExpr):
@@ -273,6 +282,9 @@ class FloatImm(PrimExpr):
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", _canonical(self.dtype))
         object.__setattr__(self, "value", float(self.value))
+
+    def __float__(self) -> float:
+        return self.value
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -63,7 +63,7 @@ def _lift(
     return None if a is None or b is None else op(a, b)
 
 
-class _Evaluator:
+class _IntervalEvaluator:
     def __init__(
         self, dom: Mapping[Var, IntSet], simplify: Simplify, sign: Callable[[PrimExpr], int]
     ) -> None:
@@ -135,5 +135,5 @@ def eval_int_set(
             sets[var] = IntSet(simplify(value.min), last)
         else:
             sets[var] = value
-    lo, hi = _Evaluator(sets, simplify, sign).ends(simplify(e))
+    lo, hi = _IntervalEvaluator(sets, simplify, sign).ends(simplify(e))
     return IntSet(None if lo is None else simplify(lo), None if hi is None else simplify(hi))

@@ -1,0 +1,128 @@
+"""The operator library: tensor-expression definitions of operators and their CPU schedules.
+
+Names and signatures follow TVM's ``topi``: ``topi.add``, ``topi.nn.conv2d_nchw``,
+``topi.image.resize2d``; default schedules are in ``topi.generic`` and ``topi.x86``.
+
+Examples
+--------
+>>> from pytvm import te, topi
+>>> A = te.placeholder((2, 3), name="A")
+>>> B = te.placeholder((3,), name="B")
+>>> C = topi.add(A, B)
+>>> [str(d) for d in C.shape], C.op.tag
+(['2', '3'], 'broadcast')
+"""
+
+from __future__ import annotations
+
+from . import generic, image, nn, tag, x86
+from .broadcast import (
+    add,
+    broadcast_to,
+    divide,
+    equal,
+    floor_divide,
+    floor_mod,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_or,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+)
+from .elemwise import (
+    abs,
+    cast,
+    ceil,
+    clip,
+    erf,
+    exp,
+    floor,
+    identity,
+    log,
+    negative,
+    round,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    tanh,
+)
+from .indexing import strided_slice, take, where
+from .reduction import argmax, argmin, max, mean, min, prod, sum
+from .transform import (
+    concatenate,
+    expand_dims,
+    matmul,
+    reshape,
+    split,
+    squeeze,
+    tile,
+    transpose,
+)
+
+__all__ = [
+    "abs",
+    "add",
+    "argmax",
+    "argmin",
+    "broadcast_to",
+    "cast",
+    "ceil",
+    "clip",
+    "concatenate",
+    "divide",
+    "equal",
+    "erf",
+    "exp",
+    "expand_dims",
+    "floor",
+    "floor_divide",
+    "floor_mod",
+    "generic",
+    "greater",
+    "greater_equal",
+    "identity",
+    "image",
+    "less",
+    "less_equal",
+    "log",
+    "logical_and",
+    "logical_or",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mod",
+    "multiply",
+    "negative",
+    "nn",
+    "not_equal",
+    "power",
+    "prod",
+    "reshape",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "split",
+    "sqrt",
+    "squeeze",
+    "strided_slice",
+    "subtract",
+    "sum",
+    "tag",
+    "take",
+    "tanh",
+    "tile",
+    "transpose",
+    "where",
+    "x86",
+]

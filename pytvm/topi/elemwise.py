@@ -1,0 +1,145 @@
+"""Elementwise math on one tensor: ``exp``, ``sqrt``, ``negative``, ``clip``, ``cast``, ..."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..ffi.errors import TVMTypeError
+from ..te.operation import compute
+from ..te.tensor import Tensor
+from ..tir import op as tirop
+from ..tir.expr import Cast, ExprLike, PrimExpr, const, is_float
+from . import tag
+from ._shape import op_error
+
+__all__ = [
+    "abs",
+    "cast",
+    "ceil",
+    "clip",
+    "erf",
+    "exp",
+    "floor",
+    "identity",
+    "log",
+    "negative",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sqrt",
+    "tanh",
+]
+
+
+def _unary(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TVMTypeError(f"topi.{name}: expected a te.Tensor, got {type(x).__name__}")
+    return compute(x.shape, lambda *i: fn(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)  # type: ignore[no-any-return]
+
+
+def _float_only(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:
+    if not is_float(x.dtype):
+        raise TVMTypeError(f"topi.{name}: input {x.name} has type {x.dtype}; expected a float")
+    return _unary(name, fn, x)
+
+
+def identity(x: Tensor) -> Tensor:
+    """A copy of ``x``."""
+    return _unary("identity", lambda v: v, x)
+
+
+def negative(x: Tensor) -> Tensor:
+    """``-x``."""
+    return _unary("negative", lambda v: -v, x)
+
+
+def exp(x: Tensor) -> Tensor:
+    """``e ** x``."""
+    return _float_only("exp", tirop.exp, x)
+
+
+def log(x: Tensor) -> Tensor:
+    """Natural logarithm."""
+    return _float_only("log", tirop.log, x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """Square root."""
+    return _float_only("sqrt", tirop.sqrt, x)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """``1 / sqrt(x)``."""
+    return _float_only("rsqrt", tirop.rsqrt, x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return _float_only("tanh", tirop.tanh, x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))``."""
+    return _float_only("sigmoid", tirop.sigmoid, x)
+
+
+def erf(x: Tensor) -> Tensor:
+    """The Gauss error function."""
+    return _float_only("erf", tirop.erf, x)
+
+
+def abs(x: Tensor) -> Tensor:
+    """Absolute value (integers and floats)."""
+    return _unary("abs", tirop.abs, x)
+
+
+def _rounding(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:
+    # Integers are already whole: the operation is the identity, as in TVM.
+    return _unary(name, fn if is_float(x.dtype) else (lambda v: v), x)
+
+
+def floor(x: Tensor) -> Tensor:
+    """Round toward negative infinity."""
+    return _rounding("floor", tirop.floor, x)
+
+
+def ceil(x: Tensor) -> Tensor:
+    """Round toward positive infinity."""
+    return _rounding("ceil", tirop.ceil, x)
+
+
+def round(x: Tensor) -> Tensor:
+    """Round to the nearest integer, halves to even (ONNX and numpy's rule)."""
+    return _rounding("round", tirop.round, x)
+
+
+def clip(x: Tensor, a_min: ExprLike, a_max: ExprLike) -> Tensor:
+    """``x`` limited to ``[a_min, a_max]``.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> A = te.placeholder((4,), name="A")
+    >>> str(topi.clip(A, 0.0, 6.0).op.body[0])
+    'max(min(A[i0], 6.0f32), 0.0f32)'
+    """
+    lo, hi = _as_number(a_min), _as_number(a_max)
+    if lo is not None and hi is not None and lo > hi:
+        raise op_error("clip", "a_min/a_max", (a_min, a_max), "a_min <= a_max")
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        hi_e = const(a_max, v.dtype) if isinstance(a_max, (int, float)) else a_max
+        lo_e = const(a_min, v.dtype) if isinstance(a_min, (int, float)) else a_min
+        return tirop.max(tirop.min(v, hi_e), lo_e)
+
+    return _unary("clip", fn, x)
+
+
+def _as_number(v: ExprLike) -> float | None:
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def cast(x: Tensor, dtype: str) -> Tensor:
+    """``x`` converted to ``dtype`` (floats to integers round toward zero)."""
+    target = str(const(0, dtype).dtype)
+    return _unary("cast", lambda v: v if v.dtype == target else Cast(target, v), x)

@@ -1,0 +1,42 @@
+"""Neural-network operators: activations, dense and matmul, convolutions, pooling,
+normalization, padding (TVM's ``topi.nn``).
+"""
+
+from __future__ import annotations
+
+from ..elemwise import clip
+from ..transform import flatten
+from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
+from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
+from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
+from .normalization import batch_norm, layer_norm, log_softmax, softmax
+from .padding import pad
+from .pooling import adaptive_pool, global_pool, pool2d
+
+__all__ = [
+    "adaptive_pool",
+    "batch_matmul",
+    "batch_norm",
+    "clip",
+    "conv2d",
+    "conv2d_nchw",
+    "dense",
+    "dense_pack",
+    "dense_pack_weight",
+    "depthwise_conv2d_nchw",
+    "flatten",
+    "gelu",
+    "global_pool",
+    "group_conv2d_nchw",
+    "hard_sigmoid",
+    "hard_swish",
+    "layer_norm",
+    "leaky_relu",
+    "log_softmax",
+    "matmul",
+    "pad",
+    "pool2d",
+    "prelu",
+    "relu",
+    "softmax",
+]

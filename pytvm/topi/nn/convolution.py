@@ -1,0 +1,202 @@
+"""2-d convolutions in NCHW: ``conv2d_nchw``, ``group_conv2d_nchw``, ``depthwise_conv2d_nchw``.
+
+Padding is an int, ``(pad_h, pad_w)`` or ``(top, left, bottom, right)``; stride and dilation
+an int or a pair. A padded input is its own stage named ``pad_temp`` (a schedule inlines it or
+computes it where it is read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...te.operation import compute, reduce_axis
+from ...te.reduction import sum as _sum
+from ...te.tensor import Tensor
+from ...tir.expr import PrimExpr, Var
+from .. import tag
+from .._shape import const_int, op_error, pair
+from .padding import pad
+
+__all__ = [
+    "conv2d",
+    "conv2d_nchw",
+    "conv_output_size",
+    "depthwise_conv2d_nchw",
+    "group_conv2d_nchw",
+    "padding4",
+]
+
+_NCHW = 4
+
+
+def padding4(op: str, padding: int | Sequence[int]) -> tuple[int, int, int, int]:
+    """``(top, left, bottom, right)`` from an int, a pair or a 4-sequence."""
+    vals = [padding] if isinstance(padding, int) else list(padding)
+    if len(vals) == 1:
+        vals = vals * 4
+    elif len(vals) == 2:  # noqa: PLR2004
+        vals = vals * 2
+    if len(vals) != _NCHW or not all(isinstance(v, int) and v >= 0 for v in vals):
+        raise op_error(op, "padding", padding, "non-negative int(s): 1, 2 or 4 of them")
+    return vals[0], vals[1], vals[2], vals[3]
+
+
+def conv_output_size(op: str, axis: str, size: int, pads: int, k: int, d: int, s: int) -> int:
+    """Output extent of a window ``k`` dilated ``d`` stepping ``s`` over ``size + pads``."""
+    out = (size + pads - ((k - 1) * d + 1)) // s + 1
+    if out < 1:
+        raise op_error(
+            op, f"kernel {axis}", k, f"a dilated window that fits the padded input ({size + pads})"
+        )
+    return out
+
+
+def _check4(op: str, name: str, t: Tensor) -> list[int]:
+    if t.ndim != _NCHW:
+        raise op_error(op, f"{name} rank", t.ndim, "4")
+    dims = [const_int(d) for d in t.shape]
+    if None in dims:
+        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "constant dimensions")
+    return [d for d in dims if d is not None]
+
+
+def _conv(
+    op: str,
+    data: Tensor,
+    kernel: Tensor,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    groups: int,
+    out_dtype: str | None,
+    kind: str,
+) -> Tensor:
+    n, c, h, w = _check4(op, "input", data)
+    f, kc, kh, kw = _check4(op, "filter", kernel)
+    sh, sw = pair(op, "stride", stride)
+    dh, dw = pair(op, "dilation", dilation)
+    top, left, bottom, right = padding4(op, padding)
+    if groups < 1 or c % groups or f % groups:
+        raise op_error(op, "groups", groups, f"a divisor of input channels {c} and filters {f}")
+    if kc * groups != c:
+        raise op_error(op, "filter channels", kc, f"input channels / groups = {c // groups}")
+    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
+    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
+    src = data
+    if top or left or bottom or right:
+        src = pad(data, (0, 0, top, left), (0, 0, bottom, right), name="pad_temp")
+    dtype = out_dtype or data.dtype
+    rc = reduce_axis((0, kc), name="rc")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    per_group = f // groups
+
+    def body(b: Var, ff: Var, y: Var, x: Var) -> PrimExpr:
+        chan = rc.var if groups == 1 else ff // per_group * kc + rc.var
+        a = src(b, chan, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        k = kernel(ff, rc.var, ry.var, rx.var)
+        return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
+
+    name = "conv2d_nchw" if groups == 1 else "group_conv2d_nchw"
+    return compute((n, f, oh, ow), body, name=name, tag=kind)  # type: ignore[no-any-return]
+
+
+def conv2d_nchw(
+    Input: Tensor,
+    Filter: Tensor,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Convolution of ``Input [N, C, H, W]`` with ``Filter [F, C, KH, KW]``.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> x = te.placeholder((1, 3, 9, 9), name="x")
+    >>> w = te.placeholder((8, 3, 3, 3), name="w")
+    >>> [str(d) for d in topi.nn.conv2d_nchw(x, w, 2, 1, 1).shape]
+    ['1', '8', '5', '5']
+    """
+    return _conv(
+        "conv2d_nchw", Input, Filter, stride, padding, dilation, 1, out_dtype, tag.CONV2D_NCHW
+    )
+
+
+def group_conv2d_nchw(
+    Input: Tensor,
+    Filter: Tensor,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    groups: int,
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Grouped convolution: ``Filter [F, C // groups, KH, KW]``, filters split into groups."""
+    return _conv(
+        "group_conv2d_nchw",
+        Input,
+        Filter,
+        stride,
+        padding,
+        dilation,
+        groups,
+        out_dtype,
+        tag.GROUP_CONV2D_NCHW,
+    )
+
+
+def depthwise_conv2d_nchw(
+    Input: Tensor,
+    Filter: Tensor,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Depthwise convolution: ``Filter [C, M, KH, KW]`` gives ``C * M`` output channels."""
+    op = "depthwise_conv2d_nchw"
+    n, c, h, w = _check4(op, "input", Input)
+    fc, mult, kh, kw = _check4(op, "filter", Filter)
+    if fc != c:
+        raise op_error(op, "filter channels", fc, f"input channels {c}")
+    sh, sw = pair(op, "stride", stride)
+    dh, dw = pair(op, "dilation", dilation)
+    top, left, bottom, right = padding4(op, padding)
+    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
+    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
+    src = Input
+    if top or left or bottom or right:
+        src = pad(Input, (0, 0, top, left), (0, 0, bottom, right), name="pad_temp")
+    dtype = out_dtype or Input.dtype
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+
+    def body(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
+        ic = ch if mult == 1 else ch // mult
+        a = src(b, ic, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        k = Filter(ic, 0 if mult == 1 else ch % mult, ry.var, rx.var)
+        return _sum(a.astype(dtype) * k.astype(dtype), axis=[ry, rx])  # type: ignore[no-any-return]
+
+    return compute(  # type: ignore[no-any-return]
+        (n, c * mult, oh, ow), body, name="depthwise_conv2d_nchw", tag=tag.DEPTHWISE_CONV2D_NCHW
+    )
+
+
+def conv2d(
+    input: Tensor,
+    filter: Tensor,
+    strides: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    data_layout: str = "NCHW",
+    kernel_layout: str = "",
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Convolution in ``data_layout`` (NCHW with an OIHW kernel is supported)."""
+    if data_layout != "NCHW" or kernel_layout not in ("", "OIHW"):
+        raise op_error(
+            "conv2d", "layout", (data_layout, kernel_layout), "NCHW data with an OIHW kernel"
+        )
+    return conv2d_nchw(input, filter, strides, padding, dilation, out_dtype)

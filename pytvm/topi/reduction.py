@@ -1,0 +1,157 @@
+"""Reductions over axes: ``sum``, ``max``, ``min``, ``prod``, ``mean``, ``argmax``, ``argmin``.
+
+``axis`` is None (all axes), an int or a sequence of ints (negative counts from the end);
+``keepdims`` keeps reduced axes with extent 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..te import reduction as te_red
+from ..te.operation import compute, reduce_axis
+from ..te.tensor import Tensor
+from ..tir.expr import Cast, IterVar, PrimExpr, Select, Var, const
+from ..tir.op import max_value, min_value
+from . import tag
+from ._shape import normalize_axes
+from ._shape import prod as shape_prod
+
+__all__ = ["argmax", "argmin", "max", "mean", "min", "prod", "sum"]
+
+Axis = int | Sequence[int] | None
+
+_prod = te_red.comm_reducer(lambda x, y: x * y, lambda t: const(1, t), name="prod")
+
+
+def _reduce_shape(
+    data: Tensor, axes: list[int], keepdims: bool
+) -> tuple[list[PrimExpr], Callable[[Sequence[Var], Sequence[IterVar]], list[PrimExpr]]]:
+    """Output shape and a function giving input indices from output and reduction axes."""
+    shape: list[PrimExpr] = []
+    for k, d in enumerate(data.shape):
+        if k in axes:
+            if keepdims:
+                shape.append(const(1, d.dtype))
+        else:
+            shape.append(d)
+
+    def indices(out: Sequence[Var], red: Sequence[IterVar]) -> list[PrimExpr]:
+        res: list[PrimExpr] = []
+        oi, ri = 0, 0
+        for k in range(data.ndim):
+            if k in axes:
+                res.append(red[ri].var)
+                ri += 1
+                if keepdims:
+                    oi += 1
+            else:
+                res.append(out[oi])
+                oi += 1
+        return res
+
+    return shape, indices
+
+
+def _comm_reduce(
+    name: str, reducer: Callable[..., Any], data: Tensor, axis: Axis, keepdims: bool
+) -> Tensor:
+    axes = normalize_axes(name, axis, data.ndim)
+    shape, indices = _reduce_shape(data, axes, keepdims)
+    red = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
+
+    def body(*out: Var) -> PrimExpr:
+        return reducer(data(*indices(out, red)), axis=red)  # type: ignore[no-any-return]
+
+    return compute(shape, body, name=f"T_{name}", tag=tag.COMM_REDUCE)  # type: ignore[no-any-return]
+
+
+def sum(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Sum over ``axis``.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> A = te.placeholder((2, 3, 4), name="A")
+    >>> [str(d) for d in topi.sum(A, axis=1, keepdims=True).shape]
+    ['2', '1', '4']
+    """
+    return _comm_reduce("sum", te_red.sum, data, axis, keepdims)
+
+
+def max(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Largest element over ``axis``."""
+    return _comm_reduce("max", te_red.max, data, axis, keepdims)
+
+
+def min(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Smallest element over ``axis``."""
+    return _comm_reduce("min", te_red.min, data, axis, keepdims)
+
+
+def prod(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Product over ``axis``."""
+    return _comm_reduce("prod", _prod, data, axis, keepdims)
+
+
+def mean(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean over ``axis`` (a sum stage, then a division stage)."""
+    axes = normalize_axes("mean", axis, data.ndim)
+    total = sum(data, axes, keepdims)
+    count = shape_prod([data.shape[a] for a in axes])
+    dtype = data.dtype
+
+    def body(*i: Var) -> PrimExpr:
+        n = count if dtype == count.dtype else Cast(dtype, count)
+        return total(*i) / n
+
+    return compute(total.shape, body, name="T_mean", tag=tag.ELEMWISE)  # type: ignore[no-any-return]
+
+
+def _arg_reduce(
+    name: str, data: Tensor, axis: Axis, keepdims: bool, select_last_index: bool
+) -> Tensor:
+    axes = normalize_axes(name, axis, data.ndim)
+    shape, indices = _reduce_shape(data, axes, keepdims)
+    red = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
+    largest = name == "argmax"
+
+    def combine(x: tuple[Var, Var], y: tuple[Var, Var]) -> tuple[PrimExpr, PrimExpr]:
+        better = (x[1] > y[1]) if largest else (x[1] < y[1])
+        earlier = (x[0] >= y[0]) if select_last_index else (x[0] <= y[0])
+        keep = better | ((x[1] == y[1]) & earlier & (x[0] >= 0))
+        return Select(keep, x[0], y[0]), Select(keep, x[1], y[1])
+
+    def identity(ti: str, tv: str) -> tuple[PrimExpr, PrimExpr]:
+        return const(-1, ti), (min_value(tv) if largest else max_value(tv))
+
+    reducer = te_red.comm_reducer(combine, identity, name=name)
+
+    def body(*out: Var) -> Any:
+        flat: PrimExpr = const(0, "int32")
+        for a, r in zip(axes, red, strict=True):
+            flat = flat * data.shape[a] + r.var
+        return reducer((flat, data(*indices(out, red))), axis=red)
+
+    # The reduction yields (index, value); a copy stage makes the index alone the result, as
+    # in TVM, so a kernel's arguments need not include the values.
+    temp = compute(shape, body, name=f"T_{name}_red_temp", tag=tag.COMM_REDUCE_IDX)
+    return compute(shape, lambda *i: temp[0](*i), name=f"T_{name}", tag=tag.INJECTIVE)  # type: ignore[no-any-return]  # noqa: PLW0108
+
+
+def argmax(
+    data: Tensor, axis: Axis = None, keepdims: bool = False, select_last_index: bool = False
+) -> Tensor:
+    """Index (int32) of the largest element over ``axis`` (flattened over several axes).
+
+    Ties give the first index (the last with ``select_last_index``), as numpy and ONNX do.
+    """
+    return _arg_reduce("argmax", data, axis, keepdims, select_last_index)
+
+
+def argmin(
+    data: Tensor, axis: Axis = None, keepdims: bool = False, select_last_index: bool = False
+) -> Tensor:
+    """Index (int32) of the smallest element over ``axis``."""
+    return _arg_reduce("argmin", data, axis, keepdims, select_last_index)

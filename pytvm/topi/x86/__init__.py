@@ -1,0 +1,40 @@
+"""CPU schedules (TVM's ``topi.x86``): matrix products, convolutions, pooling, softmax and
+layer norm; injective operators and reductions use :mod:`pytvm.topi.generic`'s.
+
+Vector widths, tile sizes and whether to run in parallel come from the current target
+(``pytvm.target.Target.current()``) and the operator's shape.
+"""
+
+from __future__ import annotations
+
+from ..generic.injective import schedule_injective, schedule_injective_from_existing
+from ..generic.reduction import schedule_reduce
+from .conv2d import (
+    schedule_conv2d_nchw,
+    schedule_depthwise_conv2d_nchw,
+    schedule_group_conv2d_nchw,
+)
+from .default import anchor_tag, schedule_default
+from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
+from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
+from .pooling import schedule_adaptive_pool, schedule_pool
+
+__all__ = [
+    "anchor_tag",
+    "schedule_adaptive_pool",
+    "schedule_batch_matmul",
+    "schedule_conv2d_nchw",
+    "schedule_default",
+    "schedule_dense",
+    "schedule_dense_pack",
+    "schedule_depthwise_conv2d_nchw",
+    "schedule_group_conv2d_nchw",
+    "schedule_injective",
+    "schedule_injective_from_existing",
+    "schedule_layer_norm",
+    "schedule_log_softmax",
+    "schedule_matmul",
+    "schedule_pool",
+    "schedule_reduce",
+    "schedule_softmax",
+]

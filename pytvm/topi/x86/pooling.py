@@ -1,0 +1,54 @@
+"""CPU schedules of pooling (``pool2d``, ``adaptive_pool``, ``global_pool``).
+
+Output rows of every (batch, channel) run in parallel; the window reduction is innermost. An
+average's sum is computed point by point inside the division stage (``compute_at``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...te.tensor import ComputeOp, Tensor
+from ..generic._tiling import extent, fuse_parallel, product
+from ..generic._traverse import as_outputs, create_schedule, traverse_inline
+from ..generic.injective import schedule_injective_from_existing
+
+__all__ = ["schedule_adaptive_pool", "schedule_pool"]
+
+_SUM_TAGS = ("pool_sum", "adaptive_pool_sum")
+_MAX_TAGS = ("pool_max", "adaptive_pool_max")
+
+
+def schedule_pool(outs: Tensor | Sequence[Tensor], layout: str = "NCHW") -> Any:
+    """Schedule of ``topi.nn.pool2d`` (and of elementwise stages applied to its output)."""
+    outputs = as_outputs(outs)
+    s = create_schedule(outputs)
+    output_ops = {id(t.op) for t in outputs}
+    pending: list[ComputeOp] = []
+
+    def visit(op: ComputeOp) -> None:
+        pending.append(op)
+
+    traverse_inline(s, outputs, visit)
+    for op in pending:
+        if op.tag in _SUM_TAGS:
+            avg = next((o for o in pending if "avg" in o.tag and _reads(o, op)), None)
+            if avg is not None:
+                s[op].compute_at(s[avg], s[avg].op.axis[-1])
+                continue
+        if op.tag in _MAX_TAGS or op.tag in _SUM_TAGS or "avg" in op.tag:
+            n, c, y, _ = s[op].op.axis
+            fuse_parallel(s[op], [n, c, y], product([extent(a) for a in op.axis]))
+        elif id(op) in output_ops:
+            schedule_injective_from_existing(s, op.output(0))
+    return s
+
+
+def _reads(consumer: ComputeOp, producer: ComputeOp) -> bool:
+    return any(t.op is producer for t in consumer.input_tensors)
+
+
+def schedule_adaptive_pool(outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of ``topi.nn.adaptive_pool`` and ``topi.nn.global_pool``."""
+    return schedule_pool(outs)
