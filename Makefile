@@ -74,6 +74,7 @@ bench: $(VENV)/.installed-base
 	$(PY) bench/ffi.py
 	$(PY) bench/rpc.py
 	$(PY) bench/crt.py
+	$(PY) bench/kernels.py
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check $(LINT_PATHS)

@@ -140,3 +140,37 @@ def test_crt_bench_prints_tables() -> None:
     text = next(line for line in lines if line.startswith("total")).split()
     assert int(text[1]) > 0 and int(text[3]) > 0  # .text and .bss of the first compiler
     assert any(line.startswith(".bss is dominated by the memory pool") for line in lines)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.skipif(
+    shutil.which("taskset") is None or not hasattr(os, "sched_setaffinity"),
+    reason="needs taskset and sched_setaffinity",
+)
+def test_kernels_bench_prints_table_with_peak_and_ratios() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "kernels.py"),
+            "--only",
+            "128x768",
+            "--peers",
+            "pytvm,numpy",
+            "--min-seconds",
+            "0.02",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("CPU: ")
+    assert any(line.startswith("FMA peak, 1 thread(s): ") for line in lines)
+    rows = [line.split() for line in lines if line.startswith("matmul 128x768x768")]
+    assert rows, result.stdout
+    for row in rows:
+        pytvm_gflops, numpy_gflops, ratio = float(row[3]), float(row[4]), float(row[5])
+        assert pytvm_gflops > 0 and numpy_gflops > 0 and ratio > 0, row
+    assert "WRONG RESULT" not in result.stdout
