@@ -273,7 +273,7 @@ def _raw_bandwidth(port: int, size: int, opts: argparse.Namespace) -> dict[str, 
 
 def _wait_free(tracker_port: int, timeout: float = 30.0) -> None:
     """Poll a tracker (either kind: the protocol is the same) until a ``KEY`` server is free."""
-    from pytvm.rpc.tracker_client import connect_tracker
+    from pytvm.rpc.sessions.tracker_client import connect_tracker
 
     deadline = time.monotonic() + timeout
     with connect_tracker("127.0.0.1", tracker_port, connect_timeout=timeout) as tracker:

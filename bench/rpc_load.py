@@ -43,7 +43,7 @@ def _client_main(port: int, threads: int) -> None:
     """A client process: for each ``go`` line on stdin, run ``threads`` sessions at once and
     print one JSON line ``[[start, end, error], ...]`` (``time.monotonic`` seconds).
     """
-    from pytvm.rpc.client import connect
+    from pytvm.rpc.sessions.client import connect
 
     def one(out: list[Any], index: int, go: threading.Event) -> None:
         go.wait()

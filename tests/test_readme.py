@@ -18,8 +18,8 @@ import pytest
 
 import pytvm
 from pytvm.ffi import remove_global_func
-from pytvm.rpc.channel import reap
-from pytvm.rpc.tracker_client import connect_tracker
+from pytvm.rpc.sessions.tracker_client import connect_tracker
+from pytvm.rpc.wire.channel import reap
 from pytvm.runtime import load_module
 from pytvm.testing.rpc import wait_for
 

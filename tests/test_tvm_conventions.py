@@ -48,7 +48,7 @@ def test_subpackages_are_reachable_after_a_bare_import() -> None:
     )
     assert out.split("\n")[:5] == [
         "False False",  # loaded on first use, not by ``import pytvm``
-        "pytvm.rpc.client Launcher",
+        "pytvm.rpc.sessions.client Launcher",
         "array Shape tensor",
         "RPCError device_binary",
         "Trace True",

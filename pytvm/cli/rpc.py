@@ -169,10 +169,10 @@ def _setup_logging(silent: bool) -> None:
 
 
 def _run_tracker(args: argparse.Namespace) -> int:
-    from pytvm.rpc.tracker import Tracker
+    from pytvm.rpc.services.tracker import Tracker
 
     _setup_logging(args.silent)
-    from pytvm.rpc._auth import resolve_token
+    from pytvm.rpc.wire._auth import resolve_token
 
     tracker = Tracker(
         host=args.host,
@@ -187,7 +187,7 @@ def _run_tracker(args: argparse.Namespace) -> int:
 
 
 def _run_query(args: argparse.Namespace) -> int:
-    from pytvm.rpc.tracker_client import connect_tracker
+    from pytvm.rpc.sessions.tracker_client import connect_tracker
 
     with connect_tracker(args.host, args.port, connect_timeout=args.connect_timeout) as session:
         print(f"Tracker address {args.host}:{args.port}\n")
@@ -196,10 +196,10 @@ def _run_query(args: argparse.Namespace) -> int:
 
 
 def _run_proxy(args: argparse.Namespace) -> int:
-    from pytvm.rpc.proxy import Proxy
+    from pytvm.rpc.services.proxy import Proxy
 
     _setup_logging(False)
-    from pytvm.rpc._auth import resolve_token
+    from pytvm.rpc.wire._auth import resolve_token
 
     token = resolve_token(None, args.tracker_token_file) if args.tracker else None
     proxy = Proxy(
@@ -237,8 +237,8 @@ def _auth_token(args: argparse.Namespace) -> str | None:
 def _run_server(args: argparse.Namespace) -> int:
     if args.tracker and not args.key:
         args.rpc_server_parser.error("--key is required with --tracker")
-    from pytvm.rpc._auth import resolve_token
-    from pytvm.rpc.server import Server
+    from pytvm.rpc.services.server import Server
+    from pytvm.rpc.wire._auth import resolve_token
 
     _setup_logging(args.silent)
     auth_token = _auth_token(args)

@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
 from pytvm.ffi.errors import TVMError
-from pytvm.rpc.channel import reap
+from pytvm.rpc.wire.channel import reap
 
 if TYPE_CHECKING:
     from pytvm.viz.trace import Trace
@@ -81,7 +81,7 @@ def trace_copy() -> Trace:
     import pytvm
     from pytvm.crt import device_binary
     from pytvm.ffi.errors import TVMValueError
-    from pytvm.rpc.tracker_client import connect_tracker
+    from pytvm.rpc.sessions.tracker_client import connect_tracker
 
     device_binary()  # build the accelerator emulator once, before the board needs it
     python = sys.executable

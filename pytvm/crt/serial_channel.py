@@ -1,6 +1,6 @@
 """``SerialChannel``: the RPC byte stream carried over serial framing and a session, on a raw link.
 
-The raw link is any :class:`~pytvm.rpc.channel.Channel` standing in for a UART (a pipe to a
+The raw link is any :class:`~pytvm.rpc.wire.channel.Channel` standing in for a UART (a pipe to a
 device process, a socket to a serial bridge, an in-memory pair in tests). Bytes given to
 :meth:`SerialChannel.send` travel as ``NORMAL`` session messages (split to the peer's frame
 limit); received messages of the current session are reassembled into the stream that
@@ -26,7 +26,7 @@ delivers (the handshake, data, a restart, the end of the link).
 
 Examples
 --------
->>> from pytvm.rpc.channel import memory_pair
+>>> from pytvm.rpc.wire.channel import memory_pair
 >>> near, far = memory_pair()
 >>> host, board = SerialChannel(near), SerialChannel(far, initiator=False)
 >>> import threading; t = threading.Thread(target=lambda: board.send(board.recv(5))); t.start()
@@ -41,7 +41,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
-from ..rpc.channel import Channel
+from ..rpc.wire.channel import Channel
 from .framing import DEFAULT_MAX_PAYLOAD
 from .serial_link import EventKind, LinkEvent, LinkState, SerialLink
 

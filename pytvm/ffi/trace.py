@@ -24,15 +24,15 @@ block open (the Python -> C call path, whose C half keeps its own copy of the fl
 Timestamps are ``time.monotonic_ns()`` (:func:`now`) -- CLOCK_MONOTONIC, which every process of
 one machine shares (the C device reads the same clock), so events recorded by the host, a board
 server and a device process merge into one timeline. A hop on another machine has its own clock:
-``pytvm.rpc.hop`` measures its offset when it collects the hop's events and shifts them onto the
-collector's clock. Each event carries the process id, the process label
+``pytvm.rpc.sessions.hop`` measures its offset when it collects the hop's events and shifts them
+onto the collector's clock. Each event carries the process id, the process label
 ("host", "board", "server", "device"), the hop index (0 = the process that started the trace,
 1 = the first RPC server, ...), the native thread id and free-form attributes (RPC code name,
 byte counts, device).
 
 Only spans that begin *and* end while recording is on are kept: the control traffic that turns
-tracing on and off (``pytvm.hop.trace_start``/``trace_stop``, see ``pytvm.rpc.hop``) therefore
-never shows up in a trace.
+tracing on and off (``pytvm.hop.trace_start``/``trace_stop``, see ``pytvm.rpc.sessions.hop``)
+therefore never shows up in a trace.
 
 Layers (the ``layer`` of an event, lowest hop first): ``Python API``, ``DeviceAPI.get``,
 ``client session``, ``endpoint``, ``wire``, ``server``, ``serving session``,

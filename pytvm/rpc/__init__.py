@@ -1,6 +1,12 @@
 """RPC, wire-compatible with Apache TVM 0.27: protocol, channels, endpoint, sessions, remote
 devices, server, tracker and proxy.
 
+Three subpackages, each importing only the ones before it: ``wire`` (what travels between two
+peers: protocol, messages, channels, packet I/O), ``sessions`` (what a client holds and the hops
+a request crosses: endpoint, session kinds, ``RPCSession``, remote devices, tracker client) and
+``services`` (the processes that serve, match and relay sessions: server, tracker, proxy). The
+public names below are imported from here.
+
 Names, each with one meaning (TVM's public names kept as TVM spells them):
 
 ``RPCSession``
@@ -44,18 +50,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ffi.errors import RPCSessionBrokenError
-from . import device_api as _device_api  # noqa: F401 - registers device_api.rpc
-from .base import (
-    RPC_MAGIC,
-    RPC_SESS_MASK,
-    RPC_TRACKER_MAGIC,
-    ProtocolError,
-    RPCError,
-    RPCSessionTimeoutError,
-    TrackerCode,
-)
-from .channel import Channel, MemoryChannel, PipeChannel, SocketChannel, memory_pair
-from .client import (
+from .sessions import device_api as _device_api  # noqa: F401 - registers device_api.rpc
+from .sessions.client import (
     LocalSession,
     PopenSession,
     RemoteFunction,
@@ -64,9 +60,19 @@ from .client import (
     RPCSession,
     connect,
 )
-from .endpoint import Endpoint, serve
-from .forwarding_session import ForwardingSession, connect_channel
-from .session import SessionBase, SessionModule
+from .sessions.endpoint import Endpoint, serve
+from .sessions.forwarding_session import ForwardingSession, connect_channel
+from .sessions.session import SessionBase, SessionModule
+from .wire.base import (
+    RPC_MAGIC,
+    RPC_SESS_MASK,
+    RPC_TRACKER_MAGIC,
+    ProtocolError,
+    RPCError,
+    RPCSessionTimeoutError,
+    TrackerCode,
+)
+from .wire.channel import Channel, MemoryChannel, PipeChannel, SocketChannel, memory_pair
 
 __all__ = [
     "RPC_MAGIC",
@@ -107,10 +113,10 @@ __all__ = [
 _FORMER_NAMES = {"Session": "SessionBase", "ClientSession": "ForwardingSession"}
 
 if TYPE_CHECKING:  # the lazily loaded names, for type checkers
-    from .proxy import Proxy
-    from .server import Server
-    from .tracker import Tracker
-    from .tracker_client import TrackerSession, connect_tracker
+    from .services.proxy import Proxy
+    from .services.server import Server
+    from .services.tracker import Tracker
+    from .sessions.tracker_client import TrackerSession, connect_tracker
 
 
 def __getattr__(name: str) -> object:
@@ -118,19 +124,19 @@ def __getattr__(name: str) -> object:
     if name in _FORMER_NAMES:  # the earlier spellings of public names, for existing code
         return globals()[_FORMER_NAMES[name]]
     if name == "Server":
-        from .server import Server
+        from .services.server import Server
 
         return Server
     if name == "Tracker":
-        from .tracker import Tracker
+        from .services.tracker import Tracker
 
         return Tracker
     if name in ("TrackerSession", "connect_tracker"):
-        from . import tracker_client
+        from .sessions import tracker_client
 
         return getattr(tracker_client, name)
     if name == "Proxy":
-        from .proxy import Proxy
+        from .services.proxy import Proxy
 
         return Proxy
     raise AttributeError(f"module 'pytvm.rpc' has no attribute {name!r}")

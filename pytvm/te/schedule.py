@@ -50,7 +50,7 @@ def _kind_name(iv: IterVar) -> str:
 class Stage:
     """One computation's loop nest: leaf loops, their kinds, where it is computed."""
 
-    op: Operation
+    op: ComputeOp
     outputs: tuple[Tensor, ...]
     body: tuple[PrimExpr, ...]
     axis: tuple[IterVar, ...]
@@ -348,7 +348,9 @@ class Schedule:
         from .operation import compute
 
         cached: Tensor = compute(tensor.shape, lambda *i: tensor[i], name=f"{tensor.name}.{scope}")
-        cache_stage = Stage(cached.op, (cached,), cached.op.body, cached.op.axis, (), scope)  # type: ignore[attr-defined]
+        cache_op = cached.op
+        assert isinstance(cache_op, ComputeOp)
+        cache_stage = Stage(cache_op, (cached,), cache_op.body, cache_op.axis, (), scope)
         targets = [self[r] for r in readers]
         position = min(self.stages.index(t) for t in targets)
         self._add(cache_stage, cached.op, position)

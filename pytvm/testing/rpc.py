@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..rpc.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
-from ..rpc.channel import SocketChannel, reap
-from ..rpc.endpoint import serve
+from ..rpc.sessions.endpoint import serve
+from ..rpc.wire.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
+from ..rpc.wire.channel import SocketChannel, reap
 
 __all__ = ["is_closed_by_peer", "service_process", "thread_server", "wait_for"]
 

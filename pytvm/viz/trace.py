@@ -2,8 +2,9 @@
 Mermaid sequence diagram or Chrome trace JSON (Perfetto), and ``pytvm.trace()`` that records them.
 
 Merging. Events of all processes are on one clock (CLOCK_MONOTONIC, shared on one machine; a hop
-on another machine is shifted onto the client's clock when collected, see ``pytvm.rpc.hop``), so
-they are simply sorted by time. Within a process (and thread) spans nest by time containment.
+on another machine is shifted onto the client's clock when collected, see
+``pytvm.rpc.sessions.hop``), so they are simply sorted by time. Within a process (and thread)
+spans nest by time containment.
 Across processes a request is linked to the packet that served it: a top-level ``server``
 (Python hop) or ``MinRPC`` (C device) span on hop ``h`` becomes a child of the innermost
 ``endpoint`` span of hop ``h - 1`` with the same RPC code whose time range contains the
@@ -41,7 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from ..ffi.trace import LAYERS, Event
-from ..rpc import hop as _hop
+from ..rpc.sessions import hop as _hop
 
 __all__ = ["Node", "Trace", "build_tree", "chrome_json", "mermaid", "text"]
 
@@ -320,10 +321,11 @@ def chrome_json(events: Sequence[Event]) -> str:
 class Trace:
     """``with pytvm.trace() as t:`` records every layer and hop a call crosses.
 
-    Entering starts recording on every hop behind each live RPC session (``pytvm.rpc.hop``) and
-    in this process; leaving stops them and collects their events into :attr:`events` (sorted
-    by time). :attr:`notes` names hops that could not be traced (a TVM server, a hop that went
-    away). Sessions opened inside the block are traced in this process only.
+    Entering starts recording on every hop behind each live RPC session
+    (``pytvm.rpc.sessions.hop``) and in this process; leaving stops them and collects their
+    events into :attr:`events` (sorted by time). :attr:`notes` names hops that could not be
+    traced (a TVM server, a hop that went away). Sessions opened inside the block are traced in
+    this process only.
     """
 
     def __init__(self) -> None:

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from pytvm.cli.main import main
-from pytvm.rpc.base import RPC_TRACKER_MAGIC, TrackerCode, recvall, recvjson, sendjson
-from pytvm.rpc.tracker import Tracker
+from pytvm.rpc.services.tracker import Tracker
+from pytvm.rpc.wire.base import RPC_TRACKER_MAGIC, TrackerCode, recvall, recvjson, sendjson
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0
@@ -143,9 +143,9 @@ def test_rpc_server_builds_the_server_from_its_flags(
         def terminate(self) -> None:
             self.terminated = True
 
-    module = types.ModuleType("pytvm.rpc.server")
+    module = types.ModuleType("pytvm.rpc.services.server")
     module.Server = FakeServer  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "pytvm.rpc.server", module)
+    monkeypatch.setitem(sys.modules, "pytvm.rpc.services.server", module)
     status = main(
         [
             "rpc",
@@ -226,8 +226,8 @@ def test_rpc_server_prints_a_port_that_moved() -> None:
 def test_rpc_server_limits_from_the_command_line() -> None:
     proc, port = _start("rpc", "server", "--port", "0", "--max-sessions", "1", "--silent")
     try:
-        from pytvm.rpc.base import RPCError
-        from pytvm.rpc.client import connect
+        from pytvm.rpc.sessions.client import connect
+        from pytvm.rpc.wire.base import RPCError
 
         first = connect("127.0.0.1", port)
         with pytest.raises(RPCError, match="max-sessions"):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pytvm.rpc.base import RPCError
-from pytvm.rpc.channel import reap
-from pytvm.rpc.client import connect
+from pytvm.rpc.sessions.client import connect
+from pytvm.rpc.wire.base import RPCError
+from pytvm.rpc.wire.channel import reap
 
 
 def _serve(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

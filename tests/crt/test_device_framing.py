@@ -21,9 +21,9 @@ from pytvm.crt.framing import encode_frame
 from pytvm.crt.serial_channel import SerialChannel
 from pytvm.crt.serial_link import EventKind, MessageType, SerialLink, encode_message
 from pytvm.ffi.errors import TVMError
-from pytvm.rpc import protocol as wire
-from pytvm.rpc.channel import PipeChannel, popen_pipe, reap
-from pytvm.rpc.forwarding_session import connect_channel
+from pytvm.rpc.sessions.forwarding_session import connect_channel
+from pytvm.rpc.wire import protocol as wire
+from pytvm.rpc.wire.channel import PipeChannel, popen_pipe, reap
 
 pytestmark = pytest.mark.needs_cc
 

@@ -19,9 +19,9 @@ from pytvm import rpc
 from pytvm.crt import device_binary
 from pytvm.ffi.device import Device
 from pytvm.ffi.dtype import DataType
-from pytvm.rpc.channel import popen_pipe
-from pytvm.rpc.forwarding_session import ForwardingSession, popen_session
-from pytvm.rpc.protocol import (
+from pytvm.rpc.sessions.forwarding_session import ForwardingSession, popen_session
+from pytvm.rpc.wire.channel import popen_pipe
+from pytvm.rpc.wire.protocol import (
     BytesObject,
     Handle,
     ObjectRef,
@@ -370,7 +370,7 @@ def test_plain_binary_has_no_hexagon_device(sess: rpc.RPCSession) -> None:
 
 
 def test_pytvm_server_hosts_the_device(binary: Path) -> None:
-    from pytvm.rpc.server import Server
+    from pytvm.rpc.services.server import Server
 
     with Server(port=0, silent=True, popen_executables=[str(binary)]) as server:
         args = ["rpc.PopenSession", str(binary)]

@@ -18,11 +18,11 @@ import pytvm
 from pytvm.crt import device_binary
 from pytvm.crt.framing import DEFAULT_MAX_PAYLOAD
 from pytvm.crt.serial_channel import SerialChannel
-from pytvm.rpc import protocol as wire
-from pytvm.rpc.channel import Channel, PipeChannel, memory_pair, popen_pipe
-from pytvm.rpc.client import RPCSession
-from pytvm.rpc.endpoint import serve
-from pytvm.rpc.forwarding_session import connect_channel
+from pytvm.rpc.sessions.client import RPCSession
+from pytvm.rpc.sessions.endpoint import serve
+from pytvm.rpc.sessions.forwarding_session import connect_channel
+from pytvm.rpc.wire import protocol as wire
+from pytvm.rpc.wire.channel import Channel, PipeChannel, memory_pair, popen_pipe
 from pytvm.testing.rpc import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

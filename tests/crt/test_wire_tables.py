@@ -15,9 +15,9 @@ import pytest
 
 import pytvm
 from pytvm.ffi.type_index import TypeIndex
-from pytvm.rpc import hop
-from pytvm.rpc.base import PROTOCOL_VERSION
-from pytvm.rpc.protocol import RPCCode, ServerStatus
+from pytvm.rpc.sessions import hop
+from pytvm.rpc.wire.base import PROTOCOL_VERSION
+from pytvm.rpc.wire.protocol import RPCCode, ServerStatus
 
 PKG = Path(pytvm.__file__).resolve().parent
 CRT = PKG / "src" / "crt"

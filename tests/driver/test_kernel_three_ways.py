@@ -47,10 +47,13 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _check_on(
-    sess: rpc.RPCSession, mod: pytvm.runtime.Module, inputs: tuple[np.ndarray, ...]
+    sess: rpc.RPCSession,
+    mod: pytvm.runtime.Module,
+    inputs: tuple[np.ndarray, ...],
+    dev: pytvm.Device | None = None,
 ) -> None:
     a, b = inputs
-    dev = sess.cpu()
+    dev = dev or sess.cpu()
     arrays = [pytvm.nd.array(a, dev), pytvm.nd.array(b, dev), pytvm.nd.empty((N,), "float32", dev)]
     mod["kernel"](*arrays)
     np.testing.assert_allclose(arrays[2].numpy(), np.exp(a) + 2 * b, rtol=1e-5)
@@ -123,3 +126,29 @@ def test_inside_the_c_runtime(
         _check_on(sess, sess.system_lib(), inputs)
     finally:
         sess.close()
+
+
+def test_on_the_accelerator_behind_the_board(
+    tmp_path: Path, inputs: tuple[np.ndarray, np.ndarray]
+) -> None:
+    from pytvm.contrib.hexagon import Launcher
+    from pytvm.rpc.services.tracker import Tracker
+
+    s, args = _schedule()
+    src = tmp_path / "kernels.c"
+    pytvm.build(s, args, target="c --system-lib", name="kernel").save(src)
+    with Tracker(host="127.0.0.1", port=9190, port_end=9290, silent=True) as tracker:
+        info = {
+            "rpc_tracker_host": "127.0.0.1",
+            "rpc_tracker_port": tracker.port,
+            "device_key": "kernels",
+            "system_lib": [str(src)],
+        }
+        launcher = Launcher(str(tmp_path / "board"), info)
+        launcher.start_server()
+        try:
+            with launcher.create_session() as sess:
+                assert sess.device.device_type % 128 == 16  # the accelerator's memory
+                _check_on(sess.rpc, sess.system_lib(), inputs, sess.device)
+        finally:
+            launcher.stop_server()

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pytvm.rpc._event_loop import EventLoop
-from pytvm.rpc.proxy import Proxy
-from pytvm.rpc.server import Server
-from pytvm.rpc.tracker import Tracker
+from pytvm.rpc.services._event_loop import EventLoop
+from pytvm.rpc.services.proxy import Proxy
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.services.tracker import Tracker
 
 
 @pytest.fixture

@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 import pytvm
 from pytvm.ffi.device import Device
 from pytvm.ffi.dtype import DataType
-from pytvm.rpc.base import RPC_MAGIC, ProtocolError, recv_key, recvall, send_key, set_nodelay
-from pytvm.rpc.channel import SocketChannel, memory_pair
-from pytvm.rpc.endpoint import Endpoint, serve
-from pytvm.rpc.messages import CopyAck, ExceptionMsg, Return, decode_message
-from pytvm.rpc.protocol import (
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.sessions.endpoint import Endpoint, serve
+from pytvm.rpc.wire.base import RPC_MAGIC, ProtocolError, recv_key, recvall, send_key, set_nodelay
+from pytvm.rpc.wire.channel import SocketChannel, memory_pair
+from pytvm.rpc.wire.messages import CopyAck, ExceptionMsg, Return, decode_message
+from pytvm.rpc.wire.protocol import (
     DEFAULT_LIMITS,
     BytesObject,
     Handle,
@@ -45,7 +46,6 @@ from pytvm.rpc.protocol import (
     encode_shutdown,
     encode_syscall,
 )
-from pytvm.rpc.server import Server
 
 ECHO = "testing.fuzz.echo"
 IO_TIMEOUT = 60.0  # a safety net against a hung server, never a synchronisation

@@ -1,4 +1,6 @@
-"""Hop-local functions (``pytvm.rpc.hop``): answered by each hop itself, and the device's ring."""
+"""Hop-local functions (``pytvm.rpc.sessions.hop``): answered by each hop itself, and the
+device's ring.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 
 from pytvm import rpc
 from pytvm.ffi import trace
-from pytvm.rpc.hop import HOP_TAG, HopLink, code_name, decode_collected
+from pytvm.rpc.sessions.hop import HOP_TAG, HopLink, code_name, decode_collected
 from pytvm.testing.rpc import service_process
 
 SERVER = ("server", "--host", "127.0.0.1", "--port", "0", "--port-end", "1", "--silent")

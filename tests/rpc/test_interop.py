@@ -135,7 +135,7 @@ def test_pytvm_client_files_on_tvm_server(tvm_server: int) -> None:
 
 
 def test_tvm_server_on_pytvm_tracker_requested_by_pytvm_client() -> None:
-    from pytvm.rpc.tracker import Tracker
+    from pytvm.rpc.services.tracker import Tracker
 
     with Tracker(host="127.0.0.1", port=0, port_end=1, silent=True) as tracker:
         server = tvm.rpc.Server(

@@ -17,9 +17,9 @@ import pytest
 import pytvm
 from pytvm import rpc
 from pytvm.ffi.errors import RPCSessionBrokenError
-from pytvm.rpc.base import RPC_MAGIC, recv_key, recvall, send_key
-from pytvm.rpc.channel import Channel, SocketChannel
-from pytvm.rpc.forwarding_session import connect_channel
+from pytvm.rpc.sessions.forwarding_session import connect_channel
+from pytvm.rpc.wire.base import RPC_MAGIC, recv_key, recvall, send_key
+from pytvm.rpc.wire.channel import Channel, SocketChannel
 from pytvm.testing.rpc import thread_server
 
 PACKET = 4096  # the server's packet size here: copies are split, and pipelined when sent

@@ -11,10 +11,10 @@ from collections import defaultdict
 
 import pytvm
 from pytvm import rpc
-from pytvm.rpc.client import RPCSession
-from pytvm.rpc.forwarding_session import ForwardingSession
-from pytvm.rpc.local_serving_session import LocalServingSession
-from pytvm.rpc.session import SessionBase
+from pytvm.rpc.sessions.client import RPCSession
+from pytvm.rpc.sessions.forwarding_session import ForwardingSession
+from pytvm.rpc.sessions.local_serving_session import LocalServingSession
+from pytvm.rpc.sessions.session import SessionBase
 
 
 def _definitions() -> tuple[dict[str, set[str]], dict[str, set[str]]]:

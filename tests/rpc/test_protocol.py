@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from pytvm.ffi.device import Device
 from pytvm.ffi.dtype import DataType
-from pytvm.rpc.base import ProtocolError
-from pytvm.rpc.messages import (
+from pytvm.rpc.wire.base import ProtocolError
+from pytvm.rpc.wire.messages import (
     CallFunc,
     CopyAck,
     CopyFromRemote,
@@ -31,7 +31,7 @@ from pytvm.rpc.messages import (
     decode_message,
     encode_message,
 )
-from pytvm.rpc.protocol import (
+from pytvm.rpc.wire.protocol import (
     BytesObject,
     Handle,
     Limits,

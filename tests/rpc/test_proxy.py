@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytvm.rpc.base import (
+from pytvm.rpc.services.proxy import Proxy
+from pytvm.rpc.services.tracker import Tracker
+from pytvm.rpc.wire.base import (
     RPC_CODE_DUPLICATE,
     RPC_CODE_MISMATCH,
     RPC_MAGIC,
@@ -25,8 +27,6 @@ from pytvm.rpc.base import (
     send_key,
     sendjson,
 )
-from pytvm.rpc.proxy import Proxy
-from pytvm.rpc.tracker import Tracker
 from pytvm.testing.rpc import is_closed_by_peer, service_process, wait_for
 
 TIMEOUT = 10.0

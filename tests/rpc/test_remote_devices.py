@@ -118,7 +118,7 @@ def test_uploaded_shared_object_runs_on_the_server(tmp_path: Path) -> None:
 
 
 def test_pytvm_server_requested_through_the_pytvm_tracker() -> None:
-    from pytvm.rpc.tracker import Tracker
+    from pytvm.rpc.services.tracker import Tracker
 
     with Tracker(host="127.0.0.1", port=0, port_end=1, silent=True) as tracker:
         args = ("--tracker", f"127.0.0.1:{tracker.port}", "--key", "board")

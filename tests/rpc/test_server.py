@@ -18,7 +18,9 @@ import tvm.rpc
 import pytvm
 from pytvm.ffi.errors import TVMValueError
 from pytvm.ffi.libinfo import compile_shared
-from pytvm.rpc.base import (
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.sessions.client import connect
+from pytvm.rpc.wire.base import (
     RPC_CODE_DUPLICATE,
     RPC_CODE_MISMATCH,
     RPC_MAGIC,
@@ -32,8 +34,6 @@ from pytvm.rpc.base import (
     send_key,
     sendjson,
 )
-from pytvm.rpc.client import connect
-from pytvm.rpc.server import Server
 from pytvm.testing.rpc import service_process
 
 
@@ -209,8 +209,8 @@ def test_bad_arguments_are_refused_early(tmp_path: Path) -> None:
 
 
 def test_tracker_mode_match_keys() -> None:
-    from pytvm.rpc.tracker import Tracker
-    from pytvm.rpc.tracker_client import connect_tracker
+    from pytvm.rpc.services.tracker import Tracker
+    from pytvm.rpc.sessions.tracker_client import connect_tracker
 
     with Tracker(port=0, silent=True) as tracker:
         addr = ("127.0.0.1", tracker.port)
@@ -230,7 +230,7 @@ def test_tracker_mode_match_keys() -> None:
 
 
 def test_tracker_mode_reputs_a_handed_out_but_unused_key() -> None:
-    from pytvm.rpc.tracker import Tracker
+    from pytvm.rpc.services.tracker import Tracker
 
     with Tracker(port=0, silent=True) as tracker:
         addr = ("127.0.0.1", tracker.port)
@@ -252,8 +252,8 @@ def test_tracker_mode_reputs_a_handed_out_but_unused_key() -> None:
 
 
 def test_tracker_mode_reconnects_after_tracker_restart() -> None:
-    from pytvm.rpc.tracker import Tracker
-    from pytvm.rpc.tracker_client import connect_tracker
+    from pytvm.rpc.services.tracker import Tracker
+    from pytvm.rpc.sessions.tracker_client import connect_tracker
 
     first = Tracker(port=19190, port_end=19990, silent=True)  # below the ephemeral ports
     port = first.port
@@ -272,7 +272,7 @@ def test_tracker_mode_reconnects_after_tracker_restart() -> None:
 
 
 def test_proxy_mode() -> None:
-    from pytvm.rpc.proxy import Proxy
+    from pytvm.rpc.services.proxy import Proxy
 
     with Proxy(port=0) as proxy:
         with Server("127.0.0.1", proxy.port, key="px", is_proxy=True, silent=True) as server:
@@ -284,7 +284,7 @@ def test_proxy_mode() -> None:
 
 
 def test_proxy_duplicate_key_stops_server() -> None:
-    from pytvm.rpc.proxy import Proxy
+    from pytvm.rpc.services.proxy import Proxy
 
     with Proxy(port=0) as proxy:
         # Two raw servers offer the same key: the proxy keeps one and refuses the other, so
@@ -302,7 +302,7 @@ def test_proxy_duplicate_key_stops_server() -> None:
 
 
 def test_proxy_timeout_then_redial() -> None:
-    from pytvm.rpc.proxy import Proxy
+    from pytvm.rpc.services.proxy import Proxy
 
     with Proxy(port=0, timeout_server=0.05) as proxy:
         with Server(

@@ -13,10 +13,10 @@ import pytest
 import pytvm
 from pytvm.ffi.errors import TVMOSError, TVMValueError
 from pytvm.ffi.libinfo import compile_shared
-from pytvm.rpc.client import connect
-from pytvm.rpc.server import Server
-from pytvm.rpc.server_env import register_server_env, resolve_path, warn_if_root
-from pytvm.rpc.server_testing import remote_test_functions
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.services.server_env import register_server_env, resolve_path, warn_if_root
+from pytvm.rpc.sessions.client import connect
+from pytvm.rpc.sessions.server_testing import remote_test_functions
 
 _NAMES = [
     "tvm.rpc.server.workpath",
@@ -169,7 +169,7 @@ def _library(path: Path, symbol: str) -> Path:
 
 
 def _pipe_server_script(path: Path) -> Path:
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytvm.rpc.pipe_server "$@"\n')
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytvm.rpc.services.pipe_server "$@"\n')
     path.chmod(0o700)
     return path
 

@@ -20,7 +20,9 @@ import tvm.rpc
 
 import pytvm
 from pytvm.ffi.errors import TVMValueError
-from pytvm.rpc.base import (
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.sessions.client import connect
+from pytvm.rpc.wire.base import (
     MAX_KEY_BYTES,
     RPC_CODE_MISMATCH,
     RPC_MAGIC,
@@ -29,9 +31,7 @@ from pytvm.rpc.base import (
     recvall,
     send_key,
 )
-from pytvm.rpc.client import connect
-from pytvm.rpc.protocol import encode_init_server
-from pytvm.rpc.server import Server
+from pytvm.rpc.wire.protocol import encode_init_server
 from pytvm.testing.rpc import is_closed_by_peer
 
 _I32 = struct.Struct("<i")
@@ -243,7 +243,7 @@ def test_refusal_lists_causes_and_the_log_names_the_one(caplog: pytest.LogCaptur
 def test_tracker_server_log_says_it_takes_only_tracker_sessions(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from pytvm.rpc.tracker import Tracker
+    from pytvm.rpc.services.tracker import Tracker
 
     caplog.set_level(logging.WARNING, logger="pytvm.rpc.server")
     with Tracker(port=0, silent=True) as tracker:

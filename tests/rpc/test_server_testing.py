@@ -11,8 +11,8 @@ import tvm.rpc
 import pytvm
 from pytvm import rpc
 from pytvm.ffi.libinfo import compile_shared
-from pytvm.rpc.server import Server
-from pytvm.rpc.server_testing import remote_test_functions
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.sessions.server_testing import remote_test_functions
 
 TVM_RPC_TEST = [
     "rpc.test.addone",
@@ -80,7 +80,7 @@ def test_a_tvm_client_calls_the_test_functions(server: Server) -> None:
 
 
 def test_tvms_server_env_name_registers_the_server_functions() -> None:
-    from pytvm.rpc import server as rpc_server
+    from pytvm.rpc.services import server as rpc_server
 
     saved = {n: pytvm.get_global_func(n, True) for n in pytvm.list_global_func_names()}
     ws = rpc_server._server_env([])

@@ -18,8 +18,8 @@ import pytest
 import pytvm
 from pytvm import rpc
 from pytvm.ffi.dtype import DataType
-from pytvm.rpc.base import RPCError
-from pytvm.rpc.forwarding_session import ForwardingSession
+from pytvm.rpc.sessions.forwarding_session import ForwardingSession
+from pytvm.rpc.wire.base import RPCError
 from pytvm.testing.rpc import thread_server
 
 
@@ -194,7 +194,8 @@ def test_unknown_session_constructor_is_reported() -> None:
 
 def test_popen_session_over_two_pipes(tmp_path: Path) -> None:
     script = tmp_path / "server.sh"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytvm.rpc.pipe_server "$@"\n')
+    server = "pytvm.rpc.services.pipe_server"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m {server} "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     with rpc.PopenSession(str(script)) as sess:
         assert isinstance(sess.session, ForwardingSession)
@@ -233,7 +234,7 @@ def test_remote_time_evaluator_and_system_lib(remote: rpc.RPCSession) -> None:
 
 
 def test_bad_pointer_from_the_wire_is_an_error_not_a_crash(remote: rpc.RPCSession) -> None:
-    from pytvm.rpc.protocol import Handle, RPCCode
+    from pytvm.rpc.wire.protocol import Handle, RPCCode
 
     with pytest.raises(ValueError, match="not allocated by this session"):
         remote.session.syscall(RPCCode.DEV_FREE_DATA, [pytvm.Device(1, 0), Handle(0xDEAD0)])
@@ -268,7 +269,7 @@ def test_device_syscalls_reach_the_servers_device_api(remote: rpc.RPCSession) ->
 
 
 def test_pipelined_chunked_copy_reports_an_error_and_stays_in_step() -> None:
-    from pytvm.rpc.protocol import TensorDesc
+    from pytvm.rpc.wire.protocol import TensorDesc
 
     pytvm.register_func("tvm.rpc.server.GetCRTMaxPacketSize", lambda: 4096, override=True)
     try:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from pytvm.rpc._auth import session_mac
-from pytvm.rpc.base import RPC_TRACKER_MAGIC, RPCError, TrackerCode, recvjson, sendjson
-from pytvm.rpc.tracker import Tracker
-from pytvm.rpc.tracker_client import TrackerSession, connect_tracker
+from pytvm.rpc.services.tracker import Tracker
+from pytvm.rpc.sessions.tracker_client import TrackerSession, connect_tracker
+from pytvm.rpc.wire._auth import session_mac
+from pytvm.rpc.wire.base import RPC_TRACKER_MAGIC, RPCError, TrackerCode, recvjson, sendjson
 from pytvm.testing.rpc import is_closed_by_peer, service_process, wait_for
 
 TIMEOUT = 10.0
@@ -402,7 +402,7 @@ def test_tracker_session_rejects_a_non_tracker() -> None:
 
 @pytest.fixture
 def fake_client_module(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """Stand in for ``pytvm.rpc.client``: ``connect`` fails for ports below 9000."""
+    """Stand in for ``pytvm.rpc.sessions.client``: ``connect`` fails for ports below 9000."""
     calls: list[tuple[Any, ...]] = []
 
     def connect(host: str, port: int, key: str = "", **kwargs: Any) -> Any:
@@ -411,9 +411,9 @@ def fake_client_module(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]
             raise RPCError(f"cannot reach {host}:{port}")
         return ("session", host, port, key)
 
-    module = types.ModuleType("pytvm.rpc.client")
+    module = types.ModuleType("pytvm.rpc.sessions.client")
     module.connect = connect  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "pytvm.rpc.client", module)
+    monkeypatch.setitem(sys.modules, "pytvm.rpc.sessions.client", module)
     return calls
 
 

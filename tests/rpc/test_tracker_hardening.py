@@ -11,8 +11,18 @@ from typing import Any
 
 import pytest
 
-from pytvm.rpc._auth import AUTH_CODE, HELLO, session_mac, tracker_mac
-from pytvm.rpc.base import (
+from pytvm.rpc.services.proxy import Proxy
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.services.tracker import Tracker
+from pytvm.rpc.sessions.client import connect
+from pytvm.rpc.sessions.tracker_client import (
+    TrackerConnectionError,
+    TrackerKeyError,
+    TrackerTimeoutError,
+    connect_tracker,
+)
+from pytvm.rpc.wire._auth import AUTH_CODE, HELLO, session_mac, tracker_mac
+from pytvm.rpc.wire.base import (
     RPC_CODE_MISMATCH,
     RPC_MAGIC,
     RPC_TRACKER_MAGIC,
@@ -23,16 +33,6 @@ from pytvm.rpc.base import (
     recvjson,
     send_key,
     sendjson,
-)
-from pytvm.rpc.client import connect
-from pytvm.rpc.proxy import Proxy
-from pytvm.rpc.server import Server
-from pytvm.rpc.tracker import Tracker
-from pytvm.rpc.tracker_client import (
-    TrackerConnectionError,
-    TrackerKeyError,
-    TrackerTimeoutError,
-    connect_tracker,
 )
 from pytvm.testing.rpc import is_closed_by_peer, wait_for
 

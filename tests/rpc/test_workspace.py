@@ -10,8 +10,8 @@ import pytest
 
 import pytvm
 from pytvm.ffi.libinfo import compile_shared
-from pytvm.rpc.server_env import register_server_env
-from pytvm.rpc.server_testing import remote_test_functions
+from pytvm.rpc.services.server_env import register_server_env
+from pytvm.rpc.sessions.server_testing import remote_test_functions
 
 _SERVER_FUNCS = ["upload", "download", "remove", "listdir", "load_module", "workpath"]
 

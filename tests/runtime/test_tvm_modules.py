@@ -21,8 +21,8 @@ import pytvm
 from pytvm.ffi import tvm_ffi_abi
 from pytvm.ffi.elf_symbols import read_dynamic_symbols
 from pytvm.ffi.errors import TVMError
-from pytvm.rpc.client import RPCSession, connect
-from pytvm.rpc.server import Server
+from pytvm.rpc.services.server import Server
+from pytvm.rpc.sessions.client import RPCSession, connect
 from pytvm.runtime import LibraryModule, load_module
 
 pytestmark = pytest.mark.needs_cc

@@ -19,8 +19,8 @@ import pytvm
 from pytvm import rpc
 from pytvm.ffi import trace as ffi_trace
 from pytvm.ffi.trace import LAYERS, Event
-from pytvm.rpc.channel import reap
-from pytvm.rpc.hop import HopLink, clock_offset
+from pytvm.rpc.sessions.hop import HopLink, clock_offset
+from pytvm.rpc.wire.channel import reap
 from pytvm.testing.rpc import service_process
 from pytvm.viz.trace import Node, Trace, build_tree, chrome_json, mermaid, text
 

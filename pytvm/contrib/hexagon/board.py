@@ -8,8 +8,9 @@ import argparse
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from ...rpc.server import Server
+from ...rpc.services.server import Server
 from . import session as _session  # noqa: F401 - registers pytvm.hexagon.create_session
 
 __all__ = ["main"]
@@ -23,13 +24,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port-end", type=int, default=9199)
     parser.add_argument("--tracker", default=None, help="host:port of the tracker")
     parser.add_argument("--key", default="", help="rpc key to register under")
+    parser.add_argument(
+        "--system-lib",
+        action="append",
+        default=[],
+        metavar="FILE.c",
+        help="C source of kernels (target 'c --system-lib') linked into the accelerator emulator",
+    )
     args = parser.parse_args(argv)
     # Build (or find) the emulator and parse the IDL now: session workers are forked from this
     # process, so they inherit both instead of redoing them per session.
     from ...crt.build import device_binary
+    from .session import EMULATOR_SYSTEM_LIB
     from .stub import hexagon_rpc_interface
 
-    device_binary()
+    EMULATOR_SYSTEM_LIB[:] = [str(Path(p).resolve()) for p in args.system_lib]
+    device_binary(system_lib=EMULATOR_SYSTEM_LIB)
     hexagon_rpc_interface()
     tracker = None
     if args.tracker:

@@ -8,7 +8,7 @@ turns them into the transport's ``send``/``receive`` calls, exactly as TVM's
 from __future__ import annotations
 
 from ...ffi import trace as _trace
-from ...rpc.channel import Channel
+from ...rpc.wire.channel import Channel
 from .transport import Transport
 
 __all__ = ["HexagonTransportChannel"]

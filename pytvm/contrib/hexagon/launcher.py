@@ -18,8 +18,8 @@ from typing import Any
 
 from ...ffi.device import Device
 from ...ffi.errors import TVMOSError, TVMValueError
-from ...rpc.channel import reap
-from ...rpc.client import RPCSession
+from ...rpc.sessions.client import RPCSession
+from ...rpc.wire.channel import reap
 from .session import CONSTRUCTOR
 
 __all__ = ["AcceleratorSession", "AdbShell", "Launcher", "LocalShell", "Shell"]
@@ -77,6 +77,10 @@ class AcceleratorSession:
         """A function registered on the accelerator."""
         return self.rpc.get_function(name)
 
+    def system_lib(self) -> Any:
+        """The accelerator's system library: the kernels linked into it (``system_lib``)."""
+        return self.rpc.system_lib()
+
     def close(self) -> None:
         """Close the session (the board server goes on serving)."""
         self.rpc.close()
@@ -92,7 +96,8 @@ class Launcher:
     """Drive a board: ``upload``, ``start_server``, ``create_session``, ``stop_server``.
 
     ``rpc_info`` holds ``rpc_tracker_host``, ``rpc_tracker_port``, ``device_key`` and
-    optionally ``rpc_server_port`` (default 0: any free port).
+    optionally ``rpc_server_port`` (default 0: any free port) and ``system_lib`` (board paths of
+    C kernel sources, e.g. uploaded with :meth:`upload`, linked into the emulator).
     """
 
     def __init__(
@@ -131,6 +136,8 @@ class Launcher:
             "--key",
             str(info["device_key"]),
         ]
+        for src in info.get("system_lib", ()):
+            argv += ["--system-lib", str(src)]
         proc = self.shell.start(argv, self.workspace)
         banner = proc.stdout.readline() if proc.stdout is not None else ""
         if "listening on" not in banner:
@@ -144,7 +151,7 @@ class Launcher:
         self, session_name: str = "hexagon-rpc", stack_size: int = 1 << 14
     ) -> AcceleratorSession:
         """Request the board through the tracker with the accelerator session constructor."""
-        from ...rpc.tracker_client import connect_tracker
+        from ...rpc.sessions.tracker_client import connect_tracker
 
         info = self.rpc_info
         with connect_tracker(str(info["rpc_tracker_host"]), int(info["rpc_tracker_port"])) as t:

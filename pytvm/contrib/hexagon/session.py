@@ -6,8 +6,8 @@ session over it, which becomes the board server's serving session.
 from __future__ import annotations
 
 from ...ffi.registry import register_func
-from ...rpc.forwarding_session import connect_channel
-from ...rpc.session import SessionModule
+from ...rpc.sessions.forwarding_session import connect_channel
+from ...rpc.sessions.session import SessionModule
 from .channel import HexagonTransportChannel
 from .transport import StubTransport, Transport
 
@@ -20,11 +20,16 @@ CONSTRUCTOR = "pytvm.hexagon.create_session"
 DEFAULT_URI = "pytvm_hexagon_rpc_skel.so?domain=cdsp"
 
 
+#: C sources of kernels (``pytvm.build(..., target="c --system-lib")``) linked into the
+#: emulator, so ``sess.system_lib()["name"]`` runs them on the accelerator (board ``--system-lib``).
+EMULATOR_SYSTEM_LIB: list[str] = []
+
+
 def _default_transport() -> Transport:
     """The emulator behind the generated hexagon_rpc stub and skel (seed 000's FastRPC path)."""
     from ...crt.build import device_binary  # the emulator binary, built on first use
 
-    return StubTransport(device_binary())
+    return StubTransport(device_binary(system_lib=EMULATOR_SYSTEM_LIB))
 
 
 @register_func(CONSTRUCTOR, override=True)

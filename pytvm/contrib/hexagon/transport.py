@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Sequence
 
 from ...ffi.errors import TVMOSError, TVMValueError
-from ...rpc.channel import reap
+from ...rpc.wire.channel import reap
 from .stub import IDL_PATH, HexagonRpcStub, StubError
 from .wire import DEFAULT_MAX_MESSAGE
 

@@ -33,8 +33,8 @@ from pytvm.contrib.hexagon.stub import (
 from pytvm.contrib.hexagon.transport import DEVICE_MAX_MESSAGE, IDL_PATH
 from pytvm.ffi.device import Device
 from pytvm.ffi.errors import TVMOSError
-from pytvm.rpc.client import RPCSession
-from pytvm.rpc.protocol import (
+from pytvm.rpc.sessions.client import RPCSession
+from pytvm.rpc.wire.protocol import (
     RPCCode,
     encode_init_server,
     encode_shutdown,

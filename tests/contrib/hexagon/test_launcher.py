@@ -13,7 +13,7 @@ import pytest
 
 import pytvm
 from pytvm.contrib.hexagon import Launcher
-from pytvm.rpc.tracker import Tracker
+from pytvm.rpc.services.tracker import Tracker
 
 pytestmark = pytest.mark.needs_cc
 

@@ -1,0 +1,277 @@
+"""A session worker process of the RPC server: its handshake, workspace and global functions.
+
+The worker is forked by :class:`pytvm.rpc.services.server.Server` (directly for a connection, or
+ahead of time as a spare that receives the connection over its control socket). It drops what it
+inherited, prepares a fresh workspace with the server-env functions of ``spec`` section 7.2
+registered, completes the RPC handshake (the server loop decides on the key over the control
+socket), serves the session and reports how it ended through its exit code.
+
+What a remote client may touch is what :mod:`pytvm.rpc.sessions.workspace_functions` offers,
+registered in the worker only (this process's own ``load_module(path)`` and
+``rpc.PopenSession(path)`` stay unrestricted elsewhere).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import stat
+import struct
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...ffi.registry import register_func
+from ..sessions.endpoint import serve
+from ..sessions.server_testing import remote_test_functions
+from ..sessions.workspace import Workspace, resolve_path
+from ..sessions.workspace_functions import confined_functions
+from ..wire.base import (
+    RPC_CODE_MISMATCH,
+    RPC_MAGIC,
+    ProtocolError,
+    recv_key,
+    recvall,
+    send_key,
+    split_key_options,
+)
+from ..wire.error_paths import add_path_root
+from ._idle_channel import session_channel
+
+__all__ = [
+    "open_server_env",
+    "register_server_env",
+    "resolve_path",
+    "run_worker",
+    "warn_if_root",
+    "workspace_prefix",
+]
+
+#: Worker exit codes: how a session ended, as the server loop reports it.
+EXIT_SERVED, EXIT_ERROR, EXIT_REFUSED, EXIT_HANDSHAKE, EXIT_UNUSED = 0, 1, 2, 3, 4
+HANDSHAKE_TIMEOUT = 30.0
+_I32 = struct.Struct("<i")
+logger = logging.getLogger("pytvm.rpc.server")
+
+
+def register_server_env(
+    workspace: str | Workspace,
+    allow_popen_binary: bool = False,
+    popen_executables: Sequence[str] = (),
+) -> Workspace:
+    """Register the server's global functions, bound to ``workspace`` (replacing earlier ones).
+
+    Registers TVM's ``tvm.rpc.server.*`` file functions (``workpath``, ``upload``,
+    ``download``, ``remove``, ``listdir``, ``load_module``), confined versions of every
+    ``runtime.module.loadfile_*`` and of ``rpc.PopenSession``, and the test functions of
+    :mod:`pytvm.rpc.sessions.server_testing`. Error text sent to clients names files in the
+    workspace relative to it. Meant for a process that serves one session (a server worker).
+
+    Parameters
+    ----------
+    workspace : str or Workspace
+        An existing directory owned by this session.
+    allow_popen_binary : bool
+        Whether ``rpc.PopenSession`` runs executables sent as bytes.
+    popen_executables : sequence of str
+        Absolute paths of executables ``rpc.PopenSession`` may start outside the workspace.
+
+    Returns
+    -------
+    Workspace
+        The workspace the functions are bound to.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pytvm import get_global_func
+    >>> ws = register_server_env(tempfile.mkdtemp())
+    >>> get_global_func("tvm.rpc.server.upload")("d/f.txt", b"hi")
+    >>> get_global_func("tvm.rpc.server.download")("d/f.txt")
+    b'hi'
+    >>> get_global_func("tvm.rpc.server.listdir")("d")
+    'f.txt'
+    """
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    add_path_root(ws.path)
+    functions = {
+        **remote_test_functions(),
+        **confined_functions(ws, allow_popen_binary, popen_executables),
+    }
+    for name, func in functions.items():
+        register_func(name, func, override=True)
+    return ws
+
+
+def open_server_env(
+    load_library: str | Sequence[str] | None = None, work_path: str | None = None
+) -> Workspace:
+    """TVM's ``rpc.server._server_env``: load ``load_library`` (``RTLD_GLOBAL``) and register
+    the server's functions in this process on ``work_path`` (default: a new temporary
+    directory, removed by ``close()``).
+    """
+    libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
+    for lib in libs:
+        if lib:
+            path = os.path.abspath(lib)  # noqa: PTH100 - lexical: a linked library keeps its name
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    ws = Workspace(work_path) if work_path else Workspace.create("pytvm-server-env-")
+    return register_server_env(ws)
+
+
+# ---------------------------------------------------------------------- worker process
+
+
+def warn_if_root(euid: int | None = None) -> bool:
+    """Log a warning if the server runs as root (``euid``: default this process's); returns
+    whether it did. Every client may load code into a session, so sessions run with the
+    server's rights.
+    """
+    if euid is None:
+        euid = os.geteuid() if hasattr(os, "geteuid") else -1
+    if euid != 0:
+        return False
+    logger.warning(
+        "the RPC server runs as root: every client that connects can run code with root "
+        "rights (load_module loads what it uploads); run it as an unprivileged user"
+    )
+    return True
+
+
+def workspace_prefix(pid: int) -> str:
+    """Name prefix of worker ``pid``'s workspace dirs in the temp dir (the server removes what
+    a killed worker leaves behind).
+    """
+    return f"pytvm-rpc-{pid}-"
+
+
+def run_worker(
+    ctrl: socket.socket,
+    conn: socket.socket | None,
+    client_key: str | None,
+    libraries: list[str],
+    keep: set[int],
+    allow_popen_binary: bool = False,
+    popen_executables: Sequence[str] = (),
+    idle_timeout: float | None = None,
+) -> int:
+    """Body of a forked session worker; returns its exit code.
+
+    Parameters
+    ----------
+    ctrl : socket.socket
+        The ``SOCK_SEQPACKET`` control socket to the server loop (JSON messages).
+    conn : socket.socket or None
+        The client connection; None for a spare, which receives it (and the client key, when
+        the handshake was done already) over ``ctrl``.
+    client_key : str or None
+        The client's key if the handshake is done (proxy mode), else None.
+    libraries : list of str
+        Shared libraries to load with ``RTLD_GLOBAL``.
+    keep : set of int
+        Inherited descriptors to keep open (``ctrl`` and ``conn``).
+    allow_popen_binary : bool
+        Whether ``rpc.PopenSession`` runs executables a client sends as bytes.
+    popen_executables : sequence of str
+        Absolute paths of executables ``rpc.PopenSession`` may start outside the workspace.
+    idle_timeout : float, optional
+        End the session when the client sends no complete request for this many seconds
+        (see :mod:`pytvm.rpc.services._idle_channel`).
+    """
+    after_fork(keep)
+    try:
+        ctrl.send(b'{"ready": true}')  # nothing inherited is held any more
+    except OSError:  # the server is gone already
+        return EXIT_UNUSED
+    workspace = tempfile.mkdtemp(prefix=workspace_prefix(os.getpid()))
+    try:
+        os.chdir(workspace)
+        for lib in libraries:
+            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+        register_server_env(workspace, allow_popen_binary, popen_executables)
+        if conn is None:  # a spare: wait for the server loop to hand over a connection
+            msg, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 1)
+            if not fds:
+                return EXIT_UNUSED
+            conn = socket.socket(fileno=fds[0])
+            client_key = json.loads(msg)["client_key"]
+        if client_key is None:
+            code, client_key = _handshake(conn, ctrl)
+            if code != EXIT_SERVED:
+                return code
+        head, options = split_key_options(client_key)
+        options.pop("token", None)  # served code can see the remote key; keep the token out
+        remote_key = " ".join([head, *(f"-{k}={v}" for k, v in options.items())])
+        serve(session_channel(conn, idle_timeout), "server", remote_key=remote_key)
+        try:
+            ctrl.send(b'{"done": true}')  # frees the tracker slot before the cleanup below
+        except OSError:
+            pass
+    finally:
+        os.chdir("/")
+        shutil.rmtree(workspace, ignore_errors=True)
+    return EXIT_SERVED
+
+
+def _handshake(conn: socket.socket, ctrl: socket.socket) -> tuple[int, str]:
+    """Read the client's magic and key, let the server loop decide, answer the client."""
+    conn.settimeout(HANDSHAKE_TIMEOUT)
+    try:
+        (magic,) = _I32.unpack(recvall(conn, 4))
+        if magic != RPC_MAGIC:
+            return EXIT_HANDSHAKE, ""
+        client_key = recv_key(conn)
+        ctrl.send(json.dumps({"key": client_key}).encode())
+        reply = json.loads(ctrl.recv(1 << 16) or b"{}")
+        if not reply.get("ok"):
+            conn.sendall(_I32.pack(RPC_CODE_MISMATCH))
+            return EXIT_REFUSED, client_key
+        send_key(conn, RPC_MAGIC, reply["server_key"])
+    except (OSError, ProtocolError, ValueError):
+        return EXIT_HANDSHAKE, ""
+    conn.settimeout(None)
+    return EXIT_SERVED, client_key
+
+
+def after_fork(keep: set[int]) -> None:
+    """Make a freshly forked worker independent of the server's threads and sockets."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        os.setpgid(0, 0)  # its own group: a timeout kills whatever the session started
+    except OSError:
+        pass
+    # Locks another thread held at fork time are re-created by os.register_at_fork handlers
+    # in the modules that own them (the registry, the session table).
+    _close_inherited_sockets(keep)
+
+
+def _close_inherited_sockets(keep: set[int]) -> None:
+    """Replace every inherited socket but ``keep`` with /dev/null.
+
+    Other sessions' connections, listening sockets and in-process clients' sockets must not stay
+    open here: a peer would otherwise never see the other end close. The fd numbers stay taken,
+    so a stale Python socket object closing later cannot hit a reused descriptor.
+    """
+    try:
+        fds = [int(entry.name) for entry in Path("/proc/self/fd").iterdir()]
+    except OSError:
+        return
+    devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        for fd in fds:
+            if fd in keep or fd == devnull:
+                continue
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(devnull, fd, inheritable=False)
+            except OSError:
+                continue
+    finally:
+        os.close(devnull)
