@@ -276,7 +276,8 @@ class CFunctionEmitter:
             f"{{ {ctype}* {name} = ({ctype}*)pytvm_ws_alloc({dev}, {nbytes}, {code}, {bits});"
         )
         self._line(
-            f'if ({name} == NULL) {{ (void)pytvm_ws_error("{self.name}", {nbytes}); '
+            f'if ({name} == NULL) {{ (void)pytvm_value_error("MemoryError", "{self.name}", '
+            f'": cannot allocate a workspace of ", (int64_t){nbytes}, " bytes"); '
             f"{self._fail()} }}"
         )
         self._scope.labels.append([label, False])

@@ -150,14 +150,17 @@ PYTVM_HELPER int pytvm_count_error(const char* where, int64_t expected, int64_t 
   pytvm_set_error(m.text);
   return -1;
 }
-PYTVM_HELPER int pytvm_ws_error(const char* where, uint64_t nbytes) {
+/* "<kind>: <where><text><value><tail>" as the last error; returns -1. */
+PYTVM_HELPER int pytvm_value_error(const char* kind, const char* where, const char* text,
+                                   int64_t value, const char* tail) {
   pytvm_msg m;
   m.len = 0;
-  pytvm_msg_str(&m, "MemoryError: ");
+  pytvm_msg_str(&m, kind);
+  pytvm_msg_str(&m, ": ");
   pytvm_msg_str(&m, where);
-  pytvm_msg_str(&m, ": cannot allocate a workspace of ");
-  pytvm_msg_i64(&m, (int64_t)nbytes);
-  pytvm_msg_str(&m, " bytes");
+  pytvm_msg_str(&m, text);
+  pytvm_msg_i64(&m, value);
+  pytvm_msg_str(&m, tail);
   pytvm_set_error(m.text);
   return -1;
 }

@@ -84,16 +84,6 @@ PYTVM_HELPER int pytvm_dtype_error(const char* where, const char* expected, DLDa
   pytvm_set_error(m.text);
   return -1;
 }
-PYTVM_HELPER int pytvm_device_error(const char* where, int device_type) {
-  pytvm_msg m;
-  m.len = 0;
-  pytvm_msg_str(&m, "ValueError: ");
-  pytvm_msg_str(&m, where);
-  pytvm_msg_str(&m, ": expected an array on the CPU (device type 1), got device type ");
-  pytvm_msg_i64(&m, device_type);
-  pytvm_set_error(m.text);
-  return -1;
-}
 """
 
 
@@ -161,7 +151,10 @@ def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
             f"{t}->dtype);"
         )
         devices = " && ".join(f"{t}->device.device_type != {d}" for d in device_types)
-        say(f'  if ({devices}) return pytvm_device_error("{where}", (int){t}->device.device_type);')
+        say(
+            f'  if ({devices}) return pytvm_value_error("ValueError", "{where}", ": expected an '
+            f'array on the CPU (device type 1), got device type ", {t}->device.device_type, "");'
+        )
     # Bind symbolic dimensions from their first occurrence.
     for _, buffer, t in arrays:
         for axis, dim in enumerate(buffer.shape):
