@@ -45,6 +45,21 @@ class Operation:
         """Tensors the operation reads, in order of first use."""
         return ()
 
+    @property
+    def axis(self) -> tuple[IterVar, ...]:
+        """The data-parallel axes (none for an input)."""
+        return ()
+
+    @property
+    def reduce_axis(self) -> tuple[IterVar, ...]:
+        """The reduction axes (none for an input)."""
+        return ()
+
+    @property
+    def body(self) -> tuple[PrimExpr, ...]:
+        """What each output computes (nothing for an input)."""
+        return ()
+
     def output_shape(self, index: int) -> tuple[PrimExpr, ...]:
         """Shape of output ``index``."""
         raise NotImplementedError

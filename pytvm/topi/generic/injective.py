@@ -22,7 +22,7 @@ def schedule_injective_from_existing(s: Any, out: Tensor) -> Any:
     split by the target's vector lanes and vectorized.
     """
     stage = s[out.op]
-    axes = list(out.op.axis)  # type: ignore[attr-defined]
+    axes = list(out.op.axis)
     if not axes:
         return s
     rest = vectorize_inner(stage, axes[-1], out.dtype)
