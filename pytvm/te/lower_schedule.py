@@ -33,7 +33,6 @@ from ..tir.expr import (
 )
 from ..tir.function import PrimFunc
 from ..tir.functor import IRMutator, IRVisitor, substitute
-from ..tir.op import all as all_of
 from ..tir.op import max as max_of
 from .schedule import Schedule, Split, Stage
 from .tensor import Tensor
@@ -198,8 +197,30 @@ class _Lowering:
         for iv in (*stage.axis, *stage.reduce_axis):
             info.offset[id(iv)] = offset[id(iv)]
             info.root_value[iv.var] = self.ana.simplify(info.root_min[id(iv)] + offset[id(iv)])
+        if stage.attach == "at":
+            # A region computed at a consumer's loop may reach past the stage's own domain at the
+            # edges (a partial tile): compute only the points that exist.
+            self._bind_enclosing_loops(stage)
+            for iv in stage.axis:
+                assert iv.dom is not None
+                value = info.root_value[iv.var]
+                lo, hi = info.root_min[id(iv)], info.root_min[id(iv)] + info.extent[id(iv)]
+                if not self.ana.can_prove(lo >= 0):
+                    info.guards.append((iv, value >= 0))
+                if not self.ana.can_prove(hi <= iv.dom.extent):
+                    info.guards.append((iv, value < iv.dom.extent))
         stage._leaf_info = info  # type: ignore[attr-defined]
         return info
+
+    def _bind_enclosing_loops(self, stage: Stage) -> None:
+        """Tell the analyzer the ranges of the loops a stage computed at another one sits in."""
+        parent = stage.attach_stage
+        while parent is not None:
+            info = self.leaf_info(parent)
+            for iv in parent.leaf_iter_vars:
+                var = info.loop_var[id(iv)]
+                self.ana.bind(var, Range(const(0), info.extent[id(iv)]), allow_override=True)
+            parent = parent.attach_stage
 
     # ------------------------------------------------------------------ statements
 
@@ -339,9 +360,10 @@ class _Lowering:
         return S.IfThenElse(cond, update)
 
     def _guard(self, body: S.Stmt, conds: list[PrimExpr]) -> S.Stmt:
-        if not conds:
-            return body
-        return S.IfThenElse(Call("bool", "tir.likely", (all_of(*conds),)), body)
+        # One likely-guard per condition, so loop partitioning can lift each on its own.
+        for cond in reversed(conds):
+            body = S.IfThenElse(Call("bool", "tir.likely", (cond,)), body)
+        return body
 
     def _expr(self, e: PrimExpr) -> PrimExpr:
         return _ToBuffers(self).visit(e)  # type: ignore[no-any-return]

@@ -104,8 +104,17 @@ class _Partitioner(IRMutator):
                 continue
             if blocked and not isinstance(split[0], IntImm):
                 continue  # inside a tail, cut again only where the cut is constant
+            if self._main_is_empty(loop, split[0], split[1]):
+                continue  # the guard fails on every iteration here: cutting would not shrink
             return _Cut(call, split[0], split[1])
         return None
+
+    def _main_is_empty(self, loop: S.For, split: PrimExpr, prefix: bool) -> bool:
+        """Whether the guard-free part of ``loop`` cut at ``split`` has no iterations."""
+        with self.ana.bound(loop.loop_var, Range(loop.min, loop.extent)):
+            if prefix:
+                return self.ana.can_prove(split <= loop.min)
+            return self.ana.can_prove(loop.min + loop.extent <= split)
 
     def _split_point(  # noqa: PLR0912 - one check per way a guard can be unsuitable
         self,
