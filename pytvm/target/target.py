@@ -13,8 +13,7 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from types import MappingProxyType
@@ -248,13 +247,3 @@ def _cpuinfo_macros() -> frozenset[str]:
         return frozenset()
     flags = set(re.findall(r"\b(avx512f|avx2|avx|sse2)\b", text))
     return frozenset(f"__{flag.upper()}__" for flag in flags)
-
-
-@contextmanager
-def _no_target() -> Iterator[None]:  # used by tests that need a clean stack
-    saved = list(_STACK)
-    _STACK.clear()
-    try:
-        yield
-    finally:
-        _STACK[:] = saved
