@@ -8,6 +8,12 @@ shapes do not multiply the code. Guards of the forms ``a < b``, ``a <= b``, ``a 
 that are linear in the loop variable are handled (prefix or suffix main parts); the other
 variables of the guard must be bound outside the loop or be loop variables of inner loops whose
 ranges do not depend on the loop. Afterwards every ``tir.likely`` call is stripped.
+
+Every cut shrinks what is left to cut, so the pass terminates: the main part loses the guard
+(each occurrence of it under the same inner loops is replaced by ``true``), and the tail blocks it
+on its fresh loop variable together with every guard already blocked on the loop that was cut
+(their keys are carried over the renaming of the loop variable). Cuts nest at most
+``_MAX_CUT_DEPTH`` deep, which bounds the code size.
 """
 
 from __future__ import annotations
@@ -27,9 +33,15 @@ from .pass_infra import Pass, PassContext, map_functions
 __all__ = ["LoopPartition", "loop_partition"]
 
 
+# Nested cuts on one path of the tree; each level at most doubles the code below it.
+_MAX_CUT_DEPTH = 10
+
+_Inner = tuple[tuple[Var, PrimExpr, PrimExpr], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class _Cut:
-    guard: E.Call  # the likely call that holds on the main part
+    guards: tuple[tuple[E.Call, _Inner], ...]  # likely calls (and inner loops) true on the main
     split: PrimExpr  # first index of the second part
     prefix: bool  # whether the main part comes first
 
@@ -60,7 +72,7 @@ class _Guards(IRVisitor):
     def __init__(self) -> None:
         self.inner: list[tuple[Var, PrimExpr, PrimExpr]] = []
         self.bound_inside: set[Var] = set()
-        self.found: list[tuple[E.Call, tuple[tuple[Var, PrimExpr, PrimExpr], ...]]] = []
+        self.found: list[tuple[E.Call, _Inner]] = []
 
     def visit_For(self, node: S.For) -> None:
         self.inner.append((node.loop_var, node.min, node.extent))
@@ -84,17 +96,33 @@ class _Partitioner(IRMutator):
         self.ana = analyzer
         # Guards (by key) left in a tail, and the tail loops they must not be cut on again.
         self.blocked: dict[Any, frozenset[Var]] = {}
+        self.depth = 0  # cuts enclosing the loop being visited
 
     def visit_For(self, node: S.For) -> Any:
-        cut = self._find_cut(node)
+        cut = self._find_cut(node) if self.depth < _MAX_CUT_DEPTH else None
         if cut is None:
             with self.ana.bound(node.loop_var, Range(node.min, node.extent)):
                 return self.generic_visit(node)
         return self._apply(node, cut)
 
     def _find_cut(self, loop: S.For) -> _Cut | None:
+        """The first guard ``loop`` can be cut on, with every guard that splits it the same way."""
         guards = _Guards()
         guards.visit(loop.body)
+        candidates = self._candidates(loop, guards)
+        if not candidates:
+            return None
+        _, _, split, prefix = candidates[0]
+        key = expr_key(split)
+        same = tuple(
+            (call, inner) for call, inner, s, p in candidates if p == prefix and expr_key(s) == key
+        )
+        return _Cut(same, split, prefix)
+
+    def _candidates(
+        self, loop: S.For, guards: _Guards
+    ) -> list[tuple[E.Call, _Inner, PrimExpr, bool]]:
+        found: list[tuple[E.Call, _Inner, PrimExpr, bool]] = []
         for call, inner in guards.found:
             blocked = self.blocked.get(expr_key(call), frozenset())
             if loop.loop_var in blocked:
@@ -106,8 +134,8 @@ class _Partitioner(IRMutator):
                 continue  # inside a tail, cut again only where the cut is constant
             if self._main_is_empty(loop, split[0], split[1]):
                 continue  # the guard fails on every iteration here: cutting would not shrink
-            return _Cut(call, split[0], split[1])
-        return None
+            found.append((call, inner, split[0], split[1]))
+        return found
 
     def _main_is_empty(self, loop: S.For, split: PrimExpr, prefix: bool) -> bool:
         """Whether the guard-free part of ``loop`` cut at ``split`` has no iterations."""
@@ -120,7 +148,7 @@ class _Partitioner(IRMutator):
         self,
         loop: S.For,
         cond: PrimExpr,
-        inner: tuple[tuple[Var, PrimExpr, PrimExpr], ...],
+        inner: _Inner,
         bound_inside: set[Var],
     ) -> tuple[PrimExpr, bool] | None:
         if not isinstance(cond, (E.LT, E.LE, E.GT, E.GE)) or not E.is_int(cond.a.dtype):
@@ -166,22 +194,48 @@ class _Partitioner(IRMutator):
         return self.ana.simplify(clamped), prefix
 
     def _apply(self, loop: S.For, cut: _Cut) -> S.Stmt:
-        target = cut.guard
-        main_body = _ReplaceGuard(target, IntImm("bool", 1)).visit(loop.body)
+        main_body = _ReplaceGuard(cut.guards, IntImm("bool", 1)).visit(loop.body)
+        if main_body is loop.body:  # nothing to drop: cutting would not shrink the loop
+            with self.ana.bound(loop.loop_var, Range(loop.min, loop.extent)):
+                return self.generic_visit(loop)  # type: ignore[no-any-return]
         end = loop.min + loop.extent
         if cut.prefix:
             main_range, tail_range = (loop.min, cut.split), (cut.split, end)
         else:
             main_range, tail_range = (cut.split, end), (loop.min, cut.split)
-        main = self._part(loop, main_body, main_range, loop.loop_var)
         tail_var = Var(loop.loop_var.name, loop.loop_var.dtype)
         tail_body = substitute(loop.body, {loop.loop_var: tail_var})
-        tail_guard = substitute(target, {loop.loop_var: tail_var})
-        before = self.blocked.get(expr_key(target), frozenset())
-        self.blocked[expr_key(tail_guard)] = before | {tail_var}
-        tail = self._part(loop, tail_body, tail_range, tail_var)
+        self._carry_blocks(loop, [call for call, _ in cut.guards], tail_var)
+        self.depth += 1
+        try:
+            main = self._part(loop, main_body, main_range, loop.loop_var)
+            tail = self._part(loop, tail_body, tail_range, tail_var)
+        finally:
+            self.depth -= 1
         parts = (main, tail) if cut.prefix else (tail, main)
         return S.seq(*parts) if any(parts) else S.Evaluate(IntImm("int32", 0))
+
+    def _carry_blocks(self, loop: S.For, targets: list[E.Call], tail_var: Var) -> None:
+        """Block, on the tail's ``tail_var``, ``targets`` and every guard blocked on ``loop``.
+
+        Guards blocked on an enclosing tail stay blocked (keyed by their renamed form), so the
+        tail is only cut on inner loops where the cut is constant, as before the renaming.
+        """
+        guards = _Guards()
+        guards.visit(loop.body)
+        target_keys = {expr_key(t) for t in targets}
+        sub = {loop.loop_var: tail_var}
+        updates: dict[Any, frozenset[Var]] = {}
+        for call, _ in guards.found:
+            key = expr_key(call)
+            vars_ = self.blocked.get(key, frozenset())
+            if key in target_keys or loop.loop_var in vars_:
+                vars_ = vars_ | {tail_var}
+            if vars_:
+                new_key = expr_key(substitute(call, sub))
+                updates[new_key] = updates.get(new_key, frozenset()) | vars_
+        for key, vars_ in updates.items():
+            self.blocked[key] = self.blocked.get(key, frozenset()) | vars_
 
     def _part(
         self, loop: S.For, body: S.Stmt, bounds: tuple[PrimExpr, PrimExpr], var: Var
@@ -200,12 +254,30 @@ class _Partitioner(IRMutator):
 
 
 class _ReplaceGuard(IRMutator):
-    def __init__(self, target: E.Call, value: PrimExpr) -> None:
-        self.target = target
+    """Replace each of ``targets`` by ``value`` where it stands under its inner loops.
+
+    Occurrences are matched structurally, so copies of a guard under the same loops are dropped
+    together; a copy under other loops (another range of the same variable) is left alone.
+    """
+
+    def __init__(self, targets: tuple[tuple[E.Call, _Inner], ...], value: PrimExpr) -> None:
+        self.targets = {(expr_key(call), expr_key(inner)) for call, inner in targets}
         self.value = value
+        self.stack: list[tuple[Var, PrimExpr, PrimExpr]] = []
+
+    def visit_For(self, node: S.For) -> S.Stmt:
+        self.stack.append((node.loop_var, node.min, node.extent))
+        try:
+            body = self.visit(node.body)
+        finally:
+            self.stack.pop()
+        return node if body is node.body else replace(node, body=body)
 
     def visit_Call(self, node: E.Call) -> PrimExpr:
-        if node is self.target:
+        if (
+            node.op == "tir.likely"
+            and (expr_key(node), expr_key(tuple(self.stack))) in self.targets
+        ):
             return self.value
         return self.generic_visit(node)  # type: ignore[no-any-return]
 
