@@ -1,0 +1,29 @@
+"""The graph compiler: dataflow IR of whole models, its passes, and the build to graph JSON."""
+
+from __future__ import annotations
+
+from . import op
+from .attrs import Attrs
+from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var, call, const
+from .module import IRModule
+from .printer import astext
+from .ty import TensorType, TupleType, Type
+
+__all__ = [
+    "Attrs",
+    "Call",
+    "Constant",
+    "Expr",
+    "Function",
+    "IRModule",
+    "TensorType",
+    "Tuple",
+    "TupleGetItem",
+    "TupleType",
+    "Type",
+    "Var",
+    "astext",
+    "call",
+    "const",
+    "op",
+]
