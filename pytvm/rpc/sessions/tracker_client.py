@@ -47,6 +47,8 @@ _T = TypeVar("_T")
 
 #: Seconds a tracker may take to answer anything but a waiting REQUEST.
 IO_TIMEOUT = 30.0
+# What each tracker address answered to HELLO (None: a stock TVM tracker), for this process.
+_HELLO_BY_ADDRESS: dict[tuple[str, int], dict[str, Any] | None] = {}
 #: Seconds between "still retrying" log lines while connecting.
 _RETRY_LOG_PERIOD = 10.0
 #: A tracker reply carrying a value: ``[code, value]``.
@@ -163,11 +165,20 @@ class TrackerSession:
         return recvjson(sock)
 
     def _is_pytvm_tracker(self) -> bool:
-        """Ask once per connection (HELLO; a stock TVM tracker answers a plain ``0``)."""
+        """Ask once per connection (HELLO; a stock TVM tracker answers a plain ``0``).
+
+        The answer is remembered per address for the process, so repeated requests to one
+        tracker cost one round trip each, not two. Should a stock tracker later take over the
+        address, a request for an unknown key waits, as TVM's protocol says, instead of failing.
+        """
         if not self._asked_hello:
-            reply = self._call([TrackerCode.PING, HELLO])
-            ok = isinstance(reply, list) and len(reply) == _REPLY_LEN and isinstance(reply[1], dict)
-            self._hello = reply[1] if ok else None
+            if self._addr in _HELLO_BY_ADDRESS:
+                self._hello = _HELLO_BY_ADDRESS[self._addr]
+            else:
+                reply = self._call([TrackerCode.PING, HELLO])
+                ok = isinstance(reply, list) and len(reply) == _REPLY_LEN
+                self._hello = reply[1] if ok and isinstance(reply[1], dict) else None
+                _HELLO_BY_ADDRESS[self._addr] = self._hello
             self._asked_hello = True
         return self._hello is not None and "if_unknown" in self._hello.get("features", [])
 
