@@ -1,4 +1,5 @@
-"""Device-specific extras above the C runtime (TVM's ``tvm.contrib``): the accelerator path.
+"""Device-specific extras above the C runtime (TVM's ``tvm.contrib``): the accelerator path, and
+TVM's ``graph_executor`` / ``debugger`` names for the runtime's graph executor.
 
 Subpackages load on first use (``pytvm.contrib.hexagon``), so ``import pytvm`` stays light.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["hexagon"]
+__all__ = ["debugger", "graph_executor", "hexagon"]
 
 _SUBPACKAGES = frozenset(__all__)
 

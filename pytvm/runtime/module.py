@@ -22,7 +22,7 @@ from ..ffi.host_library import runtime_library
 from ..ffi.registry import get_global_func, register_func
 from .time_evaluator import make_evaluator
 
-__all__ = ["ENTRY_FUNC", "LibraryModule", "Module", "load_module"]
+__all__ = ["ENTRY_FUNC", "GRAPH_ARTIFACT_SYMBOL", "LibraryModule", "Module", "load_module"]
 
 #: Symbol of a library's entry function, called by ``mod(...)`` (TVM's ``__tvm_main__``).
 ENTRY_FUNC = "__tvm_main__"
@@ -171,6 +171,12 @@ class Module(Object):
         """The ``runtime.RPCTimeEvaluator`` of the process this module lives in."""
         return get_global_func("runtime.RPCTimeEvaluator")
 
+    def global_function(self, name: str) -> PackedFunc:
+        """The global function ``name`` of the process this module lives in (here; a remote
+        module's server), e.g. ``tvm.graph_executor.create`` to build an executor beside it.
+        """
+        return get_global_func(name)
+
     def __repr__(self) -> str:
         return f"Module({self.type_key}, {id(self):#x})"
 
@@ -260,6 +266,17 @@ class LibraryModule(Module):
         self._functions[name] = func
         return func
 
+    def symbol_address(self, name: str) -> int:
+        """Address of the data or function symbol ``name`` of a packed-convention library, 0
+        when it has none (or the library follows tvm-ffi's convention).
+        """
+        if self.convention != "packed":
+            return 0
+        try:
+            return ctypes.cast(self._lib[name], ctypes.c_void_p).value or 0
+        except AttributeError:
+            return 0
+
     def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
         """Copy the shared object to ``file_name``."""
         shutil.copyfile(self.path, file_name)
@@ -275,8 +292,15 @@ class LibraryModule(Module):
         shutil.copyfile(self.path, file_name)
 
 
+#: Data symbol of a shared object that also carries a graph (``runtime.graph_executor.artifact``).
+GRAPH_ARTIFACT_SYMBOL = "__pytvm_graph_json"
+
+
 def _load_shared_object(path: str) -> Module:
-    return LibraryModule(path)
+    lib = LibraryModule(path)
+    if lib.symbol_address(GRAPH_ARTIFACT_SYMBOL):  # a graph's factory, its kernels imported
+        return get_global_func("runtime.graph_executor.load_artifact")(lib)  # type: ignore[no-any-return]
+    return lib
 
 
 for _ext in ("so", "dll", "dylib"):

@@ -257,6 +257,10 @@ class RemoteModule(Module):
         """The server's ``runtime.RPCTimeEvaluator``: timing runs there, means travel back."""
         return self._rpc.get_function("runtime.RPCTimeEvaluator")
 
+    def global_function(self, name: str) -> PackedFunc:
+        """The server's global function ``name`` (``tvm.graph_executor.create``, ...)."""
+        return self._rpc.get_function(name)
+
 
 class RemoteObject(Object):
     """An object living on the server; it can only be passed back to the same server."""

@@ -1,0 +1,214 @@
+"""``GraphExecutorFactory``: a built graph (JSON, parameters, kernel library) that makes executors.
+
+What the graph compiler returns and what ``load_module`` gives back for a one-file artifact.
+Its packed functions are TVM's: ``<module_name>(dev, ...)`` (``"default"``) creates an executor
+with the parameters set, ``get_graph_json``, ``get_graph_params`` (here: the parameters as
+``save_param_dict`` bytes, so they cross RPC), ``debug_create(name, dev, ...)`` and
+``remove_params``. From Python it also has TVM's ``GraphExecutorFactoryModule`` methods:
+``get_graph_json()``, ``get_params()``, ``get_lib()``, ``export_library(path)``.
+
+``export_library`` writes one shared object: the library's C source (``lib.get_source()``)
+compiled together with :func:`~.artifact.embedded_graph_c_source`, by the system C compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ...ffi.errors import TVMTypeError, TVMValueError
+from ...ffi.function import PyFunction
+from ...ffi.libinfo import compile_shared
+from ...ffi.registry import get_global_func, register_func
+from ..module import LibraryModule, Module
+from ..ndarray import NDArray, array
+from .artifact import embedded_graph_c_source, read_embedded_graph
+from .executor import GraphExecutor, devices_from_args
+from .params import load_param_dict, save_param_dict
+
+__all__ = ["GraphExecutorFactory", "GraphExecutorFactoryModule"]
+
+#: ``export_library``'s compiler flags when the library names no ``-mcpu``.
+_EXPORT_FLAGS = ("-std=gnu11", "-O3", "-fno-math-errno")
+
+
+def _export_flags(lib: Module) -> list[str]:
+    """Flags matching how the kernels were built: ``-mcpu`` from the library's target string,
+    else the host CPU (``-march=native``), as ``pytvm.build`` compiles them.
+    """
+    target = str(getattr(lib, "target", ""))
+    match = re.search(r"-mcpu=(\S+)", target)
+    mcpu = match.group(1) if match else "native"
+    return [*_EXPORT_FLAGS, "-march=native" if mcpu == "native" else f"-mcpu={mcpu}"]
+
+
+class GraphExecutorFactory(Module):
+    """A built graph: ``factory["default"](dev)`` is an executor module with the parameters set.
+
+    Parameters
+    ----------
+    graph_json : str
+        The graph in TVM's JSON schema.
+    params : mapping of str to NDArray or numpy array
+        Values of the graph's parameter inputs.
+    lib : Module
+        The kernels (imported by the factory; ``get_lib()``).
+    module_name : str
+        Name of the function that creates executors (TVM's ``"default"``).
+    """
+
+    kind: ClassVar[str] = "GraphExecutorFactory"
+
+    def __init__(
+        self,
+        graph_json: str,
+        params: Mapping[str, Any] | None,
+        lib: Module,
+        module_name: str = "default",
+        artifact_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(graph_json, str):
+            raise TVMTypeError(f"graph factory: graph_json must be str, got {type(graph_json)}")
+        if not isinstance(lib, Module):
+            raise TVMTypeError(f"graph factory: lib must be a Module, got {type(lib).__name__}")
+        self.graph_json = graph_json
+        self.params: dict[str, NDArray] = {
+            name: value if isinstance(value, NDArray) else array(value)
+            for name, value in (params or {}).items()
+        }
+        self.lib = lib
+        self.libmod_name = module_name
+        #: The one-file artifact this factory was loaded from (``export_library`` copies it).
+        self.artifact_path = Path(artifact_path) if artifact_path is not None else None
+        self.import_module(lib)
+        self._functions.update(
+            {
+                module_name: PyFunction(self._create, module_name),
+                "get_graph_json": PyFunction(lambda: self.graph_json, "get_graph_json"),
+                "get_graph_params": PyFunction(
+                    lambda: save_param_dict(self.params), "get_graph_params"
+                ),
+                "debug_create": PyFunction(self._debug_create, "debug_create"),
+                "remove_params": PyFunction(self._remove_params, "remove_params"),
+            }
+        )
+
+    @property
+    def type_key(self) -> str:
+        """``"GraphExecutorFactory"``."""
+        return self.kind
+
+    def _create(self, *devices: Any) -> GraphExecutor:
+        executor = GraphExecutor(
+            self.graph_json, self.lib, devices_from_args(devices, self.libmod_name)
+        )
+        executor.set_params(self.params)
+        return executor
+
+    def _debug_create(self, name: str, *devices: Any) -> Module:
+        if name != self.libmod_name:
+            raise TVMValueError(f"debug_create: this factory is {self.libmod_name!r}, not {name!r}")
+        devs = devices_from_args(devices, "debug_create")
+        args = [v for d in devs for v in (d.device_type, d.device_id)]
+        executor = get_global_func("tvm.graph_executor_debug.create")(
+            self.graph_json, self.lib, *args
+        )
+        executor.set_params(self.params)
+        return executor  # type: ignore[no-any-return]
+
+    def _remove_params(self) -> GraphExecutorFactory:
+        return GraphExecutorFactory(self.graph_json, {}, self.lib, self.libmod_name)
+
+    # ------------------------------------------------------------------ TVM's Python methods
+
+    def get_graph_json(self) -> str:
+        """The graph JSON."""
+        return self.graph_json
+
+    def get_params(self) -> dict[str, NDArray]:
+        """The parameters, by name."""
+        return dict(self.params)
+
+    def get_lib(self) -> Module:
+        """The kernel library."""
+        return self.lib
+
+    def get_executor_config(self) -> str:
+        """The graph JSON (TVM's name for the executor's configuration)."""
+        return self.graph_json
+
+    def export_library(
+        self,
+        file_name: str | os.PathLike[str],
+        fcompile: Callable[[str, Sequence[str]], Any] | None = None,
+        options: Sequence[str] | None = None,
+    ) -> None:
+        """Write one shared object with the kernels, the graph and the parameters.
+
+        ``fcompile(output, sources)`` replaces the system C compiler (cross compiling); else
+        ``options`` (default: the flags the kernels were built with) are passed to it.
+        """
+        if self.artifact_path is not None:  # loaded from one: it already holds all three
+            shutil.copyfile(self.artifact_path, file_name)
+            return
+        get_source = getattr(self.lib, "get_source", None)
+        if not callable(get_source):
+            raise TVMValueError(
+                f"export_library: the library ({self.lib.type_key}) has no C source to rebuild "
+                "with the graph; export the graph factory the compiler returned"
+            )
+        if self.lib.imported_modules:
+            raise TVMValueError(
+                f"export_library: the library imports {len(self.lib.imported_modules)} "
+                "module(s); only a single C library can be linked with the graph here"
+            )
+        blob = embedded_graph_c_source(
+            self.graph_json, save_param_dict(self.params), self.libmod_name
+        )
+        with tempfile.TemporaryDirectory(prefix="pytvm-export-") as tmp:
+            kernels, graph = Path(tmp) / "kernels.c", Path(tmp) / "graph.c"
+            kernels.write_text(get_source())
+            graph.write_text(blob)
+            if fcompile is not None:
+                fcompile(os.fspath(file_name), [str(kernels), str(graph)])
+                return
+            flags = list(options) if options is not None else _export_flags(self.lib)
+            staged = Path(tmp) / "out.so"
+            compile_shared([kernels, graph], staged, [*flags, "-lm"], Path(file_name).name)
+            shutil.copyfile(staged, file_name)
+
+
+#: TVM's name of the Python wrapper the graph compiler returns (the same class here).
+GraphExecutorFactoryModule = GraphExecutorFactory
+
+
+def _load_artifact(lib: LibraryModule) -> Module:
+    """``runtime.module.loadfile_so`` for a shared object carrying a graph: its factory."""
+    embedded = read_embedded_graph(lib)
+    if embedded is None:
+        return lib
+    return GraphExecutorFactory(
+        embedded.graph_json,
+        load_param_dict(embedded.params),
+        lib,
+        embedded.module_name,
+        artifact_path=lib.path,
+    )
+
+
+def _factory_create(graph_json: str, lib: Module, module_name: str, *pairs: Any) -> Module:
+    """TVM's ``tvm.graph_executor_factory.create(graph_json, lib, name, param, array, ...)``."""
+    if len(pairs) % 2:
+        raise TVMValueError("tvm.graph_executor_factory.create: expected (name, array) pairs")
+    params = dict(zip(pairs[::2], pairs[1::2]))
+    return GraphExecutorFactory(graph_json, params, lib, module_name)
+
+
+register_func("runtime.graph_executor.load_artifact", _load_artifact, override=True)
+register_func("tvm.graph_executor_factory.create", _factory_create, override=True)
