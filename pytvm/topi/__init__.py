@@ -15,7 +15,7 @@ Examples
 
 from __future__ import annotations
 
-from . import generic, image, nn, tag, x86
+from . import generic, image, math, nn, tag, x86
 from .broadcast import (
     add,
     broadcast_to,
@@ -55,6 +55,7 @@ from .elemwise import (
     tanh,
 )
 from .indexing import strided_slice, take, where
+from .math import acosh, asinh, atanh, cos, cosh, logical_not, logical_xor, sign, sin, sinh, tan
 from .reduction import argmax, argmin, max, mean, min, prod, sum
 from .transform import (
     concatenate,
@@ -69,14 +70,19 @@ from .transform import (
 
 __all__ = [
     "abs",
+    "acosh",
     "add",
     "argmax",
     "argmin",
+    "asinh",
+    "atanh",
     "broadcast_to",
     "cast",
     "ceil",
     "clip",
     "concatenate",
+    "cos",
+    "cosh",
     "divide",
     "equal",
     "erf",
@@ -94,7 +100,10 @@ __all__ = [
     "less_equal",
     "log",
     "logical_and",
+    "logical_not",
     "logical_or",
+    "logical_xor",
+    "math",
     "matmul",
     "max",
     "maximum",
@@ -112,6 +121,9 @@ __all__ = [
     "round",
     "rsqrt",
     "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
     "split",
     "sqrt",
     "squeeze",
@@ -120,6 +132,7 @@ __all__ = [
     "sum",
     "tag",
     "take",
+    "tan",
     "tanh",
     "tile",
     "transpose",

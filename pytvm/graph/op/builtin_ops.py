@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
-from . import elemwise, nn
+from . import activation, elemwise, image, nn, normalization, pooling, reduce, transform
 
-__all__ = ["elemwise", "nn"]
+__all__ = [
+    "activation",
+    "elemwise",
+    "image",
+    "nn",
+    "normalization",
+    "pooling",
+    "reduce",
+    "transform",
+]

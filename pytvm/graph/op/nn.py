@@ -1,6 +1,9 @@
-"""Neural-network operators: convolution, dense, bias addition."""
+"""Neural-network operators: convolutions, matrix products, bias addition."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +15,7 @@ from .registry import OpPattern
 __all__: list[str] = []
 
 
-def _conv2d(args: list, attrs: Attrs, ty: object) -> object:  # type: ignore[type-arg]
+def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
     data, weight = args
     groups = attrs.get("groups", 1)
     strides, padding, dilation = attrs["strides"], attrs["padding"], attrs["dilation"]
@@ -28,51 +31,149 @@ def _conv2d(args: list, attrs: Attrs, ty: object) -> object:  # type: ignore[typ
     return topi.nn.group_conv2d_nchw(data, weight, strides, padding, dilation, groups, out_dtype)
 
 
-def _conv2d_np(args: list[np.ndarray], attrs: Attrs) -> np.ndarray:
+def _conv2d_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     x, w = args
     sh, sw = attrs["strides"]
     dh, dw = attrs["dilation"]
     top, left, bottom, right = attrs["padding"]
     groups = attrs.get("groups", 1)
+    dtype = attrs.get("out_dtype") or x.dtype
     x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     n, _, h, wd = x.shape
     f, cg, kh, kw = w.shape
     oh = (h - dh * (kh - 1) - 1) // sh + 1
     ow = (wd - dw * (kw - 1) - 1) // sw + 1
-    out = np.zeros((n, f, oh, ow), dtype=np.float64)
-    fg = f // groups
-    for g in range(groups):
-        xs = x[:, g * cg : (g + 1) * cg]
-        ws = w[g * fg : (g + 1) * fg]
-        for i in range(kh):
-            for j in range(kw):
-                patch = xs[:, :, i * dh : i * dh + sh * oh : sh, j * dw : j * dw + sw * ow : sw]
-                out[:, g * fg : (g + 1) * fg] += np.einsum("nchw,fc->nfhw", patch, ws[:, :, i, j])
-    return out.astype(x.dtype)
+    xg = x.reshape(n, groups, cg, h, wd).astype(np.float64)
+    wg = w.reshape(groups, f // groups, cg, kh, kw).astype(np.float64)
+    out = np.zeros((n, groups, f // groups, oh, ow), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xg[:, :, :, i * dh : i * dh + sh * oh : sh, j * dw : j * dw + sw * ow : sw]
+            out += np.einsum("ngchw,gfc->ngfhw", patch, wg[:, :, :, i, j])
+    return out.reshape(n, f, oh, ow).astype(dtype)
 
 
-define_op("nn.conv2d", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _conv2d, _conv2d_np)  # type: ignore[arg-type]
+define_op("nn.conv2d", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _conv2d, _conv2d_np)
+
+
+def _conv2d_transpose(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
+    return topi.nn.conv2d_transpose_nchw(
+        args[0],
+        args[1],
+        attrs["strides"],
+        attrs["padding"],
+        attrs.get("out_dtype") or None,
+        attrs.get("output_padding", (0, 0)),
+        attrs.get("dilation", (1, 1)),
+        attrs.get("groups", 1),
+    )
+
+
+def _conv2d_transpose_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
+    x, w = args
+    sh, sw = attrs["strides"]
+    dh, dw = attrs.get("dilation", (1, 1))
+    oph, opw = attrs.get("output_padding", (0, 0))
+    top, left, bottom, right = attrs["padding"]
+    groups = attrs.get("groups", 1)
+    n, c, h, wd = x.shape
+    _, fg, kh, kw = w.shape
+    full_h = (h - 1) * sh + dh * (kh - 1) + 1 + oph
+    full_w = (wd - 1) * sw + dw * (kw - 1) + 1 + opw
+    cg = c // groups
+    xg = x.reshape(n, groups, cg, h, wd).astype(np.float64)
+    wg = w.reshape(groups, cg, fg, kh, kw).astype(np.float64)
+    out = np.zeros((n, groups, fg, full_h, full_w), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            contrib = np.einsum("ngchw,gcf->ngfhw", xg, wg[:, :, :, i, j])
+            out[:, :, :, i * dh : i * dh + sh * h : sh, j * dw : j * dw + sw * wd : sw] += contrib
+    out = out[:, :, :, top : full_h - bottom, left : full_w - right]
+    return out.reshape(n, groups * fg, *out.shape[3:]).astype(attrs.get("out_dtype") or x.dtype)
+
+
+define_op(
+    "nn.conv2d_transpose",
+    2,
+    OpPattern.OUT_ELEMWISE_FUSABLE,
+    _conv2d_transpose,
+    _conv2d_transpose_np,
+)
+
+
+def _out_dtype(args: Sequence[np.ndarray], attrs: Attrs) -> Any:
+    return attrs.get("out_dtype") or args[0].dtype
+
+
+def _matmul_np(a: np.ndarray, b: np.ndarray, dtype: Any) -> Any:
+    if np.issubdtype(a.dtype, np.floating):
+        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(dtype)
+    return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(dtype)
+
 
 define_op(
     "nn.dense",
     2,
     OpPattern.OUT_ELEMWISE_FUSABLE,
     lambda args, attrs, ty: topi.nn.dense(args[0], args[1], None, attrs.get("out_dtype") or None),
-    lambda args, attrs: (args[0] @ args[1].T).astype(args[0].dtype),
+    lambda args, attrs: _matmul_np(args[0], args[1].T, _out_dtype(args, attrs)),
 )
 
 
-def _bias_add(args: list, attrs: Attrs, ty: object) -> object:  # type: ignore[type-arg]
+def _flip(x: np.ndarray, transpose: bool) -> np.ndarray:
+    return np.swapaxes(x, -1, -2) if transpose else x
+
+
+define_op(
+    "nn.matmul",
+    2,
+    OpPattern.OUT_ELEMWISE_FUSABLE,
+    lambda args, attrs, ty: topi.nn.matmul(
+        args[0],
+        args[1],
+        None,
+        attrs.get("out_dtype") or None,
+        attrs.get("transpose_a", False),
+        attrs.get("transpose_b", False),
+    ),
+    lambda args, attrs: _matmul_np(
+        _flip(args[0], attrs.get("transpose_a", False)),
+        _flip(args[1], attrs.get("transpose_b", False)),
+        _out_dtype(args, attrs),
+    ),
+)
+
+define_op(
+    "nn.batch_matmul",
+    2,
+    OpPattern.OUT_ELEMWISE_FUSABLE,
+    lambda args, attrs, ty: topi.nn.batch_matmul(
+        args[0],
+        args[1],
+        None,
+        attrs.get("out_dtype") or None,
+        attrs.get("transpose_a", False),
+        attrs.get("transpose_b", True),
+    ),
+    lambda args, attrs: _matmul_np(
+        _flip(args[0], attrs.get("transpose_a", False)),
+        _flip(args[1], attrs.get("transpose_b", True)),
+        _out_dtype(args, attrs),
+    ),
+)
+
+
+def _bias_add(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
     data, bias = args
     axis = attrs.get("axis", 1) % data.ndim
     expanded = topi.expand_dims(bias, 1, data.ndim - axis - 1) if data.ndim - axis > 1 else bias
     return topi.add(data, expanded)
 
 
-def _bias_add_np(args: list[np.ndarray], attrs: Attrs) -> np.ndarray:
+def _bias_add_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     data, bias = args
     axis = attrs.get("axis", 1) % data.ndim
     return data + bias.reshape((-1,) + (1,) * (data.ndim - axis - 1))
 
 
-define_op("nn.bias_add", 2, OpPattern.BROADCAST, _bias_add, _bias_add_np)  # type: ignore[arg-type]
+define_op("nn.bias_add", 2, OpPattern.BROADCAST, _bias_add, _bias_add_np)

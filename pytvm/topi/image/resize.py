@@ -5,8 +5,9 @@ An output coordinate ``x`` maps to an input coordinate by ``coordinate_transform
 (with ``in``/``out`` the extents): ``half_pixel``: ``(x + 0.5) * in / out - 0.5``;
 ``pytorch_half_pixel``: the same, or 0 when ``out == 1``; ``align_corners``:
 ``x * (in - 1) / (out - 1)``; ``asymmetric``: ``x * in / out``; ``tf_half_pixel_for_nn``:
-``(x + 0.5) * in / out``. Nearest picks a neighbour by ``rounding_method``; linear blends the
-two neighbours on each axis, clamped to the image.
+``(x + 0.5) * in / out``; ``half_pixel_symmetric``: ``half_pixel`` shifted to keep the
+image centred when ``out`` was rounded from a scale. Nearest picks a neighbour by
+``rounding_method``; linear blends the two neighbours on each axis, clamped to the image.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ COORDINATE_MODES = (
     "align_corners",
     "asymmetric",
     "tf_half_pixel_for_nn",
+    "half_pixel_symmetric",
 )
 ROUNDING_METHODS = ("round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 _METHODS = {"nearest_neighbor": "nearest", "nearest": "nearest", "linear": "linear"}
@@ -38,18 +40,28 @@ _METHODS["bilinear"] = "linear"
 _NCHW = 4
 
 
-def _source_coord(x: PrimExpr, size: int, out: int, mode: str) -> PrimExpr:
-    """Input coordinate (float32) of output coordinate ``x``."""
+def _source_coord(
+    x: PrimExpr, size: int, out: int, mode: str, scale: float | None = None
+) -> PrimExpr:
+    """Input coordinate (float32) of output coordinate ``x``; ``scale`` (output over input
+    extent) replaces ``out / size`` where a caller gave the scale rather than the size, as
+    ONNX ``Resize`` does.
+    """
     xf = x.astype("float32")
+    ratio = const(1.0 / scale) if scale else const(float(size)) / const(float(out))
     if mode == "align_corners":
         return xf * const((size - 1) / (out - 1)) if out > 1 else const(0.0)
     if mode == "asymmetric":
-        return xf * const(float(size)) / const(float(out))
+        return xf * ratio
     if mode == "tf_half_pixel_for_nn":
-        return (xf + const(0.5)) * const(float(size)) / const(float(out))
+        return (xf + const(0.5)) * ratio
     if mode == "pytorch_half_pixel" and out == 1:
         return const(0.0)
-    return (xf + const(0.5)) * const(float(size)) / const(float(out)) - const(0.5)
+    if mode == "half_pixel_symmetric":
+        adjust = out / ((scale or out / size) * size)
+        offset = size / 2 * (1 - adjust)
+        return const(offset) + (xf + const(0.5)) * ratio - const(0.5)
+    return (xf + const(0.5)) * ratio - const(0.5)
 
 
 def _nearest(v: PrimExpr, method: str) -> PrimExpr:
@@ -81,6 +93,7 @@ def resize2d(
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
     output_shape: Sequence[int] | None = None,
+    scales: Sequence[float] | None = None,
 ) -> Tensor:
     """``data [N, C, H, W]`` resized to ``size = (out_h, out_w)``.
 
@@ -88,6 +101,8 @@ def resize2d(
     ``bicubic_*`` and ``extrapolation_value`` are accepted for TVM compatibility (they apply
     to modes not supported here). ``rounding_method`` defaults to ``"round"`` for
     ``align_corners`` and ``tf_half_pixel_for_nn``, else ``"floor"``, as in TVM.
+    ``scales`` ``(scale_h, scale_w)``, when given, map coordinates by those factors instead
+    of ``size / input size`` (ONNX ``Resize`` given ``scales`` rather than ``sizes``).
 
     Examples
     --------
@@ -128,13 +143,20 @@ def resize2d(
     )
     _ = (roi, bicubic_alpha, bicubic_exclude, extrapolation_value)
 
+    if scales is not None and (
+        len(scales) != 2 or any(not isinstance(v, (int, float)) or v <= 0 for v in scales)  # noqa: PLR2004
+    ):
+        raise op_error(op, "scales", scales, "two positive numbers (scale_h, scale_w)")
+    scale_h, scale_w = (None, None) if scales is None else (float(scales[0]), float(scales[1]))
+
     def nearest(b: Var, c: Var, y: Var, x: Var) -> PrimExpr:
-        iy = _nearest(_source_coord(y, h, oh, mode), rounding).astype("int32")
-        ix = _nearest(_source_coord(x, w, ow, mode), rounding).astype("int32")
+        iy = _nearest(_source_coord(y, h, oh, mode, scale_h), rounding).astype("int32")
+        ix = _nearest(_source_coord(x, w, ow, mode, scale_w), rounding).astype("int32")
         return data(b, c, _clamp(iy, h), _clamp(ix, w)).astype(dtype)
 
     def linear(b: Var, c: Var, y: Var, x: Var) -> PrimExpr:
-        sy, sx = _source_coord(y, h, oh, mode), _source_coord(x, w, ow, mode)
+        sy = _source_coord(y, h, oh, mode, scale_h)
+        sx = _source_coord(x, w, ow, mode, scale_w)
         fy, fx = floor(sy), floor(sx)
         ty, tx = sy - fy, sx - fx
         y0, x0 = fy.astype("int32"), fx.astype("int32")

@@ -7,8 +7,11 @@ from __future__ import annotations
 from ..elemwise import clip
 from ..transform import flatten
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
+from .conv2d_transpose import conv2d_transpose_nchw
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
+from .local_response_norm import lrn
+from .mirror_pad import mirror_pad
 from .normalization import batch_norm, layer_norm, log_softmax, softmax
 from .padding import pad
 from .pooling import adaptive_pool, global_pool, pool2d
@@ -20,6 +23,7 @@ __all__ = [
     "clip",
     "conv2d",
     "conv2d_nchw",
+    "conv2d_transpose_nchw",
     "dense",
     "dense_pack",
     "dense_pack_weight",
@@ -33,7 +37,9 @@ __all__ = [
     "layer_norm",
     "leaky_relu",
     "log_softmax",
+    "lrn",
     "matmul",
+    "mirror_pad",
     "pad",
     "pool2d",
     "prelu",

@@ -1,0 +1,89 @@
+"""Image operators: ``image.resize2d`` (NCHW; nearest and linear, ONNX's coordinate modes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import topi
+from ..attrs import Attrs
+from .define import define_op
+from .registry import OpPattern
+
+__all__: list[str] = []
+
+
+def _resize(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
+    return topi.image.resize2d(
+        args[0],
+        None,
+        attrs["size"],
+        attrs.get("layout", "NCHW"),
+        attrs.get("method", "linear"),
+        attrs.get("coordinate_transformation_mode", "half_pixel"),
+        attrs.get("rounding_method", ""),
+        out_dtype=attrs.get("out_dtype") or None,
+        scales=attrs.get("scales"),
+    )
+
+
+def _source(out: int, size: int, mode: str, scale: float | None) -> np.ndarray:
+    """Input coordinates of output positions ``0..out-1`` (float64), as topi maps them."""
+    x = np.arange(out, dtype=np.float64)
+    ratio = 1.0 / scale if scale else size / out
+    if mode == "align_corners":
+        return x * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    if mode == "asymmetric":
+        return x * ratio
+    if mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) * ratio
+    if mode == "pytorch_half_pixel" and out == 1:
+        return np.zeros(out)
+    if mode == "half_pixel_symmetric":
+        adjust = out / ((scale or out / size) * size)
+        return size / 2 * (1 - adjust) + (x + 0.5) * ratio - 0.5
+    return (x + 0.5) * ratio - 0.5
+
+
+def _round(v: np.ndarray, method: str) -> Any:
+    if method == "round_prefer_floor":
+        return np.ceil(v - 0.5)
+    if method == "round_prefer_ceil":
+        return np.floor(v + 0.5)
+    if method == "floor":
+        return np.floor(v)
+    if method == "ceil":
+        return np.ceil(v)
+    return np.round(v)
+
+
+def _resize_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
+    x = args[0]
+    _, _, h, w = x.shape
+    oh, ow = attrs["size"]
+    mode = attrs.get("coordinate_transformation_mode", "half_pixel")
+    scales = attrs.get("scales") or (None, None)
+    # topi computes coordinates in float32: do the same so nearest picks the same pixels.
+    sy = _source(oh, h, mode, scales[0]).astype(np.float32)
+    sx = _source(ow, w, mode, scales[1]).astype(np.float32)
+    dtype = attrs.get("out_dtype") or x.dtype
+    if attrs.get("method", "linear") in ("nearest_neighbor", "nearest"):
+        default = "round" if mode in ("align_corners", "tf_half_pixel_for_nn") else "floor"
+        method = attrs.get("rounding_method", "") or default
+        iy = np.clip(_round(sy, method).astype(np.int64), 0, h - 1)
+        ix = np.clip(_round(sx, method).astype(np.int64), 0, w - 1)
+        return x[:, :, iy][:, :, :, ix].astype(dtype)
+    fy, fx = np.floor(sy), np.floor(sx)
+    ty, tx = (sy - fy)[:, None], (sx - fx)[None, :]
+    y0, x0 = fy.astype(np.int64), fx.astype(np.int64)
+    ya, yb = np.clip(y0, 0, h - 1), np.clip(y0 + 1, 0, h - 1)
+    xa, xb = np.clip(x0, 0, w - 1), np.clip(x0 + 1, 0, w - 1)
+    v = x.astype(np.float64)
+    top = v[:, :, ya][:, :, :, xa] + (v[:, :, ya][:, :, :, xb] - v[:, :, ya][:, :, :, xa]) * tx
+    bot = v[:, :, yb][:, :, :, xa] + (v[:, :, yb][:, :, :, xb] - v[:, :, yb][:, :, :, xa]) * tx
+    return (top + (bot - top) * ty).astype(dtype)
+
+
+define_op("image.resize2d", 1, OpPattern.INJECTIVE, _resize, _resize_np)

@@ -1,0 +1,120 @@
+"""More elementwise math: ``sign``, ``logical_not``, ``logical_xor``, trigonometric and
+hyperbolic functions (built from the intrinsics every code generator provides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..te.operation import compute
+from ..te.tensor import Tensor
+from ..tir import op as tirop
+from ..tir.expr import Not, PrimExpr, Select, const
+from . import tag
+from .broadcast import not_equal
+from .elemwise import _float_only, _unary
+
+__all__ = [
+    "acosh",
+    "asinh",
+    "atanh",
+    "cos",
+    "cosh",
+    "logical_not",
+    "logical_xor",
+    "sign",
+    "sin",
+    "sinh",
+    "tan",
+]
+
+
+def _intrin(name: str) -> Callable[[PrimExpr], PrimExpr]:
+    return lambda v: tirop.call_intrin(v.dtype, name, v)
+
+
+def _one(v: PrimExpr) -> PrimExpr:
+    return const(1, v.dtype)
+
+
+def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element (integers and floats).
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> topi.sign(te.placeholder((3,), name="A")).op.tag
+    'elemwise'
+    """
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        zero = const(0, v.dtype)
+        return Select(v > zero, const(1, v.dtype), Select(v < zero, const(-1, v.dtype), zero))
+
+    return _unary("sign", fn, x)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    """Logical negation of a boolean tensor (a non-boolean one is compared with zero)."""
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        return Not(v) if v.dtype == "bool" else v == const(0, v.dtype)
+
+    return compute(x.shape, lambda *i: fn(x(*i)), name="T_logical_not", tag=tag.ELEMWISE)  # type: ignore[no-any-return]
+
+
+def logical_xor(lhs: Tensor, rhs: Tensor) -> Tensor:
+    """Exclusive or of booleans, with broadcasting."""
+    return not_equal(lhs, rhs)  # type: ignore[no-any-return]
+
+
+def sin(x: Tensor) -> Tensor:
+    """Sine."""
+    return _float_only("sin", _intrin("sin"), x)
+
+
+def cos(x: Tensor) -> Tensor:
+    """Cosine."""
+    return _float_only("cos", _intrin("cos"), x)
+
+
+def tan(x: Tensor) -> Tensor:
+    """Tangent (``sin / cos``)."""
+    return _float_only("tan", lambda v: _intrin("sin")(v) / _intrin("cos")(v), x)
+
+
+def sinh(x: Tensor) -> Tensor:
+    """Hyperbolic sine."""
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        return (tirop.exp(v) - tirop.exp(-v)) * const(0.5, v.dtype)
+
+    return _float_only("sinh", fn, x)
+
+
+def cosh(x: Tensor) -> Tensor:
+    """Hyperbolic cosine."""
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        return (tirop.exp(v) + tirop.exp(-v)) * const(0.5, v.dtype)
+
+    return _float_only("cosh", fn, x)
+
+
+def asinh(x: Tensor) -> Tensor:
+    """Inverse hyperbolic sine: ``log(x + sqrt(x*x + 1))``."""
+    return _float_only("asinh", lambda v: tirop.log(v + tirop.sqrt(v * v + _one(v))), x)
+
+
+def acosh(x: Tensor) -> Tensor:
+    """Inverse hyperbolic cosine: ``log(x + sqrt(x*x - 1))``."""
+    return _float_only("acosh", lambda v: tirop.log(v + tirop.sqrt(v * v - _one(v))), x)
+
+
+def atanh(x: Tensor) -> Tensor:
+    """Inverse hyperbolic tangent: ``log((1 + x) / (1 - x)) / 2``."""
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        return tirop.log((_one(v) + v) / (_one(v) - v)) * const(0.5, v.dtype)
+
+    return _float_only("atanh", fn, x)

@@ -1,0 +1,99 @@
+"""Transposed 2-d convolution in NCHW (``conv2d_transpose_nchw``), grouped and dilated.
+
+Each output element gathers the input elements whose strided, dilated window covers it:
+``out[n, o, y, x] = sum data[n, c, iy, ix] * kernel[c, o % (F/groups), ky, kx]`` over the
+channels ``c`` of ``o``'s group and the taps with ``iy * s + ky * d == y + pad_top`` (the same
+on the width), so no dilated or padded copy of the input is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...te.operation import compute, reduce_axis
+from ...te.reduction import sum as _sum
+from ...te.tensor import Tensor
+from ...tir.expr import PrimExpr, Var, const
+from ...tir.op import all as _all
+from ...tir.op import if_then_else
+from .._shape import const_int, op_error, pair
+from .convolution import padding4
+
+__all__ = ["conv2d_transpose_nchw"]
+
+_NCHW = 4
+
+
+def _dims(op: str, name: str, t: Tensor) -> list[int]:
+    dims = [const_int(d) for d in t.shape]
+    if t.ndim != _NCHW or None in dims:
+        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "4 constant dimensions")
+    return [d for d in dims if d is not None]
+
+
+def conv2d_transpose_nchw(
+    Input: Tensor,
+    Filter: Tensor,
+    strides: int | Sequence[int],
+    padding: int | Sequence[int],
+    out_dtype: str | None = None,
+    output_padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """The transposed convolution of ``Input [N, C, H, W]`` with ``Filter [C, F/groups, KH, KW]``.
+
+    The output is ``[N, F, (H-1)*sh - top - bottom + dh*(KH-1) + 1 + output_padding_h, ...]``
+    (ONNX ``ConvTranspose``, PyTorch ``conv_transpose2d``); ``padding`` is an int, a pair or
+    ``(top, left, bottom, right)``.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> x = te.placeholder((1, 4, 5, 5), name="x")
+    >>> w = te.placeholder((4, 3, 3, 3), name="w")
+    >>> y = topi.nn.conv2d_transpose_nchw(x, w, 2, 1, output_padding=1)
+    >>> [str(d) for d in y.shape]
+    ['1', '3', '10', '10']
+    """
+    op = "conv2d_transpose"
+    n, c, h, w = _dims(op, "input", Input)
+    kc, fg, kh, kw = _dims(op, "filter", Filter)
+    sh, sw = pair(op, "strides", strides)
+    dh, dw = pair(op, "dilation", dilation)
+    oph, opw = pair(op, "output_padding", output_padding, positive=False)
+    top, left, bottom, right = padding4(op, padding)
+    if groups < 1 or c % groups:
+        raise op_error(op, "groups", groups, f"a divisor of the input channels {c}")
+    if kc != c:
+        raise op_error(op, "filter input channels", kc, f"the input channels {c}")
+    if oph >= max(sh, dh) or opw >= max(sw, dw):
+        raise op_error(op, "output_padding", output_padding, "values below the stride or dilation")
+    oh = (h - 1) * sh - top - bottom + dh * (kh - 1) + 1 + oph
+    ow = (w - 1) * sw - left - right + dw * (kw - 1) + 1 + opw
+    if oh < 1 or ow < 1:
+        raise op_error(op, "padding", padding, f"an output of at least 1x1 (got {oh}x{ow})")
+    cg = c // groups
+    dtype = out_dtype or Input.dtype
+    rc = reduce_axis((0, cg), name="rc")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+
+    def body(b: Var, o: Var, y: Var, x: Var) -> PrimExpr:
+        chan = rc.var if groups == 1 else o // fg * cg + rc.var
+        ty = y + top - ry.var * dh
+        tx = x + left - rx.var * dw
+        iy, ix = ty // sh, tx // sw
+        conds = [ty >= 0, tx >= 0, iy < h, ix < w]
+        if sh > 1:
+            conds.append(ty % sh == 0)
+        if sw > 1:
+            conds.append(tx % sw == 0)
+        a = Input(b, chan, iy, ix).astype(dtype)
+        k = Filter(chan, o % fg if groups > 1 else o, ry.var, rx.var).astype(dtype)
+        v = if_then_else(_all(*conds), a * k, const(0, dtype))
+        return _sum(v, axis=[rc, ry, rx])  # type: ignore[no-any-return]
+
+    return compute(  # type: ignore[no-any-return]
+        (n, fg * groups, oh, ow), body, name="conv2d_transpose_nchw", tag="conv2d_transpose_nchw"
+    )
