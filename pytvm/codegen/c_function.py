@@ -20,6 +20,7 @@ from ..tir.function import PrimFunc
 from ..tir.functor import IRVisitor
 from .c_expr import ExprPrinter, has_vector_type
 from .c_types import c_scalar_type, dl_type_fields
+from .closure_vars import free_vars
 
 __all__ = ["CFunctionEmitter", "compute_params"]
 
@@ -294,7 +295,7 @@ class CFunctionEmitter:
     def _parallel(self, s: S.For) -> None:
         self._closures += 1
         fname = f"{self.name}_parallel{self._closures}"
-        captured = _free_vars(s, self.dev_id)
+        captured = free_vars(s, self.dev_id)
         struct = f"{fname}_closure"
         fields = [f"  {self._var_type(v)} {self.names(v)};" for v in captured]
         outer = self._scope
@@ -358,46 +359,3 @@ def _c_type(dtype: str) -> str:
 
 def _is_zero(e: E.PrimExpr) -> bool:
     return isinstance(e, IntImm) and e.value == 0
-
-
-def _free_vars(s: S.Stmt, dev_id: E.Var) -> list[E.Var]:
-    """Variables ``s`` uses but does not bind (what a closure must capture), in first-use order."""
-    used: list[E.Var] = []
-    bound: set[int] = set()
-
-    class _Collect(IRVisitor):
-        def visit_Var(self, node: E.Var) -> None:
-            if id(node) not in bound and all(node is not u for u in used):
-                used.append(node)
-
-        def visit_For(self, node: S.For) -> None:
-            bound.add(id(node.loop_var))
-            self.generic_visit(node)
-
-        def visit_LetStmt(self, node: S.LetStmt) -> None:
-            bound.add(id(node.var))
-            self.generic_visit(node)
-
-        def visit_Let(self, node: E.Let) -> None:
-            bound.add(id(node.var))
-            self.generic_visit(node)
-
-        def visit_Allocate(self, node: S.Allocate) -> None:
-            bound.add(id(node.buffer.data))
-            self.generic_visit(node)
-
-        def visit_BufferLoad(self, node: E.BufferLoad) -> None:
-            self.visit_Var(node.buffer.data)
-            self.generic_visit(node)
-
-        def visit_BufferStore(self, node: S.BufferStore) -> None:
-            self.visit_Var(node.buffer.data)
-            self.generic_visit(node)
-
-    _Collect().visit(s)
-    # Loop and let variables are bound before their uses in a walk, except for a parallel loop's
-    # own variable, which the closure defines.
-    result = [v for v in used if id(v) not in bound]
-    if all(v is not dev_id for v in result):
-        result.append(dev_id)
-    return result

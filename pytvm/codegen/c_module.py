@@ -7,19 +7,16 @@ from __future__ import annotations
 
 from ..ffi.errors import TVMValueError
 from ..tir.expr import scalar_of
-from ..tir.function import IRModule, PrimFunc
+from ..tir.function import IRModule
 from .c_function import CFunctionEmitter, CNames
 from .c_prelude import PRELUDE
 from .c_types import c_scalar_type, c_vector_type, vector_typedef
+from .kernel_checks import check_kernel_name, check_lowered
 from .packed_args import TYPE_NAMES_C, emit_packed_function, export_symbol, internal_name
 from .tvm_ffi_export import TVM_FFI_HEAD, tvm_ffi_adapter
 
 __all__ = ["codegen_c", "system_lib_registry"]
 
-_LIBM = (
-    "exp", "exp2", "log", "log2", "log10", "sqrt", "tanh", "erf", "pow", "fabs", "floor",
-    "ceil", "nearbyint", "trunc", "fmod", "sin", "cos", "round",
-)  # fmt: skip
 #: The registry's count is one byte.
 _MAX_FUNCTIONS = 255
 #: Device types a system-library kernel accepts: the CPU and the accelerator emulator's pool.
@@ -35,8 +32,8 @@ def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -
     exported: list[str] = []
     devices = SYSTEM_LIB_DEVICES if system_lib else (1,)
     for func_name, func in mod.functions.items():
-        _check_name(func_name)
-        _check_lowered(func_name, func)
+        check_kernel_name(func_name)
+        check_lowered(func_name, func)
         emitter = CFunctionEmitter(func, internal_name(func_name), names)
         bodies.append(emitter.emit())
         symbol = export_symbol(func_name)
@@ -85,34 +82,6 @@ def system_lib_registry(symbols: list[str]) -> str:
             "#endif",
         ]
     )
-
-
-#: C library names a kernel may not take (its C symbol would clash with the function).
-_RESERVED = frozenset(
-    {f"{base}{suffix}" for base in _LIBM for suffix in ("", "f")}
-    | {"memcpy", "memset", "malloc", "free", "abort", "exit", "printf", "abs", "labs"}
-)
-
-
-def _check_name(name: str) -> None:
-    if not name.isidentifier() or not name.isascii() or name.startswith("pytvm_"):
-        raise TVMValueError(
-            f"kernel name {name!r} is not a C identifier (letters, digits, '_'; not starting "
-            "with a digit or 'pytvm_')"
-        )
-    if name in _RESERVED:
-        raise TVMValueError(
-            f"kernel name {name!r} is the name of a C library function the generated code "
-            f"calls; choose another (e.g. {name}_kernel)"
-        )
-
-
-def _check_lowered(name: str, func: PrimFunc) -> None:
-    if not func.attrs.get("tir.flattened", False):
-        raise TVMValueError(
-            f"{name}: the C code generator needs a lowered function (run pytvm.lower or the "
-            "tir pipeline first: its buffers are still multi-dimensional)"
-        )
 
 
 def _vector_helpers(dtype: str) -> str:

@@ -6,6 +6,7 @@ stage (``logging`` at INFO, logger ``pytvm.driver``).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import time
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..codegen import codegen_c
 from ..ffi.errors import TVMTypeError, TVMValueError
+from ..runtime.module import Module
 from ..target import Target
 from ..tir.function import IRModule, PrimFunc
 from ..tir.transform import lower_pipeline
@@ -67,13 +69,17 @@ def build(
     cc: str | None = None,
     options: Sequence[str] = (),
     cache_dir: str | os.PathLike[str] | None = None,
-) -> CompiledModule:
+) -> Module:
     """Compile kernels into a module: ``build(s, [A, B, C], target="c", name="f")["f"](...)``.
 
-    ``target`` is ``"c"`` or ``"llvm"`` (both compile for the host CPU with the system C compiler,
-    ``-O3 -march=native`` unless ``-mcpu=`` says otherwise), with ``--system-lib`` to also emit
-    the C runtime's function registry. ``cc`` and ``options`` replace the compiler and add flags
-    (cross compiling). Compiled objects are cached by content hash under ``cache_dir``.
+    ``target`` is ``"c"`` (generated C, compiled by the system C compiler with ``-O3
+    -march=native`` unless ``-mcpu=`` says otherwise; ``--system-lib`` also emits the C
+    runtime's function registry) or ``"llvm"``, which builds for the host through the backend
+    ``Target.backend`` names: ``-backend=llvmlite`` compiles LLVM IR in this process (no C
+    compiler; the result is an ``LLVMModule``), ``-backend=c`` takes the C path. ``cc`` and
+    ``options`` replace the C compiler and add flags (cross compiling), so they pick the C path
+    when the target names no backend. Compiled code is cached by content hash under
+    ``cache_dir``.
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("c"))
     start = time.perf_counter()
@@ -81,6 +87,10 @@ def build(
     if not all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
         mod = lower_pipeline(mod)
     lowered = time.perf_counter()
+    if _uses_llvmlite(tgt, cc, options):
+        from .llvm_build import build_with_llvm
+
+        return build_with_llvm(mod, tgt, cache_dir, (start, lowered))
     source = codegen_c(mod, system_lib=tgt.system_lib, target_text=str(tgt))
     generated = time.perf_counter()
     mcpu = tgt.mcpu or ("native" if tgt.is_host else "")
@@ -99,6 +109,25 @@ def build(
     return CompiledModule(path, source, str(tgt))
 
 
-def compile(mod: Any, target: str | Target | None = None, **kwargs: Any) -> CompiledModule:
+def _uses_llvmlite(tgt: Target, cc: str | None, options: Sequence[str]) -> bool:
+    """Whether ``tgt`` builds through llvmlite (an explicit ``-backend=llvmlite`` must)."""
+    explicit = tgt.attrs.get("backend") == "llvmlite"
+    if explicit and (cc is not None or options):
+        raise TVMValueError(
+            f"build: cc= and options= configure the C compiler, but target '{tgt}' compiles "
+            "with llvmlite; drop them or use -backend=c"
+        )
+    if tgt.backend != "llvmlite":
+        return False
+    if explicit:
+        if importlib.util.find_spec("llvmlite") is None:
+            raise TVMValueError(
+                f"build: target '{tgt}' needs the llvmlite package (pip install llvmlite)"
+            )
+        return True
+    return cc is None and not options and importlib.util.find_spec("llvmlite") is not None
+
+
+def compile(mod: Any, target: str | Target | None = None, **kwargs: Any) -> Module:
     """TVM 0.27's spelling of :func:`build` (``pytvm.compile(prim_func, target="llvm")``)."""
     return build(mod, target=target, **kwargs)

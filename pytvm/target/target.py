@@ -21,11 +21,16 @@ from typing import Any
 
 from ..ffi.errors import TVMValueError
 
-__all__ = ["Target", "TargetKind", "host_simd_bits"]
+__all__ = ["DEFAULT_LLVM_BACKEND", "Target", "TargetKind", "host_simd_bits"]
 
 _KINDS = ("c", "llvm")
 _FLAGS = ("system-lib",)
-_OPTIONS = ("mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "model", "opt-level")
+_OPTIONS = (
+    "mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "model", "opt-level", "backend",
+)  # fmt: skip
+_BACKENDS = ("c", "llvmlite")
+#: The backend of ``"llvm"`` when the target names none (see the module docstring for why).
+DEFAULT_LLVM_BACKEND = "c"
 _BITS_OF_TYPE = re.compile(r"^(?:u?int|float|bfloat)(\d+)$")
 
 
@@ -87,6 +92,20 @@ class Target:
     def keys(self) -> tuple[str, ...]:
         """Keys that pick schedules (``("cpu",)`` for CPU targets)."""
         return tuple(str(self.attrs.get("keys", "cpu")).split(","))
+
+    @property
+    def backend(self) -> str:
+        """How kernels are compiled: ``"c"`` (generated C, the system C compiler) or
+        ``"llvmlite"`` (LLVM IR compiled in this process). ``"c"`` targets, system libraries
+        and cross targets always use C; ``"llvm"`` uses :data:`DEFAULT_LLVM_BACKEND` unless
+        ``-backend=`` names one.
+        """
+        explicit = self.attrs.get("backend")
+        if explicit:
+            return str(explicit)
+        if self.kind.name == "c" or self.system_lib or not self.is_host:
+            return "c"
+        return DEFAULT_LLVM_BACKEND
 
     @property
     def is_host(self) -> bool:
@@ -197,6 +216,21 @@ def _parse(text: str) -> tuple[str, dict[str, Any]]:
         else:
             known = ", ".join([*(f"--{f}" for f in _FLAGS), *(f"-{o}=..." for o in _OPTIONS)])
             raise TVMValueError(f"target {text!r}: unknown option {word!r}; known options: {known}")
+    backend = attrs.get("backend")
+    if backend is not None and backend not in _BACKENDS:
+        raise TVMValueError(
+            f"target {text!r}: unknown backend {backend!r}; expected one of {', '.join(_BACKENDS)}"
+        )
+    if backend == "llvmlite" and kind == "c":
+        raise TVMValueError(
+            f"target {text!r}: kind 'c' always builds through the C compiler; write "
+            "'llvm -backend=llvmlite' to compile with LLVM in process"
+        )
+    if backend == "llvmlite" and (attrs.get("system-lib") or attrs.get("mtriple")):
+        raise TVMValueError(
+            f"target {text!r}: the llvmlite backend builds for this host only; system "
+            "libraries and cross targets build through C (-backend=c)"
+        )
     return kind, attrs
 
 

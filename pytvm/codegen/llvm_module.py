@@ -1,0 +1,54 @@
+"""A whole LLVM module for lowered kernels: bodies, packed functions, adapters, the prelude.
+
+The text :func:`codegen_llvm` returns is what the module's ``get_source("ll")`` shows and what
+the LLVM backend compiles: for each kernel its body function and closures, the exported packed
+function (``main`` is exported as ``__tvm_main__``) and the ``__tvm_ffi_<name>`` adapter for
+Apache TVM 0.27, followed by the prelude's helpers, runtime hooks and markers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir  # type: ignore[import-untyped]
+
+from ..tir.function import IRModule
+from .kernel_checks import check_kernel_name, check_lowered
+from .llvm_function import FunctionEmitter
+from .llvm_helpers import Helpers
+from .llvm_intrinsics import MathCalls
+from .llvm_packed import emit_packed_function, emit_tvm_ffi_adapter
+from .llvm_prelude import prelude_ir
+from .packed_args import export_symbol, internal_name
+
+__all__ = ["codegen_llvm"]
+
+
+def codegen_llvm(
+    mod: IRModule, target_text: str = "llvm", triple: str = "", data_layout: str = ""
+) -> str:
+    """LLVM IR text of every function of ``mod`` (already through the lowering pipeline), for
+    ``triple`` with ``data_layout`` (empty: left to the compiler).
+    """
+    module = ir.Module(name="pytvm")
+    if triple:
+        module.triple = triple
+    if data_layout:
+        module.data_layout = data_layout
+    helpers = Helpers(module)
+    math = MathCalls(module)
+    for func_name, func in mod.functions.items():
+        check_kernel_name(func_name)
+        check_lowered(func_name, func, "LLVM")
+        prefix = internal_name(func_name)
+        compute = FunctionEmitter(module, helpers, math, func, prefix).emit()
+        symbol = export_symbol(func_name)
+        packed = emit_packed_function(module, helpers, math, func, func_name, symbol, compute)
+        emit_tvm_ffi_adapter(module, helpers, func_name, packed, len(func.params))
+    text = str(module)
+    # The prelude defines what the module declared of it.
+    declared = "|".join(re.escape(name) for name in helpers.declared())
+    if declared:
+        text = re.sub(rf'^declare [^\n]*@"(?:{declared})"\([^\n]*\n', "", text, flags=re.M)
+    head = f"; pytvm target: {target_text}\n"
+    return head + text + "\n; The prelude: runtime hooks, markers, messages.\n" + prelude_ir()

@@ -1,0 +1,268 @@
+"""The exported packed function of a kernel in LLVM IR, and its ``__tvm_ffi_`` adapter.
+
+The same checks, in the same order and with the same messages, as the C path's
+``packed_args.py``: the argument count; each argument's type index (an array for a buffer, an
+int or float for a scalar), then for an array its ndim, dtype and device type; symbolic
+dimensions bound from their first array; every array's shape and compact strides. A failed
+check sets the last error through the prelude's builders and returns -1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir  # type: ignore[import-untyped]
+
+from ..tir import expr as E
+from ..tir.function import PrimFunc
+from .c_function import compute_params
+from .c_types import dl_type_fields
+from .llvm_expr import ExprEmitter
+from .llvm_helpers import Helpers
+from .llvm_intrinsics import MathCalls
+from .llvm_types import DLTENSOR, I1, I8, I16, I32, I64, PTR, alloca
+from .packed_args import CPU_DEVICE
+
+__all__ = ["emit_packed_function", "emit_tvm_ffi_adapter"]
+
+_TVM_ARG_INT, _TVM_ARG_BOOL, _TVM_ARG_FLOAT, _TVM_DLTENSOR = 1, 2, 3, 7
+_FFI_TENSOR, _FFI_OBJECT_HEADER = 70, 24
+_FFI_ANY = ir.LiteralStructType([I32, I32, I64])
+_PACKED_TYPE = ir.FunctionType(I32, [PTR, PTR, I32, PTR, PTR, PTR])
+# Fields of DLTensor, by index.
+_DATA, _DEVICE, _NDIM, _DTYPE, _SHAPE, _STRIDES, _BYTE_OFFSET = range(7)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+class _Checks:
+    """A function being written, and a way out for each failed check."""
+
+    def __init__(self, fn: ir.Function, helpers: Helpers) -> None:
+        self.fn = fn
+        self.helpers = helpers
+        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def check(self, ok: ir.Value, helper: str, args: Callable[[], list[ir.Value]]) -> None:
+        """Go on when ``ok``; else return what ``helper(*args())`` returns (-1, error set);
+        ``args`` emits its values on the failing branch only.
+        """
+        fail, cont = self.fn.append_basic_block("bad"), self.fn.append_basic_block("next")
+        self.b.cbranch(ok, cont, fail)
+        self.b.position_at_end(fail)
+        self.b.ret(self.b.call(self.helpers[helper], args()))
+        self.b.position_at_end(cont)
+
+    def count(self, got: ir.Value, expected: int, where: str, what: str) -> None:
+        """Check an i32 count (of arguments, of dimensions) against ``expected``."""
+        s, b = self.helpers.string, self.b
+        self.check(
+            b.icmp_signed("==", got, _i32(expected)),
+            "pytvm_count_error",
+            lambda: [s(where), ir.Constant(I64, expected), b.sext(got, I64), s(what)],
+        )
+
+    def field(self, tensor: ir.Value, *path: int, ty: ir.Type) -> ir.Value:
+        """A field of a ``DLTensor`` (``path``: indices into the struct)."""
+        indices = [_i32(0), *(_i32(p) for p in path)]
+        return self.b.load(self.b.gep(tensor, indices, source_etype=DLTENSOR), typ=ty)
+
+
+class _PackedFunction(_Checks):
+    """The packed function of one kernel, written check after check."""
+
+    def __init__(self, fn: ir.Function, helpers: Helpers, math: MathCalls, name: str) -> None:
+        super().__init__(fn, helpers)
+        self.name = name
+        self.expr = ExprEmitter(self.b, math)
+        self.arrays: list[tuple[E.Buffer, ir.Value, str]] = []
+
+    def scalar(self, param: E.Var, code: ir.Value, slot: ir.Value, where: str) -> None:
+        """Check a scalar argument's type index and bind ``param`` to its value."""
+        b, s = self.b, self.helpers.string
+        is_float = param.dtype.startswith("float")
+        if is_float:
+            ok = b.icmp_signed("==", code, _i32(_TVM_ARG_FLOAT))
+        else:
+            ok = b.or_(
+                b.icmp_signed("==", code, _i32(_TVM_ARG_INT)),
+                b.icmp_signed("==", code, _i32(_TVM_ARG_BOOL)),
+            )
+        expect = "a float" if is_float else "an int"
+        self.check(
+            ok,
+            "pytvm_arg_error",
+            lambda: [
+                s("TypeError"),
+                s(where),
+                s(f": expected {expect}, got "),
+                b.call(self.helpers["pytvm_type_name"], [code]),
+            ],
+        )
+        raw = b.load(slot, typ=ir.DoubleType() if is_float else I64)
+        if param.dtype == "bool":  # the C path's int8_t, then any non-zero byte is true
+            value = self.expr.cast(self.expr.cast(raw, "int64", "int8"), "int8", "bool")
+        else:
+            value = self.expr.cast(raw, "float64" if is_float else "int64", param.dtype)
+        self.expr.bind(param, value)
+
+    def array(
+        self, buffer: E.Buffer, code: ir.Value, slot: ir.Value, where: str, devices: tuple[int, ...]
+    ) -> None:
+        """Check an array argument's type index, ndim, dtype and device."""
+        b, s = self.b, self.helpers.string
+        handle = b.load(slot, typ=PTR)
+        is_tensor = b.icmp_signed("==", code, _i32(_TVM_DLTENSOR))
+        self.check(
+            b.and_(is_tensor, b.icmp_unsigned("!=", handle, ir.Constant(PTR, None))),
+            "pytvm_arg_error",
+            lambda: [
+                s("TypeError"),
+                s(where),
+                s(": expected an array, got "),
+                b.select(is_tensor, s("NULL"), b.call(self.helpers["pytvm_type_name"], [code])),
+            ],
+        )
+        self.arrays.append((buffer, handle, where))
+        self.count(self.field(handle, _NDIM, ty=I32), buffer.ndim, where, " dimensions")
+        got = [self.field(handle, _DTYPE, k, ty=t) for k, t in enumerate((I8, I8, I16))]
+        same: ir.Value = ir.Constant(I1, 1)
+        for value, want in zip(got, dl_type_fields(buffer.dtype), strict=True):
+            same = b.and_(same, b.icmp_unsigned("==", value, ir.Constant(value.type, want)))
+        self.check(
+            same,
+            "pytvm_dtype_error",
+            lambda: [s(where), s(buffer.dtype), *(b.zext(v, I32) for v in got)],
+        )
+        device = self.field(handle, _DEVICE, 0, ty=I32)
+        on_device: ir.Value = ir.Constant(I1, 0)
+        for allowed in devices:
+            on_device = b.or_(on_device, b.icmp_signed("==", device, _i32(allowed)))
+        text = ": expected an array on the CPU (device type 1), got device type "
+        self.check(
+            on_device,
+            "pytvm_value_error",
+            lambda: [s("ValueError"), s(where), s(text), b.sext(device, I64), s("")],
+        )
+
+    def shapes(self) -> None:
+        """Bind symbolic dimensions from their first array, then check every shape."""
+        b, s = self.b, self.helpers.string
+        shapes = [self.field(handle, _SHAPE, ty=PTR) for _, handle, _ in self.arrays]
+        for (buffer, _, _), shape in zip(self.arrays, shapes, strict=True):
+            for axis, dim in enumerate(buffer.shape):
+                if isinstance(dim, E.Var) and id(dim) not in self.expr.values:
+                    extent = b.load(b.gep(shape, [_i32(axis)], source_etype=I64), typ=I64)
+                    self.expr.bind(dim, self.expr.cast(extent, "int64", dim.dtype))
+        entry = ir.IRBuilder(self.fn.entry_basic_block)
+        for (buffer, handle, where), shape in zip(self.arrays, shapes, strict=True):
+            if buffer.ndim == 0:
+                continue
+            expected = [self.expr.cast(self.expr(d), d.dtype, "int64") for d in buffer.shape]
+            agree: ir.Value = ir.Constant(I1, 1)
+            entry.position_at_start(self.fn.entry_basic_block)
+            table = alloca(entry, ir.ArrayType(I64, buffer.ndim))
+            for axis, want in enumerate(expected):
+                got = b.load(b.gep(shape, [_i32(axis)], source_etype=I64), typ=I64)
+                agree = b.and_(agree, b.icmp_signed("==", got, want))
+                b.store(want, b.gep(table, [_i32(axis)], source_etype=I64))
+            ndim = _i32(buffer.ndim)
+            self.check(agree, "pytvm_shape_error", lambda: [s(where), table, shape, ndim])
+            strides = self.field(handle, _STRIDES, ty=PTR)
+            compact = b.call(self.helpers["pytvm_is_compact"], [shape, strides, ndim])
+            self.check(
+                b.icmp_signed("!=", compact, _i32(0)),
+                "pytvm_arg_error",
+                lambda: [
+                    s("ValueError"),
+                    s(where),
+                    s(": expected a compact (row-major, contiguous) array"),
+                    s(", got strides that are not"),
+                ],
+            )
+
+    def call(self, func: PrimFunc, compute: ir.Function, out_tcode: ir.Value) -> None:
+        """Call the body function with data pointers, scalars and the first array's device."""
+        b = self.b
+        pointers, scalars = compute_params(func)
+        by_data = {id(buffer.data): handle for buffer, handle, _ in self.arrays}
+        args: list[ir.Value] = []
+        for var in pointers:
+            handle = by_data[id(var)]
+            data = self.field(handle, _DATA, ty=PTR)
+            offset = self.field(handle, _BYTE_OFFSET, ty=I64)
+            args.append(b.gep(data, [offset], source_etype=I8))
+        args += [self.expr(v) for v in scalars]
+        dev = self.field(self.arrays[0][1], _DEVICE, 1, ty=I32) if self.arrays else _i32(0)
+        b.store(_i32(0), out_tcode)
+        b.ret(b.call(compute, [*args, dev]))
+
+
+def emit_packed_function(
+    module: ir.Module,
+    helpers: Helpers,
+    math: MathCalls,
+    func: PrimFunc,
+    name: str,
+    symbol: str,
+    compute: ir.Function,
+    device_types: tuple[int, ...] = (CPU_DEVICE,),
+) -> ir.Function:
+    """The exported packed function ``symbol`` that checks its arguments and calls ``compute``;
+    messages name the kernel ``name``.
+    """
+    fn = ir.Function(module, _PACKED_TYPE, name=symbol)
+    fn.attributes.add("nounwind")
+    packed = _PackedFunction(fn, helpers, math, name)
+    args, codes, num_args, _, out_tcode, _ = fn.args
+    packed.count(num_args, len(func.params), name, " arguments")
+    b = packed.b
+    for index, param in enumerate(func.params):
+        buffer = func.buffer_map.get(param)
+        where = f"{name}: argument {buffer.name if buffer is not None else param.name}"
+        code = b.load(b.gep(codes, [_i32(index)], source_etype=I32), typ=I32)
+        slot = b.gep(args, [_i32(index)], source_etype=I64)
+        if buffer is None:
+            packed.scalar(param, code, slot, where)
+        else:
+            packed.array(buffer, code, slot, where, device_types)
+    packed.shapes()
+    packed.call(func, compute, out_tcode)
+    return fn
+
+
+def emit_tvm_ffi_adapter(
+    module: ir.Module, helpers: Helpers, name: str, packed: ir.Function, num_params: int
+) -> ir.Function:
+    """``__tvm_ffi_<name>``: tvm-ffi's safe call over the packed function (see
+    ``tvm_ffi_export.py``): values copied, a tensor object turned into its ``DLTensor``.
+    """
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR, I32, PTR]), f"__tvm_ffi_{name}")
+    fn.attributes.add("nounwind")
+    adapter = _Checks(fn, helpers)
+    b = adapter.b
+    _, args, num_args, result = fn.args
+    size = max(1, num_params)
+    values, codes = alloca(b, ir.ArrayType(I64, size)), alloca(b, ir.ArrayType(I32, size))
+    ret, ret_code = alloca(b, I64), alloca(b, I32)
+    adapter.count(num_args, num_params, name, " arguments")
+    for i in range(num_params):
+        any_value = b.gep(args, [_i32(i)], source_etype=_FFI_ANY)
+        code = b.load(b.gep(any_value, [_i32(0), _i32(0)], source_etype=_FFI_ANY), typ=I32)
+        payload = b.load(b.gep(any_value, [_i32(0), _i32(2)], source_etype=_FFI_ANY), typ=I64)
+        tensor = b.and_(
+            b.icmp_signed("==", code, _i32(_FFI_TENSOR)),
+            b.icmp_signed("!=", payload, ir.Constant(I64, 0)),
+        )
+        header = ir.Constant(I64, _FFI_OBJECT_HEADER)
+        payload = b.select(tensor, b.add(payload, header), payload)
+        code = b.select(tensor, _i32(_TVM_DLTENSOR), code)
+        b.store(payload, b.gep(values, [_i32(i)], source_etype=I64))
+        b.store(code, b.gep(codes, [_i32(i)], source_etype=I32))
+    for k, ty in enumerate((I32, I32, I64)):
+        b.store(ir.Constant(ty, 0), b.gep(result, [_i32(0), _i32(k)], source_etype=_FFI_ANY))
+    null = ir.Constant(PTR, None)
+    b.ret(b.call(packed, [values, codes, num_args, ret, ret_code, null]))
+    return fn

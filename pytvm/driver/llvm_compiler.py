@@ -1,0 +1,181 @@
+"""Compiling LLVM IR in this process with llvmlite: no C compiler, no linker, no subprocess.
+
+IR text is optimised at ``-O3`` for the target's CPU (the host's name and features for
+``-mcpu=native`` or none) and turned into a position-independent object, cached on disk by
+content hash (the text, LLVM's version, the triple, CPU and features) like the C path's shared
+objects. The object is then linked into this process by LLVM's JIT linker, with pytvm's host
+runtime functions and the C library resolved for it, and its kernels' addresses are taken.
+Only :func:`link_shared_object` (``export_library``) needs a system linker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import llvmlite  # type: ignore[import-untyped]
+import llvmlite.binding as llvm  # type: ignore[import-untyped]
+
+from ..ffi.errors import TVMError
+from ..ffi.host_library import runtime_library
+from ..ffi.libinfo import cache_dir, find_cc
+from ..target import Target
+from .c_compiler import compile_stats
+
+__all__ = ["Machine", "compile_object", "jit_link", "link_shared_object", "machine_for"]
+
+#: pytvm's host runtime functions generated code reaches through weak references.
+RUNTIME_HOOKS = (
+    "pytvm_TVMAPISetLastError",
+    "pytvm_TVMBackendAllocWorkspace",
+    "pytvm_TVMBackendFreeWorkspace",
+    "pytvm_TVMBackendParallelLaunch",
+)
+_LOCK = threading.Lock()
+_LIBRARY_NAMES = itertools.count()
+
+
+@cache
+def _initialized() -> bool:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return True
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What objects are compiled for: triple, CPU name and feature string."""
+
+    triple: str
+    cpu: str
+    features: str
+
+    @property
+    def key(self) -> str:
+        """Everything about the compiler and machine that changes the object code."""
+        return f"llvm {llvm.llvm_version_info} llvmlite {llvmlite.__version__} {self}"
+
+
+def machine_for(target: Target) -> Machine:
+    """The machine of a host ``target``: its ``-mcpu`` (the host's CPU for ``native`` or none)
+    with the host's features, plus its ``-mattr``.
+    """
+    _initialized()
+    mcpu = target.mcpu
+    if mcpu in ("", "native"):
+        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    else:
+        cpu, features = mcpu, ""
+    mattr = str(target.attrs.get("mattr", ""))
+    if mattr:
+        features = f"{features},{mattr}" if features else mattr
+    return Machine(llvm.get_process_triple(), cpu, features)
+
+
+@cache
+def _target_machine(machine: Machine) -> llvm.TargetMachine:
+    _initialized()
+    target = llvm.Target.from_triple(machine.triple)
+    return target.create_target_machine(
+        cpu=machine.cpu, features=machine.features, opt=3, reloc="pic", codemodel="default"
+    )
+
+
+def data_layout(machine: Machine) -> str:
+    """The data layout of ``machine`` (for the IR's header)."""
+    return str(_target_machine(machine).target_data)
+
+
+def compile_object(
+    text: str, name: str, machine: Machine, cache: str | os.PathLike[str] | None = None
+) -> bytes:
+    """The object code of IR ``text`` for ``machine`` (compiled unless the cache has it)."""
+    key = hashlib.sha256("\0".join([text, machine.key, "O3"]).encode()).hexdigest()[:24]
+    root = Path(cache) if cache is not None else cache_dir() / "kernels"
+    path = root / key[:2] / f"{name}-{key}.o"
+    if path.exists():
+        compile_stats().count(compiled=False)
+        return path.read_bytes()
+    tm = _target_machine(machine)
+    module = llvm.parse_assembly(text)
+    module.verify()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    tuning.loop_vectorization = True
+    tuning.slp_vectorization = True
+    tuning.loop_unrolling = True
+    builder = llvm.create_pass_builder(tm, tuning)
+    builder.getModulePassManager().run(module, builder)
+    code = bytes(tm.emit_object(module))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".o", delete=False) as out:
+        out.write(code)
+    Path(out.name).replace(path)  # atomic: concurrent builders never see a partial file
+    compile_stats().count(compiled=True)
+    return code
+
+
+@cache
+def _jit() -> Any:
+    host = machine_for(Target("llvm"))
+    return llvm.create_lljit_compiler(_target_machine(host))
+
+
+def _runtime_addresses() -> dict[str, int]:
+    import ctypes
+
+    lib = runtime_library()
+    return {name: ctypes.cast(lib[name], ctypes.c_void_p).value or 0 for name in RUNTIME_HOOKS}
+
+
+def jit_link(code: bytes, exports: Sequence[str]) -> tuple[Any, dict[str, int]]:
+    """Link object ``code`` into this process; returns the library's keep-alive handle (the
+    code is unloaded when it is collected) and the addresses of the ``exports``.
+    """
+    builder = llvm.JITLibraryBuilder().add_object_img(code)
+    for name, address in _runtime_addresses().items():
+        builder.import_symbol(name, address)
+    builder.add_current_process()  # the C library and libm
+    for name in exports:
+        builder.export_symbol(name)
+    with _LOCK:
+        tracker = builder.link(_jit(), f"pytvm_kernels_{next(_LIBRARY_NAMES)}")
+    return tracker, {name: tracker[name] for name in exports}
+
+
+def link_shared_object(code: bytes, output: str | os.PathLike[str]) -> None:
+    """Write a shared object holding object ``code`` to ``output``, linked by the system C
+    compiler driver (``$CC``, cc, gcc, clang) or, without one, by ``ld``.
+    """
+    linker = find_cc()
+    argv = [*shlex.split(linker), "-shared"] if linker else []
+    if not argv:
+        ld = shutil.which("ld")
+        if ld is None:
+            raise TVMError(
+                "export_library of an LLVM-built module needs a linker (a C compiler driver "
+                "or ld) to write a shared object; install binutils or gcc, or build with "
+                "target='llvm -backend=c'"
+            )
+        argv = [ld, "-shared"]
+    with tempfile.TemporaryDirectory(prefix="export-") as tmp:
+        obj = Path(tmp) / "kernels.o"
+        obj.write_bytes(code)
+        staged = Path(tmp) / "kernels.so"
+        cmd = [*argv, "-o", str(staged), str(obj), "-lm"]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise TVMError(
+                f"linking {output} failed:\n$ {shlex.join(cmd)}\n{result.stdout}{result.stderr}"
+            )
+        shutil.copyfile(staged, output)

@@ -1,0 +1,86 @@
+"""``LLVMModule``: kernels LLVM compiled and linked into this process (no shared object).
+
+It behaves as a library module built from C does: ``mod["f"](...)``, ``mod(...)`` for the entry
+function, ``time_evaluator``, ``get_source()`` (the LLVM IR text), ``save`` and
+``export_library``, which links the kept object code into a shared object that
+``pytvm.runtime.load_module`` (or a stock Apache TVM 0.27) loads like any other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..ffi import PackedFunc
+from ..ffi.c_function import CFunction
+from ..ffi.errors import TVMValueError
+from ..runtime.module import ENTRY_FUNC, Module
+from .llvm_compiler import link_shared_object
+
+__all__ = ["LLVMModule"]
+
+
+class LLVMModule(Module):
+    """Kernels compiled in process by LLVM: call them, time them, read their IR, export them.
+
+    ``library`` keeps the JIT-linked code alive; ``addresses`` maps each exported symbol to its
+    address; ``source`` is the IR text and ``code`` the object code it compiled to.
+    """
+
+    def __init__(
+        self, library: Any, addresses: dict[str, int], source: str, code: bytes, target: str
+    ) -> None:
+        super().__init__()
+        self._library = library
+        self._addresses = dict(addresses)
+        self._source = source
+        self._code = code
+        #: The target the kernels were built for.
+        self.target = target
+
+    @property
+    def type_key(self) -> str:
+        """``"llvm"`` (TVM's key for modules LLVM compiled)."""
+        return "llvm"
+
+    def _get_own_function(self, name: str) -> PackedFunc | None:
+        func = self._functions.get(name)
+        if func is not None:
+            return func
+        address = self._addresses.get(name)
+        if address is None and name == self.entry_name:
+            address = self._addresses.get(ENTRY_FUNC)  # a kernel "main" is the entry symbol
+        if address is None:
+            return None
+        func = CFunction(address, resource=self.handle, owner=self, name=name)
+        self._functions[name] = func
+        return func
+
+    def get_source(self, fmt: str = "") -> str:
+        """The LLVM IR text (``fmt`` may be ``""``, ``"ll"`` or ``"llvm"``)."""
+        if fmt not in ("", "ll", "llvm"):
+            raise TVMValueError(
+                f"get_source: an LLVM module has source of format 'll', not {fmt!r}"
+            )
+        return self._source
+
+    def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
+        """Save the IR (``.ll``), the object code (``.o``) or a shared object (anything else)."""
+        kind = fmt or Path(file_name).suffix.lstrip(".")
+        if kind in ("ll", "llvm"):
+            Path(file_name).write_text(self._source)
+        elif kind == "o":
+            Path(file_name).write_bytes(self._code)
+        else:
+            self.export_library(file_name)
+
+    def export_library(self, file_name: str | os.PathLike[str]) -> None:
+        """Link the object code into the shared object ``file_name`` (needs a system linker)."""
+        if self.imported_modules:
+            raise TVMValueError(
+                f"export_library: this module has {len(self.imported_modules)} imported "
+                "module(s); linking imports into one shared object needs modules built by the "
+                "compiler; load and import them at run time instead"
+            )
+        link_shared_object(self._code, file_name)
