@@ -101,6 +101,8 @@ class Graph:
     dltype: tuple[str, ...]
     #: Device type of each entry; None when the graph has no ``device_index`` (one device).
     device_index: tuple[int, ...] | None = None
+    #: Byte offset of each entry in its storage (pytvm's arena plans); None: all at 0.
+    storage_offset: tuple[int, ...] | None = None
     _dtypes: tuple[DataType, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -169,6 +171,8 @@ class Graph:
         }
         if self.device_index is not None:
             attrs["device_index"] = ["list_int", list(self.device_index)]
+        if self.storage_offset is not None:
+            attrs["storage_offset"] = ["list_int", list(self.storage_offset)]
         return json.dumps(
             {
                 "nodes": nodes,
@@ -245,6 +249,7 @@ def _check_entries(g: Graph) -> None:
         "shape": g.shape,
         "dltype": g.dltype,
         "device_index": g.device_index,
+        "storage_offset": g.storage_offset,
     }
     for key, values in lists.items():
         if values is not None and len(values) != count:
@@ -254,18 +259,23 @@ def _check_entries(g: Graph) -> None:
     dtypes = []
     for eid, text in enumerate(g.dltype):
         try:
-            dtypes.append(DataType.parse(text))
+            dt = DataType.parse(text)
         except (TypeError, ValueError):
+            dt = None
+        if dt is None or not (dt.bits * dt.lanes % 8 == 0 or dt.bits * dt.lanes in (1, 4)):
             raise TVMValueError(
                 f"graph node {g.nodes[g.node_of_entry(eid)].name!r}: entry {eid} has unknown "
-                f"dtype {text!r}"
-            ) from None
+                f"dtype {text!r} (expected e.g. 'float32', 'int8', 'bool')"
+            )
+        dtypes.append(dt)
     object.__setattr__(g, "_dtypes", tuple(dtypes))
     device_of_storage: dict[int, tuple[int, int]] = {}
     for eid in range(count):
         where = f"graph node {g.nodes[g.node_of_entry(eid)].name!r} entry {eid}"
         if g.storage_id[eid] < 0:
             raise TVMValueError(f"{where}: storage_id {g.storage_id[eid]} is negative")
+        if g.storage_offset is not None and g.storage_offset[eid] < 0:
+            raise TVMValueError(f"{where}: storage_offset {g.storage_offset[eid]} is negative")
         if any(dim < 0 for dim in g.shape[eid]):
             raise TVMValueError(f"{where}: shape {g.shape[eid]} has a negative dimension")
         if g.device_index is None:
@@ -372,8 +382,9 @@ def _parse_attrs(attrs: Any) -> dict[str, Any]:
             raise TVMValueError(f"graph JSON: attrs has no {key!r}")
         out[key] = values
     out["device_index"] = _typed_list(attrs, "device_index", "list_int")
+    out["storage_offset"] = _typed_list(attrs, "storage_offset", "list_int")
     for key, value in attrs.items():  # TVM skips other list_int / size_t attributes
-        if key not in (*kinds, "device_index") and not (
+        if key not in (*kinds, "device_index", "storage_offset") and not (
             isinstance(value, list) and len(value) == _TYPED and value[0] in ("list_int", "size_t")
         ):
             raise TVMValueError(f"graph JSON: unknown graph attribute {key!r}: {value!r:.80}")
@@ -407,6 +418,7 @@ def parse_graph_json(text: str | bytes) -> Graph:
         if not isinstance(dtype, str):
             raise TVMValueError(f"graph JSON: attrs.dltype[{i}] must be a string, got {dtype!r}")
     device_index = attrs["device_index"]
+    offsets = attrs["storage_offset"]
     return Graph(
         nodes=nodes,
         arg_nodes=_int_list(doc["arg_nodes"], "graph JSON: arg_nodes"),
@@ -417,5 +429,8 @@ def parse_graph_json(text: str | bytes) -> Graph:
         dltype=tuple(attrs["dltype"]),
         device_index=(
             None if device_index is None else _int_list(device_index, "graph JSON: device_index")
+        ),
+        storage_offset=(
+            None if offsets is None else _int_list(offsets, "graph JSON: storage_offset")
         ),
     )

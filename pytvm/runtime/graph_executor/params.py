@@ -69,7 +69,8 @@ def _host_bytes(name: str, value: Any) -> tuple[DataType, tuple[int, ...], bytes
             "NDArray or a numpy array"
         )
     # The format is little-endian, whatever the array's byte order.
-    arr = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"), copy=False)
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one.)
+    arr = np.asarray(value, dtype=value.dtype.newbyteorder("<"), order="C")
     return make_dtype(arr.dtype), tuple(arr.shape), arr.tobytes()
 
 

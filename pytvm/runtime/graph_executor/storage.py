@@ -1,6 +1,8 @@
 """The executor's memory: one buffer per storage id, and every node entry as a view into one.
 
-A storage id's buffer is as large as the largest entry sharing it (in bytes) and lives on the
+A storage id's buffer is as large as the largest entry sharing it (in bytes; with pytvm's
+``storage_offset`` attribute, an arena: entries at byte offsets, as large as the furthest end) and
+lives on the
 device whose type the graph's ``device_index`` gives those entries (the first device when the
 graph has no ``device_index``). Entries are arrays with their own shape and dtype over the
 buffer's memory, so a kernel writing one entry writes the memory every entry of that id shares.
@@ -58,7 +60,8 @@ class Storage:
         placed: dict[int, Device] = {}
         for eid in range(graph.num_entries):
             sid = graph.storage_id[eid]
-            sizes[sid] = max(sizes.get(sid, 0), graph.entry_nbytes(eid))
+            end = graph.entry_nbytes(eid) + _offset(graph, eid)
+            sizes[sid] = max(sizes.get(sid, 0), end)
             if sid not in placed:
                 if graph.device_index is None:
                     placed[sid] = devices[0]
@@ -82,5 +85,9 @@ def view(buffer: NDArray, shape: tuple[int, ...], graph: Graph, eid: int) -> NDA
         graph.dtype_of(eid),
         buffer.device,
         owner=buffer,
-        byte_offset=buffer.byte_offset,
+        byte_offset=buffer.byte_offset + _offset(graph, eid),
     )
+
+
+def _offset(graph: Graph, eid: int) -> int:
+    return 0 if graph.storage_offset is None else graph.storage_offset[eid]
