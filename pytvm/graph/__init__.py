@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from . import op
+from . import op, transform
 from .attrs import Attrs
+from .build_module import build, plan_memory
 from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var, call, const
 from .module import IRModule
 from .printer import astext
@@ -23,7 +24,10 @@ __all__ = [
     "Type",
     "Var",
     "astext",
+    "build",
     "call",
     "const",
     "op",
+    "plan_memory",
+    "transform",
 ]

@@ -6,7 +6,14 @@ from collections.abc import Callable, Iterator
 
 from .expr import Call, Expr, Function, Tuple, TupleGetItem, Var
 
-__all__ = ["children", "free_vars", "post_order", "rewrite", "rewrite_function"]
+__all__ = [
+    "children",
+    "free_vars",
+    "post_order",
+    "rewrite",
+    "rewrite_function",
+    "rewrite_pairs",
+]
 
 
 def children(expr: Expr) -> tuple[Expr, ...]:
@@ -70,10 +77,19 @@ def rewrite(
 
     Returns the rewritten roots and the map from ``id`` of every old node to its new node.
     """
+    return rewrite_pairs(roots, lambda old, new: fn(new))
+
+
+def rewrite_pairs(
+    roots: tuple[Expr, ...], fn: Callable[[Expr, Expr], Expr | None]
+) -> tuple[tuple[Expr, ...], dict[int, Expr]]:
+    """:func:`rewrite` where ``fn(old, new)`` also sees the node of the input graph (whose
+    arguments are the input graph's, e.g. to count their consumers there).
+    """
     mapped: dict[int, Expr] = {}
     for node in post_order(*roots):
         new = _rebuilt(node, mapped)
-        out = fn(new)
+        out = fn(node, new)
         mapped[id(node)] = new if out is None else out
     return tuple(mapped[id(r)] for r in roots), mapped
 

@@ -1,0 +1,141 @@
+"""Graph executor codegen: a fused ``main`` becomes TVM's graph JSON, parameters and kernels.
+
+Inputs are ``null`` nodes named after the function's parameters; constants left in ``main``
+(weights) become ``null`` nodes named ``p0``, ``p1``, ... whose values go to the parameter
+dict; each call of a primitive function is a ``tvm_op`` node calling its kernel. Every node
+output (entry) is then placed in memory by a planner (:mod:`pytvm.graph.memory_plan`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ffi.errors import TVMValueError
+from ..runtime.graph_executor.graph_json import Graph, GraphNode, NodeEntry
+from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from .functor import post_order
+from .memory_plan.lifetimes import Buffer
+from .ty import TensorType, TupleType, Type
+
+__all__ = ["GraphLayout", "layout_graph"]
+
+_CPU = 1
+
+
+@dataclass
+class GraphLayout:
+    """Nodes, entries and their lifetimes, before memory planning."""
+
+    nodes: list[GraphNode] = field(default_factory=list)
+    entry_types: list[TensorType] = field(default_factory=list)
+    entry_devices: list[int] = field(default_factory=list)
+    node_row_ptr: list[int] = field(default_factory=lambda: [0])
+    heads: list[NodeEntry] = field(default_factory=list)
+    params: dict[str, np.ndarray] = field(default_factory=dict)
+    buffers: list[Buffer] = field(default_factory=list)
+    num_steps: int = 0
+
+    def add_node(self, node: GraphNode, types: list[TensorType], device: int) -> list[NodeEntry]:
+        """Append ``node`` with outputs of ``types`` on ``device``; its entries."""
+        nid = len(self.nodes)
+        self.nodes.append(node)
+        self.entry_types.extend(types)
+        self.entry_devices.extend([device] * len(types))
+        self.node_row_ptr.append(self.node_row_ptr[-1] + len(types))
+        return [NodeEntry(nid, i) for i in range(len(types))]
+
+    def eid(self, entry: NodeEntry) -> int:
+        """The entry id of ``entry``."""
+        return self.node_row_ptr[entry.node_id] + entry.index
+
+    def to_graph(self, storage: list[int], offset: list[int] | None) -> Graph:
+        """The graph JSON's data with ``storage`` ids (and byte offsets) per entry."""
+        return Graph(
+            nodes=tuple(self.nodes),
+            arg_nodes=tuple(i for i, n in enumerate(self.nodes) if n.op == "null"),
+            heads=tuple(self.heads),
+            node_row_ptr=tuple(self.node_row_ptr),
+            storage_id=tuple(storage),
+            shape=tuple(t.shape for t in self.entry_types),
+            dltype=tuple(t.dtype for t in self.entry_types),
+            device_index=tuple(self.entry_devices),
+            storage_offset=None if offset is None else tuple(offset),
+        )
+
+
+def _tensor_types(ty: Type, where: str) -> list[TensorType]:
+    if isinstance(ty, TensorType):
+        return [ty]
+    out: list[TensorType] = []
+    for f in ty.fields:
+        if isinstance(f, TupleType):
+            raise TVMValueError(f"{where}: nested tuples cannot be graph outputs")
+        out.append(f)
+    return out
+
+
+def layout_graph(main: Function, kernel_name: Callable[[Call], str]) -> GraphLayout:  # noqa: PLR0912
+    """Nodes and entries of a fused ``main``; ``kernel_name(call)`` names (and may lower) the
+    kernel of each primitive call.
+    """
+    layout = GraphLayout()
+    entries: dict[int, list[NodeEntry]] = {}
+    names = {p.name for p in main.params}
+    reads: dict[int, int] = {}  # eid -> last step reading it
+    node: Expr
+    for node in post_order(main.body):
+        if isinstance(node, Var):
+            ty = node.type_annotation
+            if not isinstance(ty, TensorType):
+                raise TVMValueError(f"graph input {node.name} is a tuple; inputs must be tensors")
+            entries[id(node)] = layout.add_node(GraphNode("null", node.name), [ty], _CPU)
+        elif isinstance(node, Constant):
+            name = f"p{len(layout.params)}"
+            while name in names:
+                name = "_" + name
+            names.add(name)
+            layout.params[name] = node.data
+            entries[id(node)] = layout.add_node(GraphNode("null", name), [node.checked_type], _CPU)
+        elif isinstance(node, Call):
+            if not isinstance(node.op, Function):
+                raise TVMValueError(f"{node.op}: operator calls must be fused before graph codegen")
+            kernel = kernel_name(node)
+            inputs = [e for a in node.args for e in entries[id(a)]]
+            step = layout.num_steps
+            layout.num_steps += 1
+            for e in inputs:
+                reads[layout.eid(e)] = step
+            types = _tensor_types(node.checked_type, kernel)
+            gnode = GraphNode(
+                "tvm_op",
+                node.name or kernel,
+                tuple(inputs),
+                kernel,
+                len(inputs),
+                len(types),
+            )
+            entries[id(node)] = layout.add_node(gnode, types, _CPU)
+        elif isinstance(node, Tuple):
+            entries[id(node)] = [e for f in node.fields for e in entries[id(f)]]
+        else:
+            assert isinstance(node, TupleGetItem)
+            entries[id(node)] = [entries[id(node.tuple_value)][node.index]]
+    layout.heads = entries[id(main.body)]
+    heads = {layout.eid(e) for e in layout.heads}
+    step_of: dict[int, int] = {}
+    step = 0
+    for nid, gnode in enumerate(layout.nodes):
+        if gnode.op == "tvm_op":
+            for i in range(gnode.num_outputs):
+                step_of[layout.node_row_ptr[nid] + i] = step
+            step += 1
+    for eid, ty in enumerate(layout.entry_types):
+        pinned = eid not in step_of or eid in heads
+        start = step_of.get(eid, -1)
+        layout.buffers.append(
+            Buffer(eid, ty.nbytes, layout.entry_devices[eid], start, reads.get(eid, start), pinned)
+        )
+    return layout

@@ -1,0 +1,34 @@
+"""Graph passes, one module each, and the pipeline that orders them."""
+
+from __future__ import annotations
+
+from .bind_params import bind_params
+from .dead_code_elimination import DeadCodeElimination, dead_code_elimination
+from .eliminate_common_subexpr import EliminateCommonSubexpr, eliminate_common_subexpr
+from .fold_constant import FoldConstant, fold_constant
+from .fold_scale_axis import FoldScaleAxis, fold_scale_axis
+from .fuse_ops import FuseOps, fuse_ops
+from .pass_infra import GraphPass, PassContext, sequential
+from .pipeline import OPTIMIZE_PASSES, optimize
+from .simplify_inference import SimplifyInference, simplify_inference
+
+__all__ = [
+    "OPTIMIZE_PASSES",
+    "DeadCodeElimination",
+    "EliminateCommonSubexpr",
+    "FoldConstant",
+    "FoldScaleAxis",
+    "FuseOps",
+    "GraphPass",
+    "PassContext",
+    "SimplifyInference",
+    "bind_params",
+    "dead_code_elimination",
+    "eliminate_common_subexpr",
+    "fold_constant",
+    "fold_scale_axis",
+    "fuse_ops",
+    "optimize",
+    "sequential",
+    "simplify_inference",
+]

@@ -1,0 +1,59 @@
+"""Graph passes: a named ``(IRModule, PassContext) -> IRModule`` function with an opt level."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ...ffi.errors import TVMTypeError, TVMValueError
+from ...tir.transform.pass_infra import PassContext
+from ..expr import Function
+from ..module import IRModule
+
+__all__ = ["GraphPass", "PassContext", "map_functions", "sequential"]
+
+GraphPassFunction = Callable[[IRModule, PassContext], IRModule]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphPass:
+    """A module pass over graph IR; runs when the context's ``opt_level`` reaches ``opt_level``."""
+
+    name: str
+    opt_level: int
+    fn: GraphPassFunction
+    required: tuple[str, ...] = ()
+
+    def __call__(self, mod: IRModule, ctx: PassContext | None = None) -> IRModule:
+        """Run on ``mod`` under ``ctx`` (default: the current context)."""
+        ctx = ctx if ctx is not None else PassContext.current()
+        if not isinstance(mod, IRModule):
+            raise TVMTypeError(f"pass {self.name}: expected a graph IRModule, got {type(mod)}")
+        if ctx.opt_level < self.opt_level and self.name not in ctx.required_pass:
+            return mod
+        if self.name in ctx.disabled_pass:
+            return mod
+        return self.fn(mod, ctx)
+
+
+def sequential(
+    passes: Iterable[GraphPass], mod: IRModule, ctx: PassContext | None = None
+) -> IRModule:
+    """Run ``passes`` in order; each pass's ``required`` names must come earlier."""
+    ctx = ctx if ctx is not None else PassContext.current()
+    done: set[str] = set()
+    for p in passes:
+        missing = [r for r in p.required if r not in done]
+        if missing:
+            raise TVMValueError(f"pass {p.name} needs {missing} before it")
+        mod = p(mod, ctx)
+        done.add(p.name)
+    return mod
+
+
+def map_functions(mod: IRModule, transform: Callable[[Function], Function]) -> IRModule:
+    """``mod`` with ``transform`` applied to every function (``mod`` itself if none changed)."""
+    changed = {name: transform(f) for name, f in mod.functions.items()}
+    if all(changed[n] is f for n, f in mod.functions.items()):
+        return mod
+    return IRModule(changed)

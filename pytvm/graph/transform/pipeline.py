@@ -1,0 +1,36 @@
+"""The graph optimization pipeline, in order (``optimize`` runs it)."""
+
+from __future__ import annotations
+
+from ..module import IRModule
+from .dead_code_elimination import DeadCodeElimination
+from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .fold_constant import FoldConstant
+from .fold_scale_axis import FoldScaleAxis
+from .fuse_ops import FuseOps
+from .pass_infra import GraphPass, PassContext, sequential
+from .simplify_inference import SimplifyInference
+
+__all__ = ["OPTIMIZE_PASSES", "optimize"]
+
+OPTIMIZE_PASSES: tuple[GraphPass, ...] = (
+    # batch norm -> scale and shift, dropout removed
+    SimplifyInference,
+    # weight-only subexpressions (and the scale/shift above) computed now, once
+    FoldConstant,
+    # per-channel scales after conv/dense moved into the weights (batch norm folding)
+    FoldScaleAxis,
+    # ... and the weights they scaled folded again
+    FoldConstant,
+    # repeated computations shared
+    EliminateCommonSubexpr,
+    # no-op copies, reshapes and tuple round trips dropped
+    DeadCodeElimination,
+    # operators grouped into primitive functions, one kernel each
+    FuseOps,
+)
+
+
+def optimize(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
+    """Run :data:`OPTIMIZE_PASSES` on ``mod`` under ``ctx`` (default: the current context)."""
+    return sequential(OPTIMIZE_PASSES, mod, ctx)
