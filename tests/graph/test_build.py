@@ -1,0 +1,117 @@
+"""``pytvm.graph.build``: fused kernels compiled, planned, run locally, exported, run remotely."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pytvm
+from pytvm import graph as g
+from pytvm import rpc
+from pytvm.graph.interpreter import interpret
+from pytvm.runtime.graph_executor import GraphExecutorFactoryModule, GraphModule
+from pytvm.testing.rpc import service_process
+
+F32 = "float32"
+
+
+def _rand(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(F32)
+
+
+def _block(x: g.Expr, seed: int) -> g.Expr:
+    """conv + batch norm + relu + residual add: one repeated block of a small ResNet."""
+    w = g.const(_rand(4, 4, 3, 3, seed=seed) * 0.2)
+    conv = g.call(
+        "nn.conv2d", x, w, strides=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), name=f"c{seed}"
+    )
+    stats = [np.abs(_rand(4, seed=seed + i)) + 0.5 for i in range(4)]
+    bn = g.call("nn.batch_norm", conv, *map(g.const, stats))
+    return g.call("add", g.call("nn.relu", bn), x)
+
+
+def _net() -> g.Function:
+    x = g.Var("x", g.TensorType((1, 4, 6, 6), F32))
+    y = _block(_block(_block(x, 1), 2), 3)
+    pooled = g.call("mean", y, axis=(2, 3), keepdims=False)
+    dense = g.call("nn.dense", pooled, g.const(_rand(5, 4, seed=7)))
+    return g.Function([x], g.call("nn.softmax", dense, axis=-1))
+
+
+@pytest.fixture(scope="module")
+def built() -> GraphExecutorFactoryModule:
+    return g.build(g.IRModule.from_expr(_net()), target="c")
+
+
+def _run(m: GraphModule, x: np.ndarray) -> np.ndarray:
+    m.set_input("x", x)
+    m.run()
+    return m.get_output(0).numpy()
+
+
+def test_a_built_graph_matches_the_reference_interpreter(built: GraphExecutorFactoryModule) -> None:
+    x = _rand(1, 4, 6, 6, seed=42)
+    m = GraphModule(built["default"](pytvm.cpu()))
+    np.testing.assert_allclose(_run(m, x), interpret(_net(), {"x": x}), rtol=1e-5, atol=1e-6)
+
+
+def test_repeated_blocks_compile_once(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="pytvm.graph"):
+        lib = g.build(g.IRModule.from_expr(_net()), target="c")
+    # three conv blocks with different weights are one kernel (weights are inputs)
+    assert "compile-engine cache: 2 hits" in caplog.text
+    nodes = json.loads(lib.get_graph_json())["nodes"]
+    kernels = {n["attrs"]["func_name"] for n in nodes if n["op"] == "tvm_op"}
+    assert len(kernels) == 4  # conv block, mean, dense, softmax
+
+
+@pytest.mark.parametrize("planner", ["arena", "storage_token"])
+def test_both_planners_run_correctly_and_report_their_savings(planner: str) -> None:
+    x = _rand(1, 4, 6, 6, seed=3)
+    lib = g.build(g.IRModule.from_expr(_net()), target="c", memory_planner=planner)
+    np.testing.assert_allclose(
+        _run(GraphModule(lib["default"](pytvm.cpu())), x),
+        interpret(_net(), {"x": x}),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    plan = g.plan_memory(g.IRModule.from_expr(_net()), planner=planner)
+    cpu = plan.devices[1]
+    assert cpu.lower_bound <= cpu.planned_bytes < cpu.no_reuse_bytes
+    if planner == "arena":
+        assert cpu.planned_bytes <= 1.05 * cpu.lower_bound
+
+
+def test_export_library_is_one_file_that_loads_and_runs(
+    built: GraphExecutorFactoryModule, tmp_path: Path
+) -> None:
+    path = tmp_path / "net.so"
+    built.export_library(str(path))
+    loaded = pytvm.runtime.load_module(str(path))
+    x = _rand(1, 4, 6, 6, seed=5)
+    m = GraphModule(loaded["default"](pytvm.cpu()))
+    np.testing.assert_allclose(_run(m, x), interpret(_net(), {"x": x}), rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[rpc.RPCSession]:
+    with service_process("server", "--host", "127.0.0.1") as (_, port):
+        sess = rpc.connect("127.0.0.1", port)
+        yield sess
+        sess.close()
+
+
+def test_the_exported_graph_runs_on_a_remote_server(
+    built: GraphExecutorFactoryModule, remote: rpc.RPCSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "net.so"
+    built.export_library(str(path))
+    remote.upload(str(path))
+    m = GraphModule(remote.load_module("net.so")["default"](remote.cpu()))
+    x = _rand(1, 4, 6, 6, seed=6)
+    np.testing.assert_allclose(_run(m, x), interpret(_net(), {"x": x}), rtol=1e-5, atol=1e-6)
