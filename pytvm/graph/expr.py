@@ -7,6 +7,7 @@ Equality is identity; structural comparison is in :mod:`pytvm.graph.structural`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +63,7 @@ class Call:
     """``op(args..., attrs)``; ``name`` is the source node's name (for messages and tables)."""
 
     op: str | Function
-    args: tuple[Expr, ...]
+    args: Sequence[Expr]
     attrs: Attrs = field(default_factory=Attrs)
     name: str = ""
     checked_type: Type = field(init=False)
@@ -115,7 +116,7 @@ class Call:
 class Tuple:
     """A tuple of values (several outputs of a function, the inputs of ``concatenate``)."""
 
-    fields: tuple[Expr, ...]
+    fields: Sequence[Expr]
     checked_type: TupleType = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,7 +150,7 @@ Expr = Var | Constant | Call | Tuple | TupleGetItem
 class Function:
     """``fn(params) { body }``; ``attrs`` mark primitive (fused) and external functions."""
 
-    params: tuple[Var, ...]
+    params: Sequence[Var]
     body: Expr
     attrs: Attrs = field(default_factory=Attrs)
 

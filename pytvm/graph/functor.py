@@ -19,9 +19,9 @@ __all__ = [
 def children(expr: Expr) -> tuple[Expr, ...]:
     """The expressions ``expr`` reads directly (a called function's body is not one)."""
     if isinstance(expr, Call):
-        return expr.args
+        return tuple(expr.args)
     if isinstance(expr, Tuple):
-        return expr.fields
+        return tuple(expr.fields)
     if isinstance(expr, TupleGetItem):
         return (expr.tuple_value,)
     return ()

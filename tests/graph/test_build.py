@@ -25,7 +25,7 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
 
 
 def _block(x: g.Expr, seed: int) -> g.Expr:
-    """conv + batch norm + relu + residual add: one repeated block of a small ResNet."""
+    """Conv + batch norm + relu + residual add: one repeated block of a small ResNet."""
     w = g.const(_rand(4, 4, 3, 3, seed=seed) * 0.2)
     conv = g.call(
         "nn.conv2d", x, w, strides=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), name=f"c{seed}"
