@@ -37,7 +37,8 @@ def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -
         emitter = CFunctionEmitter(func, internal_name(func_name), names)
         bodies.append(emitter.emit())
         symbol = export_symbol(func_name)
-        bodies.append(emit_packed_function(func, func_name, names, devices, symbol))
+        accepted = tuple(func.attrs.get("device_types", ())) or devices
+        bodies.append(emit_packed_function(func, func_name, names, accepted, symbol))
         bodies.append(tvm_ffi_adapter(func_name, symbol, len(func.params)))
         vector_types |= emitter.expr.vector_types
         minmax_types |= emitter.expr.minmax_types

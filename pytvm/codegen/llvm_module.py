@@ -19,7 +19,7 @@ from .llvm_helpers import Helpers
 from .llvm_intrinsics import MathCalls
 from .llvm_packed import emit_packed_function, emit_tvm_ffi_adapter
 from .llvm_prelude import prelude_ir
-from .packed_args import export_symbol, internal_name
+from .packed_args import CPU_DEVICE, export_symbol, internal_name
 
 __all__ = ["codegen_llvm"]
 
@@ -43,7 +43,10 @@ def codegen_llvm(
         prefix = internal_name(func_name)
         compute = FunctionEmitter(module, helpers, math, func, prefix).emit()
         symbol = export_symbol(func_name)
-        packed = emit_packed_function(module, helpers, math, func, func_name, symbol, compute)
+        accepted = tuple(func.attrs.get("device_types", ())) or (CPU_DEVICE,)
+        packed = emit_packed_function(
+            module, helpers, math, func, func_name, symbol, compute, accepted
+        )
         emit_tvm_ffi_adapter(module, helpers, func_name, packed, len(func.params))
     text = str(module)
     # The prelude defines what the module declared of it.

@@ -47,7 +47,7 @@ def _main(mod: Any, params: Mapping[str, Any] | None) -> IRModule:
     return mod.with_function("main", main)
 
 
-def _hint_name(call: Call) -> str:
+def _hint_name(call: Call, device_type: int) -> str:
     assert isinstance(call.op, Function)
     return "fused_" + str(call.op.attrs.get("hint", "kernel"))
 
@@ -83,7 +83,7 @@ def build(
     fused = optimize(_main(mod, params), PassContext.current())
     t1 = time.perf_counter()
     engine = CompileEngine(tgt)
-    layout = layout_graph(fused["main"], lambda call: engine.lower(call).name)
+    layout = layout_graph(fused["main"], lambda call, dev: engine.lower(call, dev).name)
     t2 = time.perf_counter()
     plan = run_planner(memory_planner, layout.buffers, layout.num_steps)
     graph = layout.to_graph(list(plan.storage_id), _offsets(plan))

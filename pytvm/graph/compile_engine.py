@@ -42,8 +42,12 @@ def _scalar_tensor(node: Constant) -> Any:
     return te.compute(shape or (), lambda *i: tir.const(value, dtype), name="scalar")
 
 
-def lower_primitive(func: Function, name: str) -> LoweredFunc:
-    """Lower ``func`` (a fused group) to the PrimFunc of kernel ``name``."""
+def lower_primitive(  # noqa: PLR0912 - one branch per node kind
+    func: Function, name: str, device_type: int = 1
+) -> LoweredFunc:
+    """Lower ``func`` (a fused group) to the PrimFunc of kernel ``name``, taking arrays on
+    ``device_type`` (host memory: the kernel runs on the host CPU).
+    """
     inputs: list[Any] = []
     env: dict[int, Any] = {}
     for i, param in enumerate(func.params):
@@ -81,6 +85,8 @@ def lower_primitive(func: Function, name: str) -> LoweredFunc:
     outs = [_materialized(t, inputs) for t in outs]
     sch = schedule_default(outs)
     prim = te.lower_schedule(sch, [*inputs, *outs], name)
+    if device_type != 1:
+        prim = prim.with_attr("device_types", (device_type,))
     return LoweredFunc(name, prim, len(outs))
 
 
@@ -106,11 +112,13 @@ class CompileEngine:
     _cache: dict[str, LoweredFunc] = field(default_factory=dict)
     _names: set[str] = field(default_factory=set)
 
-    def lower(self, call: Call) -> LoweredFunc:
-        """The kernel for ``call``'s primitive function (lowered now, or from the cache)."""
+    def lower(self, call: Call, device_type: int = 1) -> LoweredFunc:
+        """The kernel for ``call``'s primitive function on ``device_type`` (lowered now, or
+        from the cache).
+        """
         func = call.op
         assert isinstance(func, Function)
-        key = _structural_key(func)
+        key = f"device {device_type}\n" + _structural_key(func)
         cached = self._cache.get(key)
         if cached is not None:
             self.hits += 1
@@ -121,7 +129,7 @@ class CompileEngine:
         while name in self._names:
             name, n = f"{base}_{n}", n + 1
         self._names.add(name)
-        lowered = lower_primitive(func, name)
+        lowered = lower_primitive(func, name, device_type)
         self._cache[key] = lowered
         return lowered
 

@@ -18,6 +18,7 @@ from ..runtime.graph_executor.graph_json import Graph, GraphNode, NodeEntry
 from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from .functor import post_order
 from .memory_plan.lifetimes import Buffer
+from .transform.device_propagation import device_map
 from .ty import TensorType, TupleType, Type
 
 __all__ = ["GraphLayout", "layout_graph"]
@@ -77,11 +78,19 @@ def _tensor_types(ty: Type, where: str) -> list[TensorType]:
     return out
 
 
-def layout_graph(main: Function, kernel_name: Callable[[Call], str]) -> GraphLayout:  # noqa: PLR0912
-    """Nodes and entries of a fused ``main``; ``kernel_name(call)`` names (and may lower) the
-    kernel of each primitive call.
+def layout_graph(  # noqa: PLR0912
+    main: Function, kernel_name: Callable[[Call, int], str], fallback_device: int = _CPU
+) -> GraphLayout:
+    """Nodes and entries of a fused ``main``; ``kernel_name(call, device_type)`` names (and may
+    lower) the kernel of each primitive call. Devices come from the ``device_copy`` nodes
+    (:func:`~pytvm.graph.transform.device_map`); a ``device_copy`` is a ``__copy`` node.
     """
     layout = GraphLayout()
+    devices = device_map(main.body)
+
+    def device(node: Expr) -> int:
+        return devices.get(id(node), fallback_device)
+
     entries: dict[int, list[NodeEntry]] = {}
     names = {p.name for p in main.params}
     reads: dict[int, int] = {}  # eid -> last step reading it
@@ -91,18 +100,23 @@ def layout_graph(main: Function, kernel_name: Callable[[Call], str]) -> GraphLay
             ty = node.type_annotation
             if not isinstance(ty, TensorType):
                 raise TVMValueError(f"graph input {node.name} is a tuple; inputs must be tensors")
-            entries[id(node)] = layout.add_node(GraphNode("null", node.name), [ty], _CPU)
+            entries[id(node)] = layout.add_node(GraphNode("null", node.name), [ty], device(node))
         elif isinstance(node, Constant):
             name = f"p{len(layout.params)}"
             while name in names:
                 name = "_" + name
             names.add(name)
             layout.params[name] = node.data
-            entries[id(node)] = layout.add_node(GraphNode("null", name), [node.checked_type], _CPU)
+            entries[id(node)] = layout.add_node(
+                GraphNode("null", name), [node.checked_type], device(node)
+            )
         elif isinstance(node, Call):
-            if not isinstance(node.op, Function):
+            if node.op == "device_copy":
+                kernel = "__copy"
+            elif not isinstance(node.op, Function):
                 raise TVMValueError(f"{node.op}: operator calls must be fused before graph codegen")
-            kernel = kernel_name(node)
+            else:
+                kernel = kernel_name(node, device(node))
             inputs = [e for a in node.args for e in entries[id(a)]]
             step = layout.num_steps
             layout.num_steps += 1
@@ -117,7 +131,7 @@ def layout_graph(main: Function, kernel_name: Callable[[Call], str]) -> GraphLay
                 len(inputs),
                 len(types),
             )
-            entries[id(node)] = layout.add_node(gnode, types, _CPU)
+            entries[id(node)] = layout.add_node(gnode, types, device(node))
         elif isinstance(node, Tuple):
             entries[id(node)] = [e for f in node.fields for e in entries[id(f)]]
         else:

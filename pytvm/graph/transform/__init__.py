@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from .bind_params import bind_params
 from .dead_code_elimination import DeadCodeElimination, dead_code_elimination
+from .device_propagation import device_map
 from .eliminate_common_subexpr import EliminateCommonSubexpr, eliminate_common_subexpr
 from .fold_constant import FoldConstant, fold_constant
 from .fold_scale_axis import FoldScaleAxis, fold_scale_axis
 from .fuse_ops import FuseOps, fuse_ops
 from .pass_infra import GraphPass, PassContext, sequential
 from .pipeline import OPTIMIZE_PASSES, optimize
+from .rewrite_annotated_ops import RewriteAnnotatedOps, rewrite_annotated_ops
 from .simplify_inference import SimplifyInference, simplify_inference
 
 __all__ = [
@@ -21,14 +23,17 @@ __all__ = [
     "FuseOps",
     "GraphPass",
     "PassContext",
+    "RewriteAnnotatedOps",
     "SimplifyInference",
     "bind_params",
     "dead_code_elimination",
+    "device_map",
     "eliminate_common_subexpr",
     "fold_constant",
     "fold_scale_axis",
     "fuse_ops",
     "optimize",
+    "rewrite_annotated_ops",
     "sequential",
     "simplify_inference",
 ]

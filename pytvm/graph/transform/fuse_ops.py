@@ -11,10 +11,11 @@ alone (so a group has one result and no path leaves it and comes back: no cycles
 - a reduction joins injective groups (the injective stages are inlined into it);
 - convolutions, dense and opaque operators start their own group.
 
-A group holds at most one anchor (a convolution, dense or reduction) and at most
-``MAX_FUSED_OPS`` operators. A tuple made only for one call (``concatenate``'s argument) joins
-that call's group. Each group becomes ``fn(params) {...}`` with attribute ``Primitive=1``, called
-from ``main``; scalar constants are copied into it, other inputs are its parameters.
+Device copies stay outside every group (the executor runs them). A group holds at most one
+anchor (a convolution, dense or reduction) and at most ``MAX_FUSED_OPS`` operators. A tuple
+made only for one call (``concatenate``'s argument) joins that call's group. Each group becomes
+``fn(params) {...}`` with attribute ``Primitive=1``, called from ``main``; scalar constants are
+copied into it, other inputs are its parameters.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class _Fuser:
 
     def partition(self) -> None:
         for node in self.order:
-            if isinstance(node, Call) and isinstance(node.op, str):
+            if isinstance(node, Call) and isinstance(node.op, str) and node.op != "device_copy":
                 self._place(node)
 
     def _place(self, node: Call) -> None:
@@ -188,7 +189,7 @@ def fuse_ops(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
 def _unfused(func: Function) -> Function:
     fuser = _Fuser(func)
     for node in fuser.order:
-        if isinstance(node, Call) and isinstance(node.op, str):
+        if isinstance(node, Call) and isinstance(node.op, str) and node.op != "device_copy":
             group = _Group([node], _pattern(node))
             fuser.group[id(node)] = group
     return fuser.rebuild()

@@ -9,6 +9,7 @@ from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
 from .pass_infra import GraphPass, PassContext, sequential
+from .rewrite_annotated_ops import RewriteAnnotatedOps
 from .simplify_inference import SimplifyInference
 
 __all__ = ["OPTIMIZE_PASSES", "optimize"]
@@ -16,6 +17,8 @@ __all__ = ["OPTIMIZE_PASSES", "optimize"]
 OPTIMIZE_PASSES: tuple[GraphPass, ...] = (
     # batch norm -> scale and shift, dropout removed
     SimplifyInference,
+    # on_device annotations resolved: device_copy nodes where values cross devices
+    RewriteAnnotatedOps,
     # weight-only subexpressions (and the scale/shift above) computed now, once
     FoldConstant,
     # per-channel scales after conv/dense moved into the weights (batch norm folding)

@@ -5,7 +5,6 @@ from Python whose memory is one pool of host memory): storage lands on the devic
 
 from __future__ import annotations
 
-import ctypes
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,65 +16,19 @@ import pytest
 import pytvm
 from pytvm.contrib import graph_executor
 from pytvm.driver import CompiledModule
-from pytvm.ffi import Device
-from pytvm.ffi.c_abi import DLTensor
-from pytvm.ffi.dtype import DataType
-from pytvm.runtime import DeviceAPI
-from pytvm.runtime.device_api import nbytes_of
 from pytvm.runtime.graph_executor import GraphExecutor
 from pytvm.testing import compile_c
+from pytvm.testing.ext_device import HostPoolDeviceAPI, host_pool_ext_dev
 
 pytestmark = pytest.mark.needs_cc
 
 EXT = 12
 
 
-class HostPoolDeviceAPI(DeviceAPI):
-    """``ext_dev`` memory: 64-byte blocks carved from one host buffer, so C kernels can run on it
-    and a test can tell by address whether an array lives there.
-    """
-
-    name = "ext_dev"
-
-    def __init__(self) -> None:
-        self.pool = np.zeros(1 << 16, dtype=np.uint8)
-        self.base = self.pool.ctypes.data
-        self.used = 0
-        self.copies: list[tuple[int, int]] = []  # (source device type, destination device type)
-
-    def owns(self, ptr: int) -> bool:
-        return self.base <= ptr < self.base + self.pool.nbytes
-
-    def alloc_data(
-        self,
-        dev: Device,
-        nbytes: int,
-        alignment: int,
-        dtype: DataType,
-        mem_scope: str | None = None,
-    ) -> int:
-        ptr = (self.base + self.used + 63) // 64 * 64
-        self.used = ptr - self.base + max(nbytes, 1)
-        assert self.used <= self.pool.nbytes
-        return ptr
-
-    def free_data(self, dev: Device, ptr: int) -> None:
-        pass
-
-    def copy_data_from_to(self, src: DLTensor, dst: DLTensor, stream: int | None) -> None:
-        self.copies.append((src.device.device_type, dst.device.device_type))
-        n = nbytes_of(src)
-        ctypes.memmove((dst.data or 0) + dst.byte_offset, (src.data or 0) + src.byte_offset, n)
-
-
 @pytest.fixture
 def ext_api() -> Iterator[HostPoolDeviceAPI]:
-    api = HostPoolDeviceAPI()
-    pytvm.register_func("device_api.ext_dev", lambda: api, override=True)
-    try:
+    with host_pool_ext_dev() as api:
         yield api
-    finally:
-        pytvm.remove_global_func("device_api.ext_dev")
 
 
 # A kernel for the second device: it refuses arrays that are not on ext_dev.
