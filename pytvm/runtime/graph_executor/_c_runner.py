@@ -35,7 +35,7 @@ class GraphOp(ctypes.Structure):
     ]
 
 
-class _Loaded:
+class _Runner:
     lib: ctypes.CDLL | None = None
     tried = False
 
@@ -61,10 +61,10 @@ def _build(target: Path) -> Path:
 
 def runner_library() -> ctypes.CDLL | None:
     """The loaded runner library, or None when there is no C compiler to build it."""
-    if _Loaded.tried:
-        return _Loaded.lib
+    if _Runner.tried:
+        return _Runner.lib
     with _lock:
-        if not _Loaded.tried:
+        if not _Runner.tried:
             try:
                 lib = ctypes.CDLL(str(_build(_path())))
             except (TVMError, OSError):
@@ -82,6 +82,6 @@ def runner_library() -> ctypes.CDLL | None:
                 lib.PyTVMGraphRunTimed.restype = ctypes.c_int
                 lib.PyTVMGraphNow.argtypes = []
                 lib.PyTVMGraphNow.restype = ctypes.c_double
-            _Loaded.lib = lib
-            _Loaded.tried = True
-    return _Loaded.lib
+            _Runner.lib = lib
+            _Runner.tried = True
+    return _Runner.lib

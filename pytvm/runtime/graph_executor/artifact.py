@@ -23,7 +23,9 @@ True
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...ffi.errors import TVMValueError
 from ..module import GRAPH_ARTIFACT_SYMBOL, LibraryModule
@@ -75,22 +77,54 @@ def _blob(symbol: str, size_symbol: str, data: bytes) -> str:
     )
 
 
-def embedded_graph_c_source(graph_json: str, params: bytes, module_name: str = "default") -> str:
+def _incbin(symbol: str, size_symbol: str, data: bytes, path: Path) -> str:
+    """The data as a file the assembler copies in (``.incbin``): no C literal to parse."""
+    path.write_bytes(data)
+    where = str(path.resolve()).replace("\\", "\\\\").replace('"', '\\"')
+    asm = (
+        f".section .rodata\n.globl {symbol}\n.type {symbol}, @object\n.balign 64\n{symbol}:\n"
+        f'.incbin "{where}"\n.size {symbol}, {len(data)}\n.previous\n'
+    )
+    return (
+        f"{_EXPORT} const uint64_t {size_symbol} = {len(data)};\n"
+        f"__asm__({_c_bytes(asm.encode('utf-8'))});\n"
+    )
+
+
+def embedded_graph_c_source(
+    graph_json: str,
+    params: bytes,
+    module_name: str = "default",
+    blob_dir: str | os.PathLike[str] | None = None,
+) -> str:
     """C source defining the artifact symbols for ``graph_json``, ``params`` (bytes in
     ``save_param_dict``'s format) and the factory name ``module_name``.
+
+    With ``blob_dir`` (ELF targets: Linux and the like), the JSON and parameters are written
+    there as files the assembler includes (``.incbin``), which compiles large parameters in a
+    fraction of the time; the files must stay until the source is compiled. Otherwise they are
+    C string literals.
     """
     if not isinstance(graph_json, str) or not isinstance(params, (bytes, bytearray)):
         raise TVMValueError("embedded_graph_c_source: expects the graph JSON str and params bytes")
     if not module_name or "\0" in module_name:
         raise TVMValueError(f"embedded_graph_c_source: bad module name {module_name!r}")
     name = module_name.encode("utf-8")
+    graph, blob = graph_json.encode("utf-8"), bytes(params)
+    if blob_dir is None:
+        data = _blob(GRAPH_JSON_SYMBOL, GRAPH_JSON_SIZE_SYMBOL, graph) + _blob(
+            PARAMS_SYMBOL, PARAMS_SIZE_SYMBOL, blob
+        )
+    else:
+        folder = Path(blob_dir)
+        data = _incbin(
+            GRAPH_JSON_SYMBOL, GRAPH_JSON_SIZE_SYMBOL, graph, folder / "graph.json"
+        ) + _incbin(PARAMS_SYMBOL, PARAMS_SIZE_SYMBOL, blob, folder / "graph.params")
     return (
         "/* A graph's JSON and parameters, read by pytvm.runtime.load_module. */\n"
         "#include <stdint.h>\n"
         f"{_EXPORT} const uint32_t {FORMAT_SYMBOL} = {FORMAT_VERSION};\n"
-        f"{_EXPORT} const char {MODULE_NAME_SYMBOL}[{len(name) + 1}] = {_c_bytes(name)};\n"
-        + _blob(GRAPH_JSON_SYMBOL, GRAPH_JSON_SIZE_SYMBOL, graph_json.encode("utf-8"))
-        + _blob(PARAMS_SYMBOL, PARAMS_SIZE_SYMBOL, bytes(params))
+        f"{_EXPORT} const char {MODULE_NAME_SYMBOL}[{len(name) + 1}] = {_c_bytes(name)};\n" + data
     )
 
 

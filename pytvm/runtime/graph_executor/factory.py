@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -168,10 +169,14 @@ class GraphExecutorFactory(Module):
                 f"export_library: the library imports {len(self.lib.imported_modules)} "
                 "module(s); only a single C library can be linked with the graph here"
             )
-        blob = embedded_graph_c_source(
-            self.graph_json, save_param_dict(self.params), self.libmod_name
-        )
         with tempfile.TemporaryDirectory(prefix="pytvm-export-") as tmp:
+            # ELF assemblers include the parameters as a file (.incbin): fast for large models.
+            blob = embedded_graph_c_source(
+                self.graph_json,
+                save_param_dict(self.params),
+                self.libmod_name,
+                blob_dir=tmp if sys.platform.startswith(("linux", "freebsd")) else None,
+            )
             kernels, graph = Path(tmp) / "kernels.c", Path(tmp) / "graph.c"
             kernels.write_text(get_source())
             graph.write_text(blob)

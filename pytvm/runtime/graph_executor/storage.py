@@ -78,14 +78,18 @@ class Storage:
 
 
 def view(buffer: NDArray, shape: tuple[int, ...], graph: Graph, eid: int) -> NDArray:
-    """Entry ``eid`` (shape ``shape``, the graph's dtype) over ``buffer``'s memory."""
+    """Entry ``eid`` (shape ``shape``, the graph's dtype) over ``buffer``'s memory.
+
+    An arena offset moves the data pointer (``byte_offset`` stays the buffer's, normally 0:
+    kernels built by TVM require it to be 0).
+    """
     return NDArray(
-        buffer.data_ptr,
+        buffer.data_ptr + _offset(graph, eid),
         shape,
         graph.dtype_of(eid),
         buffer.device,
         owner=buffer,
-        byte_offset=buffer.byte_offset + _offset(graph, eid),
+        byte_offset=buffer.byte_offset,
     )
 
 

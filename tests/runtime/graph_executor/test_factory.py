@@ -164,3 +164,21 @@ def test_create_with_a_remote_library_runs_on_the_server(
         graph_executor.create(graph_json, remote_lib, pytvm.cpu())
     with pytest.raises(ValueError, match="the devices are remote but the library is local"):
         graph_executor.create(graph_json, kernel_lib, server.cpu())
+
+
+def test_incbin_artifact_from_an_awkward_directory_name(
+    kernel_lib: CompiledModule,
+    graph_json: str,
+    inputs: dict[str, np.ndarray],
+    numpy_reference: Reference,
+    tmp_path: Path,
+) -> None:
+    blobs = tmp_path / 'a "quoted" dir\\with ünïcode'
+    blobs.mkdir()
+    params = pytvm.runtime.save_param_dict({"w": inputs["w"]})
+    source = kernel_lib.get_source() + embedded_graph_c_source(graph_json, params, blob_dir=blobs)
+    assert ".incbin" in source and f"__pytvm_graph_params_size = {len(params)};" in source
+    built = compile_shared_object(source, "incbin", flags=default_flags(), cache=tmp_path / "c")
+    lib = pytvm.runtime.load_module(built)
+    assert isinstance(lib, GraphExecutorFactory) and lib.get_graph_json() == graph_json
+    _check(GraphModule(lib["default"](pytvm.cpu())), inputs, numpy_reference)
