@@ -83,12 +83,14 @@ def build(
     fused = optimize(_main(mod, params), PassContext.current())
     t1 = time.perf_counter()
     engine = CompileEngine(tgt)
-    layout = layout_graph(fused["main"], lambda call, dev: engine.lower(call, dev).name)
+    layout = layout_graph(fused["main"], engine.kernel)
     t2 = time.perf_counter()
     plan = run_planner(memory_planner, layout.buffers, layout.num_steps)
     graph = layout.to_graph(list(plan.storage_id), _offsets(plan))
     kernels = KernelModule({f.name: f.prim_func for f in engine.functions})
     lib = build_kernels(kernels, target=tgt)
+    for external in engine.external_modules:
+        lib.import_module(external)
     t3 = time.perf_counter()
     _LOG.info(
         "graph build: optimize %.0f ms, lower %d kernels %.0f ms (compile-engine cache: %d "

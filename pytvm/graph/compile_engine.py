@@ -14,6 +14,8 @@ from typing import Any
 
 from .. import te, tir
 from ..ffi.errors import TVMValueError
+from ..ffi.registry import get_global_func
+from ..runtime.module import Module
 from ..target import Target
 from ..tir.function import PrimFunc
 from ..topi.x86 import schedule_default
@@ -111,6 +113,42 @@ class CompileEngine:
     misses: int = 0
     _cache: dict[str, LoweredFunc] = field(default_factory=dict)
     _names: set[str] = field(default_factory=set)
+    #: Runtime modules of external compilers (``relay.ext.<name>``), imported into the library.
+    external_modules: list[Module] = field(default_factory=list)
+    _external: dict[int, str] = field(default_factory=dict)
+
+    def kernel(self, call: Call, device_type: int = 1) -> str:
+        """The symbol the graph calls for ``call``: an external compiler's, or a lowered kernel."""
+        func = call.op
+        assert isinstance(func, Function)
+        compiler = func.attrs.get("Compiler")
+        if compiler:
+            return self._external_symbol(func, str(compiler))
+        return self.lower(call, device_type).name
+
+    def _external_symbol(self, func: Function, compiler: str) -> str:
+        if id(func) in self._external:
+            return self._external[id(func)]
+        symbol = str(func.attrs.get("global_symbol", "") or "")
+        if not symbol:
+            raise TVMValueError(
+                f"a function for external compiler {compiler!r} has no global_symbol"
+            )
+        codegen = get_global_func(f"relay.ext.{compiler}", allow_missing=True)
+        if codegen is None:
+            raise TVMValueError(
+                f"no external code generator for compiler {compiler!r}: register a global "
+                f"function 'relay.ext.{compiler}' taking the function and returning a module"
+            )
+        module = codegen(func)
+        if not isinstance(module, Module) or not module.implements_function(symbol):
+            raise TVMValueError(
+                f"relay.ext.{compiler} returned {type(module).__name__}, not a module with the "
+                f"function {symbol!r}"
+            )
+        self.external_modules.append(module)
+        self._external[id(func)] = symbol
+        return symbol
 
     def lower(self, call: Call, device_type: int = 1) -> LoweredFunc:
         """The kernel for ``call``'s primitive function on ``device_type`` (lowered now, or

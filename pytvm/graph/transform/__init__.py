@@ -9,6 +9,7 @@ from .eliminate_common_subexpr import EliminateCommonSubexpr, eliminate_common_s
 from .fold_constant import FoldConstant, fold_constant
 from .fold_scale_axis import FoldScaleAxis, fold_scale_axis
 from .fuse_ops import FuseOps, fuse_ops
+from .partition_graph import partition_graph
 from .pass_infra import GraphPass, PassContext, sequential
 from .pipeline import OPTIMIZE_PASSES, optimize
 from .rewrite_annotated_ops import RewriteAnnotatedOps, rewrite_annotated_ops
@@ -33,6 +34,7 @@ __all__ = [
     "fold_scale_axis",
     "fuse_ops",
     "optimize",
+    "partition_graph",
     "rewrite_annotated_ops",
     "sequential",
     "simplify_inference",

@@ -171,7 +171,7 @@ def _rebuilt(node: Expr, new: dict[int, Expr]) -> Expr:
 
 def _fuse(func: Function) -> Function:
     if func.attrs.get("Primitive"):
-        return func
+        return func  # a kernel already, or a function an external compiler compiles
     fuser = _Fuser(func)
     fuser.partition()
     return fuser.rebuild()
