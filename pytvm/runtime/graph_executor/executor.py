@@ -99,9 +99,12 @@ class GraphExecutor(Module):
         self.entries: list[NDArray] = list(self.storage.entries)
         self.plan = OpPlan(self.graph, lib, self.entries)
         self.input_index = {name: i for i, name in enumerate(self.graph.input_names)}
-        for name in dir(self):
-            if name.startswith("_fn_"):
-                self._functions[name[4:]] = PyFunction(getattr(self, name), name[4:])
+
+    def _get_own_function(self, name: str) -> PackedFunc | None:
+        # A new function per lookup, holding the executor (as TVM's closures hold the module);
+        # the executor holds none of them, so dropping the last reference frees its memory.
+        method = getattr(self, f"_fn_{name}", None)
+        return PyFunction(method, name) if method is not None else None
 
     @property
     def type_key(self) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ...ffi import PackedFunc
 from ...ffi.errors import TVMTypeError, TVMValueError
 from ...ffi.function import PyFunction
 from ...ffi.libinfo import compile_shared
@@ -88,17 +89,21 @@ class GraphExecutorFactory(Module):
         #: The one-file artifact this factory was loaded from (``export_library`` copies it).
         self.artifact_path = Path(artifact_path) if artifact_path is not None else None
         self.import_module(lib)
-        self._functions.update(
-            {
-                module_name: PyFunction(self._create, module_name),
-                "get_graph_json": PyFunction(lambda: self.graph_json, "get_graph_json"),
-                "get_graph_params": PyFunction(
-                    lambda: save_param_dict(self.params), "get_graph_params"
-                ),
-                "debug_create": PyFunction(self._debug_create, "debug_create"),
-                "remove_params": PyFunction(self._remove_params, "remove_params"),
-            }
-        )
+
+    def _get_own_function(self, name: str) -> PackedFunc | None:
+        # Made per lookup, so the factory holds no function that holds it (no reference cycle).
+        methods: dict[str, Callable[..., Any]] = {
+            self.libmod_name: self._create,
+            "get_graph_json": self.get_graph_json,
+            "get_graph_params": self._graph_params,
+            "debug_create": self._debug_create,
+            "remove_params": self._remove_params,
+        }
+        method = methods.get(name)
+        return PyFunction(method, name) if method is not None else None
+
+    def _graph_params(self) -> bytes:
+        return save_param_dict(self.params)
 
     @property
     def type_key(self) -> str:

@@ -4,8 +4,10 @@ packed-function interface, errors that name the input or node, and the per-opera
 
 from __future__ import annotations
 
+import gc
 import json
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +21,7 @@ from pytvm.driver import CompiledModule
 from pytvm.ffi import c_function
 from pytvm.ffi.c_function import CFunction
 from pytvm.runtime import save_param_dict
-from pytvm.runtime.graph_executor import GraphExecutor, GraphModule
+from pytvm.runtime.graph_executor import GraphExecutor, GraphExecutorFactory, GraphModule
 
 pytestmark = pytest.mark.needs_cc
 
@@ -266,3 +268,24 @@ def test_per_operator_overhead_of_a_hundred_tiny_ops() -> None:
         f"graph executor: {best * 1e6:.2f} us per run of {n} ops, {overhead_us:.3f} us/op overhead"
     )
     assert overhead_us < 2.0
+
+
+def test_dropping_the_last_reference_frees_the_executor(
+    kernel_lib: CompiledModule, graph_json: str
+) -> None:
+    gc.disable()  # no cycle collector: only reference counts may free them
+    try:
+        ex = GraphExecutor(graph_json, kernel_lib, [pytvm.cpu()])
+        run = ex["run"]
+        gone = weakref.ref(ex)
+        del ex
+        assert gone() is not None  # a function still holds its executor
+        del run
+        assert gone() is None
+        factory = GraphExecutorFactory(graph_json, {}, kernel_lib)
+        factory["default"](pytvm.cpu())
+        factory_gone = weakref.ref(factory)
+        del factory
+        assert factory_gone() is None
+    finally:
+        gc.enable()
