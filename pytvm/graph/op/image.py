@@ -34,7 +34,8 @@ def _source(out: int, size: int, mode: str, scale: float | None) -> np.ndarray:
     x = np.arange(out, dtype=np.float64)
     ratio = 1.0 / scale if scale else size / out
     if mode == "align_corners":
-        return x * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
+        span = size * scale - 1 if scale else out - 1
+        return x * ((size - 1) / span) if out > 1 and span > 0 else np.zeros(out)
     if mode == "asymmetric":
         return x * ratio
     if mode == "tf_half_pixel_for_nn":

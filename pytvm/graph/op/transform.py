@@ -158,7 +158,7 @@ define_op(
     lambda args, attrs: np.where(args[0].astype(bool), args[1], args[2]),
 )
 
-_PAD_MODES = {"reflect": "REFLECT", "edge": "EDGE"}
+_PAD_MODES = {"reflect": "REFLECT", "edge": "EDGE", "wrap": "WRAP"}
 
 
 def _pad(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:

@@ -50,7 +50,8 @@ def _source_coord(
     xf = x.astype("float32")
     ratio = const(1.0 / scale) if scale else const(float(size)) / const(float(out))
     if mode == "align_corners":
-        return xf * const((size - 1) / (out - 1)) if out > 1 else const(0.0)
+        span = size * scale - 1 if scale else out - 1  # ONNX: the unrounded resized length
+        return xf * const((size - 1) / span) if out > 1 and span > 0 else const(0.0)
     if mode == "asymmetric":
         return xf * ratio
     if mode == "tf_half_pixel_for_nn":

@@ -1,4 +1,4 @@
-"""Padding by the tensor's own values (``topi.nn.mirror_pad``): reflected or repeated edges."""
+"""Padding by the tensor's own values (``topi.nn.mirror_pad``): reflected, repeated or wrapped."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .._shape import const_int, op_error
 
 __all__ = ["mirror_pad"]
 
-MODES = ("REFLECT", "SYMMETRIC", "EDGE")
+MODES = ("REFLECT", "SYMMETRIC", "EDGE", "WRAP")
 
 
 def _source(i: PrimExpr, before: int, n: int, mode: str) -> PrimExpr:
@@ -23,6 +23,8 @@ def _source(i: PrimExpr, before: int, n: int, mode: str) -> PrimExpr:
     j = i - before
     if mode == "EDGE":
         return emin(emax(j, const(0)), const(n - 1))
+    if mode == "WRAP":
+        return truncmod(truncmod(j, const(n)) + const(n), const(n))
     if n == 1:
         return const(0)
     # Reflection repeats with period 2(n-1) (REFLECT) or 2n (SYMMETRIC); fold into it.
@@ -42,8 +44,8 @@ def mirror_pad(
     """``data`` padded on each axis by its own values.
 
     ``mode`` is ``"REFLECT"`` (the edge element is not repeated: ``[3 2 | 1 2 3 | 2 1]``),
-    ``"SYMMETRIC"`` (it is: ``[2 1 | 1 2 3 | 3 2]``) or ``"EDGE"`` (the edge element repeated:
-    ``[1 1 | 1 2 3 | 3 3]``).
+    ``"SYMMETRIC"`` (it is: ``[2 1 | 1 2 3 | 3 2]``), ``"EDGE"`` (the edge element repeated:
+    ``[1 1 | 1 2 3 | 3 3]``) or ``"WRAP"`` (the other end: ``[2 3 | 1 2 3 | 1 2]``).
 
     Examples
     --------

@@ -1,0 +1,36 @@
+"""The table of ONNX operator converters: ``{op_type: (first opset, converter)}``.
+
+A converter reads ``ctx.opset`` where an operator's attributes or inputs changed between
+opsets (axes moving from attributes to inputs, ``Clip``'s bounds, ``Pad``'s pads, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .einsum import EINSUM_CONVERTERS
+from .node import NodeContext
+from .ops_math import MATH_CONVERTERS
+from .ops_nn import NN_CONVERTERS
+from .ops_pool import POOL_CONVERTERS
+from .ops_reduce import REDUCE_CONVERTERS
+from .ops_resize import RESIZE_CONVERTERS
+from .ops_tensor import TENSOR_CONVERTERS
+
+__all__ = ["CONVERTERS", "supported_operators"]
+
+CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
+    **MATH_CONVERTERS,
+    **TENSOR_CONVERTERS,
+    **REDUCE_CONVERTERS,
+    **NN_CONVERTERS,
+    **POOL_CONVERTERS,
+    **RESIZE_CONVERTERS,
+    **EINSUM_CONVERTERS,
+}
+
+
+def supported_operators() -> dict[str, int]:
+    """Each ONNX operator the importer converts, with the first opset it converts it at."""
+    return {op: entry[0] for op, entry in sorted(CONVERTERS.items())}

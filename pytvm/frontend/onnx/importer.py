@@ -1,0 +1,304 @@
+"""``from_onnx``: an ONNX model to a graph ``IRModule`` and its parameters.
+
+The importer walks the graph's nodes in order, converting each with the converter registered
+for its operator and the model's opset (:mod:`.converters`). Values are named as in ONNX:
+
+* a graph input without an initializer is a parameter of ``main`` (its dynamic dimensions
+  fixed by ``shape_dict``);
+* an initializer is a weight: a floating-point tensor of more than one element becomes a
+  parameter (a ``Var``) with its array in ``params``; the others (shapes, axes, indices,
+  scalars) become constants. A graph input that also has an initializer is the same weight
+  (older exporters list weights among the inputs);
+* a node's outputs are the expressions its converter returns; calls whose arguments are all
+  constants are evaluated at once, so shape arithmetic folds to constants.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...ffi.errors import TVMError
+from ...graph import Constant, Expr, Function, IRModule, Tuple, Var
+from ...graph.ty import TensorType
+from .converters import CONVERTERS
+from .errors import DynamicValueError, OnnxImportError, UnsupportedOperatorsError
+from .node import NodeContext
+
+__all__ = ["from_onnx", "load_model"]
+
+_ONNX_DOMAINS = ("", "ai.onnx")
+
+
+def load_model(model: Any) -> Any:
+    """``model`` as an ``onnx.ModelProto``: a ModelProto, a path to a file, or its bytes."""
+    import onnx
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, (bytes, bytearray)):
+        try:
+            return onnx.load_from_string(bytes(model))
+        except (DecodeError, ValueError) as err:
+            raise OnnxImportError(f"the bytes given are not an ONNX model: {err}") from None
+    if isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        if not path.is_file():
+            raise OnnxImportError(f"no ONNX file at {str(path)!r}")
+        try:
+            loaded = onnx.load(str(path))
+        except (DecodeError, ValueError, RuntimeError) as err:
+            raise OnnxImportError(
+                f"{str(path)!r} does not parse as an ONNX model (a protobuf ModelProto): {err}"
+            ) from None
+        if not loaded.graph.node and not loaded.graph.output:
+            raise OnnxImportError(f"{str(path)!r} holds no ONNX graph (is it an ONNX model?)")
+        return loaded
+    raise OnnxImportError(
+        f"from_onnx: expected an onnx.ModelProto, a path or bytes, got {type(model).__name__}"
+    )
+
+
+def _model_opset(model: Any) -> int:
+    for entry in model.opset_import:
+        if entry.domain in _ONNX_DOMAINS:
+            return int(entry.version)
+    return 1
+
+
+def _np_dtype(elem_type: int, what: str) -> str:
+    from onnx import TensorProto, helper
+
+    if elem_type in (TensorProto.STRING, TensorProto.UNDEFINED, TensorProto.BFLOAT16):
+        name = TensorProto.DataType.Name(elem_type)
+        raise OnnxImportError(f"{what} has element type {name}, which is not supported")
+    try:
+        return str(np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)))
+    except (KeyError, TypeError, ValueError):
+        raise OnnxImportError(f"{what} has unsupported element type {elem_type}") from None
+
+
+def _attributes(node: Any) -> dict[str, Any]:
+    from onnx import AttributeProto, helper, numpy_helper
+
+    out: dict[str, Any] = {}
+    for a in node.attribute:
+        if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+            out[a.name] = a  # subgraphs: the converters that take them refuse them
+            continue
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        elif a.type == AttributeProto.TENSOR:
+            value = numpy_helper.to_array(value)
+        elif a.type == AttributeProto.STRINGS:
+            value = [v.decode("utf-8") for v in value]
+        elif isinstance(value, list):
+            value = list(value)
+        out[a.name] = value
+    return out
+
+
+class _Importer:
+    def __init__(
+        self,
+        model: Any,
+        shape_dict: Mapping[str, Any] | None,
+        dtype: str | Mapping[str, str],
+        opset: int | None,
+        freeze_params: bool,
+    ) -> None:
+        from onnx import numpy_helper
+
+        self.graph = model.graph
+        self.opset = int(opset) if opset is not None else _model_opset(model)
+        self.shape_dict = dict(shape_dict or {})
+        self.dtype = dtype
+        self.freeze_params = freeze_params
+        self.initializers: dict[str, np.ndarray] = {}
+        for init in self.graph.initializer:
+            try:
+                self.initializers[init.name] = numpy_helper.to_array(init)
+            except Exception as err:
+                raise OnnxImportError(f"initializer {init.name!r} cannot be read: {err}") from None
+        self.exprs: dict[str, Expr] = {}
+        self.sources: dict[str, frozenset[str]] = {}
+        self.inputs: list[Var] = []
+        self.weights: dict[str, Var] = {}
+
+    # ------------------------------------------------------------------ inputs
+
+    def _input_type(self, info: Any) -> TensorType:
+        name = info.name
+        tensor = info.type.tensor_type
+        if not info.type.HasField("tensor_type"):
+            raise OnnxImportError(f"graph input {name!r} is not a tensor ({info.type})")
+        if tensor.elem_type:
+            dtype = _np_dtype(tensor.elem_type, f"graph input {name!r}")
+        elif isinstance(self.dtype, Mapping):
+            dtype = self.dtype.get(name, "float32")
+        else:
+            dtype = self.dtype
+        if name in self.shape_dict:
+            return TensorType(tuple(int(d) for d in self.shape_dict[name]), dtype)
+        if not tensor.HasField("shape"):
+            raise OnnxImportError(
+                f"graph input {name!r} has no shape in the model; give it in shape_dict, "
+                f"e.g. shape_dict={{{name!r}: (1, 3, 224, 224)}}"
+            )
+        dims = []
+        for k, d in enumerate(tensor.shape.dim):
+            if d.HasField("dim_value") and d.dim_value >= 0:
+                dims.append(int(d.dim_value))
+                continue
+            label = f" ({d.dim_param!r})" if d.dim_param else ""
+            raise OnnxImportError(
+                f"graph input {name!r} has a dynamic dimension {k}{label} in shape "
+                f"{[x.dim_value if x.HasField('dim_value') else x.dim_param or '?' for x in tensor.shape.dim]}; "  # noqa: E501
+                f"give the input's static shape in shape_dict, e.g. shape_dict={{{name!r}: (...)}}"
+            )
+        return TensorType(tuple(dims), dtype)
+
+    def _declare_inputs(self) -> None:
+        for info in self.graph.input:
+            self.sources[info.name] = frozenset()
+            if info.name in self.initializers:
+                continue  # a weight listed among the inputs (older exporters)
+            var = Var(info.name, self._input_type(info))
+            self.inputs.append(var)
+            self.exprs[info.name] = var
+            self.sources[info.name] = frozenset({info.name})
+        for name in self.initializers:
+            self.sources[name] = frozenset()
+
+    def _initializer_expr(self, name: str) -> Expr:
+        value = self.initializers[name]
+        if value.dtype.kind in "OSU" or str(value.dtype) == "bfloat16":
+            raise OnnxImportError(f"initializer {name!r} has unsupported type {value.dtype}")
+        is_weight = value.dtype.kind == "f" and value.size > 1 and not self.freeze_params
+        if not is_weight:
+            return Constant(value)
+        var = Var(name, TensorType(value.shape, str(value.dtype)))
+        self.weights[name] = var
+        return var
+
+    def _expr_of(self, name: str, reader: str) -> Expr:
+        if name not in self.exprs:
+            if name not in self.initializers:
+                raise OnnxImportError(
+                    f"ONNX node {reader!r} reads {name!r}, which no earlier node, graph input "
+                    "or initializer defines (are the nodes in topological order?)"
+                )
+            self.exprs[name] = self._initializer_expr(name)
+        return self.exprs[name]
+
+    def _value_of(self, name: str) -> np.ndarray | None:
+        if name in self.initializers:
+            return self.initializers[name]
+        expr = self.exprs.get(name)
+        return expr.data if isinstance(expr, Constant) else None
+
+    # ------------------------------------------------------------------ nodes
+
+    def _check_supported(self) -> None:
+        missing = []
+        for k, node in enumerate(self.graph.node):
+            name = node.name or f"{node.op_type}_{k}"
+            if node.domain not in _ONNX_DOMAINS:
+                missing.append((f"{node.domain}.{node.op_type}", name, self.opset))
+                continue
+            entry = CONVERTERS.get(node.op_type)
+            if entry is None or self.opset < entry[0]:
+                missing.append((node.op_type, name, self.opset))
+        if missing:
+            raise UnsupportedOperatorsError(missing)
+
+    def _context(self, node: Any, index: int) -> NodeContext:
+        reader = node.name or f"{node.op_type}_{index}"
+        makers: list[Callable[[], Expr] | None] = []
+        values: list[Callable[[], np.ndarray | None]] = []
+        sources: list[frozenset[str]] = []
+        for name in node.input:
+            if name == "":
+                makers.append(None)
+                values.append(lambda: None)
+                sources.append(frozenset())
+                continue
+            if name not in self.exprs and name not in self.initializers:
+                self._expr_of(name, reader)  # raises: nothing defines it
+            makers.append(partial(self._expr_of, name, reader))
+            values.append(partial(self._value_of, name))
+            sources.append(self.sources.get(name, frozenset()))
+        if not node.name:
+            node.name = reader
+        return NodeContext(node, self.opset, _attributes(node), makers, values, sources)
+
+    def _convert(self, node: Any, index: int) -> None:
+        ctx = self._context(node, index)
+        try:
+            result = CONVERTERS[node.op_type][1](ctx)
+        except (OnnxImportError, DynamicValueError):
+            raise
+        except (TVMError, ValueError, TypeError, KeyError, IndexError) as err:
+            raise OnnxImportError(f"{ctx.where()}: {err}") from err
+        outputs = [result] if not isinstance(result, (list, tuple)) else list(result)
+        deps = frozenset().union(*(self.sources.get(n, frozenset()) for n in node.input if n))
+        for k, name in enumerate(node.output):
+            if not name:
+                continue
+            if k >= len(outputs) or outputs[k] is None:
+                raise ctx.error(f"output {k} ({name!r}) is not supported by the importer")
+            self.exprs[name] = outputs[k]
+            self.sources[name] = deps
+
+    def run(self) -> tuple[IRModule, dict[str, np.ndarray]]:
+        self._check_supported()
+        self._declare_inputs()
+        for k, node in enumerate(self.graph.node):
+            self._convert(node, k)
+        outs = [self._expr_of(o.name, "graph output") for o in self.graph.output]
+        if not outs:
+            raise OnnxImportError("the ONNX graph has no outputs")
+        body = outs[0] if len(outs) == 1 else Tuple(tuple(outs))
+        func = Function((*self.inputs, *self.weights.values()), body)
+        params = {name: self.initializers[name] for name in self.weights}
+        return IRModule.from_expr(func), params
+
+
+def from_onnx(
+    model: Any,
+    shape_dict: Mapping[str, Any] | None = None,
+    dtype: str | Mapping[str, str] = "float32",
+    opset: int | None = None,
+    freeze_params: bool = False,
+) -> tuple[IRModule, dict[str, np.ndarray]]:
+    """Import an ONNX model: ``(mod, params)`` with ``mod["main"]`` the model as a graph
+    function and ``params`` its weights by name (TVM's ``relay.frontend.from_onnx``).
+
+    ``model`` is an ``onnx.ModelProto``, a path or the file's bytes. ``shape_dict`` fixes the
+    shapes of inputs with dynamic dimensions; ``dtype`` is the type of inputs the model leaves
+    untyped (one for all, or by name); ``opset`` overrides the model's opset. With
+    ``freeze_params`` every weight becomes a constant of the graph and ``params`` is empty.
+    Unsupported operators raise one :class:`UnsupportedOperatorsError` listing each with its
+    node name and opset.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> node = helper.make_node("Relu", ["x"], ["y"])
+    >>> graph = helper.make_graph(
+    ...     [node], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+    ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    >>> mod, params = from_onnx(helper.make_model(graph))
+    >>> str(mod["main"].checked_type), params
+    ('Tensor[(1, 4), float32]', {})
+    """
+    proto = load_model(model)
+    return _Importer(proto, shape_dict, dtype, opset, freeze_params).run()

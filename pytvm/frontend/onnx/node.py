@@ -1,0 +1,194 @@
+"""``NodeContext``: what a converter sees of one ONNX node, and how it builds graph calls.
+
+A converter reads the node's attributes (``ctx.attr``), its inputs as graph expressions
+(``ctx.expr``) or, where ONNX passes shapes, axes or pads as tensors, as values known at import
+time (``ctx.value``); it builds calls with ``ctx.call``, which evaluates a call whose arguments
+are all constants at once (shape arithmetic folds to constants, so reshapes get static shapes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...graph import Call, Constant, Expr, Tuple, TupleGetItem, call, const
+from ...graph.interpreter import evaluate_call
+from ...graph.ty import TensorType
+from .errors import DynamicValueError, OnnxImportError
+
+if TYPE_CHECKING:
+    import onnx
+
+__all__ = ["Converter", "NodeContext", "fold"]
+
+
+def _is_constant(e: Expr) -> bool:
+    if isinstance(e, Tuple):
+        return all(_is_constant(f) for f in e.fields)
+    return isinstance(e, Constant)
+
+
+def _constant_value(e: Expr) -> Any:
+    if isinstance(e, Tuple):
+        return tuple(_constant_value(f) for f in e.fields)
+    assert isinstance(e, Constant)
+    return e.data
+
+
+def fold(expr: Call) -> Expr:
+    """``expr`` evaluated when all its arguments are constants (a tuple result: a Tuple)."""
+    if isinstance(expr.op, str) and all(_is_constant(a) for a in expr.args):
+        out = evaluate_call(expr, [_constant_value(a) for a in expr.args])
+        if isinstance(out, tuple):
+            return Tuple(tuple(Constant(np.asarray(o)) for o in out))
+        return Constant(np.asarray(out))
+    return expr
+
+
+class NodeContext:
+    """One node being converted: attributes, inputs, and helpers to build folded calls."""
+
+    def __init__(
+        self,
+        node: onnx.NodeProto,
+        opset: int,
+        attrs: dict[str, Any],
+        inputs: Sequence[Callable[[], Expr] | None],
+        values: Sequence[Callable[[], np.ndarray | None]],
+        sources: Sequence[Collection[str]],
+    ) -> None:
+        self.node = node
+        self.opset = opset
+        self.op_type = node.op_type
+        self.name = node.name
+        self.attrs = attrs
+        self._inputs = list(inputs)
+        self._values = list(values)
+        self._sources = list(sources)
+        self._exprs: dict[int, Expr] = {}
+
+    # ------------------------------------------------------------------ attributes
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """Attribute ``name`` (ints, floats, strings, lists, numpy arrays), or ``default``."""
+        return self.attrs.get(name, default)
+
+    def require(self, name: str) -> Any:
+        """Attribute ``name``, which the node must have."""
+        if name not in self.attrs:
+            raise self.error(f"the required attribute {name!r} is missing")
+        return self.attrs[name]
+
+    # ------------------------------------------------------------------ inputs
+
+    @property
+    def num_inputs(self) -> int:
+        """The number of input slots (omitted optional inputs included)."""
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        """The number of outputs the node declares."""
+        return len(self.node.output)
+
+    def output_used(self, i: int) -> bool:
+        """Whether output ``i`` exists and has a name (an omitted output has none)."""
+        return i < len(self.node.output) and self.node.output[i] != ""
+
+    def has(self, i: int) -> bool:
+        """Whether optional input ``i`` is given."""
+        return i < len(self._inputs) and self._inputs[i] is not None
+
+    def expr(self, i: int) -> Expr:
+        """Input ``i`` as a graph expression."""
+        if not self.has(i):
+            raise self.error(f"input {i} is required but not given")
+        if i not in self._exprs:
+            make = self._inputs[i]
+            assert make is not None
+            self._exprs[i] = make()
+        return self._exprs[i]
+
+    def exprs(self) -> list[Expr]:
+        """Every given input as an expression."""
+        return [self.expr(i) for i in range(self.num_inputs) if self.has(i)]
+
+    def type(self, i: int) -> TensorType:
+        """The type of input ``i``."""
+        ty = self.expr(i).checked_type
+        if not isinstance(ty, TensorType):
+            raise self.error(f"input {i} is a tuple, expected a tensor")
+        return ty
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        """The static shape of input ``i``."""
+        return self.type(i).shape
+
+    def dtype(self, i: int) -> str:
+        """The element type of input ``i``."""
+        return self.type(i).dtype
+
+    def ndim(self, i: int) -> int:
+        """The rank of input ``i``."""
+        return len(self.shape(i))
+
+    def value(self, i: int, what: str = "") -> np.ndarray:
+        """The value of input ``i``, which must be known at import time (a constant)."""
+        if not self.has(i):
+            raise self.error(f"input {i} ({what or 'a value'}) is required but not given")
+        got = self._values[i]()
+        if got is None:
+            label = what or f"input {i}"
+            name = self.node.input[i]
+            raise DynamicValueError(
+                f"{self.where()}: {label} ({name!r}) must be known at import time, but it is "
+                f"computed from the graph input(s) {sorted(self._sources[i])}; make them "
+                "initializers (constants) of the model",
+                self._sources[i],
+            )
+        return got
+
+    def optional_value(self, i: int, what: str = "") -> np.ndarray | None:
+        """The value of optional input ``i`` (None when not given or empty)."""
+        if not self.has(i):
+            return None
+        v = self.value(i, what)
+        return None if v.size == 0 and v.ndim == 1 else v
+
+    def ints(self, i: int, what: str = "") -> list[int]:
+        """Input ``i``'s value as a list of ints."""
+        return [int(v) for v in np.asarray(self.value(i, what)).reshape(-1)]
+
+    # ------------------------------------------------------------------ building
+
+    def call(self, op: str, *args: Expr, **attrs: Any) -> Expr:
+        """``op(*args, **attrs)`` named after the node, evaluated now if its arguments are
+        constants.
+        """
+        return fold(call(op, *args, name=self.name, **attrs))
+
+    def const(self, value: Any, dtype: str | None = None) -> Constant:
+        """A constant (of ``dtype``, default: the value's own)."""
+        return const(value, dtype)
+
+    def item(self, tup: Expr, i: int) -> Expr:
+        """Field ``i`` of a tuple-valued expression."""
+        if isinstance(tup, Tuple):
+            return tup.fields[i]
+        return TupleGetItem(tup, i)
+
+    # ------------------------------------------------------------------ errors
+
+    def where(self) -> str:
+        """``node 'name' (OpType, opset N)``."""
+        return f"ONNX node {self.name!r} ({self.op_type}, opset {self.opset})"
+
+    def error(self, message: str) -> OnnxImportError:
+        """An import error naming this node."""
+        return OnnxImportError(f"{self.where()}: {message}")
+
+
+#: A converter: the node's context to its output expression (or one per output).
+Converter = Callable[[NodeContext], "Expr | Sequence[Expr]"]
