@@ -2,9 +2,8 @@
 
 A storage id's buffer is as large as the largest entry sharing it (in bytes; with pytvm's
 ``storage_offset`` attribute, an arena: entries at byte offsets, as large as the furthest end) and
-lives on the
-device whose type the graph's ``device_index`` gives those entries (the first device when the
-graph has no ``device_index``). Entries are arrays with their own shape and dtype over the
+lives on the device whose type the graph's ``device_index`` gives those entries (the first device
+when the graph has no ``device_index``). Entries are arrays with their own shape and dtype over the
 buffer's memory, so a kernel writing one entry writes the memory every entry of that id shares.
 
 Examples

@@ -289,3 +289,29 @@ def test_dropping_the_last_reference_frees_the_executor(
         assert factory_gone() is None
     finally:
         gc.enable()
+
+
+def test_entries_at_offsets_in_one_arena(
+    kernel_lib: CompiledModule,
+    graph_doc_factory: Doc,
+    inputs: dict[str, np.ndarray],
+    numpy_reference: Reference,
+) -> None:
+    doc = graph_doc_factory()  # every intermediate in storage 3, at byte offsets (pytvm's plans)
+    doc["attrs"]["storage_id"] = ["list_int", [0, 1, 2, 3, 3, 3, 3, 3, 3]]
+    doc["attrs"]["storage_offset"] = ["list_int", [0, 0, 0, 0, 128, 256, 384, 0, 128]]
+    m = graph_executor.create(json.dumps(doc), kernel_lib, pytvm.cpu())
+    m.run(**inputs)
+    out, q = numpy_reference(inputs["x"], inputs["y"], inputs["w"])
+    np.testing.assert_allclose(m.get_output(0).numpy(), out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m.get_output(1).numpy(), q, rtol=1e-6)
+    ex = m.module
+    assert isinstance(ex, GraphExecutor)
+    arena = ex.storage.buffers[3]
+    assert arena.nbytes == 512
+    assert [e.data_ptr - arena.data_ptr for e in ex.entries[3:]] == [0, 128, 256, 384, 0, 128]
+    doc["attrs"]["storage_offset"][1][8] = -4
+    with pytest.raises(
+        ValueError, match="graph node 'dense0' entry 8: storage_offset -4 is negative"
+    ):
+        graph_executor.create(json.dumps(doc), kernel_lib, pytvm.cpu())
