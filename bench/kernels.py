@@ -3,7 +3,10 @@
 Each peer runs in its own subprocess pinned with ``taskset`` to 1 or 2 cores (and told to use
 that many threads), all in the same run; figures are GFLOP/s (best of several runs) plus the
 machine's FMA peak measured by a small C kernel here, and pytvm's compile time per kernel
-(lower + codegen + C compiler, cold cache). Run: ``make bench`` or ``python bench/kernels.py``.
+(lower + codegen + compiler, cold cache). pytvm builds each kernel through both backends of
+``target="llvm"`` (generated C with the system C compiler, LLVM IR with llvmlite in process) in
+the same worker; a second table puts them side by side, and the main table shows the default
+backend. Run: ``make bench`` or ``python bench/kernels.py`` (quick: ``--min-seconds 0.05``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = ("pytvm", "numpy", "onnxruntime", "tvm")
+#: pytvm's two ways to build ``target="llvm"``: generated C + the system C compiler, and LLVM IR
+#: compiled in process by llvmlite.
+BACKENDS = ("c", "llvmlite")
 
 
 @dataclass(frozen=True)
@@ -197,44 +203,68 @@ def _tvm(w: Workload, threads: int, opts: argparse.Namespace) -> dict[str, Any]:
     return {"seconds": seconds, "compile_s": compile_s}
 
 
-def _pytvm(w: Workload, threads: int, opts: argparse.Namespace) -> dict[str, Any]:
+def _pytvm_schedule(w: Workload, target: str) -> tuple[Any, list[Any]]:
     import pytvm
     from pytvm import te, topi
 
     s = w.shape
-    with pytvm.target.Target("llvm -mcpu=native"):
+    with pytvm.target.Target(target):
         if w.kind == "matmul":
             a = te.placeholder((s["m"], s["k"]), name="A")
             b = te.placeholder((s["k"], s["n"]), name="B")
             c = topi.nn.matmul(a, b)
-            sched = topi.x86.schedule_matmul([c])
-            args = [a, b, c]
-        else:
-            x = te.placeholder((1, s["ci"], s["h"], s["w"]), name="X")
-            if s["groups"] == 1:
-                wt = te.placeholder((s["co"], s["ci"], s["kh"], s["kw"]), name="W")
-                y = topi.nn.conv2d_nchw(x, wt, s["stride"], s["pad"], 1)
-                sched = topi.x86.schedule_conv2d_nchw([y])
-            else:
-                wt = te.placeholder((s["ci"], 1, s["kh"], s["kw"]), name="W")
-                y = topi.nn.depthwise_conv2d_nchw(x, wt, s["stride"], s["pad"], 1)
-                sched = topi.x86.schedule_depthwise_conv2d_nchw([y])
-            args = [x, wt, y]
-        with tempfile.TemporaryDirectory() as cache:
-            start = time.perf_counter()
-            lib = pytvm.build(
-                sched, args, target="llvm -mcpu=native", name="kernel", cache_dir=cache
-            )
-            compile_s = time.perf_counter() - start
+            return topi.x86.schedule_matmul([c]), [a, b, c]
+        x = te.placeholder((1, s["ci"], s["h"], s["w"]), name="X")
+        if s["groups"] == 1:
+            wt = te.placeholder((s["co"], s["ci"], s["kh"], s["kw"]), name="W")
+            y = topi.nn.conv2d_nchw(x, wt, s["stride"], s["pad"], 1)
+            return topi.x86.schedule_conv2d_nchw([y]), [x, wt, y]
+        wt = te.placeholder((s["ci"], 1, s["kh"], s["kw"]), name="W")
+        y = topi.nn.depthwise_conv2d_nchw(x, wt, s["stride"], s["pad"], 1)
+        return topi.x86.schedule_depthwise_conv2d_nchw([y]), [x, wt, y]
+
+
+def _warm_up(target: str) -> None:
+    """Build one tiny kernel, so a backend's one-time start-up is not charged to a workload."""
+    import pytvm
+    from pytvm import te
+
+    a = te.placeholder((8,), name="A")
+    b = te.compute((8,), lambda i: a[i] + 1.0, name="B")
+    with tempfile.TemporaryDirectory() as cache:
+        pytvm.build(te.create_schedule(b.op), [a, b], target=target, name="warm", cache_dir=cache)
+
+
+def _pytvm_backend(w: Workload, backend: str, opts: argparse.Namespace) -> dict[str, Any]:
+    import pytvm
+
+    target = f"llvm -mcpu=native -backend={backend}"
+    sched, args = _pytvm_schedule(w, target)
+    with tempfile.TemporaryDirectory() as cache:  # a cold cache: the compiler really runs
+        start = time.perf_counter()
+        lib = pytvm.build(sched, args, target=target, name="kernel", cache_dir=cache)
+        compile_s = time.perf_counter() - start
     dev = pytvm.cpu()
     arrays = [pytvm.nd.array(v, dev) for v in _inputs(w)]
     out = pytvm.nd.empty([int(d) for d in args[-1].shape], "float32", dev)
     lib["kernel"](*arrays, out)
     expected = _reference(w, _inputs(w))
     if not np.allclose(out.numpy(), expected, rtol=1e-3, atol=1e-3):
-        return {"note": "WRONG RESULT"}
+        return {"note": f"WRONG RESULT ({backend} backend)"}
     seconds = _best(lambda: lib["kernel"](*arrays, out), opts.min_seconds)
     return {"seconds": seconds, "compile_s": compile_s}
+
+
+def _pytvm(w: Workload, threads: int, opts: argparse.Namespace) -> dict[str, Any]:
+    """Both backends of ``target="llvm"`` in turn; the row's figure is the default backend's."""
+    from pytvm.target import Target
+
+    backends = {}
+    for backend in BACKENDS:
+        _warm_up(f"llvm -backend={backend}")
+        backends[backend] = _pytvm_backend(w, backend, opts)
+    default = Target("llvm").backend
+    return {**backends[default], "backends": backends, "default": default}
 
 
 def _reference(w: Workload, data: list[np.ndarray]) -> np.ndarray:
@@ -381,6 +411,34 @@ def _cell(result: dict[str, Any] | None, flops: float) -> str:
     return f"{flops / result['seconds'] / 1e9:.1f}"
 
 
+def _print_backends(
+    table: dict[int, dict[str, dict[str, Any]]], thread_counts: list[int], opts: argparse.Namespace
+) -> None:
+    """The two backends of pytvm's ``target="llvm"`` side by side: compile time and speed."""
+    default = ""
+    print("\npytvm target='llvm' by backend (same run; compile: lower + codegen + compiler, cold)")
+    head = f"{'kernel':28} {'thr':>3} {'C GFLOP/s':>10} {'LLVM GFLOP/s':>12} {'LLVM/C':>7}"
+    print(head + f" {'C compile s':>11} {'LLVM compile s':>14}")
+    for w in WORKLOADS:
+        if opts.only and opts.only not in w.name:
+            continue
+        for threads in thread_counts:
+            res = table[threads]["pytvm"].get(w.name) or {}
+            default = res.get("default", default)
+            by = res.get("backends", {})
+            c, ll = by.get("c", {}), by.get("llvmlite", {})
+            speed = (
+                f"{c['seconds'] / ll['seconds']:.2f}"
+                if "seconds" in c and "seconds" in ll
+                else "n/a"
+            )
+            times = [f"{r['compile_s']:.2f}" if "compile_s" in r else "n/a" for r in (c, ll)]
+            line = f"{w.name:28} {threads:>3} {_cell(c, w.flops):>10} {_cell(ll, w.flops):>12}"
+            print(line + f" {speed:>7} {times[0]:>11} {times[1]:>14}")
+    if default:
+        print(f"The pytvm column of the first table is the default backend of 'llvm': {default}.")
+
+
 def main() -> None:
     """Measure every peer on 1 and 2 cores; print the table with ratios and the FMA peak."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -424,11 +482,25 @@ def main() -> None:
             line += " " + " ".join(f"{r:>7}" for r in ratios)
             print(line + f" {compile_s:>9.2f}" if compile_s else line + f" {'n/a':>9}")
     print("\nGFLOP/s (higher is better); ratios are pytvm's speed over the peer's.")
+    if "pytvm" in peers:
+        _print_backends(table, thread_counts, opts)
+    _print_notes(table, thread_counts, peers)
+
+
+def _print_notes(
+    table: dict[int, dict[str, dict[str, Any]]], thread_counts: list[int], peers: list[str]
+) -> None:
+    """What a peer (or one of pytvm's backends) could not measure, and why."""
     for threads in thread_counts:
         for peer in peers:
             for name, res in table[threads][peer].items():
-                if isinstance(res, dict) and "note" in res:
-                    print(f"  {peer} ({threads} thr) {name}: {res['note']}")
+                if not isinstance(res, dict):
+                    continue
+                parts = res.get("backends") or {"": res}  # pytvm: each backend's own
+                for backend, one in parts.items():
+                    if "note" in one:
+                        who = f"{peer} {backend}".strip()
+                        print(f"  {who} ({threads} thr) {name}: {one['note']}")
             if "error" in table[threads][peer]:
                 print(f"  {peer} ({threads} thr): {table[threads][peer]['error']}")
 

@@ -40,6 +40,15 @@ class ExprEmitter:
         self.values: dict[int, ir.Value] = {}
         self._keep: list[E.Var] = []  # variables made here, so their ids stay unique
 
+    def truth(self, e: E.PrimExpr) -> ir.Value:
+        """``e`` as a condition (``i1``): C's ``e != 0`` for a number."""
+        value = self(e)
+        return value if scalar_of(e.dtype) == "bool" else self.cast(value, e.dtype, "bool")
+
+    def typed(self, e: E.PrimExpr, dtype: str) -> ir.Value:
+        """The value of ``e`` converted to ``dtype`` (as C converts)."""
+        return self.cast(self(e), e.dtype, dtype)
+
     def bind(self, var: E.Var, value: ir.Value) -> None:
         """Make ``var`` stand for ``value``."""
         self.values[id(var)] = value
@@ -248,16 +257,16 @@ class ExprEmitter:
 
     def _select(self, e: E.PrimExpr, cond: E.PrimExpr, t: E.PrimExpr, f: E.PrimExpr) -> ir.Value:
         if _speculatable(t) and _speculatable(f):
-            return self.builder.select(self(cond), self(t), self(f))
+            return self.builder.select(self.truth(cond), self(t), self(f))
         if lanes_of(e.dtype) > 1:
             return self.lanewise(e)
-        return self.conditional(self(cond), lambda: self(t), lambda: self(f))
+        return self.conditional(self.truth(cond), lambda: self(t), lambda: self(f))
 
     def _short_circuit(self, e: E.And | E.Or) -> ir.Value:
-        first = self(e.a)
+        first = self.truth(e.a)
         if isinstance(e, E.And):
-            return self.conditional(first, lambda: self(e.b), lambda: ir.Constant(I1, 0))
-        return self.conditional(first, lambda: ir.Constant(I1, 1), lambda: self(e.b))
+            return self.conditional(first, lambda: self.truth(e.b), lambda: ir.Constant(I1, 0))
+        return self.conditional(first, lambda: ir.Constant(I1, 1), lambda: self.truth(e.b))
 
     def _call(self, e: E.Call) -> ir.Value:
         if e.op == "tir.if_then_else":

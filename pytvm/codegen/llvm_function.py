@@ -141,7 +141,8 @@ class FunctionEmitter:
             if s.kind is S.ForKind.PARALLEL:
                 self._parallel(s)
             else:
-                self._loop(s.loop_var, expr(s.min), expr(s.extent), s.body)
+                lo, extent = (expr.typed(x, s.loop_var.dtype) for x in (s.min, s.extent))
+                self._loop(s.loop_var, lo, extent, s.body)
         elif isinstance(s, S.BufferStore):
             self._store(s)
         elif isinstance(s, S.Allocate):
@@ -156,7 +157,7 @@ class FunctionEmitter:
         elif isinstance(s, S.AssertStmt):
             message = f"RuntimeError: {self.name}: {s.message}".replace('"', "'")
             set_error = (self.helpers["pytvm_set_error"], [self.helpers.string(message)])
-            self._fail_unless(expr(s.condition), [set_error])
+            self._fail_unless(expr.truth(s.condition), [set_error])
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
             if not isinstance(s.value, (E.IntImm, E.FloatImm)):
@@ -188,7 +189,7 @@ class FunctionEmitter:
     def _if(self, s: S.IfThenElse) -> None:
         b = self._b
         fn = self.frame.fn
-        cond = self.frame.expr(s.condition)
+        cond = self.frame.expr.truth(s.condition)
         then_bb, merge = fn.append_basic_block("if.then"), fn.append_basic_block("if.end")
         else_bb = fn.append_basic_block("if.else") if s.else_case is not None else merge
         b.cbranch(cond, then_bb, else_bb)
@@ -293,13 +294,13 @@ class FunctionEmitter:
             self.frame.expr.bind(var, arg)
         b, expr = self._b, self.frame.expr
         ty = value_type(s.loop_var.dtype)
-        total = expr(s.extent)
+        total = expr.typed(s.extent, s.loop_var.dtype)
         tasks = b.sext(num_task, ty) if ty != I32 else num_task
         chunk = b.sdiv(b.sub(b.add(total, tasks), const_int(ty, 1)), tasks)
         begin = b.mul(b.sext(task_id, ty) if ty != I32 else task_id, chunk)
         stop = b.add(begin, chunk)
         stop = b.select(b.icmp_signed("<", stop, total), stop, total)
-        lo = expr(s.min)
+        lo = expr.typed(s.min, s.loop_var.dtype)
         start = begin if _is_zero(lo) else b.add(lo, begin)
         self._loop(s.loop_var, start, b.sub(stop, begin), s.body)
         self._close(self.frame)

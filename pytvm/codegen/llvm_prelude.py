@@ -28,6 +28,10 @@ HELPERS = (
     "pytvm_dtype_error",
 )
 
+#: Attributes of the message builders: they run once, on a failing call, so they stay small
+#: and out of line (the optimiser spends no time on them and the kernels stay compact).
+_COLD = "nounwind noinline cold minsize optsize"
+
 _TYPE_NAMES = {
     0: "None", 1: "int", 2: "bool", 3: "float", 4: "an opaque handle", 5: "a DataType",
     6: "a Device", 7: "an array", 8: "str", 9: "bytes", 68: "a function", 69: "a shape",
@@ -49,7 +53,7 @@ declare extern_weak i32 @pytvm_TVMBackendParallelLaunch(ptr, ptr, i32)
 @__TVMBackendParallelLaunch = global ptr null
 @__pytvm_packed_library = constant i32 1
 
-define internal void @pytvm_set_error(ptr %msg) nounwind {
+define internal void @pytvm_set_error(ptr %msg) COLD {
 entry:
   %kind = alloca [32 x i8]
   %own = icmp ne ptr @pytvm_TVMAPISetLastError, null
@@ -193,7 +197,7 @@ no:
   ret i32 0
 }
 
-define internal void @pytvm_msg_str(ptr %m, ptr %s) nounwind {
+define internal void @pytvm_msg_str(ptr %m, ptr %s) COLD {
 entry:
   %lenp = getelementptr %pytvm_msg, ptr %m, i32 0, i32 1
   br label %loop
@@ -218,7 +222,7 @@ exit:
   ret void
 }
 
-define internal void @pytvm_msg_i64(ptr %m, i64 %v) nounwind {
+define internal void @pytvm_msg_i64(ptr %m, i64 %v) COLD {
 entry:
   %digits = alloca [24 x i8]
   %lenp = getelementptr %pytvm_msg, ptr %m, i32 0, i32 1
@@ -272,7 +276,7 @@ done:
   ret void
 }
 
-define internal void @pytvm_msg_shape(ptr %m, ptr %shape, i32 %ndim) nounwind {
+define internal void @pytvm_msg_shape(ptr %m, ptr %shape, i32 %ndim) COLD {
 entry:
   call void @pytvm_msg_str(ptr %m, ptr @pytvm.s.lparen)
   br label %loop
@@ -301,7 +305,7 @@ close:
 }
 
 define internal i32 @pytvm_dtype_error(ptr %where, ptr %expected, i32 %code, i32 %bits,
-                                       i32 %lanes) nounwind {
+                                       i32 %lanes) COLD {
 entry:
   %m = alloca %pytvm_msg
   %lenp = getelementptr %pytvm_msg, ptr %m, i32 0, i32 1
@@ -414,7 +418,7 @@ def _string(name: str, text: str) -> str:
 
 def _builder(name: str, params: str, pieces: list[str], strings: dict[str, str]) -> str:
     lines = [
-        f"define internal i32 @{name}({params}) nounwind {{",
+        f"define internal i32 @{name}({params}) {_COLD} {{",
         "entry:",
         "  %m = alloca %pytvm_msg",
         "  %lenp = getelementptr %pytvm_msg, ptr %m, i32 0, i32 1",
@@ -439,7 +443,7 @@ def _builder(name: str, params: str, pieces: list[str], strings: dict[str, str])
 def _type_name() -> str:
     cases = " ".join(f"i32 {code}, label %t{code}" for code in _TYPE_NAMES)
     lines = [
-        "define internal ptr @pytvm_type_name(i32 %code) nounwind {",
+        f"define internal ptr @pytvm_type_name(i32 %code) {_COLD} {{",
         "entry:",
         f"  switch i32 %code, label %other [ {cases} ]",
     ]
@@ -460,4 +464,5 @@ def prelude_ir() -> str:
     constants += [_string(f"pytvm.kind.{kind}", kind) for kind in _DTYPE_KINDS]
     kinds = ", ".join(f"ptr @pytvm.kind.{kind}" for kind in _DTYPE_KINDS)
     constants.append(f"@pytvm.dtype_kinds = private constant [5 x ptr] [{kinds}]")
-    return "\n".join([*constants, _HOOKS, *builders, _type_name()]) + "\n"
+    hooks = _HOOKS.replace(" COLD {", f" {_COLD} {{")
+    return "\n".join([*constants, hooks, *builders, _type_name()]) + "\n"
