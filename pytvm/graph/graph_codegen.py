@@ -17,7 +17,7 @@ from ..ffi.errors import TVMValueError
 from ..runtime.graph_executor.graph_json import Graph, GraphNode, NodeEntry
 from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from .functor import post_order
-from .memory_plan.lifetimes import Buffer
+from .memory_plan.lifetimes import PlannedEntry
 from .transform.device_propagation import device_map
 from .ty import TensorType, TupleType, Type
 
@@ -36,7 +36,7 @@ class GraphLayout:
     node_row_ptr: list[int] = field(default_factory=lambda: [0])
     heads: list[NodeEntry] = field(default_factory=list)
     params: dict[str, np.ndarray] = field(default_factory=dict)
-    buffers: list[Buffer] = field(default_factory=list)
+    buffers: list[PlannedEntry] = field(default_factory=list)
     num_steps: int = 0
 
     def add_node(self, node: GraphNode, types: list[TensorType], device: int) -> list[NodeEntry]:
@@ -150,6 +150,8 @@ def layout_graph(  # noqa: PLR0912
         pinned = eid not in step_of or eid in heads
         start = step_of.get(eid, -1)
         layout.buffers.append(
-            Buffer(eid, ty.nbytes, layout.entry_devices[eid], start, reads.get(eid, start), pinned)
+            PlannedEntry(
+                eid, ty.nbytes, layout.entry_devices[eid], start, reads.get(eid, start), pinned
+            )
         )
     return layout

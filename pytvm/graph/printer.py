@@ -14,7 +14,7 @@ __all__ = ["astext"]
 _SMALL_CONSTANT = 8  # constants with at most this many elements are printed by value
 
 
-class _Printer:
+class _GraphPrinter:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.counter = 0
@@ -77,10 +77,10 @@ def astext(obj: Any) -> str:
     """The text of an ``IRModule``, a ``Function`` or an expression."""
     functions = getattr(obj, "functions", None)  # an IRModule
     if functions is not None:
-        return "\n".join(_Printer().function(f, f"def @{n}", "") for n, f in functions.items())
+        return "\n".join(_GraphPrinter().function(f, f"def @{n}", "") for n, f in functions.items())
     if isinstance(obj, Function):
-        return _Printer().function(obj, "fn ", "")
-    printer = _Printer()
+        return _GraphPrinter().function(obj, "fn ", "")
+    printer = _GraphPrinter()
     names: dict[int, str] = {}
     lines: list[str] = []
     for node in post_order(obj):

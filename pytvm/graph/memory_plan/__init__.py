@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from .arena import plan_arena
-from .lifetimes import Buffer, lower_bound, overlapping_pairs
+from .lifetimes import PlannedEntry, lower_bound, overlapping_pairs
 from .plan import PLANNERS, DevicePlan, MemoryPlan, run_planner
 from .storage_token import plan_storage_tokens
 
 __all__ = [
     "PLANNERS",
-    "Buffer",
     "DevicePlan",
     "MemoryPlan",
+    "PlannedEntry",
     "lower_bound",
     "overlapping_pairs",
     "plan_arena",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .lifetimes import Buffer
+from .lifetimes import PlannedEntry
 
 __all__ = ["ALIGNMENT", "plan_arena"]
 
@@ -21,7 +21,7 @@ def _align(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
-def plan_arena(buffers: Sequence[Buffer]) -> tuple[list[int], list[int], dict[int, int]]:
+def plan_arena(buffers: Sequence[PlannedEntry]) -> tuple[list[int], list[int], dict[int, int]]:
     """Storage id and byte offset per entry, and bytes per storage id.
 
     Pinned buffers get storage ids of their own (offset 0); the others of a device share its
@@ -35,7 +35,7 @@ def plan_arena(buffers: Sequence[Buffer]) -> tuple[list[int], list[int], dict[in
         if b.pinned:
             sid = len(size)
             storage[b.eid], size[sid] = sid, b.nbytes
-    placed: dict[int, list[tuple[int, int, Buffer]]] = {}
+    placed: dict[int, list[tuple[int, int, PlannedEntry]]] = {}
     for b in sorted((b for b in buffers if not b.pinned), key=lambda b: (-b.nbytes, b.start)):
         if b.device not in arena_of:
             arena_of[b.device] = len(size)

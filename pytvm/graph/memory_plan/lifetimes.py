@@ -6,11 +6,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Buffer", "lower_bound", "overlapping_pairs"]
+__all__ = ["PlannedEntry", "lower_bound", "overlapping_pairs"]
 
 
 @dataclass(frozen=True, slots=True)
-class Buffer:
+class PlannedEntry:
     """Entry ``eid``: ``nbytes`` on device type ``device``, written at step ``start`` and last
     read at step ``end`` (inclusive). ``pinned`` buffers (inputs, parameters, outputs) keep
     their memory for the executor's whole life and are never shared.
@@ -23,14 +23,14 @@ class Buffer:
     end: int
     pinned: bool = False
 
-    def overlaps(self, other: Buffer) -> bool:
+    def overlaps(self, other: PlannedEntry) -> bool:
         """Whether the two are alive at one step."""
         if self.pinned or other.pinned:
             return True
         return self.start <= other.end and other.start <= self.end
 
 
-def lower_bound(buffers: Sequence[Buffer]) -> dict[int, int]:
+def lower_bound(buffers: Sequence[PlannedEntry]) -> dict[int, int]:
     """Per device: the most bytes alive at any one step (pinned buffers always alive)."""
     pinned: dict[int, int] = defaultdict(int)
     events: dict[int, list[tuple[int, int]]] = defaultdict(list)
@@ -51,13 +51,16 @@ def lower_bound(buffers: Sequence[Buffer]) -> dict[int, int]:
 
 
 def overlapping_pairs(
-    buffers: Sequence[Buffer], storage: Sequence[int], offset: Sequence[int], size: dict[int, int]
+    buffers: Sequence[PlannedEntry],
+    storage: Sequence[int],
+    offset: Sequence[int],
+    size: dict[int, int],
 ) -> list[tuple[int, int]]:
     """Pairs of entries alive together whose bytes overlap in the plan (empty: the plan is safe).
 
     ``storage[eid]``/``offset[eid]`` place each entry; ``size`` gives each storage's bytes.
     """
-    by_storage: dict[int, list[Buffer]] = defaultdict(list)
+    by_storage: dict[int, list[PlannedEntry]] = defaultdict(list)
     for b in buffers:
         by_storage[storage[b.eid]].append(b)
     bad: list[tuple[int, int]] = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ...ffi.errors import TVMValueError
 from .arena import plan_arena
-from .lifetimes import Buffer, lower_bound, overlapping_pairs
+from .lifetimes import PlannedEntry, lower_bound, overlapping_pairs
 from .storage_token import plan_storage_tokens
 
 __all__ = ["PLANNERS", "DevicePlan", "MemoryPlan", "run_planner"]
@@ -40,7 +40,7 @@ class MemoryPlan:
     storage_offset: tuple[int, ...] | None
     storage_bytes: dict[int, int]
     devices: dict[int, DevicePlan]
-    buffers: tuple[Buffer, ...]
+    buffers: tuple[PlannedEntry, ...]
 
     def __str__(self) -> str:
         lines = [f"memory plan ({self.planner}):"]
@@ -53,7 +53,7 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
-def run_planner(planner: str, buffers: Sequence[Buffer], num_steps: int) -> MemoryPlan:
+def run_planner(planner: str, buffers: Sequence[PlannedEntry], num_steps: int) -> MemoryPlan:
     """Plan ``buffers`` with ``planner`` (``"arena"`` or ``"storage_token"``) and check it."""
     if planner == "arena":
         storage, offset, size = plan_arena(buffers)

@@ -13,7 +13,7 @@ import bisect
 from collections import defaultdict
 from collections.abc import Sequence
 
-from .lifetimes import Buffer
+from .lifetimes import PlannedEntry
 
 __all__ = ["MATCH_RANGE", "plan_storage_tokens"]
 
@@ -21,15 +21,15 @@ MATCH_RANGE = 16
 
 
 def plan_storage_tokens(
-    buffers: Sequence[Buffer], num_steps: int, match_range: int = MATCH_RANGE
+    buffers: Sequence[PlannedEntry], num_steps: int, match_range: int = MATCH_RANGE
 ) -> tuple[list[int], dict[int, int]]:
     """Storage id per entry (indexed by ``eid``) and bytes per storage id."""
     storage = [-1] * (max((b.eid for b in buffers), default=-1) + 1)
     size: dict[int, int] = {}
     device_of: dict[int, int] = {}
     free: dict[int, list[tuple[int, int]]] = defaultdict(list)  # device -> sorted (bytes, sid)
-    starts: dict[int, list[Buffer]] = defaultdict(list)
-    ends: dict[int, list[Buffer]] = defaultdict(list)
+    starts: dict[int, list[PlannedEntry]] = defaultdict(list)
+    ends: dict[int, list[PlannedEntry]] = defaultdict(list)
     for b in buffers:
         if b.pinned:
             sid = len(size)

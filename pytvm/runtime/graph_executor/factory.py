@@ -164,7 +164,9 @@ class GraphExecutorFactory(Module):
             shutil.copyfile(self.artifact_path, file_name)
             return
         get_source = getattr(self.lib, "get_source", None)
-        if not callable(get_source):
+        save = getattr(self.lib, "save", None)
+        object_code = self.lib.type_key == "llvm" and callable(save)  # kernels LLVM compiled
+        if not callable(get_source) and not object_code:
             raise TVMValueError(
                 f"export_library: the library ({self.lib.type_key}) has no C source to rebuild "
                 "with the graph; export the graph factory the compiler returned"
@@ -182,8 +184,13 @@ class GraphExecutorFactory(Module):
                 self.libmod_name,
                 blob_dir=tmp if sys.platform.startswith(("linux", "freebsd")) else None,
             )
-            kernels, graph = Path(tmp) / "kernels.c", Path(tmp) / "graph.c"
-            kernels.write_text(get_source())
+            graph = Path(tmp) / "graph.c"
+            if object_code:  # the object code LLVM made, linked beside the graph
+                kernels = Path(tmp) / "kernels.o"
+                save(str(kernels), "o")  # type: ignore[misc]
+            else:
+                kernels = Path(tmp) / "kernels.c"
+                kernels.write_text(get_source())  # type: ignore[misc]
             graph.write_text(blob)
             if fcompile is not None:
                 fcompile(os.fspath(file_name), [str(kernels), str(graph)])

@@ -1,0 +1,99 @@
+"""``pytvm compile``: an ONNX model to one shared object (kernels, graph and parameters).
+
+In the style of TVM's ``tvmc compile``::
+
+    pytvm compile model.onnx -o net.so --target llvm --input-shapes "x:[1,3,224,224]"
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+import time
+from typing import Any
+
+from pytvm.ffi.errors import TVMValueError
+
+__all__ = ["add_parser", "parse_input_shapes", "run"]
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register ``compile`` on ``subparsers`` and return its parser."""
+    parser = subparsers.add_parser(
+        "compile",
+        help="compile an ONNX model into one shared object",
+        description="Import an ONNX model, optimize and fuse it, compile its kernels and write "
+        "one shared object that pytvm.runtime.load_module (and `pytvm run`) loads.",
+    )
+    parser.add_argument("model", help="the ONNX file")
+    parser.add_argument("-o", "--output", default="module.so", help="the shared object to write")
+    parser.add_argument("--target", default="llvm", help="compilation target")
+    parser.add_argument(
+        "--input-shapes",
+        default="",
+        help='shapes of inputs with dynamic dimensions: "name:[1,3,224,224] other:[1,10]"',
+    )
+    parser.add_argument("--opt-level", type=int, default=3, help="graph optimization level")
+    parser.add_argument(
+        "--memory-planner",
+        choices=("arena", "storage_token"),
+        default="arena",
+        help="arena: offsets in one buffer per device; storage_token: TVM's planner",
+    )
+    parser.add_argument("--dump-ir", action="store_true", help="print the fused graph IR")
+    return parser
+
+
+def parse_input_shapes(text: str) -> dict[str, list[int]]:
+    """``"x:[1,3,224,224] y:[1,10]"`` (spaces or commas between inputs) as a dict."""
+    shapes: dict[str, list[int]] = {}
+    for name, dims in re.findall(r"([^\s:,]+)\s*:\s*\[([^\]]*)\]", text):
+        try:
+            shapes[name] = [int(d) for d in dims.replace(" ", "").split(",") if d]
+        except ValueError:
+            raise TVMValueError(
+                f"--input-shapes: {name}:[{dims}] has a non-integer dimension"
+            ) from None
+    leftover = re.sub(r"([^\s:,]+)\s*:\s*\[([^\]]*)\]", "", text).strip(" ,")
+    if leftover:
+        raise TVMValueError(
+            f"--input-shapes: cannot read {leftover!r}; write name:[d0,d1,...] per input"
+        )
+    return shapes
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compile ``args.model`` to ``args.output``."""
+    import onnx
+
+    from pytvm import graph
+    from pytvm.frontend import from_onnx
+    from pytvm.transform import PassContext
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    start = time.perf_counter()
+    try:
+        model = onnx.load(args.model)
+    except Exception as err:
+        raise TVMValueError(f"{args.model} is not a readable ONNX model: {err}") from None
+    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    mod, params = from_onnx(model, shape_dict=shapes)
+    with PassContext(opt_level=args.opt_level):
+        if args.dump_ir:
+            print(graph.transform.optimize(_bound(mod, params)))
+        lib = graph.build(
+            mod, target=args.target, params=params, memory_planner=args.memory_planner
+        )
+    lib.export_library(args.output)
+    print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _bound(mod: Any, params: dict[str, Any]) -> Any:
+    from pytvm.graph.transform import bind_params
+
+    return mod.with_function("main", bind_params(mod["main"], params))
