@@ -75,6 +75,7 @@ bench: $(VENV)/.installed-base
 	$(PY) bench/rpc.py
 	$(PY) bench/crt.py
 	$(PY) bench/kernels.py
+	$(PY) bench/models.py
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check $(LINT_PATHS)

@@ -174,3 +174,31 @@ def test_kernels_bench_prints_table_with_peak_and_ratios() -> None:
         pytvm_gflops, numpy_gflops, ratio = float(row[3]), float(row[4]), float(row[5])
         assert pytvm_gflops > 0 and numpy_gflops > 0 and ratio > 0, row
     assert "WRONG RESULT" not in result.stdout
+
+
+@pytest.mark.needs_cc
+@pytest.mark.skipif(
+    shutil.which("taskset") is None or not hasattr(os, "sched_setaffinity"),
+    reason="needs taskset and sched_setaffinity",
+)
+def test_models_bench_prints_latency_build_and_memory_tables() -> None:
+    result = subprocess.run(
+        [
+            sys.executable, str(REPO / "bench" / "models.py"), "--only", "mlp", "--no-tvm",
+            "--min-seconds", "0.02",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("CPU: ")
+    assert any(line.startswith("FMA peak, 2 thread(s): ") for line in lines)
+    rows = [line.split() for line in lines if line.startswith("mlp ")]
+    assert len(rows) == 3, result.stdout  # 1 thread, 2 threads, memory
+    for row in rows[:2]:
+        pytvm_ms, ort_ms, ratio = float(row[1]), float(row[2]), float(row[3])
+        assert pytvm_ms > 0 and ort_ms > 0 and ratio > 0, row
+    assert "WRONG RESULT" not in result.stdout

@@ -18,12 +18,15 @@ PLANNERS = ("arena", "storage_token")
 
 @dataclass(frozen=True, slots=True)
 class DevicePlan:
-    """Bytes on one device: as planned, with no reuse at all, and the least possible."""
+    """Bytes on one device: as planned, with no reuse at all, and the least possible; each
+    includes ``pinned_bytes`` (inputs, parameters and outputs, which are never shared).
+    """
 
     device_type: int
     planned_bytes: int
     no_reuse_bytes: int
     lower_bound: int
+    pinned_bytes: int = 0
 
     @property
     def ratio_to_bound(self) -> float:
@@ -48,7 +51,8 @@ class MemoryPlan:
             lines.append(
                 f"  device type {d.device_type}: planned {d.planned_bytes:,} B, no reuse "
                 f"{d.no_reuse_bytes:,} B, lower bound {d.lower_bound:,} B "
-                f"({d.ratio_to_bound:.3f}x the bound)"
+                f"({d.ratio_to_bound:.3f}x the bound; {d.pinned_bytes:,} B of it inputs, "
+                "parameters and outputs)"
             )
         return "\n".join(lines)
 
@@ -71,10 +75,16 @@ def run_planner(planner: str, buffers: Sequence[PlannedEntry], num_steps: int) -
     for sid, nbytes in size.items():
         planned[device_of[sid]] += nbytes
     no_reuse: dict[int, int] = defaultdict(int)
+    pinned: dict[int, int] = defaultdict(int)
     for b in buffers:
         no_reuse[b.device] += b.nbytes
+        if b.pinned:
+            pinned[b.device] += b.nbytes
     bound = lower_bound(buffers)
-    devices = {d: DevicePlan(d, planned[d], no_reuse[d], bound.get(d, 0)) for d in sorted(no_reuse)}
+    devices = {
+        d: DevicePlan(d, planned[d], no_reuse[d], bound.get(d, 0), pinned[d])
+        for d in sorted(no_reuse)
+    }
     return MemoryPlan(
         planner,
         tuple(storage),
