@@ -300,7 +300,9 @@ def _topi_matmul(n: int, target: Any) -> Any:
 
 
 def _compiler_demo(workspace: Path) -> None:
-    """Issue 11's flow: te -> schedule -> lower (loop IR) -> C -> module; then the accelerator."""
+    """Issue 11's flow: te -> schedule -> lower (loop IR) -> LLVM IR (``target="llvm"``'s default
+    backend) -> module; then the accelerator.
+    """
     from pytvm.target import Target
 
     n = 512
@@ -318,7 +320,9 @@ def _compiler_demo(workspace: Path) -> None:
     mod = pytvm.build(s, args, target=target, name="mmult")
     print(f"   pytvm.build(..., target='{target}') in {_ms(start)}; get_source() begins:")
     source = mod.get_source().splitlines()
-    entry = next(i for i, line in enumerate(source) if "int32_t mmult(TVMValue" in line)
+    entry = next(
+        i for i, line in enumerate(source) if "mmult(TVMValue" in line or '@"mmult"(' in line
+    )
     for line in source[entry : entry + 6]:
         print(f"     {line[:96]}")
     rng = np.random.default_rng(0)

@@ -11,11 +11,10 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codegen import codegen_c
 from ..ffi.errors import TVMTypeError, TVMValueError
-from ..runtime.module import Module
 from ..target import Target
 from ..tir.function import IRModule, PrimFunc
 from ..tir.transform import lower_pipeline
@@ -23,6 +22,9 @@ from .c_compiler import compile_shared_object, default_flags
 from .compiled_module import CompiledModule
 
 __all__ = ["build", "compile", "lower"]
+
+if TYPE_CHECKING:  # the llvmlite backend is imported when a build uses it
+    from .llvm_jit_module import LLVMModule
 
 _LOG = logging.getLogger("pytvm.driver")
 
@@ -69,7 +71,7 @@ def build(
     cc: str | None = None,
     options: Sequence[str] = (),
     cache_dir: str | os.PathLike[str] | None = None,
-) -> Module:
+) -> CompiledModule | LLVMModule:
     """Compile kernels into a module: ``build(s, [A, B, C], target="c", name="f")["f"](...)``.
 
     ``target`` is ``"c"`` (generated C, compiled by the system C compiler with ``-O3
@@ -128,6 +130,8 @@ def _uses_llvmlite(tgt: Target, cc: str | None, options: Sequence[str]) -> bool:
     return cc is None and not options and importlib.util.find_spec("llvmlite") is not None
 
 
-def compile(mod: Any, target: str | Target | None = None, **kwargs: Any) -> Module:
+def compile(
+    mod: Any, target: str | Target | None = None, **kwargs: Any
+) -> CompiledModule | LLVMModule:
     """TVM 0.27's spelling of :func:`build` (``pytvm.compile(prim_func, target="llvm")``)."""
     return build(mod, target=target, **kwargs)

@@ -68,6 +68,11 @@ class LLVMModule(Module):
     def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
         """Save the IR (``.ll``), the object code (``.o``) or a shared object (anything else)."""
         kind = fmt or Path(file_name).suffix.lstrip(".")
+        if kind == "c":
+            raise TVMValueError(
+                f"save({str(file_name)!r}): an LLVM-built module has no C source; save its IR "
+                "(.ll), object code (.o) or a shared object, or build with -backend=c"
+            )
         if kind in ("ll", "llvm"):
             Path(file_name).write_text(self._source)
         elif kind == "o":

@@ -1,10 +1,20 @@
 """``Target``: what a kernel is compiled for, parsed from TVM's target strings.
 
-``"c"`` and ``"llvm"`` both mean the host CPU through the system C compiler; options follow
-TVM's spelling: ``-mcpu=native`` (or a CPU name), ``-mtriple=...``, ``-mattr=+avx2,...``,
-``--system-lib``/``-system-lib`` (emit a C runtime function registry), ``-keys=...``. The
-host's SIMD width and core count, which schedules use to pick vector lanes and tiles, are read
-from the C compiler's ``-march=native`` macros (so they follow the machine, never one machine).
+``"c"`` and ``"llvm"`` both mean the host CPU; options follow TVM's spelling: ``-mcpu=native``
+(or a CPU name), ``-mtriple=...``, ``-mattr=+avx2,...``, ``--system-lib``/``-system-lib`` (emit
+a C runtime function registry), ``-keys=...``. The host's SIMD width and core count, which
+schedules use to pick vector lanes and tiles, are read from the C compiler's ``-march=native``
+macros, else ``/proc/cpuinfo`` (so they follow the machine, never one machine).
+
+``-backend=`` says how the kernels are compiled: ``c`` (generated C and the system C compiler)
+or ``llvmlite`` (LLVM IR compiled in this process: no C compiler needed). ``"c"`` always uses
+C, and so do system libraries and cross targets. Plain ``"llvm"`` uses llvmlite, chosen by
+``bench/kernels.py``, which builds every kernel both ways in one run: on an AMD Zen 5 host
+(AVX-512, one core) llvmlite's kernels ran 1.15-2.55x faster than gcc 12's ``-O3
+-march=native`` build of the same schedules (matmul 1024^3 203 against 79 GFLOP/s, 128x768x768
+207 against 135, ResNet 3x3 conv 128 against 112, MobileNet depthwise 52 against 21), and
+compiled as fast for those large kernels (0.17-0.26 s against 0.22-0.31 s) and about three
+times faster for small ones (no compiler process to start).
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ _OPTIONS = (
 )  # fmt: skip
 _BACKENDS = ("c", "llvmlite")
 #: The backend of ``"llvm"`` when the target names none (see the module docstring for why).
-DEFAULT_LLVM_BACKEND = "c"
+DEFAULT_LLVM_BACKEND = "llvmlite"
 _BITS_OF_TYPE = re.compile(r"^(?:u?int|float|bfloat)(\d+)$")
 
 

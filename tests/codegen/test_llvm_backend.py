@@ -22,6 +22,7 @@ import pytest
 
 import pytvm
 from pytvm import te, topi
+from pytvm.driver import compile_stats
 from pytvm.driver.llvm_jit_module import LLVMModule
 from pytvm.ffi.host_library import runtime_library
 from pytvm.target import Target
@@ -83,6 +84,21 @@ def test_build_gives_an_in_process_module_with_its_ir() -> None:
     assert mod.get_source() == source
     with pytest.raises(ValueError, match="source of format 'll', not 'c'"):
         mod.get_source("c")
+
+
+def test_an_unchanged_kernel_is_not_compiled_again(tmp_path: Path) -> None:
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    before = (compile_stats().compiled, compile_stats().cached)
+    first = pytvm.build(s, [A, B], target=LLVM, name="twice", cache_dir=tmp_path)
+    second = pytvm.build(s, [A, B], target=LLVM, name="twice", cache_dir=tmp_path)
+    assert (compile_stats().compiled, compile_stats().cached) == (before[0] + 1, before[1] + 1)
+    assert len(list(tmp_path.rglob("twice-*.o"))) == 1
+    out = pytvm.nd.empty((16,), "float32")
+    second["twice"](pytvm.nd.array(np.ones(16, "float32")), out)
+    assert out.numpy().tolist() == [2.0] * 16
+    assert first.get_source() == second.get_source()
 
 
 # ----------------------------------------------------------------------------- math, vectors
@@ -305,6 +321,8 @@ def test_export_library_load_module_and_time(tmp_path: Path) -> None:
     mod.save(tmp_path / "ws.o")
     assert (tmp_path / "ws.ll").read_text() == mod.get_source()
     assert (tmp_path / "ws.o").read_bytes()[:4] == b"\x7fELF"
+    with pytest.raises(ValueError, match="an LLVM-built module has no C source"):
+        mod.save(tmp_path / "ws.c")
     loaded = pytvm.runtime.load_module(tmp_path / "ws.so")
     p = np.linspace(-1, 1, 50).astype("float32")
     for m in (mod, loaded):

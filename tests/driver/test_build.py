@@ -9,7 +9,7 @@ import pytest
 
 import pytvm
 from pytvm import te
-from pytvm.driver import compile_stats
+from pytvm.driver import CompiledModule, compile_stats
 from pytvm.target import Target
 
 pytestmark = pytest.mark.needs_cc
@@ -28,6 +28,7 @@ def test_an_unchanged_kernel_is_not_compiled_again(tmp_path: Path) -> None:
     second = pytvm.build(s, args, name="add_one", cache_dir=tmp_path)
     assert compile_stats().compiled == before[0] + 1
     assert compile_stats().cached == before[1] + 1
+    assert isinstance(first, CompiledModule) and isinstance(second, CompiledModule)
     assert first.path == second.path
     assert first.get_source().startswith("// pytvm target: c")
     assert "TVM_DLL int32_t add_one(TVMValue* args" in first.get_source()
@@ -35,7 +36,7 @@ def test_an_unchanged_kernel_is_not_compiled_again(tmp_path: Path) -> None:
 
 def test_export_library_and_load_module_round_trip(tmp_path: Path) -> None:
     s, args = _add_one()
-    mod = pytvm.build(s, args, target="llvm", name="add_one")
+    mod = pytvm.build(s, args, target="llvm -backend=c", name="add_one")
     path = tmp_path / "add_one.so"
     mod.export_library(path)
     loaded = pytvm.runtime.load_module(path)

@@ -116,7 +116,8 @@ def test_inside_the_c_runtime(
     tmp_path: Path, inputs: tuple[np.ndarray, np.ndarray], minimal: bool
 ) -> None:
     s, args = _schedule()
-    built: CompiledModule = pytvm.build(s, args, target="c --system-lib", name="kernel")
+    built = pytvm.build(s, args, target="c --system-lib", name="kernel")
+    assert isinstance(built, CompiledModule)  # a system library is always C
     source = built.get_source()
     assert "TVMSystemLibEntryPoint" in source and '"\\x01" "kernel\\0"' in source
     src = tmp_path / "kernels.c"
