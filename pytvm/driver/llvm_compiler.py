@@ -42,7 +42,7 @@ RUNTIME_HOOKS = (
     "pytvm_TVMBackendFreeWorkspace",
     "pytvm_TVMBackendParallelLaunch",
 )
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _LIBRARY_NAMES = itertools.count()
 
 
@@ -108,15 +108,16 @@ def compile_object(
         compile_stats().count(compiled=False)
         return path.read_bytes()
     tm = _target_machine(machine)
-    module = llvm.parse_assembly(text)
-    module.verify()
-    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-    tuning.loop_vectorization = True
-    tuning.slp_vectorization = True
-    tuning.loop_unrolling = True
-    builder = llvm.create_pass_builder(tm, tuning)
-    builder.getModulePassManager().run(module, builder)
-    code = bytes(tm.emit_object(module))
+    with _LOCK:  # LLVM's global context and a target machine serve one thread at a time
+        module = llvm.parse_assembly(text)
+        module.verify()
+        tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+        tuning.loop_vectorization = True
+        tuning.slp_vectorization = True
+        tuning.loop_unrolling = True
+        builder = llvm.create_pass_builder(tm, tuning)
+        builder.getModulePassManager().run(module, builder)
+        code = bytes(tm.emit_object(module))
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".o", delete=False) as out:
         out.write(code)
