@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from pytvm.cli import _command, compile_model, info, rpc, run_model, trace
+from pytvm.cli import _command, compile_model, info, rpc, run_model, trace, viz_command
 from pytvm.cli._command import EXPECTED_ERRORS
 
 __all__ = ["EXPECTED_ERRORS", "build_parser", "main"]
 
 # Each subcommand module exposes ``add_parser(subparsers)`` and ``run(args) -> int``.
-_SUBCOMMANDS: tuple[_command.Subcommand, ...] = (compile_model, info, rpc, run_model, trace)
+_SUBCOMMANDS: tuple[_command.Subcommand, ...] = (
+    compile_model,
+    info,
+    rpc,
+    run_model,
+    trace,
+    viz_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

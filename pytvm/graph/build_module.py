@@ -60,7 +60,7 @@ def plan_memory(
     """
     fused = optimize(_main(mod, params))
     layout = layout_graph(fused["main"], _hint_name)
-    return run_planner(planner, layout.buffers, layout.num_steps)
+    return run_planner(planner, layout.buffers, layout.num_steps, layout.entry_names)
 
 
 def build(

@@ -48,6 +48,15 @@ class GraphLayout:
         self.node_row_ptr.append(self.node_row_ptr[-1] + len(types))
         return [NodeEntry(nid, i) for i in range(len(types))]
 
+    @property
+    def entry_names(self) -> list[str]:
+        """Each entry's node name (``name:i`` for output ``i > 0``)."""
+        names = []
+        for nid, node in enumerate(self.nodes):
+            count = self.node_row_ptr[nid + 1] - self.node_row_ptr[nid]
+            names += [node.name if i == 0 else f"{node.name}:{i}" for i in range(count)]
+        return names
+
     def eid(self, entry: NodeEntry) -> int:
         """The entry id of ``entry``."""
         return self.node_row_ptr[entry.node_id] + entry.index

@@ -137,3 +137,15 @@ def test_run_through_a_tracker_runs_on_the_board(
     assert "remote time (ms)" in result.stdout
     error = re.search(r"max abs error (\S+),", result.stdout)
     assert error is not None and float(error.group(1)) < 1e-5
+
+
+def test_viz_memory_draws_the_plan(tmp_path: Path) -> None:
+    model = _model(tmp_path / "net.onnx")
+    result = _pytvm(
+        "viz", "memory", str(model), "-o", "plan.svg", "--input-shapes", "x:[1,3,8,8]",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    svg = (tmp_path / "plan.svg").read_text()
+    assert svg.startswith("<svg") and "planner arena" in svg
+    assert "lower bound" in result.stderr

@@ -44,6 +44,8 @@ class MemoryPlan:
     storage_bytes: dict[int, int]
     devices: dict[int, DevicePlan]
     buffers: tuple[PlannedEntry, ...]
+    #: The graph node each entry belongs to (``name`` or ``name:i`` for output ``i > 0``).
+    entry_names: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         lines = [f"memory plan ({self.planner}):"]
@@ -57,7 +59,12 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
-def run_planner(planner: str, buffers: Sequence[PlannedEntry], num_steps: int) -> MemoryPlan:
+def run_planner(
+    planner: str,
+    buffers: Sequence[PlannedEntry],
+    num_steps: int,
+    entry_names: Sequence[str] = (),
+) -> MemoryPlan:
     """Plan ``buffers`` with ``planner`` (``"arena"`` or ``"storage_token"``) and check it."""
     if planner == "arena":
         storage, offset, size = plan_arena(buffers)
@@ -92,4 +99,5 @@ def run_planner(planner: str, buffers: Sequence[PlannedEntry], num_steps: int) -
         dict(size),
         devices,
         tuple(buffers),
+        tuple(entry_names),
     )
