@@ -153,6 +153,8 @@ def _prelu(ctx: NodeContext) -> Expr:
     while sshape and sshape[0] == 1 and len(sshape) > len(shape) - 1:
         sshape.pop(0)
     channels = shape[1] if len(shape) > 1 else None
+    if ctx.opset < 7 and len(sshape) == 1 and sshape[0] == channels:  # noqa: PLR2004
+        return ctx.call("nn.prelu", x, slope, axis=1)  # a slope per channel before opset 7
     if (
         channels is not None
         and len(sshape) == len(shape) - 1
