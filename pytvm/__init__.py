@@ -77,6 +77,7 @@ _LAZY_SUBPACKAGES = frozenset(
         "contrib",
         "crt",
         "driver",
+        "frontend",
         "rpc",
         "target",
         "te",

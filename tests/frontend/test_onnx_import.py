@@ -406,6 +406,21 @@ def test_a_shape_computed_from_an_input_value_names_that_input() -> None:
         from_onnx(model)
 
 
+def test_from_onnx_is_reachable_as_tvm_names_it() -> None:
+    import pytvm
+
+    assert pytvm.frontend.from_onnx is from_onnx
+
+
+def test_the_model_is_not_modified() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])]
+    model = _model(nodes, {"x": (F, [4, 6])}, ["y"], 13)
+    before = model.SerializeToString()
+    mod, _ = from_onnx(model)
+    assert model.SerializeToString() == before
+    assert "/* Relu_0 */" in str(mod) and "/* Neg_1 */" in str(mod)
+
+
 def test_a_bad_node_is_named_in_the_error() -> None:
     node = helper.make_node("Add", ["x", "z"], ["y"], name="bad_add")
     model = _model([node], {"x": (F, [4, 6]), "z": (F, [5])}, ["y"], 13)

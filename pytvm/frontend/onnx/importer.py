@@ -235,9 +235,7 @@ class _Importer:
             makers.append(partial(self._expr_of, name, reader))
             values.append(partial(self._value_of, name))
             sources.append(self.sources.get(name, frozenset()))
-        if not node.name:
-            node.name = reader
-        return NodeContext(node, self.opset, _attributes(node), makers, values, sources)
+        return NodeContext(node, reader, self.opset, _attributes(node), makers, values, sources)
 
     def _convert(self, node: Any, index: int) -> None:
         ctx = self._context(node, index)

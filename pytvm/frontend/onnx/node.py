@@ -53,6 +53,7 @@ class NodeContext:
     def __init__(
         self,
         node: onnx.NodeProto,
+        name: str,
         opset: int,
         attrs: dict[str, Any],
         inputs: Sequence[Callable[[], Expr] | None],
@@ -62,7 +63,7 @@ class NodeContext:
         self.node = node
         self.opset = opset
         self.op_type = node.op_type
-        self.name = node.name
+        self.name = name  # the node's name, or ``<op_type>_<index>`` for an unnamed node
         self.attrs = attrs
         self._inputs = list(inputs)
         self._values = list(values)
