@@ -19,6 +19,10 @@ $(VENV)/.installed-base: pyproject.toml | $(PY)
 	$(PY) -m pip install -e .
 	touch $@
 
+$(VENV)/.installed-demo: pyproject.toml | $(PY)
+	$(PY) -m pip install -e '.[onnx]'
+	touch $@
+
 $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PY) -m pip install -e '.[test]'
 	touch $@
@@ -27,7 +31,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	$(PY) -m pip install -e '.[dev]'
 	touch $@
 
-demo: $(VENV)/.installed-base
+demo: $(VENV)/.installed-demo
 	$(PY) -m pytvm.demo
 
 # The C runtime is checked with both gcc and clang (and their sanitizers): install clang and its

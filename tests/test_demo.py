@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -21,3 +22,6 @@ def test_demo_runs_end_to_end() -> None:
     assert "call_python('demo.scale', 21, 2) = 42" in out
     assert "caught as KeyError" in out
     assert "c.numpy()[0] = 42.0" in out
+    errors = re.findall(r"max abs error vs ONNX Runtime (\S+);", out)
+    assert len(errors) == 2, out  # the compiled model here and on the server behind the tracker
+    assert all(float(e) < 1e-3 for e in errors), errors
