@@ -343,6 +343,21 @@ def test_one_dimensional_conv_and_pools_with_auto_pad(auto_pad: str) -> None:
     _matches_onnxruntime(model, {"x": RNG.standard_normal((1, 2, 17)).astype("float32")})
 
 
+def test_model_local_functions_are_inlined() -> None:
+    body = [
+        helper.make_node("Mul", ["a", "a"], ["sq"]),
+        helper.make_node("Add", ["sq", "a"], ["out"]),
+    ]
+    square_plus = helper.make_function(
+        "local", "SquarePlus", ["a"], ["out"], body, [helper.make_opsetid("", 13)]
+    )
+    node = helper.make_node("SquarePlus", ["x"], ["y"], domain="local")
+    model = _model([node], {"x": (F, [4, 6])}, ["y"], 13)
+    model.opset_import.append(helper.make_opsetid("local", 1))
+    model.functions.append(square_plus)
+    _matches_onnxruntime(model, {"x": X46})
+
+
 def test_several_outputs_become_a_tuple() -> None:
     nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"])]
     mod = _matches_onnxruntime(_model(nodes, {"x": (F, [4, 6])}, ["a", "b"], 13), {"x": X46})

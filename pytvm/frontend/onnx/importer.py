@@ -299,4 +299,8 @@ def from_onnx(
     ('Tensor[(1, 4), float32]', {})
     """
     proto = load_model(model)
+    if proto.functions:  # model-local functions: their bodies replace their calls
+        from onnx.inliner import inline_local_functions
+
+        proto = inline_local_functions(proto)
     return _Importer(proto, shape_dict, dtype, opset, freeze_params).run()
