@@ -221,6 +221,52 @@ def test_tiled_matmul_with_parallel_vector_and_local_cache() -> None:
     np.testing.assert_allclose(out.numpy(), x @ w, rtol=1e-4, atol=1e-4)
 
 
+def _matmul(m: int, n: int, k_extent: int) -> tuple[te.Tensor, te.Tensor, te.Tensor]:
+    k = te.reduce_axis((0, k_extent), name="k")
+    A = te.placeholder((m, k_extent), name="A")
+    B = te.placeholder((k_extent, n), name="B")
+    return A, B, te.compute((m, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+
+
+def _edge_tiles() -> tuple[te.Schedule, list[te.Tensor]]:
+    A, B, C = _matmul(37, 45, 29)
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "local")
+    _, yo, _, yi = s[C].tile(C.op.axis[0], C.op.axis[1], 8, 16)
+    s[CC].compute_at(s[C], yo)
+    xc, yc = s[CC].op.axis
+    ko, ki = s[CC].split(s[CC].op.reduce_axis[0], factor=4)
+    s[CC].reorder(ko, xc, ki, yc)
+    s[CC].vectorize(yc)
+    s[C].vectorize(yi)
+    return s, [A, B, C]
+
+
+def _cached_panel() -> tuple[te.Schedule, list[te.Tensor]]:
+    A, B, C = _matmul(64, 80, 96)
+    s = te.create_schedule(C.op)
+    BB = s.cache_read(B, "global", [C.op])
+    io, ii = s[C].split(C.op.axis[0], factor=8)
+    jo, ji = s[C].split(C.op.axis[1], factor=32)
+    s[C].reorder(jo, io, C.op.reduce_axis[0], ii, ji)
+    s[BB].compute_at(s[C], jo)
+    s[C].unroll(ii)
+    s[C].vectorize(ji)
+    return s, [A, B, C]
+
+
+@pytest.mark.parametrize("schedule", [_edge_tiles, _cached_panel], ids=["edges", "panel"])
+def test_partial_tiles_stay_in_bounds(schedule: Callable[[], Any]) -> None:
+    s, (A, B, C) = schedule()
+    mod = _build(s, [A, B, C], "tiles")
+    (m, k), n = (int(d) for d in A.shape), int(B.shape[1])
+    rng = np.random.default_rng(0)
+    a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
+    c = pytvm.nd.empty((m, n), "float32")
+    mod["tiles"](pytvm.nd.array(a), pytvm.nd.array(b), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+
+
 def test_topi_x86_matmul_schedule_at_a_size_that_runs_in_parallel() -> None:
     with Target(LLVM):
         A = te.placeholder((96, 80), name="A")
