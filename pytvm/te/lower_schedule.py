@@ -107,30 +107,27 @@ class _Lowering:
             return full
         parent = stage.attach_stage
         assert parent is not None and stage.attach_ivar is not None
-        for reader in self.sch.readers(stage):
-            if reader is not parent and reader.attach != "inline":
-                raise TVMValueError(
-                    f"stage {stage.name}: computed at {parent.name}, but {reader.name} reads it "
-                    "too; compute it at root (or inline it) when several stages read it"
-                )
         info = self.leaf_info(parent)
         pos = next(k for k, iv in enumerate(parent.leaf_iter_vars) if iv is stage.attach_ivar)
         inner = {
             info.loop_var[id(iv)]: Range(const(0), info.extent[id(iv)])
             for iv in parent.leaf_iter_vars[pos + 1 :]
         }
-        reads = _reads_of(self.bodies[id(parent)], stage)
+        reads = [(idx, info.root_value, inner) for idx in _reads_of(self.bodies[id(parent)], stage)]
         if not reads:
             raise TVMValueError(
                 f"stage {stage.name}: compute_at {parent.name}, which does not read it; attach "
                 "a stage to one of its consumers"
             )
+        for reader in self.sch.readers(stage):
+            if reader is not parent and reader.attach != "inline":
+                reads += self._reads_at_same_loop(stage, reader, parent, pos, inner)
         result = []
         for d, (lo_full, ext_full) in enumerate(full):
             lows, highs = [], []
-            for idx in reads:
-                e = substitute(idx[d], info.root_value)
-                iset = self.ana.int_set(e, inner)
+            for idx, values, ranges in reads:
+                e = substitute(idx[d], values)
+                iset = self.ana.int_set(e, ranges)
                 if iset.min_value is None or iset.max_value is None:
                     raise TVMValueError(
                         f"stage {stage.name}: cannot bound dimension {d} at {parent.name}"
@@ -147,6 +144,33 @@ class _Lowering:
             del lo_full, ext_full
             result.append((lo, extent))
         return result
+
+    def _reads_at_same_loop(
+        self, stage: Stage, reader: Stage, parent: Stage, pos: int, inner: dict[Var, Range]
+    ) -> list[tuple[Any, dict[Var, PrimExpr], dict[Var, Range]]]:
+        """What ``reader`` (another consumer of ``stage``) reads of it within one iteration of
+        ``parent``'s loop at ``pos``: allowed when ``reader`` is computed at ``parent`` at that
+        loop or inside it, so both consumers run within the region ``stage`` computes.
+        """
+        leaves = parent.leaf_iter_vars
+        depth = (
+            next((k for k, iv in enumerate(leaves) if iv is reader.attach_ivar), -1)
+            if reader.attach == "at" and reader.attach_stage is parent
+            else -1
+        )
+        if depth < pos:
+            raise TVMValueError(
+                f"stage {stage.name}: computed at {parent.name}, but {reader.name} reads it "
+                f"too and is not computed at that loop of {parent.name} or inside it; compute "
+                f"{reader.name} there as well, or {stage.name} at root (or inline it)"
+            )
+        rinfo = self.leaf_info(reader)
+        ranges = dict(inner)
+        for iv in reader.leaf_iter_vars:
+            ranges[rinfo.loop_var[id(iv)]] = Range(const(0), rinfo.extent[id(iv)])
+        return [
+            (idx, rinfo.root_value, ranges) for idx in _reads_of(self.bodies[id(reader)], stage)
+        ]
 
     # ------------------------------------------------------------------ leaf loops
 

@@ -76,7 +76,7 @@ def test_compute_at_a_stage_that_does_not_read_it() -> None:
     R = te.compute((8,), lambda i: A[i] - 1.0, name="R")
     s = te.create_schedule([Q.op, R.op])
     s[P].compute_at(s[R], R.op.axis[0])
-    with pytest.raises(ValueError, match=r"stage P: computed at R, but Q reads it"):
+    with pytest.raises(ValueError, match=r"stage P: compute_at R, which does not read it"):
         te.lower_schedule(s, [A, Q, R], "f")
 
 
