@@ -126,7 +126,7 @@ def test_cache_read_cache_write_and_storage_align_on_odd_tiles() -> None:
     s = te.create_schedule(C.op)
     AL = s.cache_read(A, "local", [C])
     CL = s.cache_write(C, "local")
-    io, jo, ii, ji = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 3)
+    _, jo, _, _ = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 3)
     s[CL].compute_at(s[C], jo)
     s[AL].compute_at(s[CL], s[CL].op.reduce_axis[0])
     s[AL].storage_align(s[AL].op.axis[0], 4, 1)
