@@ -240,11 +240,11 @@ typedef struct {
   pthread_cond_t done;
   pthread_t* threads;
   int num_workers;        /* threads in the pool (tasks 1..num_workers run there) */
-  unsigned long job_id;   /* incremented for every launch */
+  atomic_ulong job_id;    /* incremented (under mutex) for every launch */
   FTVMParallelLambda flambda;
   void* cdata;
   int num_task;
-  int pending;            /* worker tasks not yet finished in the current job */
+  atomic_int pending;     /* worker tasks not yet finished (changed under mutex) */
   int failed;
   char* error;            /* last error of the first worker task that failed (malloc'd) */
   TVMParallelGroupEnv env;
@@ -256,6 +256,19 @@ static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_requested_threads = 0;
 static _Thread_local int tls_in_parallel = 0;
+
+/* Before sleeping on a condition variable, a worker waiting for the next job and the launcher
+ * waiting for the workers poll for this many rounds (a few tens of microseconds): a graph runs
+ * kernel after kernel, and a futex wake-up per kernel costs more than the small ones take. */
+#define PYTVM_SPIN_ROUNDS 20000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
 
 /* The cores this process may run on (taskset, cgroups), else the cores online. */
 static int detect_threads(void) {
@@ -280,9 +293,15 @@ static void* worker_main(void* arg) {
     FTVMParallelLambda flambda;
     void* cdata;
     int task;
+    {
+      int spin;
+      for (spin = 0; spin < PYTVM_SPIN_ROUNDS && atomic_load(&g_pool.job_id) == seen; ++spin) {
+        cpu_relax();
+      }
+    }
     pthread_mutex_lock(&g_pool.mutex);
-    while (g_pool.job_id == seen) pthread_cond_wait(&g_pool.wake, &g_pool.mutex);
-    seen = g_pool.job_id;
+    while (atomic_load(&g_pool.job_id) == seen) pthread_cond_wait(&g_pool.wake, &g_pool.mutex);
+    seen = atomic_load(&g_pool.job_id);
     task = worker + 1;
     flambda = g_pool.flambda;
     cdata = g_pool.cdata;
@@ -299,7 +318,7 @@ static void* worker_main(void* arg) {
         g_pool.error = strdup(TVMGetLastError());
       }
       if (rc != 0) g_pool.failed = 1;
-      if (--g_pool.pending == 0) pthread_cond_signal(&g_pool.done);
+      if (atomic_fetch_sub(&g_pool.pending, 1) == 1) pthread_cond_signal(&g_pool.done);
       pthread_mutex_unlock(&g_pool.mutex);
     }
   }
@@ -323,7 +342,7 @@ static void pool_after_fork_child(void) {
   free(g_pool.threads);
   g_pool.threads = NULL;
   g_pool.num_workers = 0;
-  g_pool.pending = 0;
+  atomic_store(&g_pool.pending, 0);
   g_pool.failed = 0;
   g_pool.error = NULL;
 }
@@ -378,13 +397,13 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
   g_pool.flambda = flambda;
   g_pool.cdata = cdata;
   g_pool.num_task = num_task;
-  g_pool.pending = num_task - 1;
+  atomic_store(&g_pool.pending, num_task - 1);
   g_pool.failed = 0;
   g_pool.env.sync_handle = &g_pool.barrier;
   g_pool.env.num_task = num_task;
   atomic_store(&g_pool.barrier.arrived, 0);
   g_pool.barrier.num_task = num_task;
-  g_pool.job_id++;
+  atomic_fetch_add(&g_pool.job_id, 1);
   pthread_cond_broadcast(&g_pool.wake);
   pthread_mutex_unlock(&g_pool.mutex);
 
@@ -392,8 +411,14 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
   rc0 = flambda(0, &g_pool.env, cdata);
   tls_in_parallel = 0;
 
+  {
+    int spin;
+    for (spin = 0; spin < PYTVM_SPIN_ROUNDS && atomic_load(&g_pool.pending) > 0; ++spin) {
+      cpu_relax();
+    }
+  }
   pthread_mutex_lock(&g_pool.mutex);
-  while (g_pool.pending > 0) pthread_cond_wait(&g_pool.done, &g_pool.mutex);
+  while (atomic_load(&g_pool.pending) > 0) pthread_cond_wait(&g_pool.done, &g_pool.mutex);
   failed = g_pool.failed || rc0 != 0;
   worker_error = g_pool.error;
   g_pool.error = NULL;
