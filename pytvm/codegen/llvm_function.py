@@ -92,9 +92,7 @@ class FunctionEmitter:
     def _b(self) -> ir.IRBuilder:
         return self.frame.builder
 
-    def _fail_unless(
-        self, ok: ir.Value, before_failing: list[tuple[ir.Function, list[Any]]]
-    ) -> None:
+    def _fail_unless(self, ok: ir.Value, before_failing: list[_Call]) -> None:
         """Continue when ``ok``; otherwise make the calls, store -1 and leave for the cleanup."""
         fn = self.frame.fn
         fail, cont = fn.append_basic_block("fail"), fn.append_basic_block("ok")
