@@ -9,12 +9,12 @@ macros, else ``/proc/cpuinfo`` (so they follow the machine, never one machine).
 ``-backend=`` says how the kernels are compiled: ``c`` (generated C and the system C compiler)
 or ``llvmlite`` (LLVM IR compiled in this process: no C compiler needed). ``"c"`` always uses
 C, and so do system libraries and cross targets. Plain ``"llvm"`` uses llvmlite, chosen by
-``bench/kernels.py``, which builds every kernel both ways in one run: on an AMD Zen 5 host
-(AVX-512, one core) llvmlite's kernels ran 1.15-2.55x faster than gcc 12's ``-O3
--march=native`` build of the same schedules (matmul 1024^3 203 against 79 GFLOP/s, 128x768x768
-207 against 135, ResNet 3x3 conv 128 against 112, MobileNet depthwise 52 against 21), and
-compiled as fast for those large kernels (0.17-0.26 s against 0.22-0.31 s) and about three
-times faster for small ones (no compiler process to start).
+``bench/kernels.py``, which builds every kernel both ways in one run. On an AMD Zen 5 host
+(AVX-512, one core), over three runs, llvmlite's kernels ran 1.15-3.2x faster than gcc 12's
+``-O3 -march=native`` build of the same schedules (the quietest run: matmul 1024^3 174 against
+101 GFLOP/s, 128x768x768 177 against 112, ResNet-18 3x3 conv 113 against 92, MobileNet
+depthwise 45 against 14) and compiled in about half the time (0.14-0.27 s against
+0.31-0.42 s; a small kernel about three times faster: no compiler process to start).
 """
 
 from __future__ import annotations
