@@ -42,12 +42,19 @@ NODE_TESTS = {
     "SpaceToDepth": "spacetodepth", "Split": "split", "Sqrt": "sqrt", "Squeeze": "squeeze",
     "Sub": "sub", "Sum": "sum", "Tanh": "tanh", "ThresholdedRelu": "thresholdedrelu",
     "Tile": "tile", "Transpose": "transpose", "Unsqueeze": "unsqueeze", "Upsample": "upsample",
-    "Where": "where", "Xor": "xor",
+    "Where": "where", "Xor": "xor", "GatherElements": "gather_elements", "GatherND": "gathernd",
+    "CumSum": "cumsum", "OneHot": "onehot", "Trilu": "tri[lu]", "EyeLike": "eyelike",
+    "Hardmax": "hardmax", "NonZero": "nonzero", "Compress": "compress",
+    "GroupNormalization": "group_normalization", "MeanVarianceNormalization": "mvn",
+    "LpNormalization": "l[12p]normalization", "QuantizeLinear": "quantizelinear",
+    "DequantizeLinear": "dequantizelinear", "IsInf": "isinf", "Shrink": "shrink",
+    "Swish": "swish", "LpPool": "lppool",
 }  # fmt: skip
 
 #: Out of scope, with the reason.
 EXCLUDED = {
-    r"bfloat16|BFLOAT16|FLOAT8|FLOAT4|INT4|UINT4|INT2|UINT2|float8|_e8m0|string|STRING":
+    r"bfloat16|BFLOAT16|FLOAT8|FLOAT4|INT4|INT2|float8|_e8m0|_e4m3|_e5m2|float4|_u?int[24]_"
+    r"|string|STRING":
         "element types without a numpy/C scalar here (bfloat16, float8, 4- and 2-bit, strings)",
     r"training": "training-mode BatchNormalization and Dropout (inference only)",
     r"test_resize_.*(cubic|tf_crop_and_resize|antialias)":
@@ -55,12 +62,12 @@ EXCLUDED = {
     r"test_einsum_batch_diagonal": "Einsum with a repeated label (a diagonal, not a product)",
     r"test_identity_(opt|sequence)": "sequence and optional values",
     r"test_range_.*_expanded": "Range expanded into Loop (control flow)",
-    r"test_split_to_sequence|test_gather_elements": "other operators (SplitToSequence, ...)",
+    r"test_split_to_sequence": "SplitToSequence (sequence values)",
 }  # fmt: skip
 
 #: Not supported yet (expected to fail), with what is missing.
 NOT_YET = {
-    r"(averagepool|maxpool|convtranspose)_3d|Conv3d|Pool3d":
+    r"(averagepool|maxpool|convtranspose|lppool)_3d|Conv3d|Pool3d":
         "3-d convolution and pooling (1-d and 2-d are converted)",
     r"test_maxpool_with_argmax": "MaxPool's Indices output",
 }  # fmt: skip

@@ -11,9 +11,12 @@ from typing import Any
 
 from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
+from .ops_indexing import INDEXING_CONVERTERS
 from .ops_math import MATH_CONVERTERS
 from .ops_nn import NN_CONVERTERS
+from .ops_normalization import NORMALIZATION_CONVERTERS
 from .ops_pool import POOL_CONVERTERS
+from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
@@ -28,6 +31,9 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **POOL_CONVERTERS,
     **RESIZE_CONVERTERS,
     **EINSUM_CONVERTERS,
+    **INDEXING_CONVERTERS,
+    **NORMALIZATION_CONVERTERS,
+    **QUANTIZE_CONVERTERS,
 }
 
 

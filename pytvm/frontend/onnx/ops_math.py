@@ -251,6 +251,36 @@ def _thresholded_relu(ctx: NodeContext) -> Expr:
     return ctx.call("where", ctx.call("greater", x, alpha), x, _scalar(ctx, 0, dtype))
 
 
+def _is_inf(ctx: NodeContext) -> Expr:
+    x, dtype = ctx.expr(0), ctx.dtype(0)
+    found = []
+    if ctx.attr("detect_positive", 1):
+        found.append(ctx.call("equal", x, _scalar(ctx, np.inf, dtype)))
+    if ctx.attr("detect_negative", 1):
+        found.append(ctx.call("equal", x, _scalar(ctx, -np.inf, dtype)))
+    if not found:
+        return ctx.const(np.zeros(ctx.shape(0), dtype=bool))
+    return found[0] if len(found) == 1 else ctx.call("logical_or", *found)
+
+
+def _shrink(ctx: NodeContext) -> Expr:
+    x, dtype = ctx.expr(0), ctx.dtype(0)
+    lambd, bias = float(ctx.attr("lambd", 0.5)), float(ctx.attr("bias", 0.0))
+    low = ctx.call("less", x, _scalar(ctx, -lambd, dtype))
+    high = ctx.call("greater", x, _scalar(ctx, lambd, dtype))
+    shifted_up = ctx.call("add", x, _scalar(ctx, bias, dtype))
+    shifted_down = ctx.call("subtract", x, _scalar(ctx, bias, dtype))
+    inner = ctx.call("where", high, shifted_down, _scalar(ctx, 0, dtype))
+    return ctx.call("where", low, shifted_up, inner)
+
+
+def _swish(ctx: NodeContext) -> Expr:
+    x, dtype = ctx.expr(0), ctx.dtype(0)
+    alpha = float(ctx.attr("alpha", 1.0))
+    gate = x if alpha == 1.0 else ctx.call("multiply", x, _scalar(ctx, alpha, dtype))
+    return ctx.call("multiply", x, ctx.call("sigmoid", gate))
+
+
 def _is_nan(ctx: NodeContext) -> Expr:
     x = ctx.expr(0)
     return ctx.call("not_equal", x, x)
@@ -315,6 +345,9 @@ MATH_CONVERTERS: _Table = {
     "CastLike": (15, _cast_like),
     "Where": (9, _where),
     "IsNaN": (9, _is_nan),
+    "IsInf": (10, _is_inf),
+    "Shrink": (9, _shrink),
+    "Swish": (24, _swish),
     "LeakyRelu": (1, _leaky_relu),
     "PRelu": (1, _prelu),
     "Elu": (1, _elu),

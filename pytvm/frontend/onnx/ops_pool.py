@@ -1,11 +1,14 @@
 """Converters of ONNX's pooling: ``MaxPool``, ``AveragePool`` (explicit or automatic padding,
-``ceil_mode``, ``count_include_pad``, dilations), ``GlobalAveragePool``, ``GlobalMaxPool``.
+``ceil_mode``, ``count_include_pad``, dilations), ``LpPool``, ``GlobalAveragePool``,
+``GlobalMaxPool``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from ...graph import Expr
 from .node import NodeContext
@@ -14,31 +17,79 @@ from .ops_nn import check_spatial, spatial_attrs, window_pads
 __all__ = ["POOL_CONVERTERS"]
 
 
+def _window(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int]]:
+    """``(kernel, strides, dilations, pads)`` of the node's pooling window."""
+    nsp = check_spatial(ctx, ctx.ndim(0))
+    kernel, strides, dilations = spatial_attrs(ctx, nsp, ctx.require("kernel_shape"))
+    pads = window_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
+    return kernel, strides, dilations, pads
+
+
+def pool(ctx: NodeContext, kind: str, x: Expr, count_include_pad: bool = False) -> Expr:
+    """``x`` pooled (``"max"`` or ``"avg"``) over the node's window (1-d as 2-d of height 1)."""
+    kernel, strides, dilations, pads = _window(ctx)
+    nsp = len(kernel)
+    if nsp == 1:
+        x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
+        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
+        pads = [0, pads[0], 0, pads[1]]
+    attrs: dict[str, Any] = {
+        "pool_size": tuple(kernel),
+        "strides": tuple(strides),
+        "dilation": tuple(dilations),
+        "padding": tuple(pads),
+        "ceil_mode": bool(ctx.attr("ceil_mode", 0)),
+    }
+    if kind == "avg":
+        attrs["count_include_pad"] = count_include_pad
+    out = ctx.call(f"nn.{kind}_pool2d", x, **attrs)
+    return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out
+
+
 def _pool(kind: str) -> Any:
     def convert(ctx: NodeContext) -> Expr:
         if ctx.output_used(1):
             raise ctx.error("the Indices output of MaxPool is not supported")
-        nsp = check_spatial(ctx, ctx.ndim(0))
-        kernel, strides, dilations = spatial_attrs(ctx, nsp, ctx.require("kernel_shape"))
-        pads = window_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
-        x = ctx.expr(0)
-        if nsp == 1:
-            x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
-            kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
-            pads = [0, pads[0], 0, pads[1]]
-        attrs: dict[str, Any] = {
-            "pool_size": tuple(kernel),
-            "strides": tuple(strides),
-            "dilation": tuple(dilations),
-            "padding": tuple(pads),
-            "ceil_mode": bool(ctx.attr("ceil_mode", 0)),
-        }
-        if kind == "avg":
-            attrs["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
-        out = ctx.call(f"nn.{kind}_pool2d", x, **attrs)
-        return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out
+        return pool(ctx, kind, ctx.expr(0), bool(ctx.attr("count_include_pad", 0)))
 
     return convert
+
+
+def _valid_counts(size: int, out: int, k: int, s: int, d: int, before: int) -> Any:
+    """How many taps of each of ``out`` windows fall inside an axis of ``size``."""
+    starts = np.arange(out) * s - before
+    taps = starts[:, None] + np.arange(k)[None, :] * d
+    return ((taps >= 0) & (taps < size)).sum(axis=1)
+
+
+def _lp_pool(ctx: NodeContext) -> Expr:
+    """``(sum over the window of |x|**p) ** (1/p)``: an average over the input elements of each
+    window times their count.
+    """
+    p = float(ctx.attr("p", 2))
+    dtype = ctx.dtype(0)
+    x = ctx.expr(0)
+    square = p == 2.0  # noqa: PLR2004
+    if square:
+        powered = ctx.call("multiply", x, x)
+    else:
+        powered = ctx.call("power", ctx.call("abs", x), ctx.const(np.asarray(p, dtype=dtype)))
+    sizes = ctx.shape(0)[2:]
+    nsp = len(sizes)
+    kernel, strides, dilations, pads = _window(ctx)
+    avg = pool(ctx, "avg", powered)
+    out_sizes = avg.checked_type.shape[2:]  # type: ignore[union-attr]
+    counts = [
+        _valid_counts(n, o, k, s, d, b)
+        for n, o, k, s, d, b in zip(
+            sizes, out_sizes, kernel, strides, dilations, pads[:nsp], strict=True
+        )
+    ]
+    count = counts[0] if nsp == 1 else np.outer(counts[0], counts[1])
+    total = ctx.call("multiply", avg, ctx.const(count.astype(dtype)))
+    if square:
+        return ctx.call("sqrt", total)
+    return ctx.call("power", total, ctx.const(np.asarray(1.0 / p, dtype=dtype)))
 
 
 def _global(kind: str) -> Any:
@@ -60,4 +111,5 @@ POOL_CONVERTERS: _Table = {
     "AveragePool": (1, _pool("avg")),
     "GlobalAveragePool": (1, _global("avg")),
     "GlobalMaxPool": (1, _global("max")),
+    "LpPool": (1, _lp_pool),
 }

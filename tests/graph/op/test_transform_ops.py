@@ -174,6 +174,34 @@ CASES: list[OpCase] = [
     OpCase(
         "argmin", "argmin", [T], {"axis": (0,)}, expected=lambda t: np.argmin(t, 0).astype("int32")
     ),
+    OpCase(
+        "gather_elements",
+        "gather",
+        [M[:2], np.array([[0, -1, 2, 5, 1, 0], [3, 3, -6, 0, 1, 2]], "int64")],
+        {"axis": 1},
+        expected=lambda m, i: np.take_along_axis(m, np.where(i < 0, i + 6, i), axis=1),
+    ),
+    OpCase(
+        "gather_nd",
+        "gather_nd",
+        [X, np.array([[1, -1], [0, 2], [1, 0]], "int64")],
+        expected=lambda x, i: np.stack([x[1, 2], x[0, 2], x[1, 0]]),
+    ),
+    OpCase(
+        "gather_nd_batched",
+        "gather_nd",
+        [X, np.array([[[2]], [[0]]], "int32")],
+        {"batch_dims": 1},
+        expected=lambda x, i: np.stack([x[0, 2], x[1, 0]])[:, None],
+    ),
+    OpCase("cumsum", "cumsum", [X], {"axis": 1}, expected=lambda x: np.cumsum(x, axis=1)),
+    OpCase(
+        "cumsum_exclusive_reverse",
+        "cumsum",
+        [np.arange(12, dtype="int64").reshape(3, 4)],
+        {"axis": -1, "exclusive": True, "reverse": True},
+        expected=lambda x: np.flip(np.cumsum(np.flip(x, 1), 1), 1) - x,
+    ),
 ]
 IDS = [c.name for c in CASES]
 

@@ -1,0 +1,137 @@
+"""Converters of ONNX's index-driven operators: ``GatherElements``, ``GatherND``, ``CumSum``,
+``OneHot``, ``Trilu``, ``EyeLike``, ``Hardmax``, and ``NonZero``/``Compress`` where the
+values that decide the output's shape are known at import time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...graph import Expr
+from .node import NodeContext
+from .ops_math import onnx_dtype
+from .ops_tensor import normalize_axes
+
+__all__ = ["INDEXING_CONVERTERS"]
+
+
+def _gather_elements(ctx: NodeContext) -> Expr:
+    axis = normalize_axes(ctx, [int(ctx.attr("axis", 0))], ctx.ndim(0))[0]
+    return ctx.call("gather", ctx.expr(0), ctx.expr(1), axis=axis)
+
+
+def _gather_nd(ctx: NodeContext) -> Expr:
+    return ctx.call(
+        "gather_nd", ctx.expr(0), ctx.expr(1), batch_dims=int(ctx.attr("batch_dims", 0))
+    )
+
+
+def _cumsum(ctx: NodeContext) -> Expr:
+    axis = normalize_axes(ctx, ctx.ints(1, "axis")[:1], ctx.ndim(0))[0]
+    return ctx.call(
+        "cumsum",
+        ctx.expr(0),
+        axis=axis,
+        exclusive=bool(ctx.attr("exclusive", 0)),
+        reverse=bool(ctx.attr("reverse", 0)),
+    )
+
+
+def _iota(n: int, axis: int, rank: int, dtype: str) -> np.ndarray:
+    """``0..n-1`` laid along ``axis`` of a ``rank``-d array of ones elsewhere."""
+    shape = [1] * rank
+    shape[axis] = n
+    return np.arange(n, dtype=dtype).reshape(shape)
+
+
+def _one_hot(ctx: NodeContext) -> Expr:
+    depth = int(ctx.value(1, "depth").reshape(-1)[0])
+    rank = ctx.ndim(0) + 1
+    axis = normalize_axes(ctx, [int(ctx.attr("axis", -1))], rank)[0]
+    idx = ctx.expr(0)
+    if ctx.dtype(0) != "int64":
+        idx = ctx.call("cast", idx, dtype="int64")
+    zero, n = ctx.const(np.int64(0)), ctx.const(np.int64(depth))
+    idx = ctx.call("where", ctx.call("less", idx, zero), ctx.call("add", idx, n), idx)
+    idx = ctx.call("expand_dims", idx, axis=axis, num_newaxis=1)
+    hit = ctx.call("equal", idx, ctx.const(_iota(depth, axis, rank, "int64")))
+    values = ctx.expr(2)
+    off = ctx.call("take", values, ctx.const(np.int64(0)), axis=0, mode="fast")
+    on = ctx.call("take", values, ctx.const(np.int64(1)), axis=0, mode="fast")
+    return ctx.call("where", hit, on, off)
+
+
+def _trilu(ctx: NodeContext) -> Expr:
+    shape = ctx.shape(0)
+    if len(shape) < 2:  # noqa: PLR2004
+        raise ctx.error(f"the input must be at least 2-d, got shape {list(shape)}")
+    k = int(ctx.value(1, "k").reshape(-1)[0]) if ctx.has(1) else 0
+    ones = np.ones(shape[-2:], dtype=bool)
+    mask = np.triu(ones, k) if ctx.attr("upper", 1) else np.tril(ones, k)
+    zero = ctx.const(np.zeros((), dtype=ctx.dtype(0)))
+    return ctx.call("where", ctx.const(mask), ctx.expr(0), zero)
+
+
+def _eye_like(ctx: NodeContext) -> Expr:
+    shape = ctx.shape(0)
+    if len(shape) != 2:  # noqa: PLR2004
+        raise ctx.error(f"the input must be 2-d, got shape {list(shape)}")
+    code = ctx.attr("dtype")
+    dtype = ctx.dtype(0) if code is None else onnx_dtype(ctx, int(code))
+    return ctx.const(np.eye(shape[0], shape[1], int(ctx.attr("k", 0)), dtype=dtype))
+
+
+def _hardmax(ctx: NodeContext) -> Expr:
+    shape, dtype = ctx.shape(0), ctx.dtype(0)
+    ndim = len(shape)
+    axis = normalize_axes(ctx, [int(ctx.attr("axis", 1 if ctx.opset < 13 else -1))], ndim)[0]  # noqa: PLR2004
+    x = ctx.expr(0)
+    if ctx.opset < 13:  # noqa: PLR2004 - coerced to 2-d at the axis
+        x = ctx.call("reshape", x, newshape=(math.prod(shape[:axis]), math.prod(shape[axis:])))
+        work_shape: tuple[int, ...] = (math.prod(shape[:axis]), math.prod(shape[axis:]))
+        work_axis = 1
+    else:
+        work_shape, work_axis = shape, axis
+    best = ctx.call("argmax", x, axis=(work_axis,), keepdims=True)
+    iota = ctx.const(_iota(work_shape[work_axis], work_axis, len(work_shape), "int32"))
+    out = ctx.call("cast", ctx.call("equal", best, iota), dtype=dtype)
+    return ctx.call("reshape", out, newshape=shape) if ctx.opset < 13 else out  # noqa: PLR2004
+
+
+def _non_zero(ctx: NodeContext) -> Expr:
+    value = ctx.value(0, "the input (NonZero's output shape depends on its values)")
+    return ctx.const(np.array(np.nonzero(value), dtype="int64").reshape(value.ndim, -1))
+
+
+def _compress(ctx: NodeContext) -> Expr:
+    cond = ctx.value(1, "condition (Compress's output shape depends on it)").astype(bool)
+    x, shape = ctx.expr(0), ctx.shape(0)
+    axis = ctx.attr("axis")
+    if axis is None:
+        x, extent = ctx.call("reshape", x, newshape=(math.prod(shape),)), math.prod(shape)
+        axis = 0
+    else:
+        axis = normalize_axes(ctx, [int(axis)], len(shape))[0]
+        extent = shape[axis]
+    picked = np.nonzero(cond.reshape(-1)[:extent])[0].astype("int64")
+    return ctx.call("take", x, ctx.const(picked), axis=axis, mode="fast")
+
+
+_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
+
+#: ``{op_type: (first opset, converter)}``.
+INDEXING_CONVERTERS: _Table = {
+    "GatherElements": (11, _gather_elements),
+    "GatherND": (11, _gather_nd),
+    "CumSum": (11, _cumsum),
+    "OneHot": (9, _one_hot),
+    "Trilu": (14, _trilu),
+    "EyeLike": (9, _eye_like),
+    "Hardmax": (1, _hardmax),
+    "NonZero": (9, _non_zero),
+    "Compress": (9, _compress),
+}
