@@ -80,10 +80,11 @@ def build(
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("llvm"))
     t0 = time.perf_counter()
-    fused = optimize(_main(mod, params), PassContext.current())
-    t1 = time.perf_counter()
-    engine = CompileEngine(tgt)
-    layout = layout_graph(fused["main"], engine.kernel)
+    with tgt:  # layout choices and schedules follow the target
+        fused = optimize(_main(mod, params), PassContext.current())
+        t1 = time.perf_counter()
+        engine = CompileEngine(tgt)
+        layout = layout_graph(fused["main"], engine.kernel)
     t2 = time.perf_counter()
     plan = run_planner(memory_planner, layout.buffers, layout.num_steps)
     graph = layout.to_graph(list(plan.storage_id), _offsets(plan))

@@ -55,6 +55,7 @@ from .elemwise import (
     tanh,
 )
 from .indexing import strided_slice, take, where
+from .layout import layout_axes, layout_transform
 from .math import acosh, asinh, atanh, cos, cosh, logical_not, logical_xor, sign, sin, sinh, tan
 from .reduction import argmax, argmin, max, mean, min, prod, sum
 from .transform import (
@@ -96,6 +97,8 @@ __all__ = [
     "greater_equal",
     "identity",
     "image",
+    "layout_axes",
+    "layout_transform",
     "less",
     "less_equal",
     "log",

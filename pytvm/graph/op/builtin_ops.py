@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from . import activation, elemwise, image, indexing, nn, normalization, pooling, reduce, transform
+from . import (
+    activation,
+    elemwise,
+    image,
+    indexing,
+    layout,
+    nn,
+    normalization,
+    pooling,
+    reduce,
+    transform,
+)
 
 __all__ = [
     "activation",
     "elemwise",
     "image",
     "indexing",
+    "layout",
     "nn",
     "normalization",
     "pooling",

@@ -8,11 +8,19 @@ from typing import Any
 import numpy as np
 
 from ... import topi
+from ...ffi.errors import TVMValueError
 from ..attrs import Attrs
 from .define import define_op
+from .layout import layout_transform_np
 from .registry import OpPattern
 
 __all__: list[str] = []
+
+
+def _packed_layout(attrs: Attrs, key: str, plain: str) -> str | None:
+    """The blocked layout ``attrs[key]`` names (None: the operator's plain layout)."""
+    layout = attrs.get(key) or plain
+    return None if layout == plain else str(layout)
 
 
 def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
@@ -21,6 +29,15 @@ def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
     strides, padding, dilation = attrs["strides"], attrs["padding"], attrs["dilation"]
     out_dtype = attrs.get("out_dtype") or None
     channels = int(data.shape[1])
+    layout = _packed_layout(attrs, "kernel_layout", "OIHW")
+    if layout is not None:
+        # kernel [F // fb, C, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
+        if groups != 1 or topi.layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
+            raise TVMValueError(
+                f"nn.conv2d: kernel_layout {layout!r} with groups={groups}; expected 'OIHW' or "
+                "'OIHW<fb>o' (output channels in blocks of fb) with groups=1"
+            )
+        return topi.nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, out_dtype)
     if groups == 1:
         return topi.nn.conv2d_nchw(data, weight, strides, padding, dilation, out_dtype)
     if groups == channels and int(weight.shape[1]) == 1:
@@ -33,6 +50,9 @@ def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
 
 def _conv2d_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     x, w = args
+    layout = _packed_layout(attrs, "kernel_layout", "OIHW")
+    if layout is not None:
+        w = layout_transform_np(w, layout, "OIHW")
     sh, sw = attrs["strides"]
     dh, dw = attrs["dilation"]
     top, left, bottom, right = attrs["padding"]
@@ -111,13 +131,30 @@ def _matmul_np(a: np.ndarray, b: np.ndarray, dtype: Any) -> Any:
     return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(dtype)
 
 
-define_op(
-    "nn.dense",
-    2,
-    OpPattern.OUT_ELEMWISE_FUSABLE,
-    lambda args, attrs, ty: topi.nn.dense(args[0], args[1], None, attrs.get("out_dtype") or None),
-    lambda args, attrs: _matmul_np(args[0], args[1].T, _out_dtype(args, attrs)),
-)
+def _dense(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
+    data, weight = args
+    out_dtype = attrs.get("out_dtype") or None
+    layout = _packed_layout(attrs, "weight_layout", "NK")
+    if layout is None:
+        return topi.nn.dense(data, weight, None, out_dtype)
+    # weight [N // bn, K, bn] (layout NK{bn}n, made by AlterOpLayout)
+    if topi.layout_axes(layout)[:2] != (("N", 0), ("K", 0)) or weight.ndim != 3:  # noqa: PLR2004
+        raise TVMValueError(
+            f"nn.dense: weight_layout {layout!r} for a {weight.ndim}-d weight; expected 'NK' "
+            "or 'NK<bn>n' (a 3-d weight of panels [N // bn, K, bn])"
+        )
+    return topi.nn.dense_pack(data, weight, None, out_dtype)
+
+
+def _dense_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
+    data, weight = args
+    layout = _packed_layout(attrs, "weight_layout", "NK")
+    if layout is not None:
+        weight = layout_transform_np(weight, layout, "NK")
+    return _matmul_np(data, weight.T, _out_dtype(args, attrs))  # type: ignore[no-any-return]
+
+
+define_op("nn.dense", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _dense, _dense_np)
 
 
 def _flip(x: np.ndarray, transpose: bool) -> np.ndarray:

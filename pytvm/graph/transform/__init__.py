@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .alter_op_layout import AlterOpLayout, alter_op_layout
 from .bind_params import bind_params
 from .dead_code_elimination import DeadCodeElimination, dead_code_elimination
 from .device_propagation import device_map
@@ -17,6 +18,7 @@ from .simplify_inference import SimplifyInference, simplify_inference
 
 __all__ = [
     "OPTIMIZE_PASSES",
+    "AlterOpLayout",
     "DeadCodeElimination",
     "EliminateCommonSubexpr",
     "FoldConstant",
@@ -26,6 +28,7 @@ __all__ = [
     "PassContext",
     "RewriteAnnotatedOps",
     "SimplifyInference",
+    "alter_op_layout",
     "bind_params",
     "dead_code_elimination",
     "device_map",

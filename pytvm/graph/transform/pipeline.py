@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..module import IRModule
+from .alter_op_layout import AlterOpLayout
 from .dead_code_elimination import DeadCodeElimination
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant
@@ -23,7 +24,9 @@ OPTIMIZE_PASSES: tuple[GraphPass, ...] = (
     FoldConstant,
     # per-channel scales after conv/dense moved into the weights (batch norm folding)
     FoldScaleAxis,
-    # ... and the weights they scaled folded again
+    # constant weights of convolutions and dense layers packed for the target's vector kernels
+    AlterOpLayout,
+    # ... and the weights scaled or packed above folded again
     FoldConstant,
     # repeated computations shared
     EliminateCommonSubexpr,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..elemwise import clip
 from ..transform import flatten
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
+from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_transpose import conv2d_transpose_nchw
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
@@ -22,7 +23,9 @@ __all__ = [
     "batch_norm",
     "clip",
     "conv2d",
+    "conv2d_kernel_pack",
     "conv2d_nchw",
+    "conv2d_nchw_packed",
     "conv2d_transpose_nchw",
     "dense",
     "dense_pack",

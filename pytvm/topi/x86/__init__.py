@@ -14,6 +14,11 @@ from .conv2d import (
     schedule_depthwise_conv2d_nchw,
     schedule_group_conv2d_nchw,
 )
+from .conv2d_packed import (
+    conv2d_channel_block,
+    conv2d_packed_block,
+    schedule_conv2d_nchw_packed,
+)
 from .default import anchor_tag, schedule_default
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
@@ -21,9 +26,12 @@ from .pooling import schedule_adaptive_pool, schedule_pool
 
 __all__ = [
     "anchor_tag",
+    "conv2d_channel_block",
+    "conv2d_packed_block",
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
     "schedule_conv2d_nchw",
+    "schedule_conv2d_nchw_packed",
     "schedule_default",
     "schedule_dense",
     "schedule_dense_pack",

@@ -1,0 +1,108 @@
+"""AlterOpLayout: constant weights of convolutions and dense layers packed for vector kernels.
+
+``nn.dense(x, W)`` with a constant ``W [N, K]`` becomes
+``nn.dense(x, layout_transform(W, "NK", "NK<bn>n"), weight_layout="NK<bn>n")``: panels
+``[N // bn, K, bn]`` read by ``topi.nn.dense_pack``, ``bn`` the target's panel width
+(``topi.nn.linear.default_panel_width``, else one vector). ``nn.conv2d`` with ``groups=1`` and a
+constant kernel ``[F, C, KH, KW]`` gets ``kernel_layout="OIHW<fb>o"`` (blocks of ``fb`` output
+channels, ``topi.x86.conv2d_channel_block``), lowered by ``topi.nn.conv2d_nchw_packed``. The
+data stays NCHW, so no other operator changes. Layers whose output channels are not a whole
+number of vectors keep their layout. The following FoldConstant computes the packed weights
+once, at build time. Block sizes come from the current target.
+"""
+
+from __future__ import annotations
+
+from ...topi.nn.linear import default_panel_width
+from ...topi.x86.conv2d_packed import conv2d_channel_block
+from ..attrs import Attrs
+from ..expr import Call, Constant, Expr, Function
+from ..functor import rewrite_function
+from ..module import IRModule
+from ..ty import TensorType
+from .pass_infra import GraphPass, PassContext, map_functions
+
+__all__ = ["AlterOpLayout", "alter_op_layout"]
+
+
+def _packed_weight(weight: Constant, src: str, dst: str) -> Call:
+    return Call("layout_transform", (weight,), Attrs.of(src_layout=src, dst_layout=dst))
+
+
+def _is_float(ty: object) -> bool:
+    return isinstance(ty, TensorType) and str(ty.dtype).startswith("float")
+
+
+def _dense_panel(units: int, dtype: str) -> int | None:
+    """Panel width for ``units`` output columns: two vectors, else one, else None."""
+    widest = default_panel_width(dtype)
+    return next((bn for bn in (widest, widest // 2) if bn > 1 and units % bn == 0), None)
+
+
+def _alter_dense(node: Call) -> Call | None:
+    data, weight = node.args
+    if node.attrs.get("weight_layout") not in (None, "", "NK") or not isinstance(weight, Constant):
+        return None
+    ty = weight.checked_type
+    if not (_is_float(ty) and _is_float(data.checked_type)) or len(ty.shape) != 2:  # noqa: PLR2004
+        return None
+    bn = _dense_panel(int(ty.shape[0]), str(ty.dtype))
+    if bn is None:
+        return None
+    layout = f"NK{bn}n"
+    return Call(
+        node.op,
+        (data, _packed_weight(weight, "NK", layout)),
+        node.attrs.with_values(weight_layout=layout),
+        node.name,
+    )
+
+
+def _alter_conv2d(node: Call) -> Call | None:
+    data, weight = node.args
+    attrs = node.attrs
+    if (
+        attrs.get("groups", 1) != 1
+        or attrs.get("kernel_layout") not in (None, "", "OIHW")
+        or attrs.get("data_layout") not in (None, "", "NCHW")
+        or not isinstance(weight, Constant)
+    ):
+        return None
+    ty = weight.checked_type
+    if not (_is_float(ty) and _is_float(data.checked_type)) or len(ty.shape) != 4:  # noqa: PLR2004
+        return None
+    fb = conv2d_channel_block(int(ty.shape[0]), str(ty.dtype))
+    if fb is None:
+        return None
+    layout = f"OIHW{fb}o"
+    return Call(
+        node.op,
+        (data, _packed_weight(weight, "OIHW", layout)),
+        attrs.with_values(kernel_layout=layout),
+        node.name,
+    )
+
+
+def _alter(node: Expr) -> Expr | None:
+    if not isinstance(node, Call):
+        return None
+    if node.op == "nn.dense":
+        return _alter_dense(node)
+    if node.op == "nn.conv2d":
+        return _alter_conv2d(node)
+    return None
+
+
+def _alter_function(func: Function) -> Function:
+    if func.attrs.get("Primitive") or func.attrs.get("Compiler"):
+        return func
+    return rewrite_function(func, _alter)
+
+
+def alter_op_layout(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
+    """Pack the constant weights of dense layers and convolutions for the current target."""
+    del ctx
+    return map_functions(mod, _alter_function)
+
+
+AlterOpLayout = GraphPass("AlterOpLayout", 2, alter_op_layout)

@@ -1,0 +1,103 @@
+"""NCHW convolution with the kernel packed by output-channel blocks: ``conv2d_nchw_packed``.
+
+The kernel is given as ``[F // fb, C, KH, KW, fb]`` (layout ``OIHW{fb}o``, made by
+``topi.layout_transform`` or :func:`conv2d_kernel_pack`): ``fb`` output channels sit side by
+side, so the product can run a vector over output channels with the input value broadcast. The
+convolution accumulates into a channel-blocked stage ``[N, F // fb, OH, OW, fb]`` (tag
+``conv2d_nchw_packed``) that an injective stage reads back into ``[N, F, OH, OW]``; data and
+result stay NCHW.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...te.operation import compute, reduce_axis
+from ...te.reduction import sum as _sum
+from ...te.tensor import Tensor
+from ...tir.expr import PrimExpr, Var
+from .. import tag
+from .._shape import const_int, op_error, pair
+from .convolution import conv_output_size, padding4
+from .padding import pad
+
+__all__ = ["CONV2D_NCHW_PACKED", "conv2d_kernel_pack", "conv2d_nchw_packed"]
+
+#: Tag of the channel-blocked product stage.
+CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
+_PACKED_NDIM = 5
+_NCHW = 4
+
+
+def _dims(op: str, name: str, t: Tensor, ndim: int) -> list[int]:
+    if t.ndim != ndim:
+        raise op_error(op, f"{name} rank", t.ndim, str(ndim))
+    dims = [const_int(d) for d in t.shape]
+    if None in dims:
+        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "constant dimensions")
+    return [d for d in dims if d is not None]
+
+
+def conv2d_kernel_pack(kernel: Tensor, fb: int) -> Tensor:
+    """``kernel [F, C, KH, KW]`` as ``[F // fb, C, KH, KW, fb]`` (``fb`` must divide ``F``)."""
+    f, c, kh, kw = _dims("conv2d_kernel_pack", "kernel", kernel, _NCHW)
+    if fb < 1 or f % fb:
+        raise op_error("conv2d_kernel_pack", "fb", fb, f"a positive divisor of F = {f}")
+
+    def body(o: Var, i: Var, y: Var, x: Var, b: Var) -> PrimExpr:
+        return kernel(o * fb + b, i, y, x)
+
+    return compute(  # type: ignore[no-any-return]
+        (f // fb, c, kh, kw, fb), body, name="T_kernel_pack", tag=tag.INJECTIVE
+    )
+
+
+def conv2d_nchw_packed(
+    data: Tensor,
+    kernel: Tensor,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Convolution of ``data [N, C, H, W]`` with a packed ``kernel [F // fb, C, KH, KW, fb]``.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> x = te.placeholder((1, 3, 9, 9), name="x")
+    >>> w = te.placeholder((2, 3, 3, 3, 8), name="w")
+    >>> [str(d) for d in topi.nn.conv2d_nchw_packed(x, w, 2, 1, 1).shape]
+    ['1', '16', '5', '5']
+    """
+    op = "conv2d_nchw_packed"
+    n, c, h, w = _dims(op, "input", data, _NCHW)
+    fo, kc, kh, kw, fb = _dims(op, "packed kernel", kernel, _PACKED_NDIM)
+    if kc != c:
+        raise op_error(op, "kernel input channels", kc, f"the input's channels {c}")
+    sh, sw = pair(op, "stride", stride)
+    dh, dw = pair(op, "dilation", dilation)
+    top, left, bottom, right = padding4(op, padding)
+    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
+    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
+    src = data
+    if top or left or bottom or right:
+        src = pad(data, (0, 0, top, left), (0, 0, bottom, right), name="pad_temp")
+    dtype = out_dtype or data.dtype
+    rc = reduce_axis((0, c), name="rc")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+
+    def body(b: Var, o: Var, y: Var, x: Var, i: Var) -> PrimExpr:
+        a = src(b, rc.var, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        k = kernel(o, rc.var, ry.var, rx.var, i)
+        return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
+
+    blocked = compute((n, fo, oh, ow, fb), body, name="conv2d_nchw_packed", tag=CONV2D_NCHW_PACKED)
+
+    def unpack(b: Var, f: Var, y: Var, x: Var) -> PrimExpr:
+        return blocked(b, f // fb, y, x, f % fb)  # type: ignore[no-any-return]
+
+    return compute(  # type: ignore[no-any-return]
+        (n, fo * fb, oh, ow), unpack, name="conv2d_nchw_unpack", tag=tag.INJECTIVE
+    )

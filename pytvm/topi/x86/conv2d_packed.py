@@ -1,0 +1,145 @@
+"""CPU schedule of ``conv2d_nchw_packed``: register blocks of output channels x output columns.
+
+A block is ``fb`` output channels (the packed kernel's block, whole vectors) by ``wb`` output
+columns (by ``rows`` output rows when a block spans a whole row): ``fb // lanes * wb * rows``
+vector accumulators, as many as the target's vector registers hold beside the kernel vectors
+and the broadcast input. The block accumulates over input channels and kernel rows and columns
+(one kernel vector load and one input broadcast per multiply-add row), then the unpacking
+stage stores it to NCHW with the fused elementwise work (bias, activation, residual add).
+Blocks run in parallel, output-channel blocks outermost so a kernel panel is reused from cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...te.tensor import ComputeOp, Tensor
+from .._shape import const_int
+from .._target import vector_lanes
+from ..generic._tiling import (
+    extent,
+    fuse_parallel,
+    product,
+    vector_registers,
+    vectorize_block,
+)
+from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
+from ..generic.injective import schedule_injective_from_existing
+from ..nn.conv2d_packed import CONV2D_NCHW_PACKED
+
+__all__ = ["conv2d_channel_block", "conv2d_packed_block", "schedule_conv2d_nchw_packed"]
+
+#: Share of the vector registers that hold accumulators (the rest: kernel vectors, the
+#: broadcast input, addresses the compiler keeps in vector registers); more spills.
+_ACCUMULATOR_SHARE = 0.75
+
+
+def _is_pad(op: ComputeOp) -> bool:
+    return op.tag.endswith(",pad")
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def conv2d_channel_block(channels: int, dtype: str) -> int | None:
+    """Output channels per kernel block on the current target: two vectors of ``dtype``, else
+    one, whichever divides ``channels`` (None: neither does, keep the plain layout).
+
+    Examples
+    --------
+    >>> from pytvm.target import Target
+    >>> from pytvm.topi.x86 import conv2d_channel_block
+    >>> with Target("c -mattr=+avx2"):
+    ...     conv2d_channel_block(64, "float32"), conv2d_channel_block(24, "float32")
+    (16, 8)
+    """
+    lanes = vector_lanes(dtype)
+    if lanes < 2:  # noqa: PLR2004
+        return None
+    return next((fb for fb in (2 * lanes, lanes) if channels % fb == 0), None)
+
+
+def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int]:
+    """``(rows, wb)``: output rows and columns of a register block of ``fb`` channels.
+
+    ``wb`` is the widest divisor of ``ow`` whose accumulators fit the target's vector registers;
+    a block spanning the whole row takes as many rows (dividing ``oh``) as still fit.
+    """
+    vectors = max(1, fb // max(1, vector_lanes(dtype)))
+    budget = max(1, int(vector_registers(dtype) * _ACCUMULATOR_SHARE) // vectors)
+    wb = max(d for d in _divisors(ow) if d <= budget)
+    rows = 1
+    if wb == ow:
+        rows = max(d for d in _divisors(oh) if d * wb <= budget)
+    return rows, wb
+
+
+def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
+    dtype = out.dtype
+    lanes = vector_lanes(dtype)
+    _, fo_n, oh, ow, fb = (extent(a) for a in conv.axis)
+    assert fb is not None and oh is not None and ow is not None
+    rows, wb = conv2d_packed_block(fb, oh, ow, dtype)
+    c = conv.output(0)
+    cc = s.cache_write(c, "local")
+    s[c].compute_inline()
+    stage = s[out.op]
+    n, f, y, x = stage.op.axis
+    fo, fi = stage.split(f, factor=fb)
+    yo, yi = stage.split(y, factor=rows)
+    xo, xi = stage.split(x, factor=wb)
+    stage.reorder(n, fo, yo, xo, fi, yi, xi)
+    work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
+    fuse_parallel(stage, [n, fo, yo], work)
+    s[cc].compute_at(stage, xo)
+    stage.unroll(fi)  # the store reads the block's vectors lane by lane
+    cn, cfo, cy, cx, cfi = s[cc].op.axis
+    s[cc].reorder(cn, cfo, *s[cc].op.reduce_axis, cy, cx, cfi)
+    s[cc].unroll(cy)
+    s[cc].unroll(cx)
+    vectorize_block(s[cc], cfi, fb, lanes)
+    _ = fo_n
+
+
+def _carrier(conv: ComputeOp, outputs: Sequence[Tensor], unpack: Tensor | None) -> Tensor | None:
+    """The NCHW stage that stores the blocks: the single output (the unpacking with the fused
+    elementwise work inlined), when it has the unpacked shape.
+    """
+    if len(outputs) != 1:
+        return None
+    out = outputs[0]
+    if not is_inlinable(out.op) and out is not unpack:
+        return None
+    n, fo, oh, ow, fb = (const_int(d) for d in conv.output(0).shape)
+    want = [n, None if fo is None or fb is None else fo * fb, oh, ow]
+    return out if [const_int(d) for d in out.shape] == want else None
+
+
+def schedule_conv2d_nchw_packed(outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of ``topi.nn.conv2d_nchw_packed`` and the elementwise stages after it."""
+    outputs = as_outputs(outs)
+    s = create_schedule(outputs)
+    output_ops = {id(t.op) for t in outputs}
+    convs: list[ComputeOp] = []
+    others: list[ComputeOp] = []
+
+    def visit(op: ComputeOp) -> None:
+        if op.tag == CONV2D_NCHW_PACKED:
+            convs.append(op)
+        elif _is_pad(op) or id(op) in output_ops:
+            others.append(op)
+
+    traverse_inline(s, outputs, visit, keep=_is_pad)
+    carriers = set()
+    for conv in convs:
+        out = _carrier(conv, outputs, None)
+        if out is None:
+            continue  # several outputs: the blocked stage is computed whole, before them
+        carriers.add(id(out.op))
+        _schedule_block(s, conv, out)
+    for op in others:
+        if id(op) not in carriers:
+            schedule_injective_from_existing(s, op.output(0))
+    return s
