@@ -54,10 +54,12 @@ from .elemwise import (
     sqrt,
     tanh,
 )
+from .gather import gather, gather_nd
 from .indexing import strided_slice, take, where
 from .layout import layout_axes, layout_transform
 from .math import acosh, asinh, atanh, cos, cosh, logical_not, logical_xor, sign, sin, sinh, tan
 from .reduction import argmax, argmin, max, mean, min, prod, sum
+from .scan import cumsum
 from .transform import (
     concatenate,
     expand_dims,
@@ -84,6 +86,7 @@ __all__ = [
     "concatenate",
     "cos",
     "cosh",
+    "cumsum",
     "divide",
     "equal",
     "erf",
@@ -92,6 +95,8 @@ __all__ = [
     "floor",
     "floor_divide",
     "floor_mod",
+    "gather",
+    "gather_nd",
     "generic",
     "greater",
     "greater_equal",
