@@ -412,6 +412,8 @@ def test_dynamic_dims_need_shape_dict() -> None:
         from_onnx(model)
     mod, _ = from_onnx(model, shape_dict={"x": (3, 6)})
     assert mod["main"].params[0].type_annotation == TensorType((3, 6), "float32")
+    mod, _ = from_onnx(model, shape={"x": (2, 6)})  # TVM's keyword
+    assert mod["main"].params[0].type_annotation == TensorType((2, 6), "float32")
 
 
 def test_a_shape_computed_from_an_input_value_names_that_input() -> None:

@@ -275,14 +275,17 @@ def from_onnx(
     dtype: str | Mapping[str, str] = "float32",
     opset: int | None = None,
     freeze_params: bool = False,
+    *,
+    shape: Mapping[str, Any] | None = None,
 ) -> tuple[IRModule, dict[str, np.ndarray]]:
     """Import an ONNX model: ``(mod, params)`` with ``mod["main"]`` the model as a graph
     function and ``params`` its weights by name (TVM's ``relay.frontend.from_onnx``).
 
-    ``model`` is an ``onnx.ModelProto``, a path or the file's bytes. ``shape_dict`` fixes the
-    shapes of inputs with dynamic dimensions; ``dtype`` is the type of inputs the model leaves
-    untyped (one for all, or by name); ``opset`` overrides the model's opset. With
-    ``freeze_params`` every weight becomes a constant of the graph and ``params`` is empty.
+    ``model`` is an ``onnx.ModelProto``, a path or the file's bytes. ``shape_dict`` (or
+    ``shape``, TVM's keyword) fixes the shapes of inputs with dynamic dimensions; ``dtype``
+    is the type of inputs the model leaves untyped (one for all, or by name); ``opset``
+    overrides the model's opset. With ``freeze_params`` every weight becomes a constant of the
+    graph and ``params`` is empty.
     Unsupported operators raise one :class:`UnsupportedOperatorsError` listing each with its
     node name and opset.
 
@@ -298,6 +301,10 @@ def from_onnx(
     >>> str(mod["main"].checked_type), params
     ('Tensor[(1, 4), float32]', {})
     """
+    if shape is not None:
+        if shape_dict is not None:
+            raise OnnxImportError("from_onnx: give input shapes as shape_dict or shape, not both")
+        shape_dict = shape
     proto = load_model(model)
     if proto.functions:  # model-local functions: their bodies replace their calls
         from onnx.inliner import inline_local_functions
