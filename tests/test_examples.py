@@ -82,6 +82,15 @@ EXPECTED: dict[str, list[str]] = {
         "a wrong call raises ValueError: exp_mul: argument C: expected shape (1024,), got (1025,)",
         "topi matmul matches numpy: True",
     ],
+    "08_onnx_model.py": [
+        "imported: inputs ['x'], 7 params",
+        "after the passes: 5 fused kernels (batch norm folded into conv1)",
+        "output: shape (1, 10)",
+        "matches ONNX Runtime: True",
+        "latency: ",
+        "fused_nn_conv2d_add_nn_relu",
+        "memory plan (arena):",
+    ],
 }
 
 
