@@ -16,10 +16,12 @@ from ..tir.expr import (
     Div,
     ExprLike,
     PrimExpr,
+    Select,
     Var,
     binary,
     const,
     convert,
+    match_types,
 )
 from ..tir.expr import is_float as _is_float
 from . import tag
@@ -166,11 +168,17 @@ def mod(lhs: Operand, rhs: Operand) -> Any:
 
 
 def floor_mod(lhs: Operand, rhs: Operand) -> Any:
-    """Remainder with the sign of ``rhs`` (Python's ``%``)."""
+    """Remainder with the sign of ``rhs`` (Python's ``%``; for floats numpy's ``mod``, exact
+    and right for infinite divisors: ``fmod`` moved into ``rhs``'s sign).
+    """
 
     def fn(a: PrimExpr, b: PrimExpr) -> PrimExpr:
         if _is_float(a.dtype) or _is_float(b.dtype):
-            return a - tirop.floor(a / b) * b
+            a, b = match_types(a, b)
+            r = tirop.fmod(a, b)
+            zero = const(0, r.dtype)
+            flip = (r != zero) & ((r < zero) != (b < zero))
+            return Select(flip, r + b, r)
         return tirop.floormod(a, b)
 
     return _broadcast_op("floor_mod", fn, lhs, rhs)

@@ -15,7 +15,11 @@ __all__ = ["gather", "gather_nd"]
 
 
 def _wrap(i: PrimExpr, n: PrimExpr) -> PrimExpr:
-    """Index ``i`` with negative values counted from the end of an axis of ``n``."""
+    """Index ``i`` (as int32, the type of index arithmetic) with negative values counted from
+    the end of an axis of ``n``.
+    """
+    if i.dtype != "int32":
+        i = i.astype("int32")
     n = convert(n).astype(i.dtype)
     return Select(i < const(0, i.dtype), i + n, i)
 

@@ -61,6 +61,17 @@ def test_prepare_and_run_match_onnxruntime() -> None:
     np.testing.assert_array_equal(backend.run_model(model, [x])[0], outs[0])
 
 
+def test_compiled_and_interpreted_runs_agree() -> None:
+    model = _mlp(seed=5)
+    x = RNG.standard_normal((2, 6)).astype("float32")
+    compiled = backend.prepare(model, executor="graph").run([x])
+    interpreted = backend.prepare(model, executor="interpreter").run([x])
+    for a, b in zip(compiled, interpreted, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TVMValueError, match="executor 'vm' is not one of"):
+        backend.prepare(model, executor="vm")
+
+
 def test_the_same_model_is_prepared_once() -> None:
     before = backend.cached_models()
     first = backend.prepare(_mlp(seed=11))

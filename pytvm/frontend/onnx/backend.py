@@ -2,13 +2,16 @@
 ``onnxruntime.backend`` offers it: ``prepare(model, device="CPU")`` returns a rep whose
 ``run(inputs)`` returns the outputs; ``run_model``; ``supports_device``.
 
-A model is imported once and made executable once per content (the SHA-256 of its bytes and
-the device): preparing the same model again returns the cached executable. Where a node needs
+A model is imported and compiled once per content (the SHA-256 of its bytes, the device and
+the options): preparing the same model again returns the cached executable. Where a node needs
 the value of a graph input at import time (a shape, axes or pads fed as an input), the model
 is specialized to the values of those inputs at ``run`` and cached per value.
 
-The executable comes from :func:`_executable`, the one place that decides how a graph runs
-(today the reference interpreter).
+The executable comes from :func:`_executable`, the one place that decides how a graph runs:
+``executor="graph"`` (the default) compiles it with :func:`pytvm.graph.build` for ``target``
+(default: the current target, else ``llvm``) and runs it on the graph executor;
+``executor="interpreter"`` runs it with the reference interpreter. Other keyword arguments of
+``prepare`` go to :func:`pytvm.frontend.from_onnx` (``shape_dict``, ``dtype``, ...).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 from onnx import ModelProto, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
+from ...ffi import cpu
 from ...ffi.errors import TVMValueError
 from ...graph import IRModule
 from ...graph.interpreter import interpret
@@ -45,8 +49,44 @@ _CACHE: dict[str, Executable] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _executable(mod: IRModule, params: Mapping[str, np.ndarray], device: str) -> Executable:
-    """How an imported model runs on ``device``: today the reference interpreter."""
+EXECUTORS = ("graph", "interpreter")
+
+
+def _executable(
+    mod: IRModule,
+    params: Mapping[str, np.ndarray],
+    device: str,
+    executor: str = "graph",
+    target: Any = None,
+) -> Executable:
+    """How an imported model runs on ``device``: compiled for the graph executor, or by the
+    reference interpreter.
+    """
+    if executor == "interpreter":
+        return _interpreted(mod, params)
+    if executor != "graph":
+        raise TVMValueError(f"executor {executor!r} is not one of {EXECUTORS}")
+    from ...graph import build
+    from ...runtime.graph_executor import GraphModule
+
+    lib = build(mod, target=target, params=dict(params))
+    module = GraphModule(lib["default"](cpu(0)))
+    shapes, dtypes = module.get_input_info()
+    count = module.get_num_outputs()
+    lock = threading.Lock()  # one executor: one run at a time
+
+    def run(inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        with lock:
+            for name, value in inputs.items():
+                if name in shapes:  # inputs no output depends on are not in the graph
+                    module.set_input(name, np.array(value, dtype=dtypes[name], order="C"))
+            module.run()
+            return [module.get_output(i).numpy() for i in range(count)]
+
+    return run
+
+
+def _interpreted(mod: IRModule, params: Mapping[str, np.ndarray]) -> Executable:
     func = mod["main"]
     weights = dict(params)
 
@@ -85,10 +125,22 @@ def _device_kind(device: str) -> str:
 class PytvmBackendRep(BackendRep):
     """A prepared model: ``run(inputs)`` with inputs in the graph's order or by name."""
 
-    def __init__(self, model: ModelProto, device: str = "CPU", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: ModelProto,
+        device: str = "CPU",
+        executor: str = "graph",
+        target: Any = None,
+        **kwargs: Any,
+    ) -> None:
         self.model = model
         self.device = _device_kind(device)
+        if executor not in EXECUTORS:
+            raise TVMValueError(f"executor {executor!r} is not one of {EXECUTORS}")
+        self.executor, self.target = executor, target
         self.options = kwargs
+        setting = repr((self.device, executor, str(target), sorted(kwargs.items())))
+        self._setting = setting.encode()
         self._bytes = model.SerializeToString()
         inits = {i.name for i in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in inits]
@@ -96,7 +148,7 @@ class PytvmBackendRep(BackendRep):
         self._frozen: list[str] = []
         self._run: Executable | None = None
         try:
-            self._run = self._prepare(self.model, _digest(self._bytes, self.device.encode()))
+            self._run = self._prepare(self.model, _digest(self._bytes, self._setting))
         except DynamicValueError as err:
             self._frozen = [n for n in err.graph_inputs if n in self.input_names]
             if not self._frozen:
@@ -105,14 +157,14 @@ class PytvmBackendRep(BackendRep):
     def _prepare(self, model: ModelProto, key: str) -> Executable:
         def make() -> Executable:
             mod, params = from_onnx(model, **self.options)
-            return _executable(mod, params, self.device)
+            return _executable(mod, params, self.device, self.executor, self.target)
 
         return _cached(key, make)
 
     def _specialized(self, feed: Mapping[str, np.ndarray]) -> Executable:
         """The model with the graph inputs it needs as values turned into initializers."""
         values = [np.asarray(feed[n]).copy(order="C") for n in self._frozen]
-        parts = [self._bytes, self.device.encode()]
+        parts = [self._bytes, self._setting]
         for name, v in zip(self._frozen, values, strict=True):
             parts += [name.encode(), str(v.dtype).encode(), repr(v.shape).encode(), v.tobytes()]
         key = _digest(*parts)
@@ -169,7 +221,10 @@ class PytvmBackend(Backend):
     def prepare(
         cls, model: ModelProto | str | bytes, device: str = "CPU", **kwargs: Any
     ) -> PytvmBackendRep:
-        """Import ``model`` (a ModelProto, a path or bytes) and make it runnable on ``device``."""
+        """Import ``model`` (a ModelProto, a path or bytes) and make it runnable on ``device``
+        (``executor="graph"`` compiled, or ``"interpreter"``; ``target``; and
+        :func:`~pytvm.frontend.from_onnx`'s options).
+        """
         return PytvmBackendRep(load_model(model), device, **kwargs)
 
     @classmethod

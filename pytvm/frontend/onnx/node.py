@@ -38,7 +38,12 @@ def _constant_value(e: Expr) -> Any:
 
 
 def fold(expr: Call) -> Expr:
-    """``expr`` evaluated when all its arguments are constants (a tuple result: a Tuple)."""
+    """``expr`` evaluated when all its arguments are constants (a tuple result: a Tuple); an
+    empty tensor (a dimension of 0) is a constant whatever its arguments.
+    """
+    ty = expr.checked_type
+    if isinstance(ty, TensorType) and ty.size == 0:
+        return Constant(np.zeros(ty.shape, dtype=ty.dtype))
     if isinstance(expr.op, str) and all(_is_constant(a) for a in expr.args):
         out = evaluate_call(expr, [_constant_value(a) for a in expr.args])
         if isinstance(out, tuple):

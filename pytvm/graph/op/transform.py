@@ -141,15 +141,16 @@ def _take_np(args: Sequence[Array], attrs: Attrs) -> Array:
     return np.take(data, indices.astype(np.int64), axis=attrs.get("axis"), mode=mode)  # type: ignore[call-overload,no-any-return]
 
 
-define_op(
-    "take",
-    2,
-    OpPattern.INJECTIVE,
-    lambda args, attrs, ty: topi.take(
-        args[0], args[1], attrs.get("axis"), attrs.get("batch_dims", 0), attrs.get("mode", "fast")
-    ),
-    _take_np,
-)
+def _take(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
+    data, indices = args
+    if indices.dtype in ("int64", "uint64", "uint32"):  # index arithmetic is int32
+        indices = topi.cast(indices, "int32")
+    return topi.take(
+        data, indices, attrs.get("axis"), attrs.get("batch_dims", 0), attrs.get("mode", "fast")
+    )
+
+
+define_op("take", 2, OpPattern.INJECTIVE, _take, _take_np)
 define_op(
     "where",
     3,
