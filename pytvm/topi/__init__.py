@@ -54,6 +54,7 @@ from .elemwise import (
     sqrt,
     tanh,
 )
+from .fast_math import fast_erf, fast_exp
 from .gather import gather, gather_nd
 from .indexing import strided_slice, take, where
 from .layout import layout_axes, layout_transform
@@ -92,6 +93,8 @@ __all__ = [
     "erf",
     "exp",
     "expand_dims",
+    "fast_erf",
+    "fast_exp",
     "floor",
     "floor_divide",
     "floor_mod",

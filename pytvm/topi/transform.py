@@ -81,10 +81,61 @@ def reshape(a: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
                 f"{size_in} elements (input shape {[str(d) for d in a.shape]})",
             )
 
+    groups = _reshape_groups([const_int(d) for d in a.shape], [const_int(d) for d in dims])
+
     def body(*idx: Var) -> PrimExpr:
-        return a(*unravel_index(ravel_index(list(idx), dims), list(a.shape)))
+        if groups is None:
+            return a(*unravel_index(ravel_index(list(idx), dims), list(a.shape)))
+        src: list[PrimExpr] = [const(0, "int32")] * a.ndim
+        for group_in, group_out in groups:
+            # Unit dimensions index 0; a group of one dimension on each side passes through.
+            ins = [k for k in group_in if const_int(a.shape[k]) != 1]
+            outs = [k for k in group_out if const_int(dims[k]) != 1]
+            if not ins:
+                continue
+            flat = ravel_index([idx[k] for k in outs], [dims[k] for k in outs])
+            for k in reversed(ins[1:]):  # the outermost index needs no modulo
+                src[k] = flat % a.shape[k]
+                flat = flat // a.shape[k]
+            src[ins[0]] = flat
+        return a(*src)
 
     return compute(dims, body, name="T_reshape", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+
+
+def _reshape_groups(
+    src: Sequence[int | None], dst: Sequence[int | None]
+) -> list[tuple[list[int], list[int]]] | None:
+    """Runs of input and output dimensions with equal products (None for symbolic shapes), so
+    a reshape indexes each run on its own: a dimension kept as it is reads straight through,
+    without the divisions of a whole-tensor flat index.
+    """
+    if None in src or None in dst:
+        return None
+    a = [d for d in src if d is not None]
+    b = [d for d in dst if d is not None]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(a) or j < len(b):
+        ins, outs = [], []
+        pa = pb = 1
+        if i < len(a):
+            pa, i = a[i], i + 1
+            ins.append(i - 1)
+        if j < len(b):
+            pb, j = b[j], j + 1
+            outs.append(j - 1)
+        while pa != pb:
+            if pa < pb and i < len(a):
+                pa, i = pa * a[i], i + 1
+                ins.append(i - 1)
+            elif pb < pa and j < len(b):
+                pb, j = pb * b[j], j + 1
+                outs.append(j - 1)
+            else:
+                return None
+        groups.append((ins, outs))
+    return groups
 
 
 def _product(values: Sequence[int]) -> int:

@@ -2,13 +2,14 @@
 
 ``nn.dense(x, W)`` with a constant ``W [N, K]`` becomes
 ``nn.dense(x, layout_transform(W, "NK", "NK<bn>n"), weight_layout="NK<bn>n")``: panels
-``[N // bn, K, bn]`` read by ``topi.nn.dense_pack``, ``bn`` the target's panel width
-(``topi.nn.linear.default_panel_width``, else one vector). ``nn.conv2d`` with ``groups=1`` and a
-constant kernel ``[F, C, KH, KW]`` gets ``kernel_layout="OIHW<fb>o"`` (blocks of ``fb`` output
-channels, ``topi.x86.conv2d_channel_block``), lowered by ``topi.nn.conv2d_nchw_packed``. The
-data stays NCHW, so no other operator changes. Layers whose output channels are not a whole
-number of vectors keep their layout. The following FoldConstant computes the packed weights
-once, at build time. Block sizes come from the current target.
+``[N // bn, K, bn]`` read by ``topi.nn.dense_pack``; ``bn`` is the target's panel width
+(``topi.nn.linear.default_panel_width``), else the widest power-of-two part of it dividing N.
+``nn.conv2d`` with ``groups=1`` and a constant kernel ``[F, C, KH, KW]`` gets
+``kernel_layout="OIHW<fb>o"`` (blocks of ``fb`` output channels, from
+``topi.x86.conv2d_channel_block``), lowered by ``topi.nn.conv2d_nchw_packed``. The data stays
+NCHW, so no other operator changes. Layers whose output channels are not a whole number of
+vectors keep their layout. The following FoldConstant computes the packed weights once, at
+build time. Block sizes come from the current target.
 """
 
 from __future__ import annotations
@@ -33,10 +34,18 @@ def _is_float(ty: object) -> bool:
     return isinstance(ty, TensorType) and str(ty.dtype).startswith("float")
 
 
+#: Narrowest panel worth packing (a vector of four lanes).
+_MIN_PANEL = 4
+
+
 def _dense_panel(units: int, dtype: str) -> int | None:
-    """Panel width for ``units`` output columns: two vectors, else one, else None."""
-    widest = default_panel_width(dtype)
-    return next((bn for bn in (widest, widest // 2) if bn > 1 and units % bn == 0), None)
+    """Panel width for ``units`` output columns: the target's panel width (two vectors), else
+    the widest power-of-two fraction of it (down to four lanes) that divides ``units``.
+    """
+    bn = default_panel_width(dtype)
+    while bn >= _MIN_PANEL and units % bn:
+        bn //= 2
+    return bn if bn >= _MIN_PANEL else None
 
 
 def _alter_dense(node: Call) -> Call | None:

@@ -6,17 +6,20 @@ them: the final stage of a softmax has tag ``softmax_output`` (``log_softmax_out
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...ffi.errors import OpAttributeUnImplemented
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import max as _max
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
+from ...tir import op as tirop
 from ...tir.expr import IterVar, PrimExpr, Var, const
-from ...tir.op import exp, log, rsqrt
+from ...tir.op import log, rsqrt
 from .. import tag
 from .._shape import const_int, normalize_axes, normalize_axis, op_error, prod
+from .._target import vector_lanes
+from ..fast_math import exp_expr
 
 __all__ = ["batch_norm", "layer_norm", "log_softmax", "softmax"]
 
@@ -27,29 +30,82 @@ def _along(idx: Sequence[Var], axis: int, value: PrimExpr) -> list[PrimExpr]:
     return out
 
 
-def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor, int]:
+def _row_lanes(x: Tensor, ax: int) -> int | None:
+    """Vector lanes to split a last-axis row reduction by (None: reduce the row as a whole)."""
+    n, lanes = const_int(x.shape[ax]), vector_lanes(x.dtype)
+    if ax != x.ndim - 1 or n is None or lanes < 2 or n % lanes or n < 2 * lanes:  # noqa: PLR2004
+        return None
+    return lanes
+
+
+def _row_reduce(
+    outer: Sequence[PrimExpr],
+    length: PrimExpr,
+    lanes: int | None,
+    value: Callable[[Sequence[Var], PrimExpr], PrimExpr],
+    combine: Callable[..., PrimExpr],
+    name: str,
+) -> Tensor:
+    """``combine`` of ``value(row, k)`` over ``k`` in ``[0, length)`` per row. With ``lanes``,
+    in two stages: ``lanes`` partial results (stage attribute ``row_partial``; a schedule runs
+    them as one vector) over every ``lanes``-th element, then their combination.
+    """
+    if lanes is None:
+        k = reduce_axis((0, length), name="k")
+        return compute(  # type: ignore[no-any-return]
+            outer, lambda *i: combine(value(i, k.var), axis=k), name=name, tag=tag.COMM_REDUCE
+        )
+    ko = reduce_axis((0, length // lanes), name="ko")
+    part = compute(
+        [*outer, lanes],
+        lambda *i: combine(value(i[:-1], ko.var * lanes + i[-1]), axis=ko),
+        name=f"{name}_partial",
+        tag=tag.COMM_REDUCE,
+        attrs={"row_partial": lanes},
+    )
+    kl = reduce_axis((0, lanes), name="kl")
+    return compute(  # type: ignore[no-any-return]
+        outer, lambda *i: combine(part(*i, kl.var), axis=kl), name=name, tag=tag.COMM_REDUCE
+    )
+
+
+def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | None, Tensor, int]:
+    """The row maximum, the exponentials (a stage of their own when rows are summed in vector
+    lanes, so each is computed once) and their row sums.
+    """
     ax = normalize_axis(op, axis, x.ndim)
     outer = [d for k, d in enumerate(x.shape) if k != ax]
+    lanes = _row_lanes(x, ax)
 
-    def full(idx: Sequence[Var], v: PrimExpr) -> list[PrimExpr]:
-        res: list[PrimExpr] = list(idx[:ax])
-        return [*res, v, *idx[ax:]]
+    def full(idx: Sequence[PrimExpr], v: PrimExpr) -> list[PrimExpr]:
+        return [*idx[:ax], v, *idx[ax:]]
 
-    k1 = reduce_axis((0, x.shape[ax]), name="k")
-    max_elem = compute(
-        outer,
-        lambda *i: _max(x(*full(i, k1.var)), axis=k1),
-        name=f"T_{op}_maxelem",
-        tag=tag.COMM_REDUCE,
+    max_elem = _row_reduce(
+        outer, x.shape[ax], lanes, lambda i, k: x(*full(i, k)), _max, f"T_{op}_maxelem"
     )
-    k2 = reduce_axis((0, x.shape[ax]), name="k")
-    expsum = compute(
-        outer,
-        lambda *i: _sum(exp(x(*full(i, k2.var)) - max_elem(*i)), axis=k2),
-        name=f"T_{op}_expsum",
-        tag=tag.COMM_REDUCE,
-    )
-    return max_elem, expsum, ax
+    exps = None
+    if lanes is not None and op == "softmax":
+        exps = compute(
+            x.shape,
+            lambda *i: exp_expr(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
+            name=f"T_{op}_exp",
+            tag="softmax_exp",
+        )
+        expsum = _row_reduce(
+            outer, x.shape[ax], lanes, lambda i, k: exps(*full(i, k)), _sum, f"T_{op}_expsum"
+        )
+    else:
+        # Lane partials are vectors: the vectorizable exp; a whole-row sum is a scalar loop.
+        row_exp = tirop.exp if lanes is None else exp_expr
+        expsum = _row_reduce(
+            outer,
+            x.shape[ax],
+            lanes,
+            lambda i, k: row_exp(x(*full(i, k)) - max_elem(*i)),
+            _sum,
+            f"T_{op}_expsum",
+        )
+    return max_elem, exps, expsum, ax
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -62,11 +118,13 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
     >>> topi.nn.softmax(x).op.tag
     'softmax_output'
     """
-    max_elem, expsum, ax = _softmax_stages(x, axis, "softmax")
+    max_elem, exps, expsum, ax = _softmax_stages(x, axis, "softmax")
 
     def body(*i: Var) -> PrimExpr:
         rest = [*i[:ax], *i[ax + 1 :]]
-        return exp(x(*i) - max_elem(*rest)) / expsum(*rest)
+        if exps is not None:
+            return exps(*i) / expsum(*rest)
+        return exp_expr(x(*i) - max_elem(*rest)) / expsum(*rest)
 
     return compute(  # type: ignore[no-any-return]
         x.shape, body, name="T_softmax_norm", tag="softmax_output", attrs={"axis": ax}
@@ -75,7 +133,7 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
-    max_elem, expsum, ax = _softmax_stages(x, axis, "log_softmax")
+    max_elem, _, expsum, ax = _softmax_stages(x, axis, "log_softmax")
 
     def body(*i: Var) -> PrimExpr:
         rest = [*i[:ax], *i[ax + 1 :]]
@@ -118,20 +176,33 @@ def layer_norm(
             res[a] = r.var
         return res
 
-    r1 = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
-    mean = compute(
-        outer,
-        lambda *i: _sum(data(*point(i, r1)) / count, axis=r1),
-        name="T_layer_norm_mean",
-        tag=tag.COMM_REDUCE,
-    )
-    r2 = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
+    lanes = _row_lanes(data, axes[0]) if len(axes) == 1 else None
+    if lanes is not None:  # one trailing axis: sums in vector lanes
+        n = data.shape[axes[0]]
 
-    def sq(*i: Var) -> PrimExpr:
-        d = data(*point(i, r2)) - mean(*i)
-        return _sum(d * d / count, axis=r2)  # type: ignore[no-any-return]
+        def centered(i: Sequence[PrimExpr], k: PrimExpr) -> PrimExpr:
+            d = data(*i, k) - mean(*i)
+            return d * d / count
 
-    var = compute(outer, sq, name="T_layer_norm_var", tag=tag.COMM_REDUCE)
+        mean = _row_reduce(
+            outer, n, lanes, lambda i, k: data(*i, k) / count, _sum, "T_layer_norm_mean"
+        )
+        var = _row_reduce(outer, n, lanes, centered, _sum, "T_layer_norm_var")
+    else:
+        r1 = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
+        mean = compute(
+            outer,
+            lambda *i: _sum(data(*point(i, r1)) / count, axis=r1),
+            name="T_layer_norm_mean",
+            tag=tag.COMM_REDUCE,
+        )
+        r2 = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
+
+        def sq(*i: Var) -> PrimExpr:
+            d = data(*point(i, r2)) - mean(*i)
+            return _sum(d * d / count, axis=r2)  # type: ignore[no-any-return]
+
+        var = compute(outer, sq, name="T_layer_norm_var", tag=tag.COMM_REDUCE)
 
     def body(*i: Var) -> PrimExpr:
         rest = [i[k] for k in keep]

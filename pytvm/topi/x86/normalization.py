@@ -32,6 +32,83 @@ def _row_axes(op: ComputeOp) -> int:
     return min((len(r.axis) for r in reductions), default=0)
 
 
+def _row_stages(norm: ComputeOp, rows: int, output_ops: set[int]) -> list[ComputeOp]:
+    """The stages feeding ``norm`` that are computed per row: reductions and staged
+    exponentials whose leading ``rows`` axes are the rows (producers first).
+    """
+    row_extents = [extent(a) for a in norm.axis[:rows]]
+    found: list[ComputeOp] = []
+    seen: set[int] = set()
+
+    def visit(op: object) -> None:
+        if not isinstance(op, ComputeOp) or id(op) in seen:
+            return
+        seen.add(id(op))
+        for t in op.input_tensors:
+            visit(t.op)
+        per_row = [extent(a) for a in op.axis[:rows]] == row_extents
+        if (
+            op is not norm
+            and id(op) not in output_ops
+            and per_row
+            and (op.reduce_axis or op.tag == "softmax_exp")
+        ):
+            found.append(op)
+
+    visit(norm)
+    return found
+
+
+def _schedule_row_stage(s: Any, op: ComputeOp, rows: int) -> None:
+    """A per-row stage of a lane-split row reduction, computed whole (rows in parallel): lane
+    partials accumulate as one vector, staged exponentials are vectorized along the row.
+    """
+    stage = s[op]
+    axes = list(stage.op.axis)
+    lanes = op.attrs.get("row_partial")
+    if lanes:
+        stage.reorder(*axes[:-1], *stage.op.reduce_axis, axes[-1])
+        stage.vectorize(axes[-1])
+    elif not op.reduce_axis:
+        vectorize_inner(stage, axes[-1], op.output(0).dtype)
+    fuse_parallel(stage, axes[:rows], product([extent(a) for a in op.axis]))
+
+
+def _schedule_norm(
+    s: Any, op: ComputeOp, readers: dict[int, set[int]], output_ops: set[int]
+) -> list[ComputeOp]:
+    """Schedule the normalization output ``op`` and the per-row stages it reads; returns the
+    stages scheduled here.
+    """
+    stage = s[op]
+    axes = list(stage.op.axis)
+    rows = _row_axes(op)
+    inner = axes[rows:]
+    if len(inner) == 1:
+        vectorize_inner(stage, inner[0], op.output(0).dtype)
+    fused = fuse_parallel(stage, axes[:rows], product([extent(a) for a in op.axis]))
+    if fused is None:
+        return []
+    staged = _row_stages(op, rows, output_ops)
+    if any("row_partial" in r.attrs or r.tag == "softmax_exp" for r in staged):
+        # Rows reduced in vector lanes: each per-row stage is computed whole, rows in parallel.
+        for row_stage in staged:
+            _schedule_row_stage(s, row_stage, rows)
+        return staged
+    attached = []
+    for t in op.input_tensors:
+        red = t.op
+        if (
+            isinstance(red, ComputeOp)
+            and red.reduce_axis
+            and len(red.axis) == rows
+            and readers.get(id(red)) == {id(op)}
+        ):
+            s[red].compute_at(stage, fused)
+            attached.append(red)
+    return attached
+
+
 def _schedule(outs: Tensor | Sequence[Tensor]) -> Any:
     outputs = as_outputs(outs)
     s = create_schedule(outputs)
@@ -47,26 +124,7 @@ def _schedule(outs: Tensor | Sequence[Tensor]) -> Any:
     for op in [*norms, *others]:
         for t in op.input_tensors:
             readers.setdefault(id(t.op), set()).add(id(op))
-    attached: set[int] = set()
-    for op in norms:
-        stage = s[op]
-        axes = list(stage.op.axis)
-        rows = _row_axes(op)
-        inner = axes[rows:]
-        if len(inner) == 1:
-            vectorize_inner(stage, inner[0], op.output(0).dtype)
-        fused = fuse_parallel(stage, axes[:rows], product([extent(a) for a in op.axis]))
-        for t in op.input_tensors:
-            red = t.op
-            if (
-                isinstance(red, ComputeOp)
-                and red.reduce_axis
-                and fused is not None
-                and len(red.axis) == rows
-                and readers.get(id(red)) == {id(op)}
-            ):
-                s[red].compute_at(stage, fused)
-                attached.add(id(red))
+    attached = {id(a) for op in norms for a in _schedule_norm(s, op, readers, output_ops)}
     for op in others:
         if id(op) in attached:
             continue

@@ -53,14 +53,17 @@ def test_dense_weight_is_packed_in_panels_of_two_vectors() -> None:
     assert_structural_equal(after, expected)
 
 
-def test_dense_panel_falls_back_to_one_vector_and_then_to_the_plain_layout() -> None:
+def test_dense_panel_narrows_to_divide_the_columns_down_to_four_lanes() -> None:
     x = _var("x", 4, 24)
     with Target(AVX2):
         one_vector = alter_op_layout(_mod([x], g.call("nn.dense", x, g.const(_rand(40, 24)))))
+        half_vector = alter_op_layout(_mod([x], g.call("nn.dense", x, g.const(_rand(20, 24)))))
         plain = _mod([x], g.call("nn.dense", x, g.const(_rand(10, 24))))
         kept = alter_op_layout(plain)
     body = one_vector["main"].body
     assert isinstance(body, g.Call) and body.attrs["weight_layout"] == "NK8n"
+    body = half_vector["main"].body
+    assert isinstance(body, g.Call) and body.attrs["weight_layout"] == "NK4n"
     assert kept is plain
 
 

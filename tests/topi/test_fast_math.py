@@ -1,0 +1,64 @@
+"""Vectorizable ``exp`` and ``erf`` (``topi.fast_exp``/``fast_erf``; ``topi.erf`` uses the
+latter for float32): accuracy against the math library over the float range, special values,
+and kernels that stay vector code (no per-lane library calls).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pytvm
+from pytvm import te, topi
+from pytvm.ffi.errors import TVMValueError
+
+F32 = "float32"
+
+
+def _run(fn: object, values: np.ndarray) -> tuple[np.ndarray, str]:
+    x = te.placeholder(values.shape, F32, "x")
+    y = fn(x)  # type: ignore[operator]
+    s = topi.generic.schedule_injective(y)
+    mod = pytvm.build(s, [x, y], target="llvm", name="f")
+    out = pytvm.nd.empty(values.shape, F32)
+    mod["f"](pytvm.nd.array(values), out)
+    return out.numpy(), str(pytvm.lower(s, [x, y]))
+
+
+def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    spacing = np.spacing(np.abs(want).astype(F32)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - want) / spacing  # type: ignore[no-any-return]
+
+
+def test_fast_exp_is_within_two_ulps_over_the_normal_range() -> None:
+    xs = np.concatenate([np.linspace(-87.3, 88.72, 400_001), np.linspace(-1e-3, 1e-3, 1001)])
+    got, text = _run(topi.fast_exp, xs.astype(F32))
+    want = np.exp(xs.astype(F32).astype(np.float64))
+    assert _ulps(got, want).max() <= 2.0
+    assert "exp(" not in text  # arithmetic only: no per-lane library call
+
+
+def test_fast_exp_special_values() -> None:
+    xs = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 89.0, -88.0, -1000.0], F32)
+    got, _ = _run(topi.fast_exp, np.tile(xs, 2))
+    np.testing.assert_array_equal(got[:8], np.array([np.inf, 0, np.nan, 1, 1, np.inf, 0, 0], F32))
+
+
+def test_erf_is_within_4e7_and_saturates() -> None:
+    xs = np.concatenate([np.linspace(-6, 6, 200_001), [np.inf, -np.inf, 1e-30, -1e-30]])
+    xs = xs.astype(F32)
+    got, text = _run(topi.erf, xs)
+    want = np.array([math.erf(float(v)) for v in xs])
+    np.testing.assert_allclose(got, want, rtol=0, atol=4e-7)
+    assert got[-4] == 1 and got[-3] == -1
+    np.testing.assert_allclose(got[-2:], want[-2:], rtol=1e-6)  # tiny inputs: relative accuracy
+    assert "erf(" not in text
+
+
+def test_fast_erf_keeps_nan_and_refuses_integers() -> None:
+    got, _ = _run(topi.fast_erf, np.array([np.nan, 0.5] * 8, F32))
+    assert np.isnan(got[0]) and abs(got[1] - math.erf(0.5)) < 4e-7
+    with pytest.raises(TVMValueError, match="float"):
+        topi.fast_erf(te.placeholder((4,), "int32", "i"))
