@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import topi
 from ...ffi.errors import TVMValueError
+from ...topi.nn.convolution import padding4
 from ..attrs import Attrs
 from .define import define_op
 from .layout import layout_transform_np
@@ -44,6 +45,11 @@ def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
         # [C*M, 1, KH, KW] as the depthwise kernel [C, M, KH, KW]
         mult = int(weight.shape[0]) // channels
         kernel = topi.reshape(weight, (channels, mult, weight.shape[2], weight.shape[3]))
+        _, left, _, right = padding4("nn.conv2d", padding)
+        if max(left, right) <= int(data.shape[3]):  # padded rows: vectors along the rows
+            return topi.nn.depthwise_conv2d_nchw_rows(
+                data, kernel, strides, padding, dilation, out_dtype
+            )
         return topi.nn.depthwise_conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
     return topi.nn.group_conv2d_nchw(data, weight, strides, padding, dilation, groups, out_dtype)
 

@@ -10,6 +10,7 @@ from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_transpose import conv2d_transpose_nchw
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
+from .depthwise import depthwise_conv2d_nchw_rows
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
 from .local_response_norm import lrn
 from .mirror_pad import mirror_pad
@@ -31,6 +32,7 @@ __all__ = [
     "dense_pack",
     "dense_pack_weight",
     "depthwise_conv2d_nchw",
+    "depthwise_conv2d_nchw_rows",
     "flatten",
     "gelu",
     "global_pool",

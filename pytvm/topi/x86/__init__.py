@@ -21,6 +21,7 @@ from .conv2d_packed import (
 )
 from .default import anchor_tag, schedule_default
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
+from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
 from .pooling import schedule_adaptive_pool, schedule_pool
 
@@ -36,6 +37,7 @@ __all__ = [
     "schedule_dense",
     "schedule_dense_pack",
     "schedule_depthwise_conv2d_nchw",
+    "schedule_depthwise_conv2d_nchw_rows",
     "schedule_group_conv2d_nchw",
     "schedule_injective",
     "schedule_injective_from_existing",

@@ -1,0 +1,115 @@
+"""CPU schedule of ``depthwise_conv2d_nchw_rows``: channel planes in bands of rows.
+
+Channel planes run in parallel, each in bands of output rows small enough for the first-level
+cache. For a band, the padded rows it reads are copied (vectorized in their column blocks, on
+the stack), then the product runs as vectors along the band's run of padded rows (within each
+row when rows are read apart), ``_UNROLL`` vectors at a time for independent multiply-add
+chains, the kernel taps unrolled; the output stage keeps ``OW`` columns of each row (every
+``stride``-th) with the fused elementwise work, vectorized for stride 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...te.tensor import ComputeOp, Tensor
+from .._shape import const_int
+from .._target import vector_lanes
+from ..generic._tiling import extent, fuse_parallel, product, vectorize_inner
+from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
+from ..generic.injective import schedule_injective_from_existing
+from ..nn.depthwise import DEPTHWISE_ROWS, PAD_ROWS
+
+__all__ = ["schedule_depthwise_conv2d_nchw_rows"]
+
+#: Vectors of the product computed together (independent multiply-add chains).
+_UNROLL = 4
+#: Product values of one band of rows (with its padded rows, a few KiB: first-level cache).
+_BAND_VALUES = 2048
+
+
+def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
+    """The output stage of the plane's values: the single output (the crop, with any
+    elementwise work inlined) of the convolution's output shape.
+    """
+    if len(outputs) != 1 or not is_inlinable(outputs[0].op):
+        return None
+    out = outputs[0]
+    n, ch = (const_int(d) for d in conv.output(0).shape[:2])
+    dims = [const_int(d) for d in out.shape]
+    return out if len(dims) == 4 and dims[:2] == [n, ch] else None  # noqa: PLR2004
+
+
+def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
+    pad = next(t.op for t in conv.input_tensors if t.op.tag == PAD_ROWS)
+    assert isinstance(pad, ComputeOp)
+    dtype = out.dtype
+    lanes = vector_lanes(dtype)
+    stage = s[out.op]
+    n, ch, y, x = stage.op.axis
+    work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
+    fuse_parallel(stage, [n, ch], work)
+    sh, sw = (int(v) for v in conv.attrs.get("stride", (1, 1)))
+    pitch = int(conv.attrs["pitch"])
+    oh = const_int(out.shape[2]) or 1
+    if sw == 1:  # the output row is a run of the product's row: vectors (else a gather)
+        vectorize_inner(stage, x, dtype)
+    # Bands of rows whose padded input and product fit the first-level cache.
+    band = max(d for d in range(1, oh + 1) if oh % d == 0 and d * pitch <= _BAND_VALUES)
+    band_outer, _ = stage.split(y, factor=band)
+    s[conv].compute_at(stage, band_outer)
+    cstage = s[conv]
+    _, cc, run = cstage.op.axis
+    rows: list[Any] = []
+    unroll = _UNROLL
+    if sh != 1:  # rows read apart: vectors within a row (the pitch is whole vectors)
+        row, run = cstage.split(run, factor=pitch)
+        rows = [row]
+        unroll = max(u for u in range(1, _UNROLL + 1) if (pitch // lanes) % u == 0)
+    outer, inner = cstage.split(run, factor=lanes * unroll)
+    group, lane = cstage.split(inner, factor=lanes)
+    cstage.reorder(*rows, outer, *cstage.op.reduce_axis, group, lane)
+    for r in cstage.op.reduce_axis:
+        cstage.unroll(r)
+    cstage.unroll(group)
+    cstage.vectorize(lane)
+    # The band's padded rows: one row of column blocks per step.
+    s[pad].compute_at(cstage, cc)
+    pstage = s[pad]
+    _, block = pstage.split(pstage.op.axis[2], factor=int(pad.attrs.get("blocks", 1)))
+    pstage.unroll(block)
+    if (extent(pstage.op.axis[3]) or 1) >= 2:  # noqa: PLR2004
+        pstage.vectorize(pstage.op.axis[3])
+    # Plane buffers on the stack: the compiler sees they cannot alias, and keeps a block's
+    # accumulators in registers across the taps.
+    cstage.scope = "local"
+    pstage.scope = "local"
+
+
+def schedule_depthwise_conv2d_nchw_rows(outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of ``topi.nn.depthwise_conv2d_nchw_rows`` and the elementwise work after it."""
+    outputs = as_outputs(outs)
+    s = create_schedule(outputs)
+    output_ops = {id(t.op) for t in outputs}
+    convs: list[ComputeOp] = []
+    others: list[ComputeOp] = []
+
+    def visit(op: ComputeOp) -> None:
+        if op.tag == DEPTHWISE_ROWS:
+            convs.append(op)
+        elif id(op) in output_ops:
+            others.append(op)
+
+    traverse_inline(s, outputs, visit)
+    carriers = set()
+    for conv in convs:
+        out = _carrier(conv, outputs)
+        if out is None:
+            continue  # several outputs: the planes are computed whole, before them
+        carriers.add(id(out.op))
+        _schedule_plane(s, conv, out)
+    for op in others:
+        if id(op) not in carriers:
+            schedule_injective_from_existing(s, op.output(0))
+    return s
