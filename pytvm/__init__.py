@@ -78,6 +78,7 @@ _LAZY_SUBPACKAGES = frozenset(
         "crt",
         "driver",
         "frontend",
+        "graph",
         "rpc",
         "target",
         "te",

@@ -65,7 +65,7 @@ def lower_primitive(  # noqa: PLR0912 - one branch per node kind
         if isinstance(node, Var):
             raise TVMValueError(f"{name}: free variable {node.name}")
         if isinstance(node, Constant):
-            if node.data.size > 1:
+            if node.data.size != 1:
                 raise TVMValueError(f"{name}: constants inside a kernel must be scalars")
             env[id(node)] = _scalar_tensor(node)
         elif isinstance(node, Call):

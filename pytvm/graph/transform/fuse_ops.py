@@ -140,7 +140,7 @@ class _Fuser:
             for child in children(member):
                 if id(child) in inside or id(child) in local:
                     continue
-                if isinstance(child, Constant) and child.data.size <= 1:
+                if isinstance(child, Constant) and child.data.size == 1:
                     local[id(child)] = child  # scalars are compiled into the kernel
                     continue
                 param = Var(f"p{len(params)}", child.checked_type)
