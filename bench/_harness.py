@@ -6,6 +6,7 @@ stopped (process group, SIGTERM then SIGKILL).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import re
@@ -158,6 +159,23 @@ def cpu_model() -> str:
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown"
+
+
+def run_worker(argv: Sequence[str], threads: int, cores: str) -> dict[str, Any] | str:
+    """Run a benchmark worker pinned to ``cores`` with every library told to use ``threads``;
+    the JSON object its last output line holds, or the last line of its error output.
+    """
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS"):
+        env[var] = str(threads)
+    proc = subprocess.run(
+        ["taskset", "-c", cores, *argv], capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        return lines[-1] if lines else f"exited with status {proc.returncode}"
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 MIB = 1 << 20

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import run_worker
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = ("pytvm", "numpy", "onnxruntime", "tvm")
@@ -391,18 +392,10 @@ def _worker(peer: str, threads: int, opts: argparse.Namespace) -> None:
 
 
 def _run_peer(peer: str, threads: int, cores: str, opts: argparse.Namespace) -> dict[str, Any]:
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS"):
-        env[var] = str(threads)
     argv = [sys.executable, __file__, "--worker", peer, "--threads", str(threads)]
     argv += ["--min-seconds", str(opts.min_seconds)] + (["--only", opts.only] if opts.only else [])
-    proc = subprocess.run(
-        ["taskset", "-c", cores, *argv], capture_output=True, text=True, env=env, check=False
-    )
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    result = run_worker(argv, threads, cores)
+    return {"error": result} if isinstance(result, str) else result
 
 
 def _cell(result: dict[str, Any] | None, flops: float) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import cpu_model, run_worker
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ("mlp", "cnn_small", "resnet18", "mobilenet_v2", "transformer_block")
@@ -131,19 +131,12 @@ def _worker(peer: str, threads: int, opts: argparse.Namespace) -> None:
 
 
 def _run_peer(peer: str, threads: int, cores: str, opts: argparse.Namespace) -> dict[str, Any]:
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS"):
-        env[var] = str(threads)
     argv = [sys.executable, __file__, "--worker", peer, "--threads", str(threads)]
     argv += ["--model-dir", opts.model_dir, "--min-seconds", str(opts.min_seconds)]
     argv += ["--models", *opts.models]
-    proc = subprocess.run(
-        ["taskset", "-c", cores, *argv], capture_output=True, text=True, env=env, check=False
-    )
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
-        return {name: {"note": lines[-1] if lines else "failed"} for name in opts.models}
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = run_worker(argv, threads, cores)
+    if isinstance(result, str):
+        return {name: {"note": result} for name in opts.models}
     return result
 
 
@@ -167,16 +160,8 @@ def _memory_rows(opts: argparse.Namespace) -> list[str]:
     return rows
 
 
-def _cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
 def _fma_peak(threads: int, cores: str) -> float:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from kernels import _fma_peak as peak  # type: ignore[import-not-found]  # the kernel bench's
+    from kernels import _fma_peak as peak  # the kernel bench's FMA probe
 
     return float(peak(threads, cores)[0])
 
@@ -210,7 +195,7 @@ def main() -> None:
             opts.model_dir = tmp
             subprocess.run([sys.executable, str(MAKE_MODELS), tmp], check=True, capture_output=True)
         peers = [p for p in PEERS if not (opts.no_tvm and p == "tvm")]
-        print(f"CPU: {_cpu_name()}")
+        print(f"CPU: {cpu_model()}")
         results: dict[tuple[str, int], dict[str, Any]] = {}
         for threads, cores in ((1, "0"), (2, "0,1")):
             print(f"FMA peak, {threads} thread(s): {_fma_peak(threads, cores):.1f} GFLOP/s")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytvm.ffi.errors import TVMValueError
 
-__all__ = ["add_parser", "parse_input_shapes", "run"]
+__all__ = ["add_parser", "import_model", "parse_input_shapes", "run"]
 
 
 def add_parser(
@@ -66,22 +66,30 @@ def parse_input_shapes(text: str) -> dict[str, list[int]]:
     return shapes
 
 
-def run(args: argparse.Namespace) -> int:
-    """Compile ``args.model`` to ``args.output``."""
+def import_model(path: str, input_shapes: str = "") -> tuple[Any, dict[str, Any]]:
+    """``from_onnx`` of the ONNX file ``path`` with ``--input-shapes`` text; a clear error for
+    a file that is not ONNX.
+    """
     import onnx
 
-    from pytvm import graph
     from pytvm.frontend import from_onnx
+
+    try:
+        model = onnx.load(path)
+    except Exception as err:
+        raise TVMValueError(f"{path} is not a readable ONNX model: {err}") from None
+    shapes = parse_input_shapes(input_shapes) if input_shapes else None
+    return from_onnx(model, shape_dict=shapes)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compile ``args.model`` to ``args.output``."""
+    from pytvm import graph
     from pytvm.transform import PassContext
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     start = time.perf_counter()
-    try:
-        model = onnx.load(args.model)
-    except Exception as err:
-        raise TVMValueError(f"{args.model} is not a readable ONNX model: {err}") from None
-    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
-    mod, params = from_onnx(model, shape_dict=shapes)
+    mod, params = import_model(args.model, args.input_shapes)
     with PassContext(opt_level=args.opt_level):
         if args.dump_ir:
             print(graph.transform.optimize(_bound(mod, params)))

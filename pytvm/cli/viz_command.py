@@ -10,8 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytvm.ffi.errors import TVMValueError
-
 __all__ = ["add_parser", "run"]
 
 
@@ -42,19 +40,11 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Draw the picture ``args.picture`` asks for."""
-    import onnx
-
     from pytvm import graph
-    from pytvm.cli.compile_model import parse_input_shapes
-    from pytvm.frontend import from_onnx
+    from pytvm.cli.compile_model import import_model
     from pytvm.viz import memory_plan_svg
 
-    try:
-        model = onnx.load(args.model)
-    except Exception as err:
-        raise TVMValueError(f"{args.model} is not a readable ONNX model: {err}") from None
-    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
-    mod, params = from_onnx(model, shape_dict=shapes)
+    mod, params = import_model(args.model, args.input_shapes)
     plan = graph.plan_memory(mod, params, planner=args.planner)
     Path(args.output).write_text(memory_plan_svg(plan, Path(args.model).stem))
     print(plan, file=sys.stderr)

@@ -12,11 +12,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from ..rpc.sessions.client import RPCSession, connect
 from ..rpc.sessions.endpoint import serve
 from ..rpc.wire.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
 from ..rpc.wire.channel import SocketChannel, reap
 
-__all__ = ["is_closed_by_peer", "service_process", "thread_server", "wait_for"]
+__all__ = [
+    "is_closed_by_peer",
+    "server_session",
+    "service_process",
+    "thread_server",
+    "wait_for",
+]
 
 
 @contextmanager
@@ -75,6 +82,19 @@ def service_process(
         yield proc, int(match.group(1))
     finally:
         reap(proc, timeout=10, terminate=True)
+
+
+@contextmanager
+def server_session() -> Iterator[RPCSession]:
+    """A session to a ``pytvm rpc server`` subprocess on loopback, closed (and the server
+    stopped) on exit.
+    """
+    with service_process("server", "--host", "127.0.0.1") as (_, port):
+        sess = connect("127.0.0.1", port)
+        try:
+            yield sess
+        finally:
+            sess.close()
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:

@@ -15,7 +15,7 @@ from pytvm import graph as g
 from pytvm import rpc
 from pytvm.graph.interpreter import interpret
 from pytvm.runtime.graph_executor import GraphExecutorFactoryModule, GraphModule
-from pytvm.testing.rpc import service_process
+from pytvm.testing.rpc import server_session
 
 F32 = "float32"
 
@@ -100,10 +100,8 @@ def test_export_library_is_one_file_that_loads_and_runs(
 
 @pytest.fixture(scope="module")
 def remote() -> Iterator[rpc.RPCSession]:
-    with service_process("server", "--host", "127.0.0.1") as (_, port):
-        sess = rpc.connect("127.0.0.1", port)
+    with server_session() as sess:
         yield sess
-        sess.close()
 
 
 def test_the_exported_graph_runs_on_a_remote_server(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ...ffi.errors import TVMTypeError, TVMValueError
-from ...tir.transform.pass_infra import PassContext
+from ...ffi.errors import TVMTypeError
+from ...tir.transform.pass_infra import PassContext, run_in_order
 from ..expr import Function
 from ..module import IRModule
 
@@ -40,15 +40,7 @@ def sequential(
     passes: Iterable[GraphPass], mod: IRModule, ctx: PassContext | None = None
 ) -> IRModule:
     """Run ``passes`` in order; each pass's ``required`` names must come earlier."""
-    ctx = ctx if ctx is not None else PassContext.current()
-    done: set[str] = set()
-    for p in passes:
-        missing = [r for r in p.required if r not in done]
-        if missing:
-            raise TVMValueError(f"pass {p.name} needs {missing} before it")
-        mod = p(mod, ctx)
-        done.add(p.name)
-    return mod
+    return run_in_order(passes, mod, ctx)
 
 
 def map_functions(mod: IRModule, transform: Callable[[Function], Function]) -> IRModule:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, TypeVar, overload
 
 from ...ffi.errors import TVMTypeError, TVMValueError
 from ..function import IRModule, PrimFunc
 
-__all__ = ["Pass", "PassContext", "PassFunction", "map_functions", "sequential"]
+__all__ = ["Pass", "PassContext", "PassFunction", "map_functions", "run_in_order", "sequential"]
 
 #: The signature of every pass.
 PassFunction = Callable[[IRModule, "PassContext"], IRModule]
@@ -151,6 +151,16 @@ class Pass:
 
 def sequential(passes: Iterable[Pass], mod: IRModule, ctx: PassContext | None = None) -> IRModule:
     """Run ``passes`` in order on ``mod``; each pass's ``required`` names must come earlier."""
+    return run_in_order(passes, mod, ctx)
+
+
+_Module = TypeVar("_Module")
+
+
+def run_in_order(passes: Iterable[Any], mod: _Module, ctx: PassContext | None = None) -> _Module:
+    """Run ``passes`` (of any IR: each has ``name``, ``required`` and is called with the module
+    and the context) in order; each pass's ``required`` names must come earlier.
+    """
     ctx = ctx if ctx is not None else PassContext.current()
     done: set[str] = set()
     for p in passes:

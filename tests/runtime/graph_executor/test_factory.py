@@ -22,7 +22,7 @@ from pytvm.runtime.graph_executor import (
     embedded_graph_c_source,
     read_embedded_graph,
 )
-from pytvm.testing.rpc import service_process
+from pytvm.testing.rpc import server_session
 
 pytestmark = pytest.mark.needs_cc
 
@@ -109,10 +109,8 @@ def test_an_incomplete_artifact_is_named(kernel_lib: CompiledModule, tmp_path: P
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[rpc.RPCSession]:
-    with service_process("server", "--host", "127.0.0.1") as (_, port):
-        sess = rpc.connect("127.0.0.1", port)
+    with server_session() as sess:
         yield sess
-        sess.close()
 
 
 def test_artifact_runs_on_a_remote_server(
