@@ -14,8 +14,8 @@ from pytvm import graph as g
 from pytvm.graph.interpreter import interpret
 from pytvm.graph.transform import partition_graph
 from pytvm.runtime import Module
-from pytvm.runtime.module import LibraryModule
 from pytvm.runtime.graph_executor import GraphModule
+from pytvm.runtime.module import LibraryModule
 from pytvm.testing import compile_c
 
 F32 = "float32"
