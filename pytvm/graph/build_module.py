@@ -22,9 +22,11 @@ from ..target import Target
 from ..tir.function import IRModule as KernelModule
 from .compile_engine import CompileEngine
 from .expr import Call, Function
+from .functor import post_order
 from .graph_codegen import layout_graph
 from .memory_plan import MemoryPlan, run_planner
 from .module import IRModule
+from .progress import DELAY_S, BuildProgress
 from .transform import bind_params, optimize
 from .transform.pass_infra import PassContext
 
@@ -77,22 +79,43 @@ def build(
     writes one shared object with the kernels, the graph and the parameters. ``memory_planner``
     is ``"arena"`` (entries at offsets in one arena per device; pytvm's executor) or
     ``"storage_token"`` (TVM's planner: plain storage ids any TVM graph executor reads).
+    A build that runs over a second draws a progress bar on a terminal (``PassContext`` config
+    ``"graph.progress"``: ``True``/``False`` to force it).
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("llvm"))
+    ctx = PassContext.current()
     t0 = time.perf_counter()
+    main = _main(mod, params)
+    bar = BuildProgress(
+        1,
+        enabled=ctx.get("graph.progress"),
+        delay_s=float(ctx.get("graph.progress_delay_s", DELAY_S)),
+    )
+    bar.step("optimizing the graph")
     with tgt:  # layout choices and schedules follow the target
-        fused = optimize(_main(mod, params), PassContext.current())
+        fused = optimize(main, ctx)
         t1 = time.perf_counter()
         engine = CompileEngine(tgt)
-        layout = layout_graph(fused["main"], engine.kernel)
+        calls = sum(isinstance(n, Call) for n in post_order(fused["main"].body))
+        bar.total = 2 * calls + 2
+        bar.step("lowering kernels", calls)
+
+        def kernel(call: Call, device_type: int) -> str:
+            name = engine.kernel(call, device_type)
+            bar.step(f"lowering kernels: {name}", 1)
+            return name
+
+        layout = layout_graph(fused["main"], kernel)
     t2 = time.perf_counter()
     plan = run_planner(memory_planner, layout.buffers, layout.num_steps)
     graph = layout.to_graph(list(plan.storage_id), _offsets(plan))
     kernels = KernelModule({f.name: f.prim_func for f in engine.functions})
+    bar.step(f"compiling {len(kernels)} kernels for {tgt.kind.name}", 1)
     lib = build_kernels(kernels, target=tgt)
     for external in engine.external_modules:
         lib.import_module(external)
     t3 = time.perf_counter()
+    bar.finish(f"built {len(kernels)} kernels in {t3 - t0:.1f} s")
     _LOG.info(
         "graph build: optimize %.0f ms, lower %d kernels %.0f ms (compile-engine cache: %d "
         "hits, %d misses), C compile %.0f ms; %s",

@@ -113,3 +113,12 @@ def test_the_exported_graph_runs_on_a_remote_server(
     m = GraphModule(remote.load_module("net.so")["default"](remote.cpu()))
     x = _rand(1, 4, 6, 6, seed=6)
     np.testing.assert_allclose(_run(m, x), interpret(_net(), {"x": x}), rtol=1e-5, atol=1e-6)
+
+
+def test_a_long_build_draws_a_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    config = {"graph.progress": True, "graph.progress_delay_s": 0.0}
+    with pytvm.transform.PassContext(config=config):
+        g.build(g.IRModule.from_expr(_net()), target="c")
+    err = capsys.readouterr().err
+    assert "lowering kernels: fused_" in err and "compiling 4 kernels for c" in err
+    assert err.endswith("\x1b[K\n") and "] built 4 kernels in " in err
