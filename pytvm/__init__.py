@@ -79,6 +79,7 @@ _LAZY_SUBPACKAGES = frozenset(
         "driver",
         "frontend",
         "graph",
+        "relay",
         "rpc",
         "target",
         "te",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, overload
 
 from ...ffi.errors import TVMTypeError
 from ...tir.transform.pass_infra import PassContext, run_in_order
@@ -24,8 +25,18 @@ class GraphPass:
     fn: GraphPassFunction
     required: tuple[str, ...] = ()
 
-    def __call__(self, mod: IRModule, ctx: PassContext | None = None) -> IRModule:
-        """Run on ``mod`` under ``ctx`` (default: the current context)."""
+    @overload
+    def __call__(self) -> GraphPass: ...
+
+    @overload
+    def __call__(self, mod: IRModule, ctx: PassContext | None = None) -> IRModule: ...
+
+    def __call__(self, mod: IRModule | None = None, ctx: PassContext | None = None) -> Any:
+        """Run on ``mod`` under ``ctx`` (default: the current context); without a module it
+        returns itself, so TVM's ``relay.transform.FoldConstant()(mod)`` works too.
+        """
+        if mod is None:
+            return self
         ctx = ctx if ctx is not None else PassContext.current()
         if not isinstance(mod, IRModule):
             raise TVMTypeError(f"pass {self.name}: expected a graph IRModule, got {type(mod)}")
