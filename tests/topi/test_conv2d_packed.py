@@ -1,4 +1,5 @@
-"""``conv2d_nchw_packed`` (kernel in output-channel blocks) and its CPU schedule, against numpy
+"""``conv2d_nchw_packed`` (kernel in output-channel blocks), ``conv2d_nchw_pointwise`` (1x1 as a
+product over pixels) and their CPU schedules, against numpy
 on awkward shapes: widths that are not a vector multiple, strides, padding, dilation.
 """
 
@@ -148,3 +149,36 @@ def test_layout_transform_matches_numpy_both_ways() -> None:
 def test_layout_strings_are_checked(layout: str) -> None:
     with pytest.raises(TVMValueError, match="layout"):
         topi.layout_axes(layout)
+
+
+@pytest.mark.parametrize(
+    ("shape", "f"), [((1, 24, 8, 8), 48), ((2, 3, 4, 12), 20), ((1, 5, 16, 1), 7)]
+)
+def test_pointwise_conv_matches_numpy(shape: tuple[int, int, int, int], f: int) -> None:
+    rng = np.random.default_rng(2)
+    xa = rng.standard_normal(shape).astype(F32)
+    wa = rng.standard_normal((f, shape[1], 1, 1)).astype(F32)
+    ra = rng.standard_normal((shape[0], f, *shape[2:])).astype(F32)
+    with Target("llvm"):
+        x, w = te.placeholder(shape, F32, "x"), te.placeholder(wa.shape, F32, "w")
+        r = te.placeholder(ra.shape, F32, "r")
+        out = topi.nn.relu(topi.add(topi.nn.conv2d_nchw_pointwise(x, w), r))  # residual add
+        assert topi.x86.anchor_tag(out) == "conv2d_nchw_pointwise"
+        mod = pytvm.build(topi.x86.schedule_default(out), [x, w, r, out], target="llvm", name="pw")
+    want = np.maximum(_conv_np(xa, wa, 1, (0, 0, 0, 0), 1) + ra, 0)
+    got = pytvm.nd.empty(want.shape, F32)
+    mod["pw"](pytvm.nd.array(xa), pytvm.nd.array(wa), pytvm.nd.array(ra), got)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_pointwise_applies_to_1x1_convs_on_planes_of_whole_vectors() -> None:
+    with Target("c -mattr=+avx512f"):
+        ok = topi.x86.conv2d_pointwise_applies
+        assert ok((1, 8, 28, 28), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), 1, F32)
+        assert not ok((1, 8, 14, 14), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), 1, F32)  # 196 pixels
+        assert not ok((1, 8, 28, 28), (16, 8, 1, 1), (2, 2), (0, 0, 0, 0), 1, F32)
+        assert not ok((1, 8, 28, 28), (16, 8, 3, 3), (1, 1), (1, 1, 1, 1), 1, F32)
+    with pytest.raises(TVMValueError, match="kernel shape"):
+        topi.nn.conv2d_nchw_pointwise(
+            te.placeholder((1, 4, 4, 4), F32, "x"), te.placeholder((8, 4, 3, 3), F32, "w")
+        )

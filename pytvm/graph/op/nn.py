@@ -40,6 +40,10 @@ def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
             )
         return topi.nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, out_dtype)
     if groups == 1:
+        shapes = ([int(d) for d in data.shape], [int(d) for d in weight.shape])
+        if topi.x86.conv2d_pointwise_applies(*shapes, strides, padding, 1, str(data.dtype)):
+            # 1x1: a product over pixel vectors with broadcast kernel values
+            return topi.nn.conv2d_nchw_pointwise(data, weight, out_dtype)
         return topi.nn.conv2d_nchw(data, weight, strides, padding, dilation, out_dtype)
     if groups == channels and int(weight.shape[1]) == 1:
         # [C*M, 1, KH, KW] as the depthwise kernel [C, M, KH, KW]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ...topi.nn.linear import default_panel_width
 from ...topi.x86.conv2d_packed import conv2d_channel_block
+from ...topi.x86.conv2d_pointwise import conv2d_pointwise_applies
 from ..attrs import Attrs
 from ..expr import Call, Constant, Expr, Function
 from ..functor import rewrite_function
@@ -80,6 +81,11 @@ def _alter_conv2d(node: Call) -> Call | None:
     ty = weight.checked_type
     if not (_is_float(ty) and _is_float(data.checked_type)) or len(ty.shape) != 4:  # noqa: PLR2004
         return None
+    data_ty = data.checked_type
+    assert isinstance(data_ty, TensorType)
+    strides, padding = attrs["strides"], attrs["padding"]
+    if conv2d_pointwise_applies(data_ty.shape, ty.shape, strides, padding, 1, str(ty.dtype)):
+        return None  # pointwise: the plain kernel's values are broadcast as they are
     fb = conv2d_channel_block(int(ty.shape[0]), str(ty.dtype))
     if fb is None:
         return None

@@ -8,6 +8,7 @@ from ..elemwise import clip
 from ..transform import flatten
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
+from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
@@ -27,6 +28,7 @@ __all__ = [
     "conv2d_kernel_pack",
     "conv2d_nchw",
     "conv2d_nchw_packed",
+    "conv2d_nchw_pointwise",
     "conv2d_transpose_nchw",
     "dense",
     "dense_pack",

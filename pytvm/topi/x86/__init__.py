@@ -19,6 +19,11 @@ from .conv2d_packed import (
     conv2d_packed_block,
     schedule_conv2d_nchw_packed,
 )
+from .conv2d_pointwise import (
+    conv2d_pointwise_applies,
+    conv2d_pointwise_fits,
+    schedule_conv2d_nchw_pointwise,
+)
 from .default import anchor_tag, schedule_default
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
@@ -29,10 +34,13 @@ __all__ = [
     "anchor_tag",
     "conv2d_channel_block",
     "conv2d_packed_block",
+    "conv2d_pointwise_applies",
+    "conv2d_pointwise_fits",
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
     "schedule_conv2d_nchw",
     "schedule_conv2d_nchw_packed",
+    "schedule_conv2d_nchw_pointwise",
     "schedule_default",
     "schedule_dense",
     "schedule_dense_pack",

@@ -15,6 +15,7 @@ from ..generic._traverse import as_outputs
 from ..generic.injective import schedule_injective
 from ..generic.reduction import schedule_reduce
 from ..nn.conv2d_packed import CONV2D_NCHW_PACKED
+from ..nn.conv2d_pointwise import CONV2D_NCHW_POINTWISE
 from ..nn.depthwise import DEPTHWISE_ROWS
 from ..tag import (
     COMM_REDUCE,
@@ -25,6 +26,7 @@ from ..tag import (
 )
 from .conv2d import schedule_conv2d_nchw, schedule_depthwise_conv2d_nchw
 from .conv2d_packed import schedule_conv2d_nchw_packed
+from .conv2d_pointwise import schedule_conv2d_nchw_pointwise
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .normalization import schedule_layer_norm, schedule_softmax
@@ -37,6 +39,7 @@ Schedule = Callable[[Sequence[Tensor]], Any]
 #: Anchor tags in order of precedence, with the schedule each selects.
 _ANCHORS: tuple[tuple[str, Schedule], ...] = (
     (CONV2D_NCHW_PACKED, schedule_conv2d_nchw_packed),
+    (CONV2D_NCHW_POINTWISE, schedule_conv2d_nchw_pointwise),
     (DEPTHWISE_ROWS, schedule_depthwise_conv2d_nchw_rows),
     (CONV2D_NCHW, schedule_conv2d_nchw),
     (GROUP_CONV2D_NCHW, schedule_conv2d_nchw),

@@ -77,6 +77,15 @@ def test_conv_kernel_is_packed_by_output_channel_blocks() -> None:
     assert_structural_equal(after, _mod([x2], g.call("nn.relu", packed)))
 
 
+def test_pointwise_conv_keeps_its_kernel() -> None:
+    x = _var("x", 1, 8, 16, 16)
+    conv = g.call("nn.conv2d", x, g.const(_rand(32, 8, 1, 1)), strides=(1, 1),
+                  padding=(0, 0, 0, 0), dilation=(1, 1))  # fmt: skip
+    before = _mod([x], conv)
+    with Target(AVX512):  # 256 pixels: whole vectors, the pointwise product takes it
+        assert alter_op_layout(before) is before
+
+
 def test_grouped_depthwise_and_runtime_weights_keep_their_layout() -> None:
     x = _var("x", 1, 32, 8, 8)
     wv = _var("w", 32, 32, 3, 3)

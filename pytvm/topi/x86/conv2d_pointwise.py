@@ -1,0 +1,133 @@
+"""CPU schedule of ``conv2d_nchw_pointwise``: tiles of output channels x pixel vectors.
+
+A tile is ``fb`` output channels (unrolled) by one vector of pixels: ``fb`` vector
+accumulators, as many as the target's vector registers hold beside the input vector and the
+broadcast kernel value; it accumulates over the input channels (one input vector load and
+``fb`` kernel broadcasts per step), then is stored along the pixels with the fused elementwise
+work. Tiles run in parallel, output-channel blocks outermost so their kernel rows stay in
+cache. The pixels must be a whole number of vectors (:func:`conv2d_pointwise_fits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...te.tensor import ComputeOp, Tensor
+from .._shape import const_int
+from .._target import vector_lanes
+from ..generic._tiling import extent, fuse_parallel, product, vector_registers
+from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
+from ..generic.injective import schedule_injective_from_existing
+from ..nn.conv2d_pointwise import CONV2D_NCHW_POINTWISE
+
+__all__ = ["conv2d_pointwise_applies", "conv2d_pointwise_fits", "schedule_conv2d_nchw_pointwise"]
+
+#: Share of the vector registers that hold accumulators (as in the packed convolution).
+_ACCUMULATOR_SHARE = 0.75
+
+
+def conv2d_pointwise_fits(pixels: int, dtype: str) -> bool:
+    """Whether a plane of ``pixels`` is a whole number (at least one) of the target's vectors
+    of ``dtype``, as the pointwise schedule's tiles need.
+
+    Examples
+    --------
+    >>> from pytvm.target import Target
+    >>> from pytvm.topi.x86 import conv2d_pointwise_fits
+    >>> with Target("c -mattr=+avx512f"):
+    ...     conv2d_pointwise_fits(28 * 28, "float32"), conv2d_pointwise_fits(14 * 14, "float32")
+    (True, False)
+    """
+    lanes = vector_lanes(dtype)
+    return lanes >= 2 and pixels >= lanes and pixels % lanes == 0  # noqa: PLR2004
+
+
+def conv2d_pointwise_applies(
+    data_shape: Sequence[int],
+    kernel_shape: Sequence[int],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    groups: int,
+    dtype: str,
+) -> bool:
+    """Whether an NCHW convolution is pointwise (1x1 kernel, stride 1, no padding, one group)
+    on planes of whole vectors: then ``conv2d_nchw_pointwise`` computes it on this target.
+    """
+    return (
+        groups == 1
+        and len(data_shape) == len(kernel_shape) == 4  # noqa: PLR2004
+        and tuple(kernel_shape[2:]) == (1, 1)
+        and tuple(strides) == (1, 1)
+        and not any(padding)
+        and conv2d_pointwise_fits(int(data_shape[2]) * int(data_shape[3]), dtype)
+    )
+
+
+def _channel_block(channels: int | None, dtype: str) -> int:
+    cap = max(1, int(vector_registers(dtype) * _ACCUMULATOR_SHARE))
+    if channels is None:
+        return 1
+    return max(d for d in range(1, min(cap, channels) + 1) if channels % d == 0)
+
+
+def _schedule_tiles(s: Any, conv: ComputeOp, out: Tensor) -> None:
+    dtype = out.dtype
+    lanes = vector_lanes(dtype)
+    fb = _channel_block(extent(conv.axis[1]), dtype)
+    cache = s.cache_write(conv.output(0), "local")
+    s[conv].compute_inline()
+    stage = s[out.op]
+    n, f, y, x = stage.op.axis
+    pixels = stage.fuse(y, x)
+    fo, fi = stage.split(f, factor=fb)
+    po, pi = stage.split(pixels, factor=lanes)
+    stage.reorder(n, fo, po, fi, pi)
+    work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
+    tile = fuse_parallel(stage, [n, fo, po], work)
+    stage.unroll(fi)
+    stage.vectorize(pi)
+    s[cache].compute_at(stage, tile)
+    cn, cf, cp = s[cache].op.axis
+    s[cache].reorder(cn, *s[cache].op.reduce_axis, cf, cp)
+    s[cache].unroll(cf)
+    s[cache].vectorize(cp)
+
+
+def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
+    if len(outputs) != 1 or not is_inlinable(outputs[0].op):
+        return None
+    out = outputs[0]
+    n, f, pixels = (const_int(d) for d in conv.output(0).shape)
+    dims = [const_int(d) for d in out.shape]
+    if len(dims) != 4 or dims[:2] != [n, f] or None in dims[2:]:  # noqa: PLR2004
+        return None
+    return out if dims[2] * dims[3] == pixels else None  # type: ignore[operator]
+
+
+def schedule_conv2d_nchw_pointwise(outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of ``topi.nn.conv2d_nchw_pointwise`` and the elementwise stages after it."""
+    outputs = as_outputs(outs)
+    s = create_schedule(outputs)
+    output_ops = {id(t.op) for t in outputs}
+    convs: list[ComputeOp] = []
+    others: list[ComputeOp] = []
+
+    def visit(op: ComputeOp) -> None:
+        if op.tag == CONV2D_NCHW_POINTWISE:
+            convs.append(op)
+        elif id(op) in output_ops:
+            others.append(op)
+
+    traverse_inline(s, outputs, visit)
+    carriers = set()
+    for conv in convs:
+        out = _carrier(conv, outputs)
+        if out is None:
+            continue  # several outputs: the product is computed whole, before them
+        carriers.add(id(out.op))
+        _schedule_tiles(s, conv, out)
+    for op in others:
+        if id(op) not in carriers:
+            schedule_injective_from_existing(s, op.output(0))
+    return s
