@@ -11,7 +11,7 @@ from ..tir import op as tirop
 from ..tir.expr import Cast, ExprLike, PrimExpr, const, is_float
 from . import tag
 from ._shape import op_error
-from .fast_math import erf_expr
+from .fast_math import target_erf
 
 __all__ = [
     "abs",
@@ -85,10 +85,10 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def erf(x: Tensor) -> Tensor:
-    """The Gauss error function (float32: a rational approximation that vectorizes, within
-    4e-7 of the true value; see :mod:`pytvm.topi.fast_math`).
+    """The Gauss error function (float32 on the LLVM backend: a rational approximation that
+    vectorizes, within 4e-7 of the true value; see :mod:`pytvm.topi.fast_math`).
     """
-    return _float_only("erf", erf_expr, x)
+    return _float_only("erf", target_erf, x)
 
 
 def abs(x: Tensor) -> Tensor:

@@ -6,7 +6,9 @@ instructions. ``fast_exp`` is within 3 ulp of the true value on the normal range
 below 2**-126 are flushed to zero, above the float range they are infinity); ``fast_erf`` is
 within 4e-7 of the true value (a rational fit of ``erf(x) / x`` in ``x**2`` on ``[0, 4]``, made
 for this module by least squares on the relative error; ``|erf(x)|`` rounds to 1 beyond 4).
-Other dtypes use the intrinsics.
+Other dtypes use the intrinsics. ``target_exp``/``target_erf`` (what ``topi.erf`` and the
+softmax stages use) pick these only where the code generator makes vector instructions of
+them, as LLVM IR does; the C code generator computes vector ``min``/``max`` lane by lane.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from ..tir import op as tirop
 from ..tir.expr import Cast, PrimExpr, const
 from . import tag
 from ._shape import op_error
+from ._target import vector_math
 
-__all__ = ["erf_expr", "exp_expr", "fast_erf", "fast_exp"]
+__all__ = ["erf_expr", "exp_expr", "fast_erf", "fast_exp", "target_erf", "target_exp"]
 
 _F32 = "float32"
 #: ``exp`` overflows above this and is subnormal below the lower bound.
@@ -106,6 +109,19 @@ def erf_expr(x: PrimExpr) -> PrimExpr:
     t = xc * xc
     y = xc * _horner(_ERF_P, t) / _horner(_ERF_Q, t)
     return tirop.min(_c(1.0), tirop.max(_c(-1.0), y))
+
+
+def target_exp(x: PrimExpr) -> PrimExpr:
+    """``exp(x)`` as the current target computes vectors of it best: :func:`exp_expr` where the
+    code generator vectorizes its arithmetic (:func:`pytvm.topi._target.vector_math`), else the
+    intrinsic.
+    """
+    return exp_expr(x) if vector_math() else tirop.exp(x)
+
+
+def target_erf(x: PrimExpr) -> PrimExpr:
+    """``erf(x)`` as the current target computes vectors of it best (see :func:`target_exp`)."""
+    return erf_expr(x) if vector_math() else tirop.erf(x)
 
 
 def _elementwise(name: str, fn: object, x: Tensor) -> Tensor:
