@@ -395,10 +395,6 @@ def _compiled_on_accelerator(workspace: Path) -> None:
             launcher.stop_server()
 
 
-if __name__ == "__main__":
-    main()
-
-
 _MAKE_MODELS = Path(__file__).resolve().parents[1] / "models" / "make_models.py"
 
 
@@ -491,3 +487,7 @@ def _median_ms(run: Any, times: int = 10) -> float:
         run()
         samples.append(time.perf_counter() - start)
     return float(np.median(samples)) * 1e3
+
+
+if __name__ == "__main__":
+    main()
