@@ -1,6 +1,6 @@
 """``conv2d_nchw_packed`` (kernel in output-channel blocks), ``conv2d_nchw_pointwise`` (1x1 as a
-product over pixels) and their CPU schedules, against numpy
-on awkward shapes: widths that are not a vector multiple, strides, padding, dilation.
+product over pixels) and their CPU schedules, against numpy on awkward shapes: widths that are
+not a vector multiple, strides, padding, dilation.
 """
 
 from __future__ import annotations
