@@ -161,11 +161,13 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def run_worker(argv: Sequence[str], threads: int, cores: str) -> dict[str, Any] | str:
+def run_worker(
+    argv: Sequence[str], threads: int, cores: str, extra_env: dict[str, str] | None = None
+) -> dict[str, Any] | str:
     """Run a benchmark worker pinned to ``cores`` with every library told to use ``threads``;
     the JSON object its last output line holds, or the last line of its error output.
     """
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS"):
         env[var] = str(threads)
     proc = subprocess.run(

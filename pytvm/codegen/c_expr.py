@@ -134,7 +134,7 @@ class ExprPrinter:
 
     # ------------------------------------------------------------------ vectors
 
-    def vector(self, e: E.PrimExpr) -> str:
+    def vector(self, e: E.PrimExpr) -> str:  # noqa: PLR0911 - one case per node kind
         """A C expression of vector type for the vector expression ``e``."""
         if not has_vector_type(e.dtype):
             raise TVMValueError(f"no C vector type for {e.dtype} (lanes not a power of two)")
@@ -148,6 +148,9 @@ class ExprPrinter:
             return f"pytvm_vload_{e.dtype}({self._pointer(e.buffer)} + {self.scalar(base)})"
         if isinstance(e, _VECTOR_BINARY) and not (isinstance(e, E.Div) and not is_float(e.dtype)):
             return f"({self.vector(e.a)} {e.symbol} {self.vector(e.b)})"
+        if isinstance(e, (E.Min, E.Max)) and not scalar_of(e.dtype).startswith("bool"):
+            kind = "min" if isinstance(e, E.Min) else "max"
+            return f"pytvm_v{kind}_{e.dtype}({self.vector(e.a)}, {self.vector(e.b)})"
         if isinstance(e, E.Cast) and e.dtype != "bool" and not e.value.dtype.startswith("bool"):
             return f"__builtin_convertvector({self.vector(e.value)}, {vtype})"
         if isinstance(e, E.Var):

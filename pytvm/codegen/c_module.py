@@ -5,6 +5,7 @@ and, for ``--system-lib``, the C runtime's function registry (seed 001's packed 
 
 from __future__ import annotations
 
+from ..ffi.dtype import DataType, DataTypeCode
 from ..ffi.errors import TVMValueError
 from ..tir.expr import scalar_of
 from ..tir.function import IRModule
@@ -94,8 +95,25 @@ def _vector_helpers(dtype: str) -> str:
             "memcpy(&v, p, sizeof v); return v; }",
             f"PYTVM_INLINE void pytvm_vstore_{dtype}({s}* p, {v} v) {{ memcpy(p, &v, sizeof v); }}",
             f"PYTVM_INLINE {v} pytvm_bcast_{dtype}({s} x) {{ return ({v}){{0}} + x; }}",
+            *_vector_minmax(dtype),
         ]
     )
+
+
+def _vector_minmax(dtype: str) -> list[str]:
+    """Lanewise min/max of two vectors as a compare and a blend (no per-lane loop)."""
+    t = DataType(dtype)
+    if t.code not in (DataTypeCode.INT, DataTypeCode.UINT, DataTypeCode.FLOAT) or t.bits < 8:  # noqa: PLR2004
+        return []
+    v = c_vector_type(dtype)
+    mask = f"pytvm_mask_{dtype}"
+    lines = [f"typedef int{t.bits}_t {mask} __attribute__((vector_size({t.lanes * t.bits // 8})));"]
+    for kind, op in (("min", "<"), ("max", ">")):
+        lines.append(
+            f"PYTVM_INLINE {v} pytvm_v{kind}_{dtype}({v} a, {v} b) {{ {mask} m = "
+            f"({mask})(a {op} b); return ({v})((({mask})a & m) | (({mask})b & ~m)); }}"
+        )
+    return lines
 
 
 def _minmax_helpers(dtype: str) -> str:
