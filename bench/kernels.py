@@ -72,6 +72,25 @@ WORKLOADS = (
             "groups": 1,
         },
     ),
+    # The same layer as the graph compiler runs it: the constant kernel packed once at build
+    # time (OIHW<fb>o, not timed), the product vectorized over output channels. The peers run
+    # the layer as they always do.
+    Workload(
+        "conv3x3 packed weights",
+        "conv2d",
+        {
+            "ci": 64,
+            "h": 56,
+            "w": 56,
+            "co": 64,
+            "kh": 3,
+            "kw": 3,
+            "pad": 1,
+            "stride": 1,
+            "groups": 1,
+            "packed": 1,
+        },
+    ),
     Workload(
         "depthwise3x3 1x32x112x112",
         "conv2d",
@@ -216,6 +235,13 @@ def _pytvm_schedule(w: Workload, target: str) -> tuple[Any, list[Any]]:
             c = topi.nn.matmul(a, b)
             return topi.x86.schedule_matmul([c]), [a, b, c]
         x = te.placeholder((1, s["ci"], s["h"], s["w"]), name="X")
+        if s.get("packed"):
+            fb = topi.x86.conv2d_channel_block(s["co"], "float32")
+            assert fb is not None
+            shape = (s["co"] // fb, s["ci"], s["kh"], s["kw"], fb)
+            wp = te.placeholder(shape, name="W")
+            y = topi.nn.conv2d_nchw_packed(x, wp, s["stride"], s["pad"], 1)
+            return topi.x86.schedule_conv2d_nchw_packed([y]), [x, wp, y]
         if s["groups"] == 1:
             wt = te.placeholder((s["co"], s["ci"], s["kh"], s["kw"]), name="W")
             y = topi.nn.conv2d_nchw(x, wt, s["stride"], s["pad"], 1)
@@ -246,7 +272,12 @@ def _pytvm_backend(w: Workload, backend: str, opts: argparse.Namespace) -> dict[
         lib = pytvm.build(sched, args, target=target, name="kernel", cache_dir=cache)
         compile_s = time.perf_counter() - start
     dev = pytvm.cpu()
-    arrays = [pytvm.nd.array(v, dev) for v in _inputs(w)]
+    data = _inputs(w)
+    if w.shape.get("packed"):  # the kernel in the layout the schedule reads, made once
+        co, ci, kh, kw = data[1].shape
+        fb = int(args[1].shape[-1])
+        data = [data[0], data[1].reshape(co // fb, fb, ci, kh, kw).transpose(0, 2, 3, 4, 1)]
+    arrays = [pytvm.nd.array(np.ascontiguousarray(v), dev) for v in data]
     out = pytvm.nd.empty([int(d) for d in args[-1].shape], "float32", dev)
     lib["kernel"](*arrays, out)
     expected = _reference(w, _inputs(w))
