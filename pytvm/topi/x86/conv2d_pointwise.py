@@ -17,8 +17,8 @@ from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import extent, fuse_parallel, product, vector_registers
-from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
-from ..generic.injective import schedule_injective_from_existing
+from ..generic._traverse import is_inlinable
+from ..generic.anchored import schedule_anchored
 from ..nn.conv2d_pointwise import CONV2D_NCHW_POINTWISE
 
 __all__ = ["conv2d_pointwise_applies", "conv2d_pointwise_fits", "schedule_conv2d_nchw_pointwise"]
@@ -107,27 +107,4 @@ def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
 
 def schedule_conv2d_nchw_pointwise(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.conv2d_nchw_pointwise`` and the elementwise stages after it."""
-    outputs = as_outputs(outs)
-    s = create_schedule(outputs)
-    output_ops = {id(t.op) for t in outputs}
-    convs: list[ComputeOp] = []
-    others: list[ComputeOp] = []
-
-    def visit(op: ComputeOp) -> None:
-        if op.tag == CONV2D_NCHW_POINTWISE:
-            convs.append(op)
-        elif id(op) in output_ops:
-            others.append(op)
-
-    traverse_inline(s, outputs, visit)
-    carriers = set()
-    for conv in convs:
-        out = _carrier(conv, outputs)
-        if out is None:
-            continue  # several outputs: the product is computed whole, before them
-        carriers.add(id(out.op))
-        _schedule_tiles(s, conv, out)
-    for op in others:
-        if id(op) not in carriers:
-            schedule_injective_from_existing(s, op.output(0))
-    return s
+    return schedule_anchored(outs, CONV2D_NCHW_POINTWISE, _carrier, _schedule_tiles)

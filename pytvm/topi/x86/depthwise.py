@@ -17,8 +17,8 @@ from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import extent, fuse_parallel, product, vectorize_inner
-from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
-from ..generic.injective import schedule_injective_from_existing
+from ..generic._traverse import is_inlinable
+from ..generic.anchored import schedule_anchored
 from ..nn.depthwise import DEPTHWISE_ROWS, PAD_ROWS
 
 __all__ = ["schedule_depthwise_conv2d_nchw_rows"]
@@ -89,27 +89,4 @@ def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
 
 def schedule_depthwise_conv2d_nchw_rows(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.depthwise_conv2d_nchw_rows`` and the elementwise work after it."""
-    outputs = as_outputs(outs)
-    s = create_schedule(outputs)
-    output_ops = {id(t.op) for t in outputs}
-    convs: list[ComputeOp] = []
-    others: list[ComputeOp] = []
-
-    def visit(op: ComputeOp) -> None:
-        if op.tag == DEPTHWISE_ROWS:
-            convs.append(op)
-        elif id(op) in output_ops:
-            others.append(op)
-
-    traverse_inline(s, outputs, visit)
-    carriers = set()
-    for conv in convs:
-        out = _carrier(conv, outputs)
-        if out is None:
-            continue  # several outputs: the planes are computed whole, before them
-        carriers.add(id(out.op))
-        _schedule_plane(s, conv, out)
-    for op in others:
-        if id(op) not in carriers:
-            schedule_injective_from_existing(s, op.output(0))
-    return s
+    return schedule_anchored(outs, DEPTHWISE_ROWS, _carrier, _schedule_plane)
