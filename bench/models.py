@@ -30,7 +30,7 @@ from _harness import cpu_model, run_worker
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ("mlp", "cnn_small", "resnet18", "mobilenet_v2", "transformer_block")
 PEERS = ("pytvm", "onnxruntime", "tvm")
-MAKE_MODELS = REPO.parent / "shared" / "models" / "make_models.py"
+MAKE_MODELS = REPO / "models" / "make_models.py"
 
 
 def _inputs(path: Path) -> dict[str, np.ndarray]:
