@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..ffi.errors import TVMValueError
 from ..tir.expr import ExprLike, IntImm, PrimExpr, const, convert
@@ -10,6 +11,7 @@ from ..tir.expr import ExprLike, IntImm, PrimExpr, const, convert
 __all__ = [
     "const_int",
     "const_ints",
+    "const_shape",
     "normalize_axes",
     "normalize_axis",
     "op_error",
@@ -42,6 +44,16 @@ def const_ints(op: str, what: str, dims: Sequence[ExprLike]) -> list[int]:
             raise TVMValueError(f"{op}: {what} must be constant, got symbolic {d}")
         out.append(v)
     return out
+
+
+def const_shape(op: str, name: str, t: Any, ndim: int) -> list[int]:
+    """The constant shape of tensor ``t`` of rank ``ndim`` (raises naming ``op`` and ``name``)."""
+    if t.ndim != ndim:
+        raise op_error(op, f"{name} rank", t.ndim, str(ndim))
+    dims = [const_int(d) for d in t.shape]
+    if None in dims:
+        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "constant dimensions")
+    return [d for d in dims if d is not None]
 
 
 def normalize_axis(op: str, axis: int, ndim: int, attr: str = "axis") -> int:

@@ -45,6 +45,30 @@ def pow2_divisor(n: int | None, limit: int) -> int:
     return f
 
 
+def largest_divisor(n: int | None, cap: int) -> int:
+    """The largest divisor of ``n`` that is at most ``cap`` (1 when ``n`` is unknown)."""
+    if n is None:
+        return 1
+    return max(d for d in range(1, max(1, min(cap, n)) + 1) if n % d == 0)
+
+
+def tile_conv_output(
+    s: Any, conv: Any, out: Any, fb: int, rows: int, width: int
+) -> tuple[Any, Any, Any, Any]:
+    """Tile ``out`` (NCHW, computing ``conv``) into blocks of ``fb`` channels x ``rows`` x
+    ``width`` with the outer channel/row loops fused and parallel: ``(stage, xo, fi, xi)``.
+    """
+    stage = s[out.op]
+    n, f, y, x = stage.op.axis
+    fo, fi = stage.split(f, factor=fb)
+    yo, yi = stage.split(y, factor=rows)
+    xo, xi = stage.split(x, factor=width)
+    stage.reorder(n, fo, yo, xo, fi, yi, xi)
+    work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
+    fuse_parallel(stage, [n, fo, yo], work)
+    return stage, xo, fi, xi
+
+
 def vector_registers(dtype: str) -> int:
     """Vector registers the target's SIMD unit has for ``dtype`` (32 with 512-bit vectors)."""
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)

@@ -17,7 +17,7 @@ from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var
 from .. import tag
-from .._shape import const_int, op_error, pair
+from .._shape import const_shape, op_error, pair
 from .convolution import conv_output_size, padding4
 from .padding import pad
 
@@ -29,18 +29,9 @@ _PACKED_NDIM = 5
 _NCHW = 4
 
 
-def _dims(op: str, name: str, t: Tensor, ndim: int) -> list[int]:
-    if t.ndim != ndim:
-        raise op_error(op, f"{name} rank", t.ndim, str(ndim))
-    dims = [const_int(d) for d in t.shape]
-    if None in dims:
-        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "constant dimensions")
-    return [d for d in dims if d is not None]
-
-
 def conv2d_kernel_pack(kernel: Tensor, fb: int) -> Tensor:
     """``kernel [F, C, KH, KW]`` as ``[F // fb, C, KH, KW, fb]`` (``fb`` must divide ``F``)."""
-    f, c, kh, kw = _dims("conv2d_kernel_pack", "kernel", kernel, _NCHW)
+    f, c, kh, kw = const_shape("conv2d_kernel_pack", "kernel", kernel, _NCHW)
     if fb < 1 or f % fb:
         raise op_error("conv2d_kernel_pack", "fb", fb, f"a positive divisor of F = {f}")
 
@@ -71,8 +62,8 @@ def conv2d_nchw_packed(
     ['1', '16', '5', '5']
     """
     op = "conv2d_nchw_packed"
-    n, c, h, w = _dims(op, "input", data, _NCHW)
-    fo, kc, kh, kw, fb = _dims(op, "packed kernel", kernel, _PACKED_NDIM)
+    n, c, h, w = const_shape(op, "input", data, _NCHW)
+    fo, kc, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
     if kc != c:
         raise op_error(op, "kernel input channels", kc, f"the input's channels {c}")
     sh, sw = pair(op, "stride", stride)

@@ -16,19 +16,12 @@ from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var, const
 from ...tir.op import all as _all
 from ...tir.op import if_then_else
-from .._shape import const_int, op_error, pair
+from .._shape import const_shape, op_error, pair
 from .convolution import padding4
 
 __all__ = ["conv2d_transpose_nchw"]
 
 _NCHW = 4
-
-
-def _dims(op: str, name: str, t: Tensor) -> list[int]:
-    dims = [const_int(d) for d in t.shape]
-    if t.ndim != _NCHW or None in dims:
-        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "4 constant dimensions")
-    return [d for d in dims if d is not None]
 
 
 def conv2d_transpose_nchw(
@@ -57,8 +50,8 @@ def conv2d_transpose_nchw(
     ['1', '3', '10', '10']
     """
     op = "conv2d_transpose"
-    n, c, h, w = _dims(op, "input", Input)
-    kc, fg, kh, kw = _dims(op, "filter", Filter)
+    n, c, h, w = const_shape(op, "input", Input, _NCHW)
+    kc, fg, kh, kw = const_shape(op, "filter", Filter, _NCHW)
     sh, sw = pair(op, "strides", strides)
     dh, dw = pair(op, "dilation", dilation)
     oph, opw = pair(op, "output_padding", output_padding, positive=False)

@@ -14,7 +14,7 @@ from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var
 from .. import tag
-from .._shape import const_int, op_error, pair
+from .._shape import const_shape, op_error, pair
 from .padding import pad
 
 __all__ = [
@@ -51,15 +51,6 @@ def conv_output_size(op: str, axis: str, size: int, pads: int, k: int, d: int, s
     return out
 
 
-def _check4(op: str, name: str, t: Tensor) -> list[int]:
-    if t.ndim != _NCHW:
-        raise op_error(op, f"{name} rank", t.ndim, "4")
-    dims = [const_int(d) for d in t.shape]
-    if None in dims:
-        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "constant dimensions")
-    return [d for d in dims if d is not None]
-
-
 def _conv(
     op: str,
     data: Tensor,
@@ -71,8 +62,8 @@ def _conv(
     out_dtype: str | None,
     kind: str,
 ) -> Tensor:
-    n, c, h, w = _check4(op, "input", data)
-    f, kc, kh, kw = _check4(op, "filter", kernel)
+    n, c, h, w = const_shape(op, "input", data, _NCHW)
+    f, kc, kh, kw = const_shape(op, "filter", kernel, _NCHW)
     sh, sw = pair(op, "stride", stride)
     dh, dw = pair(op, "dilation", dilation)
     top, left, bottom, right = padding4(op, padding)
@@ -157,8 +148,8 @@ def depthwise_conv2d_nchw(
 ) -> Tensor:
     """Depthwise convolution: ``Filter [C, M, KH, KW]`` gives ``C * M`` output channels."""
     op = "depthwise_conv2d_nchw"
-    n, c, h, w = _check4(op, "input", Input)
-    fc, mult, kh, kw = _check4(op, "filter", Filter)
+    n, c, h, w = const_shape(op, "input", Input, _NCHW)
+    fc, mult, kh, kw = const_shape(op, "filter", Filter, _NCHW)
     if fc != c:
         raise op_error(op, "filter channels", fc, f"input channels {c}")
     sh, sw = pair(op, "stride", stride)

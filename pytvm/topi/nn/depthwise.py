@@ -27,8 +27,9 @@ from ...tir.op import floordiv, floormod
 from ...tir.op import max as _max
 from ...tir.op import min as _min
 from .. import tag
-from .._shape import const_int, op_error, pair
+from .._shape import const_shape, op_error, pair
 from .._target import vector_lanes
+from ..generic._tiling import pow2_divisor
 from .convolution import conv_output_size, padding4
 
 __all__ = ["DEPTHWISE_ROWS", "depthwise_conv2d_nchw_rows", "padded_row_pitch"]
@@ -40,33 +41,17 @@ PAD_ROWS = "depthwise_pad_rows"
 _NCHW = 4
 
 
-def _pow2_divisor(n: int, limit: int) -> int:
-    v = 1
-    while v * 2 <= limit and n % (v * 2) == 0:
-        v *= 2
-    return v
-
-
 def padded_row_pitch(width: int, left: int, right: int, stride: int, dtype: str) -> tuple[int, int]:
     """``(V, Wq)``: the column block (a power of two dividing ``width``, at most the target's
     vector lanes) and the row pitch of the padded plane (``width`` plus at least ``left`` and
     ``right`` zeros, in whole blocks; whole vectors when rows are read ``stride`` apart).
     """
     lanes = vector_lanes(dtype)
-    v = _pow2_divisor(width, lanes)
+    v = pow2_divisor(width, lanes)
     zeros = max(left, right, 1)
     if stride > 1:  # whole vectors per row: a vector never spans two rows read apart
         zeros += -(width + zeros) % lanes
     return v, width + -(-zeros // v) * v
-
-
-def _dims(op: str, name: str, t: Tensor) -> list[int]:
-    if t.ndim != _NCHW:
-        raise op_error(op, f"{name} rank", t.ndim, "4")
-    dims = [const_int(d) for d in t.shape]
-    if None in dims:
-        raise op_error(op, f"{name} shape", [str(d) for d in t.shape], "constant dimensions")
-    return [d for d in dims if d is not None]
 
 
 def depthwise_conv2d_nchw_rows(
@@ -89,8 +74,8 @@ def depthwise_conv2d_nchw_rows(
     ['1', '8', '7', '7']
     """
     op = "depthwise_conv2d_nchw_rows"
-    n, c, h, w = _dims(op, "input", data)
-    kc, mult, kh, kw = _dims(op, "filter", kernel)
+    n, c, h, w = const_shape(op, "input", data, _NCHW)
+    kc, mult, kh, kw = const_shape(op, "filter", kernel, _NCHW)
     if kc != c:
         raise op_error(op, "filter channels", kc, f"input channels {c}")
     sh, sw = pair(op, "stride", stride)

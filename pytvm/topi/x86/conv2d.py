@@ -20,9 +20,9 @@ from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import (
     extent,
-    fuse_parallel,
+    largest_divisor,
     pow2_divisor,
-    product,
+    tile_conv_output,
     vector_registers,
     vectorize_block,
 )
@@ -44,12 +44,6 @@ def _is_pad(op: ComputeOp) -> bool:
     return op.tag.endswith(",pad")
 
 
-def _largest_divisor(n: int | None, cap: int) -> int:
-    if n is None:
-        return 1
-    return max(d for d in range(1, max(1, min(cap, n)) + 1) if n % d == 0)
-
-
 def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     dtype = out.dtype
     lanes = vector_lanes(dtype)
@@ -65,19 +59,12 @@ def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     vectors = max(1, width // max(vec, 1))
     rows = 2 if (extent(conv.axis[2]) or 1) % 2 == 0 else 1  # weights reused by two rows
     budget = (vector_registers(dtype) - _SPARE_REGISTERS) // (vectors * rows)
-    fb = _largest_divisor(extent(conv.axis[1]), 1 if depthwise else max(1, budget))
+    fb = largest_divisor(extent(conv.axis[1]), 1 if depthwise else max(1, budget))
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     if out.op is not conv:
         s[c].compute_inline()
-    stage = s[out.op]
-    n, f, y, x = stage.op.axis
-    fo, fi = stage.split(f, factor=fb)
-    yo, yi = stage.split(y, factor=rows)
-    xo, xi = stage.split(x, factor=width)
-    stage.reorder(n, fo, yo, xo, fi, yi, xi)
-    work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
-    fuse_parallel(stage, [n, fo, yo], work)
+    stage, xo, _, xi = tile_conv_output(s, conv, out, fb, rows, width)
     if vectorize:
         vectorize_block(stage, xi, width, vec)
     s[cc].compute_at(stage, xo)

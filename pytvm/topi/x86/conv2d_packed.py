@@ -19,8 +19,8 @@ from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import (
     extent,
-    fuse_parallel,
-    product,
+    largest_divisor,
+    tile_conv_output,
     vector_registers,
     vectorize_block,
 )
@@ -37,10 +37,6 @@ _ACCUMULATOR_SHARE = 0.75
 
 def _is_pad(op: ComputeOp) -> bool:
     return op.tag.endswith(",pad")
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def conv2d_channel_block(channels: int, dtype: str) -> int | None:
@@ -69,30 +65,21 @@ def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int
     """
     vectors = max(1, fb // max(1, vector_lanes(dtype)))
     budget = max(1, int(vector_registers(dtype) * _ACCUMULATOR_SHARE) // vectors)
-    wb = max(d for d in _divisors(ow) if d <= budget)
-    rows = 1
-    if wb == ow:
-        rows = max(d for d in _divisors(oh) if d * wb <= budget)
+    wb = largest_divisor(ow, budget)
+    rows = largest_divisor(oh, budget // wb) if wb == ow else 1
     return rows, wb
 
 
 def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     dtype = out.dtype
     lanes = vector_lanes(dtype)
-    _, fo_n, oh, ow, fb = (extent(a) for a in conv.axis)
+    _, _, oh, ow, fb = (extent(a) for a in conv.axis)
     assert fb is not None and oh is not None and ow is not None
     rows, wb = conv2d_packed_block(fb, oh, ow, dtype)
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     s[c].compute_inline()
-    stage = s[out.op]
-    n, f, y, x = stage.op.axis
-    fo, fi = stage.split(f, factor=fb)
-    yo, yi = stage.split(y, factor=rows)
-    xo, xi = stage.split(x, factor=wb)
-    stage.reorder(n, fo, yo, xo, fi, yi, xi)
-    work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
-    fuse_parallel(stage, [n, fo, yo], work)
+    stage, xo, fi, _ = tile_conv_output(s, conv, out, fb, rows, wb)
     s[cc].compute_at(stage, xo)
     stage.unroll(fi)  # the store reads the block's vectors lane by lane
     cn, cfo, cy, cx, cfi = s[cc].op.axis
@@ -100,7 +87,6 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     s[cc].unroll(cy)
     s[cc].unroll(cx)
     vectorize_block(s[cc], cfi, fb, lanes)
-    _ = fo_n
 
 
 def _carrier(conv: ComputeOp, outputs: Sequence[Tensor], unpack: Tensor | None) -> Tensor | None:
