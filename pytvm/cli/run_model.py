@@ -9,6 +9,7 @@ In the style of TVM's ``tvmc run``::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ def _session(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Run ``args.module`` and print what was asked."""
     import pytvm
-    from pytvm.runtime.graph_executor import GraphModule, load_param_dict
+    from pytvm.runtime.graph_executor import GraphModule
 
     sess = _session(args)
     if sess is None:
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         lib = sess.load_module(Path(args.module).name)
         dev = sess.cpu()
     m = GraphModule(lib["default"](dev))
-    params = set(load_param_dict(bytes(lib["get_graph_params"]())))
+    params = set(json.loads(lib["get_graph_param_names"]()))
     inputs = _inputs(args, m, params)
     m.set_input(None, None, **inputs)
     m.run()

@@ -13,6 +13,7 @@ compiled together with :func:`~.artifact.embedded_graph_c_source`, by the system
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -96,6 +97,7 @@ class GraphExecutorFactory(Module):
             self.libmod_name: self._create,
             "get_graph_json": self.get_graph_json,
             "get_graph_params": self._graph_params,
+            "get_graph_param_names": self._graph_param_names,
             "debug_create": self._debug_create,
             "remove_params": self._remove_params,
         }
@@ -104,6 +106,10 @@ class GraphExecutorFactory(Module):
 
     def _graph_params(self) -> bytes:
         return save_param_dict(self.params)
+
+    def _graph_param_names(self) -> str:
+        """The parameters' names as a JSON list (names only: nothing large crosses RPC)."""
+        return json.dumps(sorted(self.params))
 
     @property
     def type_key(self) -> str:
