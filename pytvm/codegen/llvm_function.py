@@ -13,6 +13,7 @@ outward.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from .closure_vars import free_vars
 from .llvm_expr import ExprEmitter, lane_of, unit_ramp_base
 from .llvm_helpers import Helpers
 from .llvm_intrinsics import MathCalls
+from .llvm_loop_hints import LoopHint, loop_hints
 from .llvm_types import I32, I64, PTR, alloca, const_int, element_bytes, memory_type, value_type
 
 __all__ = ["FunctionEmitter", "llvm_type_of"]
@@ -140,7 +142,7 @@ class FunctionEmitter:
                 self._parallel(s)
             else:
                 lo, extent = (expr.typed(x, s.loop_var.dtype) for x in (s.min, s.extent))
-                self._loop(s.loop_var, lo, extent, s.body)
+                self._loop(s.loop_var, lo, extent, s.body, loop_hints(s.annotations))
         elif isinstance(s, S.BufferStore):
             self._store(s)
         elif isinstance(s, S.Allocate):
@@ -163,8 +165,17 @@ class FunctionEmitter:
         else:
             raise TVMValueError(f"the LLVM code generator cannot emit {type(s).__name__}")
 
-    def _loop(self, var: E.Var, lo: ir.Value, extent: ir.Value, body: S.Stmt) -> None:
-        """``for (var = lo; var < lo + extent; ++var) body``."""
+    def _loop(
+        self,
+        var: E.Var,
+        lo: ir.Value,
+        extent: ir.Value,
+        body: S.Stmt,
+        hints: Sequence[LoopHint] = (),
+    ) -> None:
+        """``for (var = lo; var < lo + extent; ++var) body``; ``hints`` become the loop's
+        ``llvm.loop`` metadata.
+        """
         b = self._b
         flags = ("nsw",)
         end = extent if _is_zero(lo) else b.add(lo, extent, flags=flags)
@@ -181,8 +192,23 @@ class FunctionEmitter:
         step = b.add(index, ir.Constant(lo.type, 1), flags=flags)
         index.add_incoming(lo, before)
         index.add_incoming(step, b.block)
-        b.branch(head)
+        back_edge = b.branch(head)
+        if hints:
+            back_edge.set_metadata("llvm.loop", self._loop_id(hints))
         b.position_at_end(done)
+
+    def _loop_id(self, hints: Sequence[LoopHint]) -> ir.values.MDValue:
+        """A new self-referential loop ID carrying ``hints`` (LLVM's loop metadata form)."""
+        module = self.frame.fn.module
+        options = [
+            module.add_metadata(
+                [ir.MetaDataString(module, key), *(ir.Constant(ir.IntType(1), v) for v in value)]
+            )
+            for key, *value in hints
+        ]
+        loop_id = ir.values.MDValue(module, (), name=str(len(module.metadata)))
+        loop_id.operands = (loop_id, *options)
+        return loop_id
 
     def _if(self, s: S.IfThenElse) -> None:
         b = self._b

@@ -469,3 +469,24 @@ def test_c_compiler_options_pick_the_c_path() -> None:
     assert not isinstance(built, LLVMModule)
     with pytest.raises(ValueError, match="cc= and options= configure the C compiler"):
         pytvm.build(s, [A, B], target=LLVM, name="triple", options=["-DUNUSED=1"])
+
+
+def test_loop_pragmas_become_llvm_loop_metadata() -> None:
+    """``pragma(axis, "loop_vectorize"/"loop_unroll", False)`` reach LLVM as the loop's
+    ``llvm.loop`` options (one self-referential loop ID per loop); the kernel still computes.
+    """
+    a = te.placeholder((64, 37), name="a")
+    b = te.compute(a.shape, lambda i, j: a[i, j] * 2.0 + 1.0, name="b")
+    s = te.create_schedule(b.op)
+    i, j = s[b].op.axis
+    s[b].pragma(i, "loop_unroll", False)
+    s[b].pragma(j, "loop_vectorize", False)
+    lib = _build(s, [a, b], "hinted")
+    source = lib.get_source("ll")
+    assert source.count("!llvm.loop !") == 2
+    assert '!"llvm.loop.vectorize.enable", i1 false' in source
+    assert '!"llvm.loop.unroll.disable"' in source
+    x = np.random.default_rng(0).standard_normal((64, 37)).astype("float32")
+    out = pytvm.runtime.empty((64, 37), "float32")
+    lib["hinted"](pytvm.runtime.ndarray.array(x), out)
+    np.testing.assert_allclose(out.numpy(), x * 2 + 1, rtol=1e-6)

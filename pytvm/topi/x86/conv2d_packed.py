@@ -4,8 +4,11 @@ A block is ``fb`` output channels (the packed kernel's block, whole vectors) by 
 columns (by ``rows`` output rows when a block spans a whole row): ``fb // lanes * wb * rows``
 vector accumulators, as many as the target's vector registers hold beside the kernel vectors
 and the broadcast input. The block accumulates over input channels and kernel rows and columns
-(one kernel vector load and one input broadcast per multiply-add row), then the unpacking
-stage stores it to NCHW with the fused elementwise work (bias, activation, residual add).
+(one kernel vector load and one input broadcast per multiply-add row) in registers, is copied
+to a stack block (whole vectors), and the unpacking stage stores each output channel's columns
+from it to NCHW as one vector with the fused elementwise work (bias, activation, residual add).
+The unpacking stays a loop over the channels: unrolled, its lane-by-lane stores cost LLVM more
+than the rest of the kernel to compile, and run no faster.
 Blocks run in parallel, output-channel blocks outermost so a kernel panel is reused from cache.
 """
 
@@ -79,9 +82,16 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     s[c].compute_inline()
-    stage, xo, fi, _ = tile_conv_output(s, conv, out, fb, rows, wb)
-    s[cc].compute_at(stage, xo)
-    stage.unroll(fi)  # the store reads the block's vectors lane by lane
+    staged = s.cache_read(cc, "local", [s[c].op])
+    stage, xo, fi, xi = tile_conv_output(s, conv, out, fb, rows, wb)
+    stage.vectorize(xi)  # a channel's columns: one strided read of the block, one store
+    stage.pragma(fi, "loop_vectorize", False)  # across channels it would be a scatter
+    s[staged].compute_at(stage, xo)
+    sn, sfo, sy, sx, sfi = s[staged].op.axis
+    s[cc].compute_at(s[staged], sfo)
+    s[staged].unroll(sy)
+    s[staged].unroll(sx)
+    vectorize_block(s[staged], sfi, fb, lanes)
     cn, cfo, cy, cx, cfi = s[cc].op.axis
     s[cc].reorder(cn, cfo, *s[cc].op.reduce_axis, cy, cx, cfi)
     s[cc].unroll(cy)
