@@ -121,6 +121,9 @@ class ExprPrinter:
             return f"({c} ? {t} : {f})"
         if op == "tir.likely":
             return f"__builtin_expect(!!({arg(e.args[0])}), 1)"
+        if op == "tir.reinterpret":  # a union compound literal: C99, no aliasing question
+            src, dst = c_scalar_type(e.args[0].dtype), c_scalar_type(e.dtype)
+            return f"(((union {{ {src} from; {dst} to; }}){{ .from = {arg(e.args[0])} }}).to)"
         if op == "tir.sigmoid":
             one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
             return f"({one} / ({one} + {_libm('exp', e.dtype)}(-{arg(e.args[0])})))"
@@ -153,6 +156,8 @@ class ExprPrinter:
             return f"pytvm_v{kind}_{e.dtype}({self.vector(e.a)}, {self.vector(e.b)})"
         if isinstance(e, E.Cast) and e.dtype != "bool" and not e.value.dtype.startswith("bool"):
             return f"__builtin_convertvector({self.vector(e.value)}, {vtype})"
+        if isinstance(e, E.Call) and e.op == "tir.reinterpret":  # same size: a bit cast
+            return f"(({vtype})({self.vector(e.args[0])}))"
         if isinstance(e, E.Var):
             return self.name(e)
         return self._lanewise(e)

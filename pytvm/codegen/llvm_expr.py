@@ -274,6 +274,8 @@ class ExprEmitter:
             return self._select(e, cond, t, f)
         if e.op == "tir.likely":
             return self.math.expect_true(self.builder, self(e.args[0]))
+        if e.op == "tir.reinterpret":
+            return self.builder.bitcast(self(e.args[0]), value_type(e.dtype))
         return self.math.call(self.builder, e.op, e.dtype, [self(a) for a in e.args])
 
 

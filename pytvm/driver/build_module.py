@@ -20,6 +20,7 @@ from ..tir.function import IRModule, PrimFunc
 from ..tir.transform import lower_pipeline
 from .c_compiler import compile_shared_object, default_flags
 from .compiled_module import CompiledModule
+from .gc_pause import gc_paused
 
 __all__ = ["build", "compile", "lower"]
 
@@ -84,6 +85,19 @@ def build(
     ``cache_dir``.
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("c"))
+    with gc_paused():
+        return _build(inputs, args, tgt, name, cc, options, cache_dir)
+
+
+def _build(
+    inputs: Any,
+    args: Sequence[Any] | None,
+    tgt: Target,
+    name: str,
+    cc: str | None,
+    options: Sequence[str],
+    cache_dir: str | os.PathLike[str] | None,
+) -> CompiledModule | LLVMModule:
     start = time.perf_counter()
     mod = _as_module(inputs, args, name)
     if not all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):

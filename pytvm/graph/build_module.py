@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..driver.build_module import build as build_kernels
+from ..driver.gc_pause import gc_paused
 from ..ffi.errors import TVMTypeError
 from ..runtime.graph_executor.factory import GraphExecutorFactoryModule
 from ..target import Target
@@ -83,6 +84,17 @@ def build(
     ``"graph.progress"``: ``True``/``False`` to force it).
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("llvm"))
+    with gc_paused():
+        return _build(mod, tgt, params, memory_planner, mod_name)
+
+
+def _build(
+    mod: Any,
+    tgt: Target,
+    params: Mapping[str, Any] | None,
+    memory_planner: str,
+    mod_name: str,
+) -> GraphExecutorFactoryModule:
     ctx = PassContext.current()
     t0 = time.perf_counter()
     main = _main(mod, params)

@@ -146,6 +146,8 @@ class _Evaluator:
         with np.errstate(all="ignore"):
             if node.op in _UNARY:
                 return np.asarray(_UNARY[node.op](self(args[0]))).astype(dt)
+            if node.op == "tir.reinterpret":
+                return np.asarray(self(args[0])).view(dt)
             if node.op == "tir.erf":
                 return np.asarray(_erf(self(args[0]))).astype(dt)
             if node.op == "tir.pow":

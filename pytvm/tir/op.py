@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import reduce
 
+from ..ffi.dtype import DataType
 from ..ffi.errors import TVMTypeError
 from .expr import (
     And,
@@ -27,6 +28,7 @@ from .expr import (
     convert,
     is_float,
     match_types,
+    with_lanes,
 )
 from .expr import (
     Div as _Div,
@@ -57,6 +59,7 @@ __all__ = [
     "min",
     "min_value",
     "pow",
+    "reinterpret",
     "round",
     "rsqrt",
     "sigmoid",
@@ -142,6 +145,19 @@ def abs(x: ExprLike) -> PrimExpr:
     if is_float(value.dtype):
         return Call(value.dtype, "tir.fabs", (value,))
     return Select(value < 0, -value, value)
+
+
+def reinterpret(dtype: str, value: ExprLike) -> PrimExpr:
+    """The bits of ``value`` read as ``dtype`` (same width; vectors keep their lanes), as
+    ``tvm.tir.reinterpret``: ``reinterpret("float32", (n + 127) << 23)`` is ``2.0 ** n``.
+    """
+    v = convert(value)
+    src, dst = DataType(v.dtype), DataType(dtype)
+    if src.bits != dst.bits or dst.lanes not in (1, src.lanes):
+        raise TVMTypeError(
+            f"reinterpret: {v.dtype} and {dtype} differ in width; reinterpret keeps the bits"
+        )
+    return Call(with_lanes(dtype, src.lanes), "tir.reinterpret", (v,))
 
 
 def pow(x: ExprLike, y: ExprLike) -> PrimExpr:

@@ -1,9 +1,10 @@
 """``exp`` and ``erf`` of float32 from multiply-adds and selects, so vector loops stay vectors.
 
 A vector call of ``exp`` or ``erf`` becomes one ``libm`` call per lane in the code generators;
-these expressions use only arithmetic, ``floor`` and selects, which compile to vector
-instructions. ``fast_exp`` is within 3 ulp of the true value on the normal range (results
-below 2**-126 are flushed to zero, above the float range they are infinity); ``fast_erf`` is
+these expressions use only arithmetic, ``floor``, selects and a bit cast
+(:func:`pytvm.tir.op.reinterpret` builds ``2 ** n``), which compile to vector instructions.
+``fast_exp`` is within 3 ulp of the true value on the normal range (results below 2**-126 are
+flushed to zero, above the float range they are infinity); ``fast_erf`` is
 within 4e-7 of the true value (a rational fit of ``erf(x) / x`` in ``x**2`` on ``[0, 4]``, made
 for this module by least squares on the relative error; ``|erf(x)|`` rounds to 1 beyond 4).
 Other dtypes use the intrinsics. ``target_exp``/``target_erf`` (what ``topi.erf`` and the
@@ -33,8 +34,6 @@ _EXP_LOW = -87.33654
 _LN2_HIGH = 0.693359375
 _LN2_LOW = -2.12194440e-4
 _EXP_DEGREE = 8
-#: Bits of the exponent magnitude (at most 127).
-_EXP_BITS = 7
 _ERF_CLAMP = 4.0
 _ERF_P = (
     1.1283791672613768,
@@ -73,19 +72,12 @@ def _flag(cond: PrimExpr) -> PrimExpr:
     return Cast(_F32, cond)
 
 
-def _times_pow2(y: PrimExpr, n: PrimExpr) -> PrimExpr:
-    """``y * 2 ** n`` for an integer-valued float ``n`` in ``[-127, 127]``: one factor
-    ``2 ** (+-2 ** i)`` per bit of ``|n|``, highest first, each a multiply-add of flags.
+def _pow2(n: PrimExpr) -> PrimExpr:
+    """``2 ** n`` for an integer-valued float ``n`` in ``[-126, 127]``: the exponent field
+    ``n + 127`` shifted into place, read as a float (exact, a normal number).
     """
-    negative = _flag(n < _c(0.0))
-    m = tirop.abs(n)
-    for i in reversed(range(_EXP_BITS)):
-        up, down = float(2 ** (2**i)), float(2.0 ** -(2**i))
-        bit = _flag(m >= _c(float(2**i)))
-        m = m - bit * _c(float(2**i))
-        factor = _c(up) * (_c(1.0) - negative) + _c(down) * negative  # exact: one is 0
-        y = y * (bit * factor + (_c(1.0) - bit))  # exact: one of the terms is 0
-    return y
+    biased = Cast("int32", n) + const(127, "int32")
+    return tirop.reinterpret(_F32, biased * const(1 << 23, "int32"))
 
 
 def exp_expr(x: PrimExpr) -> PrimExpr:
@@ -95,9 +87,9 @@ def exp_expr(x: PrimExpr) -> PrimExpr:
     # max(constant, x) keeps a NaN x (``a > b ? a : b``); past the top, the product overflows.
     xc = tirop.max(_c(_EXP_LOW), x)
     n = tirop.floor(xc * _c(1.0 / math.log(2.0)) + _c(0.5))
-    n = tirop.min(_c(127.0), n)
+    n = tirop.min(_c(127.0), tirop.max(n, _c(-126.0)))  # a NaN n becomes -126: no NaN cast
     r = (xc - n * _c(_LN2_HIGH)) - n * _c(_LN2_LOW)
-    y = _times_pow2(_horner(tuple(1.0 / math.factorial(k) for k in range(_EXP_DEGREE + 1)), r), n)
+    y = _horner(tuple(1.0 / math.factorial(k) for k in range(_EXP_DEGREE + 1)), r) * _pow2(n)
     return y * (_c(1.0) - _flag(x < _c(_EXP_LOW)))  # below the normal range: zero
 
 

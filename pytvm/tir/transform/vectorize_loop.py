@@ -29,7 +29,7 @@ __all__ = ["MAX_LANES", "VectorizeLoop", "vectorize_loop"]
 #: Loops wider than this stay serial.
 MAX_LANES = 64
 _MIN_LANES = 2
-_PURE_CALLS = frozenset(f"tir.{name}" for name in FLOAT_INTRINSICS)
+_PURE_CALLS = frozenset([*(f"tir.{name}" for name in FLOAT_INTRINSICS), "tir.reinterpret"])
 
 
 class _Unsupported(Exception):

@@ -87,7 +87,7 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     stage.vectorize(xi)  # a channel's columns: one strided read of the block, one store
     stage.pragma(fi, "loop_vectorize", False)  # across channels it would be a scatter
     s[staged].compute_at(stage, xo)
-    sn, sfo, sy, sx, sfi = s[staged].op.axis
+    _, sfo, sy, sx, sfi = s[staged].op.axis
     s[cc].compute_at(s[staged], sfo)
     s[staged].unroll(sy)
     s[staged].unroll(sx)
