@@ -26,6 +26,8 @@ _SIGNATURES: dict[str, tuple[ir.Type, list[ir.Type]]] = {
     "pytvm_shape_error": (I32, [PTR, PTR, PTR, I32]),
     "pytvm_value_error": (I32, [PTR, PTR, PTR, I64, PTR]),
     "pytvm_dtype_error": (I32, [PTR, PTR, I32, I32, I32]),
+    "pytvm_check_array": (I32, [PTR, PTR, I32, PTR, I32, I32, PTR, I64]),
+    "pytvm_check_shape": (I32, [PTR, PTR, PTR, I32]),
 }
 
 
@@ -36,6 +38,7 @@ class Helpers:
         self.module = module
         self._functions: dict[str, ir.Function] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
+        self._tables: dict[tuple[int, ...], ir.GlobalVariable] = {}
 
     def __getitem__(self, name: str) -> ir.Function:
         fn = self._functions.get(name)
@@ -62,4 +65,18 @@ class Helpers:
             var.initializer = ir.Constant(ty, data)
             var.type = PTR  # llvmlite keeps a typed pointer; LLVM's pointers are opaque
             self._strings[text] = var
+        return var
+
+    def i64_table(self, values: tuple[int, ...]) -> ir.GlobalVariable:
+        """A private constant array of int64 ``values`` (one per distinct tuple)."""
+        var = self._tables.get(values)
+        if var is None:
+            ty = ir.ArrayType(I64, len(values))
+            var = ir.GlobalVariable(self.module, ty, name=f"pytvm.shape.{len(self._tables)}")
+            var.global_constant = True
+            var.linkage = "private"
+            var.unnamed_addr = True
+            var.initializer = ir.Constant(ty, list(values))
+            var.type = PTR
+            self._tables[values] = var
         return var

@@ -9,7 +9,7 @@ The builders run once, on a failing call: they are cold, small and never inlined
 
 from __future__ import annotations
 
-__all__ = ["COLD", "messages_ir"]
+__all__ = ["COLD", "messages_ir", "string_constant"]
 
 #: Attributes of the message builders: they run once, on a failing call, so they stay small
 #: and out of line (the optimiser spends no time on them and the kernels stay compact).
@@ -239,7 +239,8 @@ _FIXED_STRINGS = {
 _PLAIN = frozenset(range(32, 127)) - {ord('"'), ord("\\")}
 
 
-def _string(name: str, text: str) -> str:
+def string_constant(name: str, text: str) -> str:
+    """A private NUL-terminated IR constant ``@name`` holding ``text``."""
     data = text.encode() + b"\0"
     body = "".join(chr(b) if b in _PLAIN else f"\\{b:02X}" for b in data)
     return f'@{name} = private unnamed_addr constant [{len(data)} x i8] c"{body}"'
@@ -286,11 +287,11 @@ def messages_ir() -> str:
     """The message builders' IR text, with their string constants."""
     strings: dict[str, str] = {}
     builders = [_builder(name, params, pieces, strings) for name, params, pieces in _BUILDERS]
-    constants = [_string(f"pytvm.s.{key}", text) for key, text in _FIXED_STRINGS.items()]
-    constants += [_string(label, text) for text, label in strings.items()]
-    constants += [_string(f"pytvm.type{code}", text) for code, text in _TYPE_NAMES.items()]
-    constants.append(_string("pytvm.type_other", "an object"))
-    constants += [_string(f"pytvm.kind.{kind}", kind) for kind in _DTYPE_KINDS]
+    constants = [string_constant(f"pytvm.s.{key}", text) for key, text in _FIXED_STRINGS.items()]
+    constants += [string_constant(label, text) for text, label in strings.items()]
+    constants += [string_constant(f"pytvm.type{code}", text) for code, text in _TYPE_NAMES.items()]
+    constants.append(string_constant("pytvm.type_other", "an object"))
+    constants += [string_constant(f"pytvm.kind.{kind}", kind) for kind in _DTYPE_KINDS]
     kinds = ", ".join(f"ptr @pytvm.kind.{kind}" for kind in _DTYPE_KINDS)
     constants.append(f"@pytvm.dtype_kinds = private constant [5 x ptr] [{kinds}]")
     text = _MESSAGES.replace(" COLD {", f" {COLD} {{")

@@ -17,10 +17,11 @@ from ..tir import expr as E
 from ..tir.function import PrimFunc
 from .c_function import compute_params
 from .c_types import dl_type_fields
+from .llvm_arg_checks import device_mask, dtype_word
 from .llvm_expr import ExprEmitter
 from .llvm_helpers import Helpers
 from .llvm_intrinsics import MathCalls
-from .llvm_types import DLTENSOR, I1, I8, I16, I32, I64, PTR, alloca
+from .llvm_types import DLTENSOR, I1, I8, I32, I64, PTR, alloca
 from .packed_args import CPU_DEVICE
 
 __all__ = ["emit_packed_function", "emit_tvm_ffi_adapter"]
@@ -53,6 +54,14 @@ class _Checks:
         self.b.cbranch(ok, cont, fail)
         self.b.position_at_end(fail)
         self.b.ret(self.b.call(self.helpers[helper], args()))
+        self.b.position_at_end(cont)
+
+    def propagate(self, status: ir.Value) -> None:
+        """Go on when the i32 ``status`` of a check call is 0; else return it."""
+        fail, cont = self.fn.append_basic_block("bad"), self.fn.append_basic_block("next")
+        self.b.cbranch(self.b.icmp_signed("==", status, _i32(0)), cont, fail)
+        self.b.position_at_end(fail)
+        self.b.ret(status)
         self.b.position_at_end(cont)
 
     def count(self, got: ir.Value, expected: int, where: str, what: str) -> None:
@@ -108,44 +117,28 @@ class _PackedFunction(_Checks):
             value = self.expr.cast(raw, "float64" if is_float else "int64", param.dtype)
         self.expr.bind(param, value)
 
-    def array(
-        self, buffer: E.Buffer, code: ir.Value, slot: ir.Value, where: str, devices: tuple[int, ...]
-    ) -> None:
-        """Check an array argument's type index, ndim, dtype and device."""
+    def array(self, buffer: E.Buffer, index: int, where: str, devices: tuple[int, ...]) -> None:
+        """Check an array argument's type index, ndim, dtype and device (the library's
+        ``pytvm_check_array``).
+        """
         b, s = self.b, self.helpers.string
-        handle = b.load(slot, typ=PTR)
-        is_tensor = b.icmp_signed("==", code, _i32(_TVM_DLTENSOR))
-        self.check(
-            b.and_(is_tensor, b.icmp_unsigned("!=", handle, ir.Constant(PTR, None))),
-            "pytvm_arg_error",
-            lambda: [
-                s("TypeError"),
+        args, codes = self.fn.args[0], self.fn.args[1]
+        status = b.call(
+            self.helpers["pytvm_check_array"],
+            [
+                args,
+                codes,
+                _i32(index),
                 s(where),
-                s(": expected an array, got "),
-                b.select(is_tensor, s("NULL"), b.call(self.helpers["pytvm_type_name"], [code])),
+                _i32(buffer.ndim),
+                _i32(dtype_word(*dl_type_fields(buffer.dtype))),
+                s(buffer.dtype),
+                ir.Constant(I64, device_mask(devices)),
             ],
         )
+        self.propagate(status)
+        handle = b.load(b.gep(args, [_i32(index)], source_etype=I64), typ=PTR)
         self.arrays.append((buffer, handle, where))
-        self.count(self.field(handle, _NDIM, ty=I32), buffer.ndim, where, " dimensions")
-        got = [self.field(handle, _DTYPE, k, ty=t) for k, t in enumerate((I8, I8, I16))]
-        same: ir.Value = ir.Constant(I1, 1)
-        for value, want in zip(got, dl_type_fields(buffer.dtype), strict=True):
-            same = b.and_(same, b.icmp_unsigned("==", value, ir.Constant(value.type, want)))
-        self.check(
-            same,
-            "pytvm_dtype_error",
-            lambda: [s(where), s(buffer.dtype), *(b.zext(v, I32) for v in got)],
-        )
-        device = self.field(handle, _DEVICE, 0, ty=I32)
-        on_device: ir.Value = ir.Constant(I1, 0)
-        for allowed in devices:
-            on_device = b.or_(on_device, b.icmp_signed("==", device, _i32(allowed)))
-        text = ": expected an array on the CPU (device type 1), got device type "
-        self.check(
-            on_device,
-            "pytvm_value_error",
-            lambda: [s("ValueError"), s(where), s(text), b.sext(device, I64), s("")],
-        )
 
     def shapes(self) -> None:
         """Bind symbolic dimensions from their first array, then check every shape."""
@@ -159,6 +152,12 @@ class _PackedFunction(_Checks):
         entry = ir.IRBuilder(self.fn.entry_basic_block)
         for (buffer, handle, where), shape in zip(self.arrays, shapes, strict=True):
             if buffer.ndim == 0:
+                continue
+            static = [d.value for d in buffer.shape if isinstance(d, E.IntImm)]
+            if len(static) == buffer.ndim:  # the library's check against a constant table
+                table = self.helpers.i64_table(tuple(static))
+                check = self.helpers["pytvm_check_shape"]
+                self.propagate(b.call(check, [handle, s(where), table, _i32(buffer.ndim)]))
                 continue
             expected = [self.expr.cast(self.expr(d), d.dtype, "int64") for d in buffer.shape]
             agree: ir.Value = ir.Constant(I1, 1)
@@ -222,12 +221,12 @@ def emit_packed_function(
     for index, param in enumerate(func.params):
         buffer = func.buffer_map.get(param)
         where = f"{name}: argument {buffer.name if buffer is not None else param.name}"
-        code = b.load(b.gep(codes, [_i32(index)], source_etype=I32), typ=I32)
-        slot = b.gep(args, [_i32(index)], source_etype=I64)
         if buffer is None:
+            code = b.load(b.gep(codes, [_i32(index)], source_etype=I32), typ=I32)
+            slot = b.gep(args, [_i32(index)], source_etype=I64)
             packed.scalar(param, code, slot, where)
         else:
-            packed.array(buffer, code, slot, where, device_types)
+            packed.array(buffer, index, where, device_types)
     packed.shapes()
     packed.call(func, compute, out_tcode)
     return fn

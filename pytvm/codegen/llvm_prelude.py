@@ -10,6 +10,7 @@ library exports only the kernels, their ``__tvm_ffi_`` adapters, the context poi
 
 from __future__ import annotations
 
+from .llvm_arg_checks import arg_checks_ir
 from .llvm_messages import COLD, messages_ir
 
 __all__ = ["prelude_ir"]
@@ -176,4 +177,4 @@ no:
 def prelude_ir() -> str:
     """The prelude's IR text (hooks, markers, helpers, messages and their strings)."""
     hooks = _HOOKS.replace(" COLD {", f" {COLD} {{")
-    return hooks + "\n" + messages_ir()
+    return hooks + "\n" + messages_ir() + arg_checks_ir()
