@@ -324,6 +324,11 @@ class FunctionEmitter:
         begin = b.mul(b.sext(task_id, ty) if ty != I32 else task_id, chunk)
         stop = b.add(begin, chunk)
         stop = b.select(b.icmp_signed("<", stop, total), stop, total)
+        # The runtime hands out task ids in [0, num_task): this share lies within the range.
+        # Said to LLVM, the loop variable's bounds are known and its index arithmetic folds.
+        zero = const_int(ty, 0)
+        self.math.assume(b, b.icmp_signed(">=", begin, zero))
+        self.math.assume(b, b.icmp_signed("<=", stop, total))
         lo = expr.typed(s.min, s.loop_var.dtype)
         start = begin if _is_zero(lo) else b.add(lo, begin)
         self._loop(s.loop_var, start, b.sub(stop, begin), s.body)

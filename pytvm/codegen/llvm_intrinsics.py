@@ -72,6 +72,11 @@ class MathCalls:
         fn = self._function("llvm.expect.i1", I1, [I1, I1], pure=False)
         return builder.call(fn, [cond, ir.Constant(I1, 1)])
 
+    def assume(self, builder: ir.IRBuilder, cond: ir.Value) -> None:
+        """Tell LLVM that the i1 ``cond`` holds (``llvm.assume``): facts it cannot derive."""
+        fn = self._function("llvm.assume", ir.VoidType(), [I1], pure=False)
+        builder.call(fn, [cond])
+
     def call(self, builder: ir.IRBuilder, op: str, dtype: str, args: list[ir.Value]) -> ir.Value:
         """The value of intrinsic ``op`` of result type ``dtype`` on ``args``."""
         if not dtype.startswith("float"):

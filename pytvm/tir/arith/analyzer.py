@@ -61,6 +61,7 @@ class Analyzer:
                 "to rebind it"
             )
         self.unbind(var)
+        self._simplifier.forget()
         if isinstance(value, Range):
             start = self.simplify(value.min.astype(var.dtype))
             extent = self.simplify(value.extent.astype(var.dtype))
@@ -73,6 +74,7 @@ class Analyzer:
             self._subst[var] = expr
             if is_int(expr.dtype):
                 self._bounds[var] = self._simplifier.interval(expr)
+        self._simplifier.forget()
 
     def update(self, var: Var, bound: ConstIntBound, allow_override: bool = False) -> None:
         """Declare constant bounds of ``var`` (e.g. a shape dimension is ``>= 0``)."""
@@ -83,12 +85,14 @@ class Analyzer:
             )
         self.unbind(var)
         self._bounds[var] = bound.interval()
+        self._simplifier.forget()
 
     def unbind(self, var: Var) -> None:
         """Forget what is known about ``var``."""
         self._bounds.pop(var, None)
         self._ranges.pop(var, None)
         self._subst.pop(var, None)
+        self._simplifier.forget()
 
     @contextmanager
     def bound(self, var: Var, value: Range | PrimExpr | int) -> Iterator[None]:
@@ -105,6 +109,7 @@ class Analyzer:
                 self._ranges[var] = saved[1]
             if saved[2] is not None:
                 self._subst[var] = saved[2]
+            self._simplifier.forget()
 
     @contextmanager
     def constraint_scope(self, condition: PrimExpr) -> Iterator[None]:
@@ -121,6 +126,7 @@ class Analyzer:
                 self._known.add(key)
                 added.append(key)
             self._tighten(conjunct, saved)
+        self._simplifier.forget()
         try:
             yield
         finally:
@@ -131,6 +137,7 @@ class Analyzer:
                     self._bounds.pop(var, None)
                 else:
                     self._bounds[var] = old
+            self._simplifier.forget()
 
     def _tighten(self, cond: PrimExpr, saved: dict[Var, Interval | None]) -> None:
         if not isinstance(cond, E.CmpOp) or not isinstance(cond.b, IntImm):

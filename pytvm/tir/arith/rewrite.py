@@ -65,13 +65,31 @@ class Simplifier:
         self.ranges = ranges
         self.subst = subst
         self.known = known
+        # Results by node identity while the facts above stay the same (an unrolled body shares
+        # its subtrees without the unrolled variable): see ``forget``.
+        self._memo: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+
+    def forget(self) -> None:
+        """Drop remembered results: call whenever ``bounds``, ``ranges``, ``subst`` or
+        ``known`` change.
+        """
+        if self._memo:
+            self._memo.clear()
 
     # ------------------------------------------------------------------ entry
 
-    def simplify(self, e: PrimExpr) -> PrimExpr:  # noqa: PLR0911, PLR0912 - dispatch
+    def simplify(self, e: PrimExpr) -> PrimExpr:
         """The simplified ``e``."""
         if isinstance(e, (IntImm, E.FloatImm, E.StringImm)):
             return e
+        hit = self._memo.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        out = self._simplify(e)
+        self._memo[id(e)] = (e, out)
+        return out
+
+    def _simplify(self, e: PrimExpr) -> PrimExpr:  # noqa: PLR0911, PLR0912 - dispatch
         if isinstance(e, Var):
             found = self.subst.get(e)
             if found is not None:
@@ -382,14 +400,18 @@ class Simplifier:
         value = self.simplify(e.value)
         if isinstance(value, (IntImm, E.FloatImm, Var)):
             self.subst[e.var] = value
+            self.forget()
             try:
                 return self.simplify(e.body)
             finally:
                 del self.subst[e.var]
+                self.forget()
         if _int_scalar(value.dtype):
             self.bounds[e.var] = self.interval(value)
+            self.forget()
         try:
             body = self.simplify(e.body)
         finally:
             self.bounds.pop(e.var, None)
+            self.forget()
         return E.Let(e.var, value, body)
