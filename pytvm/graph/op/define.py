@@ -8,6 +8,7 @@ reading the result's shape and dtype, so an operator's shape rules are written o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from ... import te
@@ -49,8 +50,16 @@ def type_of_tensors(result: Any) -> Type:
 
 
 def _infer_from(compute: Compute) -> Relation:
-    def infer(types: Sequence[Type], attrs: Attrs) -> Type:
+    """The relation of ``compute``: its result's type on placeholders of the argument types,
+    remembered per (argument types, attributes) since a model repeats its layer shapes.
+    """
+
+    @lru_cache(maxsize=4096)
+    def typed(types: tuple[Type, ...], attrs: Attrs) -> Type:
         return type_of_tensors(compute(te_inputs(types), attrs, None))  # type: ignore[arg-type]
+
+    def infer(types: Sequence[Type], attrs: Attrs) -> Type:
+        return typed(tuple(types), attrs)
 
     return infer
 

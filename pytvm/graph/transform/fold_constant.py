@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem
 from ..functor import rewrite_function
 from ..interpreter import evaluate_call
@@ -23,8 +27,18 @@ def _fold(node: Expr) -> Expr | None:
         return None
     value = evaluate_call(node, [a.data for a in node.args])  # type: ignore[union-attr]
     if isinstance(value, tuple):
-        return Tuple(tuple(Constant(v) for v in value))
-    return Constant(value.astype(node.checked_type.dtype))  # type: ignore[union-attr]
+        return Tuple(tuple(Constant(_owned(v)) for v in value))
+    return Constant(_owned(value.astype(node.checked_type.dtype, copy=False)))  # type: ignore[union-attr]
+
+
+def _owned(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A folded value made read-only in place: the constant takes it without a copy (a
+    parameter-sized copy per folded weight otherwise).
+    """
+    value = np.asarray(value)
+    if value.flags.writeable and value.flags.owndata:
+        value.flags.writeable = False
+    return value
 
 
 def fold_constant(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
