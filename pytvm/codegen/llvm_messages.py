@@ -11,9 +11,9 @@ from __future__ import annotations
 
 __all__ = ["COLD", "messages_ir", "string_constant"]
 
-#: Attributes of the message builders: they run once, on a failing call, so they stay small
-#: and out of line (the optimiser spends no time on them and the kernels stay compact).
-COLD = "nounwind noinline cold minsize optsize"
+#: Attributes of the message builders: they run once, on a failing call, so they stay out of
+#: line and unoptimised (optimising them cost every library ~20 ms of LLVM time).
+COLD = "nounwind noinline cold optnone"
 
 _TYPE_NAMES = {
     0: "None", 1: "int", 2: "bool", 3: "float", 4: "an opaque handle", 5: "a DataType",
