@@ -35,21 +35,42 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _method(visitor: type, node_type: type) -> Any:
+    """The ``visit_<Class>`` function of ``visitor`` for ``node_type`` (None: generic walk),
+    looked up once per pair.
+    """
+    key = (visitor, node_type)
+    found = _METHODS.get(key, _MISSING)
+    if found is _MISSING:
+        found = getattr(visitor, "visit_" + node_type.__name__, None)
+        _METHODS[key] = found
+    return found
+
+
+_MISSING = object()
+_METHODS: dict[tuple[type, type], Any] = {}
+
+
 class IRVisitor:
     """Walk every node once per occurrence; override ``visit_<Class>`` to look at a kind."""
 
     def visit(self, node: Any) -> None:
         """Visit ``node`` and, by default, its children."""
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        method = _method(type(self), type(node))
         if method is not None:
-            method(node)
+            method(self, node)
         else:
             self.generic_visit(node)
 
     def generic_visit(self, node: Any) -> None:
         """Visit the children of ``node``."""
         for name in _child_fields(type(node)):
-            self._visit_value(getattr(node, name))
+            value = getattr(node, name)
+            if isinstance(value, _IR_TYPES):
+                self.visit(value)
+            elif type(value) is tuple:
+                for item in value:
+                    self._visit_value(item)
 
     def _visit_value(self, value: Any) -> None:
         if isinstance(value, _IR_TYPES):
@@ -67,20 +88,27 @@ class IRMutator:
 
     def visit(self, node: Any) -> Any:
         """The rewritten ``node``."""
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        method = _method(type(self), type(node))
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
     def generic_visit(self, node: Any) -> Any:
         """``node`` with its children rewritten (the same object if none changed)."""
-        changes: dict[str, Any] = {}
+        changes: dict[str, Any] | None = None
         for name in _child_fields(type(node)):
             old = getattr(node, name)
-            new = self._visit_value(old)
+            if isinstance(old, _IR_TYPES):
+                new = self.visit(old)
+            elif type(old) is tuple:
+                new = self._visit_value(old)
+            else:
+                continue
             if new is not old:
+                if changes is None:
+                    changes = {}
                 changes[name] = new
-        if not changes:
+        if changes is None:
             return node
         return dataclasses.replace(node, **changes)
 
