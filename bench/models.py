@@ -237,7 +237,7 @@ def _print_latency(
                 notes.append("pytvm: WRONG RESULT against ONNX Runtime")
             print(
                 f"{name:18}" + "".join(f" {_cell(c)}" for c in cells) + f" {ratio:8.2f}"
-                f" {ours.get('build_s', math.nan):14.1f} {tvm_build:12.1f}"
+                f" {ours.get('build_s', math.nan):14.2f} {tvm_build:12.2f}"
                 + (f"  ({'; '.join(notes)})" if notes else "")
             )
         if ratios:
