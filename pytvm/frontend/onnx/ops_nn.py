@@ -2,7 +2,8 @@
 ``ConvTranspose``, ``Gemm``, ``MatMul``, ``BatchNormalization``, ``InstanceNormalization``,
 ``LayerNormalization``, ``LRN``, ``Softmax``/``LogSoftmax``, ``Dropout``.
 
-One-dimensional convolutions run as two-dimensional ones over a height of 1.
+One-dimensional convolutions run as two-dimensional ones over a height of 1, three-dimensional
+ones as a batch of two-dimensional ones (``ops_volume``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from ...graph import Expr
 from .node import NodeContext
+from .ops_volume import conv3d
 
 __all__ = ["NN_CONVERTERS", "same_pads", "window_pads"]
 
@@ -65,11 +67,11 @@ def spatial_attrs(ctx: NodeContext, nsp: int, kernel: Sequence[int]) -> tuple[li
     return list(kernel), strides, dilations
 
 
-def check_spatial(ctx: NodeContext, ndim: int) -> int:
-    """The number of spatial axes (1 or 2) of an ``[N, C, ...]`` input of rank ``ndim``."""
+def check_spatial(ctx: NodeContext, ndim: int, most: int = 3) -> int:
+    """The number of spatial axes (1 to ``most``) of an ``[N, C, ...]`` input of rank ``ndim``."""
     nsp = ndim - 2
-    if nsp not in (1, 2):
-        raise ctx.error(f"{nsp}-d inputs are not supported (1-d and 2-d spatial inputs are)")
+    if not 1 <= nsp <= most:
+        raise ctx.error(f"{nsp}-d inputs are not supported (1-d to {most}-d spatial inputs are)")
     return nsp
 
 
@@ -84,6 +86,9 @@ def _conv(ctx: NodeContext) -> Expr:
         ctx, nsp, ctx.attr("kernel_shape") or ctx.shape(1)[2:]
     )
     pads = window_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
+    if nsp == 3:  # noqa: PLR2004
+        out = conv3d(ctx, x, w, strides, pads, dilations, int(ctx.attr("group", 1)))
+        return ctx.call("nn.bias_add", out, ctx.expr(2), axis=1) if ctx.has(2) else out
     if nsp == 1:
         x, w = _as_2d(ctx, x), _as_2d(ctx, w)
         strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
@@ -102,7 +107,7 @@ def _conv(ctx: NodeContext) -> Expr:
 
 
 def _conv_transpose(ctx: NodeContext) -> Expr:
-    nsp = check_spatial(ctx, ctx.ndim(0))
+    nsp = check_spatial(ctx, ctx.ndim(0), most=2)
     x, w = ctx.expr(0), ctx.expr(1)
     sizes = list(ctx.shape(0)[2:])
     kernel, strides, dilations = spatial_attrs(

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from ...graph import Expr
 from .node import NodeContext
 from .ops_nn import check_spatial, spatial_attrs, window_pads
+from .ops_volume import pool3d
 
 __all__ = ["POOL_CONVERTERS"]
 
@@ -26,9 +28,16 @@ def _window(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int
 
 
 def pool(ctx: NodeContext, kind: str, x: Expr, count_include_pad: bool = False) -> Expr:
-    """``x`` pooled (``"max"`` or ``"avg"``) over the node's window (1-d as 2-d of height 1)."""
+    """``x`` pooled (``"max"`` or ``"avg"``) over the node's window (1-d as 2-d of height 1,
+    3-d as 2-d then 1-d: ``ops_volume``).
+    """
     kernel, strides, dilations, pads = _window(ctx)
     nsp = len(kernel)
+    extra: dict[str, Any] = {"ceil_mode": bool(ctx.attr("ceil_mode", 0))}
+    if kind == "avg":
+        extra["count_include_pad"] = count_include_pad
+    if nsp == 3:  # noqa: PLR2004
+        return pool3d(ctx, kind, x, (kernel, strides, dilations, pads), extra)
     if nsp == 1:
         x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
         kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
@@ -38,10 +47,8 @@ def pool(ctx: NodeContext, kind: str, x: Expr, count_include_pad: bool = False) 
         "strides": tuple(strides),
         "dilation": tuple(dilations),
         "padding": tuple(pads),
-        "ceil_mode": bool(ctx.attr("ceil_mode", 0)),
+        **extra,
     }
-    if kind == "avg":
-        attrs["count_include_pad"] = count_include_pad
     out = ctx.call(f"nn.{kind}_pool2d", x, **attrs)
     return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out
 
@@ -85,7 +92,7 @@ def _lp_pool(ctx: NodeContext) -> Expr:
             sizes, out_sizes, kernel, strides, dilations, pads[:nsp], strict=True
         )
     ]
-    count = counts[0] if nsp == 1 else np.outer(counts[0], counts[1])
+    count = functools.reduce(np.multiply.outer, counts)
     total = ctx.call("multiply", avg, ctx.const(count.astype(dtype)))
     if square:
         return ctx.call("sqrt", total)
