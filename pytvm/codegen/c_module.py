@@ -94,7 +94,10 @@ def _vector_helpers(dtype: str) -> str:
             f"PYTVM_INLINE {v} pytvm_vload_{dtype}(const {s}* p) {{ {v} v; "
             "memcpy(&v, p, sizeof v); return v; }",
             f"PYTVM_INLINE void pytvm_vstore_{dtype}({s}* p, {v} v) {{ memcpy(p, &v, sizeof v); }}",
-            f"PYTVM_INLINE {v} pytvm_bcast_{dtype}({s} x) {{ return ({v}){{0}} + x; }}",
+            # every lane named: ``{0} + x`` promotes a _Float16 x (excess precision) and fails
+            f"PYTVM_INLINE {v} pytvm_bcast_{dtype}({s} x) {{ return ({v}){{"
+            + ", ".join(["x"] * DataType(dtype).lanes)
+            + "}; }",
             *_vector_minmax(dtype),
         ]
     )

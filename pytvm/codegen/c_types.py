@@ -8,6 +8,7 @@ from ..ffi.errors import TVMValueError
 __all__ = ["c_scalar_type", "c_vector_type", "dl_type_fields", "vector_typedef"]
 
 _SCALAR = {
+    (DataTypeCode.FLOAT, 16): "_Float16",
     (DataTypeCode.FLOAT, 32): "float",
     (DataTypeCode.FLOAT, 64): "double",
     (DataTypeCode.INT, 8): "int8_t",
@@ -29,7 +30,7 @@ def c_scalar_type(dtype: str) -> str:
     name = _SCALAR.get((DataTypeCode(t.code), t.bits))
     if name is None:
         raise TVMValueError(
-            f"the C code generator has no type for {t.with_lanes(1)}; supported: float32, "
+            f"the C code generator has no type for {t.with_lanes(1)}; supported: float16, float32, "
             "float64, (u)int8/16/32/64, bool"
         )
     return name

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
+from ..ffi.dtype import DataType
 from ..ffi.errors import TVMValueError
 from ..tir import expr as E
 from ..tir.expr import is_float, lanes_of, scalar_of
@@ -203,6 +204,29 @@ class ExprEmitter:
         differ = bld.xor(bld.icmp_signed("<", r, zero), b_neg)
         return bld.select(bld.and_(nonzero, differ), bld.add(r, b), r)
 
+    def _double_to_half(self, v: ir.Value, lanes: int) -> ir.Value:
+        """float64 -> float16 rounded once, without the runtime's ``__truncdfhf2``: through a
+        float32 rounded to odd (truncated toward zero, its last bit set when inexact), which
+        float -> half then rounds to nearest-even exactly as a direct conversion would.
+        """
+        bld = self.builder
+
+        def vec(t: ir.Type) -> ir.Type:
+            return ir.VectorType(t, lanes) if lanes > 1 else t
+
+        f32, i32 = vec(ir.FloatType()), vec(I32)
+        single = bld.fptrunc(v, f32)
+        back = bld.fpext(single, v.type)
+        inexact = bld.fcmp_unordered("!=", back, v)  # NaN: its payload keeps it a NaN
+        dtype = "float64" if lanes == 1 else f"float64x{lanes}"
+        mag_back = self.math.call(bld, "tir.fabs", dtype, [back])
+        mag_v = self.math.call(bld, "tir.fabs", dtype, [v])
+        away = bld.fcmp_ordered(">", mag_back, mag_v)  # rounded away from zero: step back
+        bits = bld.bitcast(single, i32)
+        bits = bld.sub(bits, bld.zext(away, i32))
+        bits = bld.or_(bits, bld.zext(inexact, i32))
+        return bld.fptrunc(bld.bitcast(bits, f32), vec(ir.HalfType()))
+
     def cast(self, v: ir.Value, src: str, dst: str) -> ir.Value:  # noqa: PLR0911
         """``v`` of type ``src`` converted to ``dst`` as C converts."""
         bld = self.builder
@@ -219,7 +243,9 @@ class ExprEmitter:
             raise TVMValueError(f"the LLVM code generator cannot cast {src} to {dst}")
         if is_float(src):
             if is_float(dst):
-                wider = isinstance(scalar_to, ir.DoubleType)
+                if DataType(src).bits == 64 and DataType(dst).bits == 16:  # noqa: PLR2004
+                    return self._double_to_half(v, lanes_of(dst))
+                wider = DataType(dst).bits > DataType(src).bits
                 return (bld.fpext if wider else bld.fptrunc)(v, to)
             return (bld.fptosi if is_signed(dst) else bld.fptoui)(v, to)
         if is_float(dst):

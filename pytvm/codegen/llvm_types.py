@@ -40,10 +40,11 @@ DLTENSOR = ir.LiteralStructType(
     ]
 )
 
-_SUPPORTED = "float32, float64, (u)int8/16/32/64, bool"
+_SUPPORTED = "float16, float32, float64, (u)int8/16/32/64, bool"
 
 
 _SCALARS: dict[tuple[int, int], ir.Type] = {
+    (DataTypeCode.FLOAT, 16): ir.HalfType(),
     (DataTypeCode.FLOAT, 32): ir.FloatType(),
     (DataTypeCode.FLOAT, 64): ir.DoubleType(),
     **{(code, bits): ir.IntType(bits) for code in (0, 1) for bits in (8, 16, 32, 64)},
