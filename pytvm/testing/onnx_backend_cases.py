@@ -62,8 +62,6 @@ EXCLUDED = {
 
 #: Not supported yet (expected to fail), with what is missing.
 NOT_YET = {
-    r"convtranspose_3d|ConvTranspose3d":
-        "3-d transposed convolution (1-d and 2-d are converted; 3-d Conv and pooling too)",
     r"test_maxpool_with_argmax": "MaxPool's Indices output",
 }  # fmt: skip
 

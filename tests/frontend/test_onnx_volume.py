@@ -1,7 +1,8 @@
-"""Three-dimensional ``Conv``, ``MaxPool``, ``AveragePool`` and ``LpPool`` (run as 2-d
-operators, ``frontend/onnx/ops_volume.py``): a small 3-d network with groups, strides,
-dilations, asymmetric padding and ``ceil_mode`` compiles and matches ONNX Runtime, and each
-operator alone matches it under the reference interpreter.
+"""Three-dimensional ``Conv``, ``ConvTranspose``, ``MaxPool``, ``AveragePool`` and ``LpPool``
+(run as 2-d operators, ``frontend/onnx/ops_volume.py``): a small 3-d network with groups,
+strides, dilations, asymmetric padding and ``ceil_mode`` compiles and matches ONNX Runtime;
+transposed convolutions compile and match it; each pooling alone matches it under the
+reference interpreter.
 """
 
 from __future__ import annotations
@@ -103,8 +104,26 @@ def test_3d_pooling_matches_onnxruntime(node: Any) -> None:
     np.testing.assert_allclose(np.asarray(got), _ort(model, x), rtol=1e-5, atol=1e-5)
 
 
-def test_a_3d_transposed_convolution_is_refused_with_the_node_named() -> None:
-    w = numpy_helper.from_array(np.ones((4, 2, 2, 2, 2), "float32"), "w")
-    model = _model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up")], [w])
-    with pytest.raises(Exception, match=r"'up' \(ConvTranspose.*3-d inputs are not supported"):
-        from_onnx(model)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"strides": [2, 1, 2], "pads": [1, 0, 1, 0, 1, 1], "output_padding": [1, 0, 1]},
+        {"group": 2, "dilations": [2, 1, 1], "strides": [1, 2, 1], "pads": [0, 1, 0, 1, 0, 0]},
+        {"strides": [3, 2, 2], "auto_pad": "SAME_UPPER"},
+    ],
+    ids=["strided_output_padding", "groups_dilated", "same_upper"],
+)
+def test_3d_transposed_convolution_compiles_and_matches_onnxruntime(attrs: dict[str, Any]) -> None:
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 2, 3)).astype("float32"), "w")
+    channels = 3 * attrs.get("group", 1)
+    b = numpy_helper.from_array(rng.standard_normal((channels,)).astype("float32"), "b")
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    model = _model([node], [w, b])
+    x = rng.standard_normal(_SHAPE).astype("float32")
+    mod, params = from_onnx(model)
+    lib = graph.build(mod, target="llvm", params=params)
+    m = GraphModule(lib["default"](pytvm.cpu()))
+    m.set_input("x", x)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), _ort(model, x), rtol=1e-4, atol=1e-4)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...graph import Expr
 from .node import NodeContext
-from .ops_volume import conv3d
+from .ops_volume import conv3d, conv3d_transpose
 
 __all__ = ["NN_CONVERTERS", "same_pads", "window_pads"]
 
@@ -107,7 +107,7 @@ def _conv(ctx: NodeContext) -> Expr:
 
 
 def _conv_transpose(ctx: NodeContext) -> Expr:
-    nsp = check_spatial(ctx, ctx.ndim(0), most=2)
+    nsp = check_spatial(ctx, ctx.ndim(0))
     x, w = ctx.expr(0), ctx.expr(1)
     sizes = list(ctx.shape(0)[2:])
     kernel, strides, dilations = spatial_attrs(
@@ -136,20 +136,24 @@ def _conv_transpose(ctx: NodeContext) -> Expr:
         pads = [0] * (2 * nsp)
     else:
         pads = [int(p) for p in ctx.attr("pads")]
+    groups = int(ctx.attr("group", 1))
     if nsp == 1:
         x, w = _as_2d(ctx, x), _as_2d(ctx, w)
         strides, dilations, out_pad = [1, *strides], [1, *dilations], [0, *out_pad]
         pads, extra = [0, pads[0], 0, pads[1]], [0, *extra]
-    out = ctx.call(
-        "nn.conv2d_transpose",
-        x,
-        w,
-        strides=tuple(strides),
-        padding=tuple(pads),
-        dilation=tuple(dilations),
-        output_padding=tuple(out_pad),
-        groups=int(ctx.attr("group", 1)),
-    )
+    if nsp == 3:  # noqa: PLR2004
+        out = conv3d_transpose(ctx, x, w, strides, pads, dilations, out_pad, groups)
+    else:
+        out = ctx.call(
+            "nn.conv2d_transpose",
+            x,
+            w,
+            strides=tuple(strides),
+            padding=tuple(pads),
+            dilation=tuple(dilations),
+            output_padding=tuple(out_pad),
+            groups=groups,
+        )
     if any(extra):
         width = ((0, 0), (0, 0), *((0, e) for e in extra))
         out = ctx.call("nn.pad", out, pad_width=width, pad_value=0.0)

@@ -7,7 +7,10 @@ contiguous) and convolves height and width with the kernel reshaped to ``[O, C/g
 KW]``: the output depths run as a batch of 2-d convolutions. Pooling over a box is pooling
 over height and width, then over depth (a ``KD x 1`` window over ``[N, C, D, H' * W']``):
 max is separable, and so is the average, since a box's count of inputs (with or without the
-padding) is the product of its axes' counts.
+padding) is the product of its axes' counts. A 3-d transposed convolution runs the input depths
+as a batch of 2-d transposed convolutions whose output channels are (channel, kernel depth);
+each kernel depth's planes are then spread to their output depths (``stride`` apart, shifted by
+``k * dilation``) and summed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from ...graph import Expr, Tuple
 from .node import NodeContext
 
-__all__ = ["conv3d", "pool3d"]
+__all__ = ["conv3d", "conv3d_transpose", "pool3d"]
 
 
 def _dims(e: Expr) -> tuple[int, ...]:
@@ -122,3 +125,63 @@ def pool3d(
     )
     depth = _dims(rows)[2]
     return ctx.call("reshape", rows, newshape=(n, c, depth, oh, ow))
+
+
+def conv3d_transpose(
+    ctx: NodeContext,
+    x: Expr,
+    w: Expr,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    output_padding: Sequence[int],
+    groups: int,
+) -> Expr:
+    """``ConvTranspose`` of a ``[N, C, D, H, W]`` input with a ``[C, O/g, KD, KH, KW]`` kernel
+    (``pads``: ONNX's ``[d0, h0, w0, d1, h1, w1]``).
+    """
+    n, c, depth, h, w_in = _dims(x)
+    _, per_group, kd, kh, kw = _dims(w)
+    o = per_group * groups
+    sd, dd = strides[0], dilations[0]
+    planes = ctx.call("transpose", x, axes=(0, 2, 1, 3, 4))
+    planes = ctx.call("reshape", planes, newshape=(n * depth, c, h, w_in))
+    kernel = ctx.call("reshape", w, newshape=(c, per_group * kd, kh, kw))
+    y = ctx.call(
+        "nn.conv2d_transpose",
+        planes,
+        kernel,
+        strides=tuple(strides[1:]),
+        padding=(pads[1], pads[2], pads[4], pads[5]),
+        dilation=tuple(dilations[1:]),
+        output_padding=tuple(output_padding[1:]),
+        groups=groups,
+    )
+    _, _, oh, ow = _dims(y)
+    y = ctx.call("reshape", y, newshape=(n, depth, o, kd, oh * ow))
+    spread = (depth - 1) * sd + 1  # the input depths, stride apart
+    full = spread + (kd - 1) * dd + output_padding[0]
+    total: Expr | None = None
+    for k in range(kd):
+        part = ctx.call(
+            "strided_slice", y, begin=(0, 0, 0, k, 0), end=(n, depth, o, k + 1, oh * ow)
+        )
+        part = ctx.call("reshape", part, newshape=(n, depth, o, oh * ow))
+        part = ctx.call("transpose", part, axes=(0, 2, 1, 3))  # [N, O, D, H'W']
+        if sd > 1:  # stride - 1 zeros after each depth
+            part = ctx.call("expand_dims", part, axis=3, num_newaxis=1)
+            gap = ((0, 0), (0, 0), (0, 0), (0, sd - 1), (0, 0))
+            part = ctx.call("nn.pad", part, pad_width=gap, pad_value=0.0)
+            part = ctx.call("reshape", part, newshape=(n, o, depth * sd, oh * ow))
+            part = ctx.call("strided_slice", part, begin=(0, 0, 0, 0), end=(n, o, spread, oh * ow))
+        shift = ((0, 0), (0, 0), (k * dd, full - spread - k * dd), (0, 0))
+        part = ctx.call("nn.pad", part, pad_width=shift, pad_value=0.0)
+        total = part if total is None else ctx.call("add", total, part)
+    assert total is not None
+    out_depth = full - pads[0] - pads[3]
+    if out_depth < 1:
+        raise ctx.error(f"the padding {pads[0]} + {pads[3]} leaves no output depth")
+    cropped = ctx.call(
+        "strided_slice", total, begin=(0, 0, pads[0], 0), end=(n, o, pads[0] + out_depth, oh * ow)
+    )
+    return ctx.call("reshape", cropped, newshape=(n, o, out_depth, oh, ow))
