@@ -87,7 +87,7 @@ done:
   ret void
 }
 
-define internal ptr @pytvm_ws_alloc(i32 %dev, i64 %nbytes, i32 %code, i32 %bits) HOOK {
+define internal noalias ptr @pytvm_ws_alloc(i32 %dev, i64 %nbytes, i32 %code, i32 %bits) HOOK {
 entry:
   %own = icmp ne ptr @pytvm_TVMBackendAllocWorkspace, null
   br i1 %own, label %call_own, label %try_ffi
