@@ -61,9 +61,7 @@ EXCLUDED = {
 }  # fmt: skip
 
 #: Not supported yet (expected to fail), with what is missing.
-NOT_YET = {
-    r"test_maxpool_with_argmax": "MaxPool's Indices output",
-}  # fmt: skip
+NOT_YET: dict[str, str] = {}
 
 
 def describe(excluded: Mapping[str, str], not_yet: Mapping[str, str]) -> str:

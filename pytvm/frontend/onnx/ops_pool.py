@@ -54,12 +54,42 @@ def pool(ctx: NodeContext, kind: str, x: Expr, count_include_pad: bool = False) 
 
 
 def _pool(kind: str) -> Any:
-    def convert(ctx: NodeContext) -> Expr:
-        if ctx.output_used(1):
-            raise ctx.error("the Indices output of MaxPool is not supported")
+    def convert(ctx: NodeContext) -> Expr | list[Expr]:
+        if kind == "max" and ctx.output_used(1):
+            return _max_pool_with_indices(ctx)
         return pool(ctx, kind, ctx.expr(0), bool(ctx.attr("count_include_pad", 0)))
 
     return convert
+
+
+def _max_pool_with_indices(ctx: NodeContext) -> list[Expr]:
+    """``MaxPool`` with its ``Indices`` output (1-d or 2-d: a 1-d input's indices are those of
+    its 2-d form of height 1).
+    """
+    kernel, strides, dilations, pads = _window(ctx)
+    nsp = len(kernel)
+    if nsp == 3:  # noqa: PLR2004
+        raise ctx.error("the Indices output of a 3-d MaxPool is not supported (1-d and 2-d are)")
+    x = ctx.expr(0)
+    if nsp == 1:
+        x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
+        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
+        pads = [0, pads[0], 0, pads[1]]
+    both = ctx.call(
+        "nn.max_pool2d_with_argmax",
+        x,
+        pool_size=tuple(kernel),
+        strides=tuple(strides),
+        dilation=tuple(dilations),
+        padding=tuple(pads),
+        ceil_mode=bool(ctx.attr("ceil_mode", 0)),
+        storage_order=int(ctx.attr("storage_order", 0)),
+    )
+    values, indices = ctx.item(both, 0), ctx.item(both, 1)
+    if nsp == 1:
+        values = ctx.call("squeeze", values, axis=(2,))
+        indices = ctx.call("squeeze", indices, axis=(2,))
+    return [values, indices]
 
 
 def _valid_counts(size: int, out: int, k: int, s: int, d: int, before: int) -> Any:

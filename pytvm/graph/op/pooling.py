@@ -1,6 +1,8 @@
 """Pooling in NCHW: ``nn.max_pool2d``, ``nn.avg_pool2d``, ``nn.global_avg_pool2d``,
 ``nn.global_max_pool2d`` (Relay's attributes: ``pool_size``, ``strides``, ``dilation``,
-``padding`` as ``(top, left, bottom, right)``, ``ceil_mode``, ``count_include_pad``).
+``padding`` as ``(top, left, bottom, right)``, ``ceil_mode``, ``count_include_pad``), and
+``nn.max_pool2d_with_argmax`` (a tuple: the maxima and their int64 indices into the flattened
+input, ``storage_order`` 0 or 1 as ONNX's ``MaxPool`` gives them).
 """
 
 from __future__ import annotations
@@ -62,6 +64,50 @@ def _pool_np(x: np.ndarray, attrs: Attrs, kind: str) -> np.ndarray:
             total += xp[:, :, rows, cols]
             count += counted[rows, cols]
     return (total / np.maximum(count, 1)).astype(x.dtype)
+
+
+def _argmax_pool_np(args: Sequence[np.ndarray], attrs: Attrs) -> tuple[np.ndarray, np.ndarray]:
+    x = args[0]
+    kh, kw = attrs["pool_size"]
+    sh, sw = attrs.get("strides", (1, 1))
+    dh, dw = attrs.get("dilation", (1, 1))
+    top, left, bottom, right = attrs.get("padding", (0, 0, 0, 0))
+    ceil = bool(attrs.get("ceil_mode", False))
+    n, c, h, w = x.shape
+    oh = _out_size(h, top, bottom, kh, dh, sh, ceil)
+    ow = _out_size(w, left, right, kw, dw, sw, ceil)
+    plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]).astype(np.int64) * (h * w)
+    best = np.zeros((n, c, oh, ow), dtype=x.dtype)
+    index = np.full((n, c, oh, ow), -1, dtype=np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            iy = np.arange(oh) * sh - top + i * dh
+            ix = np.arange(ow) * sw - left + j * dw
+            inside = ((iy >= 0) & (iy < h))[:, None] & ((ix >= 0) & (ix < w))[None, :]
+            tap = x[:, :, np.clip(iy, 0, h - 1)][:, :, :, np.clip(ix, 0, w - 1)]
+            if attrs.get("storage_order", 0) == 0:
+                offset = iy[:, None] * w + ix[None, :]
+            else:
+                offset = iy[:, None] + ix[None, :] * h
+            take = inside & ((index < 0) | (tap > best))
+            best = np.where(take, tap, best)
+            index = np.where(take, plane[:, :, None, None] + offset, index)
+    return best, index
+
+
+def _argmax_pool(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
+    return topi.nn.max_pool2d_with_argmax(
+        args[0],
+        attrs["pool_size"],
+        attrs.get("strides", (1, 1)),
+        attrs.get("dilation", (1, 1)),
+        attrs.get("padding", (0, 0, 0, 0)),
+        bool(attrs.get("ceil_mode", False)),
+        int(attrs.get("storage_order", 0)),
+    )
+
+
+define_op("nn.max_pool2d_with_argmax", 1, OpPattern.OPAQUE, _argmax_pool, _argmax_pool_np)
 
 
 def _pool(kind: str) -> Any:

@@ -17,7 +17,7 @@ from .local_response_norm import lrn
 from .mirror_pad import mirror_pad
 from .normalization import batch_norm, layer_norm, log_softmax, softmax
 from .padding import pad
-from .pooling import adaptive_pool, global_pool, pool2d
+from .pooling import adaptive_pool, global_pool, max_pool2d_with_argmax, pool2d
 
 __all__ = [
     "adaptive_pool",
@@ -46,6 +46,7 @@ __all__ = [
     "log_softmax",
     "lrn",
     "matmul",
+    "max_pool2d_with_argmax",
     "mirror_pad",
     "pad",
     "pool2d",

@@ -8,20 +8,23 @@ window, so no padded copy of the input is made.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ...te.operation import compute, reduce_axis
+from ...te.reduction import comm_reducer
 from ...te.reduction import max as _max
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
-from ...tir.expr import PrimExpr, Var, const
+from ...tir.expr import PrimExpr, Select, Var, const
 from ...tir.op import all as _all
 from ...tir.op import if_then_else, min_value
 from ...tir.op import max as emax
 from ...tir.op import min as emin
+from .. import tag
 from .._shape import const_int, op_error, pair
 from .convolution import padding4
 
-__all__ = ["adaptive_pool", "global_pool", "pool2d"]
+__all__ = ["adaptive_pool", "global_pool", "max_pool2d_with_argmax", "pool2d"]
 
 POOL_TYPES = ("max", "avg")
 _NCHW = 4
@@ -122,6 +125,62 @@ def pool2d(
         return total(b, ch, y, x) / emax(cnt_h * cnt_w, const(1)).astype(dtype)  # type: ignore[no-any-return]
 
     return compute(shape, average, name="pool_avg", tag="elemwise,pool_avg")  # type: ignore[no-any-return]
+
+
+def max_pool2d_with_argmax(
+    data: Tensor,
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool = False,
+    storage_order: int = 0,
+) -> list[Tensor]:
+    """``[values, indices]``: max pooling as :func:`pool2d` and, per window, where its maximum
+    is in the input: an int64 index into the input flattened row-major (``storage_order`` 0,
+    ``((n * C + c) * H + h) * W + w``) or with H and W swapped (1: ``... + h + w * H``), as
+    ONNX's ``MaxPool`` gives its ``Indices``. Ties give the window's first maximum (row by row).
+    """
+    op = "max_pool2d_with_argmax"
+    n, c, h, w = _check(op, data, "max", "NCHW")
+    if storage_order not in (0, 1):
+        raise op_error(op, "storage_order", storage_order, "0 (row major) or 1 (column major)")
+    kh, kw = pair(op, "kernel", tuple(kernel))
+    sh, sw = pair(op, "stride", tuple(stride))
+    dh, dw = pair(op, "dilation", tuple(dilation))
+    top, left, bottom, right = padding4(op, tuple(padding))
+    oh = _out_size(op, "height", h, (top, bottom), kh, dh, sh, ceil_mode)
+    ow = _out_size(op, "width", w, (left, right), kw, dw, sw, ceil_mode)
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    dtype = data.dtype
+
+    def combine(acc: tuple[Var, Var], new: tuple[Var, Var]) -> tuple[PrimExpr, PrimExpr]:
+        # a tap inside the input replaces the window's first pick, then only a larger value
+        take = (new[0] >= 0) & ((acc[0] < 0) | (new[1] > acc[1]))
+        return Select(take, new[0], acc[0]), Select(take, new[1], acc[1])
+
+    def identity(ti: str, tv: str) -> tuple[PrimExpr, PrimExpr]:
+        return const(-1, ti), min_value(tv)
+
+    reducer = comm_reducer(combine, identity, name="argmax_pool")
+
+    def window(b: Var, ch: Var, y: Var, x: Var) -> Any:
+        iy = y * sh - top + ry.var * dh
+        ix = x * sw - left + rx.var * dw
+        inside = _all(iy >= 0, iy < h, ix >= 0, ix < w)
+        plane = (b.astype("int64") * c + ch.astype("int64")) * (h * w)
+        yy, xx = iy.astype("int64"), ix.astype("int64")
+        flat = plane + (yy * w + xx if storage_order == 0 else yy + xx * h)
+        index = if_then_else(inside, flat, const(-1, "int64"))
+        value = if_then_else(inside, data(b, ch, iy, ix), min_value(dtype))
+        return reducer((index, value), axis=[ry, rx])
+
+    shape = (n, c, oh, ow)
+    best = compute(shape, window, name="pool_argmax", tag=tag.COMM_REDUCE_IDX)
+    values = compute(shape, lambda *i: best[1](*i), name="pool_max", tag=tag.INJECTIVE)  # noqa: PLW0108
+    indices = compute(shape, lambda *i: best[0](*i), name="pool_indices", tag=tag.INJECTIVE)  # noqa: PLW0108
+    return [values, indices]
 
 
 def adaptive_pool(
