@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["num_cores", "vector_lanes", "vector_math"]
+__all__ = ["num_cores", "vector_lanes"]
 
 _DEFAULT_LANES = 8
 
@@ -42,11 +42,3 @@ def num_cores() -> int:
     if isinstance(cores, int) and cores > 0:
         return cores
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def vector_math() -> bool:
-    """Whether the current target's code generator makes vector instructions of vector
-    arithmetic, comparisons and ``min``/``max`` (the LLVM IR backend), so math functions
-    written as such expressions beat a library call per vector lane.
-    """
-    return str(getattr(_current(), "backend", "c")) == "llvmlite"
