@@ -25,10 +25,16 @@ __all__ = ["codegen_llvm"]
 
 
 def codegen_llvm(
-    mod: IRModule, target_text: str = "llvm", triple: str = "", data_layout: str = ""
+    mod: IRModule,
+    target_text: str = "llvm",
+    triple: str = "",
+    data_layout: str = "",
+    definitions: bool = True,
 ) -> str:
     """LLVM IR text of every function of ``mod`` (already through the lowering pipeline), for
-    ``triple`` with ``data_layout`` (empty: left to the compiler).
+    ``triple`` with ``data_layout`` (empty: left to the compiler). Without ``definitions`` the
+    library's exported variables are only declared: ``mod`` is a later part of a library
+    compiled in parts and linked with a first part that defines them.
     """
     module = ir.Module(name="pytvm")
     if triple:
@@ -54,4 +60,5 @@ def codegen_llvm(
     if declared:
         text = re.sub(rf'^declare [^\n]*@"(?:{declared})"\([^\n]*\n', "", text, flags=re.M)
     head = f"; pytvm target: {target_text}\n"
-    return head + text + "\n; The prelude: runtime hooks, markers, messages.\n" + prelude_ir()
+    prelude = prelude_ir(definitions)
+    return head + text + "\n; The prelude: runtime hooks, markers, messages.\n" + prelude

@@ -179,7 +179,24 @@ no:
 """
 
 
-def prelude_ir() -> str:
-    """The prelude's IR text (hooks, markers, helpers, messages and their strings)."""
+#: The library's exported variables: defined by the first module of a library compiled in
+#: parts, declared by the others (the helpers are internal to each part).
+_EXPORTED_VARIABLES = (
+    ("__TVMFFIErrorSetRaisedFromCStr", "global ptr null", "external global ptr"),
+    ("__TVMBackendAllocWorkspace", "global ptr null", "external global ptr"),
+    ("__TVMBackendFreeWorkspace", "global ptr null", "external global ptr"),
+    ("__TVMBackendParallelLaunch", "global ptr null", "external global ptr"),
+    ("__pytvm_packed_library", "constant i32 1", "external constant i32"),
+)
+
+
+def prelude_ir(definitions: bool = True) -> str:
+    """The prelude's IR text (hooks, markers, helpers, messages and their strings); without
+    ``definitions`` the exported variables are only declared (a later part of a library
+    compiled in parts).
+    """
     hooks = _HOOKS.replace(" COLD {", f" {COLD} {{").replace(" HOOK {", f" {HOOK} {{")
+    if not definitions:
+        for name, defined, declared in _EXPORTED_VARIABLES:
+            hooks = hooks.replace(f"@{name} = {defined}\n", f"@{name} = {declared}\n")
     return hooks + "\n" + messages_ir() + arg_checks_ir()

@@ -100,13 +100,13 @@ def _build(
 ) -> CompiledModule | LLVMModule:
     start = time.perf_counter()
     mod = _as_module(inputs, args, name)
-    if not all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
-        mod = lower_pipeline(mod)
-    lowered = time.perf_counter()
     if _uses_llvmlite(tgt, cc, options):
         from .llvm_build import build_with_llvm
 
-        return build_with_llvm(mod, tgt, cache_dir, (start, lowered))
+        return build_with_llvm(mod, tgt, cache_dir, start)  # lowers as it goes
+    if not all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
+        mod = lower_pipeline(mod)
+    lowered = time.perf_counter()
     source = codegen_c(mod, system_lib=tgt.system_lib, target_text=str(tgt))
     generated = time.perf_counter()
     mcpu = tgt.mcpu or ("native" if tgt.is_host else "")

@@ -26,6 +26,7 @@ from typing import Any
 
 import llvmlite  # type: ignore[import-untyped]
 import llvmlite.binding as llvm  # type: ignore[import-untyped]
+from llvmlite.binding import ffi
 
 from ..ffi.errors import TVMError
 from ..ffi.host_library import runtime_library
@@ -33,7 +34,16 @@ from ..ffi.libinfo import cache_dir, find_cc
 from ..target import Target
 from .c_compiler import compile_stats
 
-__all__ = ["Machine", "compile_object", "jit_link", "link_shared_object", "machine_for"]
+__all__ = [
+    "Machine",
+    "compile_object",
+    "jit_link",
+    "link_parts",
+    "link_shared_object",
+    "machine_for",
+    "optimized_part",
+    "parts_in_parallel",
+]
 
 #: pytvm's host runtime functions generated code reaches through weak references.
 RUNTIME_HOOKS = (
@@ -97,13 +107,39 @@ def data_layout(machine: Machine) -> str:
     return str(_target_machine(machine).target_data)
 
 
+def _cache_path(
+    texts: Sequence[str],
+    machine: Machine,
+    stage: str,
+    name: str,
+    cache: str | os.PathLike[str] | None,
+    suffix: str = ".o",
+) -> Path:
+    key = hashlib.sha256("\0".join([*texts, machine.key, stage]).encode()).hexdigest()[:24]
+    root = Path(cache) if cache is not None else cache_dir() / "kernels"
+    return root / key[:2] / f"{name}-{key}{suffix}"
+
+
+def _store(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=path.suffix, delete=False) as out:
+        out.write(data)
+    Path(out.name).replace(path)  # atomic: concurrent builders never see a partial file
+
+
+def _pass_builder(tm: llvm.TargetMachine) -> Any:
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    tuning.loop_vectorization = True
+    tuning.slp_vectorization = True
+    tuning.loop_unrolling = True
+    return llvm.create_pass_builder(tm, tuning)
+
+
 def compile_object(
     text: str, name: str, machine: Machine, cache: str | os.PathLike[str] | None = None
 ) -> bytes:
     """The object code of IR ``text`` for ``machine`` (compiled unless the cache has it)."""
-    key = hashlib.sha256("\0".join([text, machine.key, "O3"]).encode()).hexdigest()[:24]
-    root = Path(cache) if cache is not None else cache_dir() / "kernels"
-    path = root / key[:2] / f"{name}-{key}.o"
+    path = _cache_path([text], machine, "O3", name, cache)
     if path.exists():
         compile_stats().count(compiled=False)
         return path.read_bytes()
@@ -111,17 +147,89 @@ def compile_object(
     with _LOCK:  # LLVM's global context and a target machine serve one thread at a time
         module = llvm.parse_assembly(text)
         module.verify()
-        tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-        tuning.loop_vectorization = True
-        tuning.slp_vectorization = True
-        tuning.loop_unrolling = True
-        builder = llvm.create_pass_builder(tm, tuning)
+        builder = _pass_builder(tm)
         builder.getModulePassManager().run(module, builder)
         code = bytes(tm.emit_object(module))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".o", delete=False) as out:
-        out.write(code)
-    Path(out.name).replace(path)  # atomic: concurrent builders never see a partial file
+    _store(path, code)
+    compile_stats().count(compiled=True)
+    return code
+
+
+def _unlocked_optimizer() -> Any:
+    """The entry to LLVM's module optimiser without llvmlite's process-wide lock, or None.
+
+    llvmlite runs every LLVM call under one lock. LLVM itself runs work on modules of separate
+    contexts with separate target machines concurrently (as compilers' parallel code-generation
+    units do), so the optimiser of a part in its own context may run beside another's.
+    """
+    handle = getattr(ffi.lib, "_lib", None)
+    return getattr(handle, "LLVMPY_RunNewModulePassManager", None)
+
+
+def parts_in_parallel() -> bool:
+    """Whether parts of a library can be optimised concurrently here."""
+    return _unlocked_optimizer() is not None
+
+
+_THREAD = threading.local()
+
+
+def _thread_target_machine(machine: Machine) -> llvm.TargetMachine:
+    machines: dict[Machine, llvm.TargetMachine] = _THREAD.__dict__.setdefault("machines", {})
+    tm = machines.get(machine)
+    if tm is None:
+        target = llvm.Target.from_triple(machine.triple)
+        tm = target.create_target_machine(
+            cpu=machine.cpu, features=machine.features, opt=3, reloc="pic", codemodel="default"
+        )
+        machines[machine] = tm
+    return tm
+
+
+def optimized_part(
+    text: str, machine: Machine, cache: str | os.PathLike[str] | None = None
+) -> Path:
+    """Optimise one part of a library compiled in parts, in a context and target machine of
+    this thread's own; returns the file of its optimised bitcode (cached by the text).
+    """
+    path = _cache_path([text], machine, "O3 part", "part", cache, suffix=".bc")
+    if path.exists():
+        return path
+    _initialized()
+    context = llvm.create_context()
+    module = llvm.parse_assembly(text, context=context)
+    module.verify()
+    builder = _pass_builder(_thread_target_machine(machine))
+    run = _unlocked_optimizer()
+    if run is not None:
+        run(builder.getModulePassManager(), module, builder)
+    else:  # pragma: no cover - an llvmlite without the entry: the locked one
+        builder.getModulePassManager().run(module, builder)
+    _store(path, bytes(module.as_bitcode()))
+    return path
+
+
+def link_parts(
+    parts: Sequence[Path],
+    texts: Sequence[str],
+    name: str,
+    machine: Machine,
+    cache: str | os.PathLike[str] | None = None,
+) -> bytes:
+    """The object code of a library compiled in parts (IR ``texts``, optimised to the bitcode
+    files ``parts``): linked into one module and emitted, one object as a one-part build makes
+    (cached by the texts).
+    """
+    path = _cache_path(texts, machine, "O3 parts", name, cache)
+    if path.exists():
+        compile_stats().count(compiled=False)
+        return path.read_bytes()
+    with _LOCK:
+        first, *rest = (llvm.parse_bitcode(p.read_bytes()) for p in parts)
+        for part in rest:
+            first.link_in(part)
+        code = bytes(_target_machine(machine).emit_object(first))
+    _store(path, code)
     compile_stats().count(compiled=True)
     return code
 

@@ -490,3 +490,38 @@ def test_loop_pragmas_become_llvm_loop_metadata() -> None:
     out = pytvm.runtime.empty((64, 37), "float32")
     lib["hinted"](pytvm.runtime.ndarray.array(x), out)
     np.testing.assert_allclose(out.numpy(), x * 2 + 1, rtol=1e-6)
+
+
+def test_a_library_of_many_kernels_is_compiled_in_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On more than one core, a library of several kernels is optimised in parts by worker
+    threads and linked into one object: every kernel runs, the library exports as one shared
+    object, and a rebuild takes the object from the cache.
+    """
+    from pytvm.driver import llvm_build
+    from pytvm.tir.function import IRModule
+
+    monkeypatch.setattr(llvm_build, "_cores", lambda: 2)
+    functions: dict[str, Any] = {}
+    for k in range(5):
+        A = te.placeholder((64,), name="A")
+        factor = float(k + 1)
+        B = te.compute((64,), lambda i: A[i] * factor, name="B")
+        s = te.create_schedule(B.op)
+        functions.update(pytvm.lower(s, [A, B], name=f"scale{k}").functions)
+    before = compile_stats().compiled
+    lib = pytvm.build(IRModule(functions), target=LLVM, cache_dir=tmp_path)
+    assert compile_stats().compiled == before + 1
+    assert lib.get_source().count("; part ") > 1
+    x = np.arange(64, dtype="float32")
+    lib.export_library(tmp_path / "parts.so")
+    loaded = pytvm.runtime.load_module(tmp_path / "parts.so")
+    for k in range(5):
+        for mod in (lib, loaded):
+            out = pytvm.nd.empty((64,), "float32")
+            mod[f"scale{k}"](pytvm.nd.array(x), out)
+            np.testing.assert_array_equal(out.numpy(), x * (k + 1))
+    again = pytvm.build(IRModule(functions), target=LLVM, cache_dir=tmp_path)
+    assert compile_stats().compiled == before + 1  # the same object, from the cache
+    assert again.get_source() == lib.get_source()
