@@ -27,6 +27,29 @@ def _window(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int
     return kernel, strides, dilations, pads
 
 
+def _planar(
+    ctx: NodeContext,
+    x: Expr,
+    kernel: list[int],
+    strides: list[int],
+    dilations: list[int],
+    pads: list[int],
+) -> tuple[Expr, dict[str, Any]]:
+    """``x`` and the 2-d window attributes: a 1-d input gets a height of 1."""
+    if len(kernel) == 1:
+        x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
+        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
+        pads = [0, pads[0], 0, pads[1]]
+    window = {
+        "pool_size": tuple(kernel),
+        "strides": tuple(strides),
+        "dilation": tuple(dilations),
+        "padding": tuple(pads),
+        "ceil_mode": bool(ctx.attr("ceil_mode", 0)),
+    }
+    return x, window
+
+
 def pool(ctx: NodeContext, kind: str, x: Expr, count_include_pad: bool = False) -> Expr:
     """``x`` pooled (``"max"`` or ``"avg"``) over the node's window (1-d as 2-d of height 1,
     3-d as 2-d then 1-d: ``ops_volume``).
@@ -38,18 +61,8 @@ def pool(ctx: NodeContext, kind: str, x: Expr, count_include_pad: bool = False) 
         extra["count_include_pad"] = count_include_pad
     if nsp == 3:  # noqa: PLR2004
         return pool3d(ctx, kind, x, (kernel, strides, dilations, pads), extra)
-    if nsp == 1:
-        x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
-        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
-        pads = [0, pads[0], 0, pads[1]]
-    attrs: dict[str, Any] = {
-        "pool_size": tuple(kernel),
-        "strides": tuple(strides),
-        "dilation": tuple(dilations),
-        "padding": tuple(pads),
-        **extra,
-    }
-    out = ctx.call(f"nn.{kind}_pool2d", x, **attrs)
+    x, window = _planar(ctx, x, kernel, strides, dilations, pads)
+    out = ctx.call(f"nn.{kind}_pool2d", x, **{**window, **extra})
     return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out
 
 
@@ -70,21 +83,9 @@ def _max_pool_with_indices(ctx: NodeContext) -> list[Expr]:
     nsp = len(kernel)
     if nsp == 3:  # noqa: PLR2004
         raise ctx.error("the Indices output of a 3-d MaxPool is not supported (1-d and 2-d are)")
-    x = ctx.expr(0)
-    if nsp == 1:
-        x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
-        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
-        pads = [0, pads[0], 0, pads[1]]
-    both = ctx.call(
-        "nn.max_pool2d_with_argmax",
-        x,
-        pool_size=tuple(kernel),
-        strides=tuple(strides),
-        dilation=tuple(dilations),
-        padding=tuple(pads),
-        ceil_mode=bool(ctx.attr("ceil_mode", 0)),
-        storage_order=int(ctx.attr("storage_order", 0)),
-    )
+    x, window = _planar(ctx, ctx.expr(0), kernel, strides, dilations, pads)
+    order = int(ctx.attr("storage_order", 0))
+    both = ctx.call("nn.max_pool2d_with_argmax", x, **window, storage_order=order)
     values, indices = ctx.item(both, 0), ctx.item(both, 1)
     if nsp == 1:
         values = ctx.call("squeeze", values, axis=(2,))

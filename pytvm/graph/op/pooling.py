@@ -28,15 +28,22 @@ def _out_size(size: int, before: int, after: int, k: int, d: int, s: int, ceil: 
     return out
 
 
-def _pool_np(x: np.ndarray, attrs: Attrs, kind: str) -> np.ndarray:
+def _window_np(x: np.ndarray, attrs: Attrs) -> tuple[tuple[int, ...], ...]:
+    """``(kernel, strides, dilation, padding, output size)`` of a pooling call on ``x``."""
     kh, kw = attrs["pool_size"]
     sh, sw = attrs.get("strides", (1, 1))
     dh, dw = attrs.get("dilation", (1, 1))
     top, left, bottom, right = attrs.get("padding", (0, 0, 0, 0))
     ceil = bool(attrs.get("ceil_mode", False))
-    n, c, h, w = x.shape
+    _, _, h, w = x.shape
     oh = _out_size(h, top, bottom, kh, dh, sh, ceil)
     ow = _out_size(w, left, right, kw, dw, sw, ceil)
+    return (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right), (oh, ow)
+
+
+def _pool_np(x: np.ndarray, attrs: Attrs, kind: str) -> np.ndarray:
+    (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right), (oh, ow) = _window_np(x, attrs)
+    n, c, h, w = x.shape
     need_h, need_w = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
     extra_h, extra_w = max(0, need_h - top - h), max(0, need_w - left - w)
     pads = ((0, 0), (0, 0), (top, extra_h), (left, extra_w))
@@ -68,14 +75,8 @@ def _pool_np(x: np.ndarray, attrs: Attrs, kind: str) -> np.ndarray:
 
 def _argmax_pool_np(args: Sequence[np.ndarray], attrs: Attrs) -> tuple[np.ndarray, np.ndarray]:
     x = args[0]
-    kh, kw = attrs["pool_size"]
-    sh, sw = attrs.get("strides", (1, 1))
-    dh, dw = attrs.get("dilation", (1, 1))
-    top, left, bottom, right = attrs.get("padding", (0, 0, 0, 0))
-    ceil = bool(attrs.get("ceil_mode", False))
+    (kh, kw), (sh, sw), (dh, dw), (top, left, _, _), (oh, ow) = _window_np(x, attrs)
     n, c, h, w = x.shape
-    oh = _out_size(h, top, bottom, kh, dh, sh, ceil)
-    ow = _out_size(w, left, right, kw, dw, sw, ceil)
     plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]).astype(np.int64) * (h * w)
     best = np.zeros((n, c, oh, ow), dtype=x.dtype)
     index = np.full((n, c, oh, ow), -1, dtype=np.int64)

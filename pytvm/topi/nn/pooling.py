@@ -60,6 +60,26 @@ def _out_size(
     return out
 
 
+def _window(
+    op: str,
+    size: tuple[int, int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+) -> tuple[tuple[int, ...], ...]:
+    """``(kernel, stride, dilation, (top, left, bottom, right), (out_h, out_w))``, checked."""
+    h, w = size
+    kh, kw = pair(op, "kernel", tuple(kernel))
+    sh, sw = pair(op, "stride", tuple(stride))
+    dh, dw = pair(op, "dilation", tuple(dilation))
+    top, left, bottom, right = padding4(op, tuple(padding))
+    oh = _out_size(op, "height", h, (top, bottom), kh, dh, sh, ceil_mode)
+    ow = _out_size(op, "width", w, (left, right), kw, dw, sw, ceil_mode)
+    return (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right), (oh, ow)
+
+
 def _count(start: PrimExpr, k: int, d: int, lo: int, hi: int) -> PrimExpr:
     """How many of ``start + r * d`` (``r < k``) lie in ``[lo, hi)``."""
     r_lo = emax(const(0), (lo - start + d - 1) // d)
@@ -92,14 +112,10 @@ def pool2d(
     >>> [str(d) for d in y.shape]
     ['1', '2', '3', '3']
     """
-    op = "pool2d"
-    n, c, h, w = _check(op, data, pool_type, layout)
-    kh, kw = pair(op, "kernel", tuple(kernel))
-    sh, sw = pair(op, "stride", tuple(stride))
-    dh, dw = pair(op, "dilation", tuple(dilation))
-    top, left, bottom, right = padding4(op, tuple(padding))
-    oh = _out_size(op, "height", h, (top, bottom), kh, dh, sh, ceil_mode)
-    ow = _out_size(op, "width", w, (left, right), kw, dw, sw, ceil_mode)
+    n, c, h, w = _check("pool2d", data, pool_type, layout)
+    (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right), (oh, ow) = _window(
+        "pool2d", (h, w), kernel, stride, dilation, padding, ceil_mode
+    )
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")
     dtype = data.dtype
@@ -145,12 +161,9 @@ def max_pool2d_with_argmax(
     n, c, h, w = _check(op, data, "max", "NCHW")
     if storage_order not in (0, 1):
         raise op_error(op, "storage_order", storage_order, "0 (row major) or 1 (column major)")
-    kh, kw = pair(op, "kernel", tuple(kernel))
-    sh, sw = pair(op, "stride", tuple(stride))
-    dh, dw = pair(op, "dilation", tuple(dilation))
-    top, left, bottom, right = padding4(op, tuple(padding))
-    oh = _out_size(op, "height", h, (top, bottom), kh, dh, sh, ceil_mode)
-    ow = _out_size(op, "width", w, (left, right), kw, dw, sw, ceil_mode)
+    (kh, kw), (sh, sw), (dh, dw), (top, left, _, _), (oh, ow) = _window(
+        op, (h, w), kernel, stride, dilation, padding, ceil_mode
+    )
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")
     dtype = data.dtype
