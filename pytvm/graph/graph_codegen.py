@@ -4,6 +4,10 @@ Inputs are ``null`` nodes named after the function's parameters; constants left 
 (weights) become ``null`` nodes named ``p0``, ``p1``, ... whose values go to the parameter
 dict; each call of a primitive function is a ``tvm_op`` node calling its kernel. Every node
 output (entry) is then placed in memory by a planner (:mod:`pytvm.graph.memory_plan`).
+
+A primitive function that only reshapes its one input (TVM's ``reshape_only``) compiles to
+nothing: its node calls ``__nop`` and its output is a view of the input's memory (same
+storage and offset; the input's buffer lives as long as the view is read).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class GraphLayout:
     params: dict[str, np.ndarray] = field(default_factory=dict)
     buffers: list[PlannedEntry] = field(default_factory=list)
     num_steps: int = 0
+    #: Entries that are views of another entry's memory (a ``__nop`` reshape): eid -> eid.
+    aliases: dict[int, int] = field(default_factory=dict)
 
     def add_node(self, node: GraphNode, types: list[TensorType], device: int) -> list[NodeEntry]:
         """Append ``node`` with outputs of ``types`` on ``device``; its entries."""
@@ -62,7 +68,15 @@ class GraphLayout:
         return self.node_row_ptr[entry.node_id] + entry.index
 
     def to_graph(self, storage: list[int], offset: list[int] | None) -> Graph:
-        """The graph JSON's data with ``storage`` ids (and byte offsets) per entry."""
+        """The graph JSON's data with ``storage`` ids (and byte offsets) per entry; a view
+        takes the storage (and offset) of the entry it views.
+        """
+        storage = list(storage)
+        offset = None if offset is None else list(offset)
+        for eid, root in self.aliases.items():
+            storage[eid] = storage[root]
+            if offset is not None:
+                offset[eid] = offset[root]
         return Graph(
             nodes=tuple(self.nodes),
             arg_nodes=tuple(i for i, n in enumerate(self.nodes) if n.op == "null"),
@@ -87,7 +101,29 @@ def _tensor_types(ty: Type, where: str) -> list[TensorType]:
     return out
 
 
-def layout_graph(  # noqa: PLR0912
+#: Operators that only reinterpret the shape of row-major data.
+_RESHAPES = frozenset({"reshape", "squeeze", "expand_dims"})
+
+
+def _reshape_only(call: Call) -> bool:
+    """Whether ``call`` applies a primitive function that only reshapes its single input."""
+    func = call.op
+    if not isinstance(func, Function) or len(func.params) != 1 or len(call.args) != 1:
+        return False
+    node: Expr = func.body
+    while isinstance(node, Call) and isinstance(node.op, str) and node.op in _RESHAPES:
+        node = node.args[0]
+    source, result = func.params[0].type_annotation, func.body.checked_type
+    return (
+        node is func.params[0]
+        and isinstance(source, TensorType)
+        and isinstance(result, TensorType)
+        and source.dtype == result.dtype
+        and source.nbytes == result.nbytes
+    )
+
+
+def layout_graph(  # noqa: PLR0912, PLR0915
     main: Function, kernel_name: Callable[[Call, int], str], fallback_device: int = _CPU
 ) -> GraphLayout:
     """Nodes and entries of a fused ``main``; ``kernel_name(call, device_type)`` names (and may
@@ -124,6 +160,8 @@ def layout_graph(  # noqa: PLR0912
                 kernel = "__copy"
             elif not isinstance(node.op, Function):
                 raise TVMValueError(f"{node.op}: operator calls must be fused before graph codegen")
+            elif _reshape_only(node) and device(node) == device(node.args[0]):
+                kernel = "__nop"
             else:
                 kernel = kernel_name(node, device(node))
             inputs = [e for a in node.args for e in entries[id(a)]]
@@ -141,6 +179,11 @@ def layout_graph(  # noqa: PLR0912
                 len(types),
             )
             entries[id(node)] = layout.add_node(gnode, types, device(node))
+            if kernel == "__nop":
+                source = layout.eid(inputs[0])
+                layout.aliases[layout.eid(entries[id(node)][0])] = layout.aliases.get(
+                    source, source
+                )
         elif isinstance(node, Tuple):
             entries[id(node)] = [e for f in node.fields for e in entries[id(f)]]
         else:
@@ -155,9 +198,20 @@ def layout_graph(  # noqa: PLR0912
             for i in range(gnode.num_outputs):
                 step_of[layout.node_row_ptr[nid] + i] = step
             step += 1
+    # A viewed entry lives while any view of it is read, and as long as the graph if a view is
+    # an output; a view itself takes no memory of its own.
+    for eid, root in layout.aliases.items():
+        reads[root] = max(reads.get(root, -1), reads.get(eid, step_of[eid]))
+        if eid in heads:
+            heads.add(root)
     for eid, ty in enumerate(layout.entry_types):
         pinned = eid not in step_of or eid in heads
         start = step_of.get(eid, -1)
+        if eid in layout.aliases:
+            layout.buffers.append(
+                PlannedEntry(eid, 0, layout.entry_devices[eid], start, start, True)
+            )
+            continue
         layout.buffers.append(
             PlannedEntry(
                 eid, ty.nbytes, layout.entry_devices[eid], start, reads.get(eid, start), pinned

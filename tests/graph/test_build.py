@@ -122,3 +122,37 @@ def test_a_long_build_draws_a_progress_bar(capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert "lowering kernels: fused_" in err and "compiling 4 kernels for c" in err
     assert err.endswith("\x1b[K\n") and "] built 4 kernels in " in err
+
+
+def _reshaping_net() -> g.Function:
+    """Reshapes between matrix products (not fused into them): of an intermediate read by a
+    later kernel, of the input, and as the output: three ``__nop`` views.
+    """
+    x = g.Var("x", g.TensorType((6, 4), F32))
+    a = g.call("nn.dense", x, g.const(_rand(5, 4, seed=1)))
+    b = g.call("nn.dense", g.call("reshape", a, newshape=(3, 10)), g.const(_rand(7, 10, seed=2)))
+    c = g.call("nn.dense", g.call("reshape", x, newshape=(3, 8)), g.const(_rand(7, 8, seed=3)))
+    return g.Function([x], g.call("reshape", g.call("add", b, c), newshape=(21,)))
+
+
+@pytest.mark.parametrize("planner", ["arena", "storage_token"])
+def test_reshape_only_functions_are_views_not_kernels(planner: str) -> None:
+    lib = g.build(g.IRModule.from_expr(_reshaping_net()), target="llvm", memory_planner=planner)
+    graph = json.loads(lib.get_graph_json())
+    nodes, rows = graph["nodes"], graph["node_row_ptr"]
+    storage = graph["attrs"]["storage_id"][1]
+    nops = [
+        nid
+        for nid, n in enumerate(nodes)
+        if n["op"] == "tvm_op" and n["attrs"]["func_name"] == "__nop"
+    ]
+    assert len(nops) == 3  # the three reshapes
+    for nid in nops:
+        ((src, index, _),) = nodes[nid]["inputs"]
+        assert storage[rows[nid]] == storage[rows[src] + index]  # the view shares the memory
+    m = GraphModule(lib["default"](pytvm.cpu()))
+    for seed in (5, 6):  # a second run: the views see the new data
+        x = _rand(6, 4, seed=seed)
+        np.testing.assert_allclose(
+            _run(m, x), interpret(_reshaping_net(), {"x": x}), rtol=1e-5, atol=1e-5
+        )
