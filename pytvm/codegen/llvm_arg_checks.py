@@ -1,4 +1,5 @@
-"""The argument checks of every packed function, once per library instead of once per kernel.
+"""The argument checks of every packed function, once per library instead of once per kernel,
+and the body of every ``__tvm_ffi_`` adapter.
 
 ``pytvm_check_array`` checks that argument ``index`` of a packed call is an array with the
 expected dimension count, dtype and device type; ``pytvm_check_shape`` checks an array's shape
@@ -6,6 +7,8 @@ against a constant table and its strides for compactness. Each returns 0, or set
 message the inline checks of ``llvm_packed`` set and returns -1. A kernel's packed function
 then holds one call per array instead of a few dozen compares and branches of its own: LLVM
 spends its time on the kernels (the checks were a third of a MobileNet build's LLVM time).
+``pytvm_ffi_call`` is tvm-ffi's safe call over a packed function (values copied, a tensor
+object turned into its ``DLTensor``): each kernel's ``__tvm_ffi_<name>`` is one call of it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ __all__ = ["arg_checks_ir", "device_mask", "dtype_word"]
 #: DLTensor field offsets (bytes) on a 64-bit host.
 _DEVICE, _NDIM, _DTYPE, _SHAPE, _STRIDES = 8, 16, 20, 24, 32
 _TVM_DLTENSOR = 7
+#: tvm-ffi's type index of a tensor, and the bytes of its object header before the DLTensor.
+_FFI_TENSOR, _FFI_OBJECT_HEADER = 70, 24
 _MAX_MASKED_DEVICE = 64
 
 _STRINGS = {
@@ -29,6 +34,7 @@ _STRINGS = {
     "empty": "",
     "not_compact": ": expected a compact (row-major, contiguous) array",
     "strides": ", got strides that are not",
+    "arguments": " arguments",
 }
 
 _IR = rf"""
@@ -144,10 +150,59 @@ fine:
 """
 
 
+_FFI_CALL = rf"""
+define internal i32 @pytvm_ffi_call(ptr %packed, ptr %args, i32 %num_args, ptr %result,
+    i32 %num_params, ptr %where) nounwind noinline {{
+entry:
+  %same = icmp eq i32 %num_args, %num_params
+  br i1 %same, label %convert, label %bad.count
+bad.count:
+  %want = sext i32 %num_params to i64
+  %got = sext i32 %num_args to i64
+  %r.count = call i32 @pytvm_count_error(ptr %where, i64 %want, i64 %got,
+      ptr @pytvm.ac.arguments)
+  ret i32 %r.count
+convert:
+  %slots = zext i32 %num_params to i64
+  %values = alloca i64, i64 %slots, align 8
+  %codes = alloca i32, i64 %slots, align 4
+  br label %loop
+loop:
+  %i = phi i64 [0, %convert], [%i.next, %body]
+  %more = icmp slt i64 %i, %slots
+  br i1 %more, label %body, label %call
+body:
+  %any = getelementptr {{ i32, i32, i64 }}, ptr %args, i64 %i
+  %code = load i32, ptr %any
+  %payload.p = getelementptr i8, ptr %any, i64 8
+  %payload = load i64, ptr %payload.p
+  %is.tensor = icmp eq i32 %code, {_FFI_TENSOR}
+  %set = icmp ne i64 %payload, 0
+  %tensor = and i1 %is.tensor, %set
+  %inner = add i64 %payload, {_FFI_OBJECT_HEADER}
+  %value = select i1 %tensor, i64 %inner, i64 %payload
+  %kind = select i1 %tensor, i32 {_TVM_DLTENSOR}, i32 %code
+  %value.p = getelementptr i64, ptr %values, i64 %i
+  store i64 %value, ptr %value.p
+  %code.p = getelementptr i32, ptr %codes, i64 %i
+  store i32 %kind, ptr %code.p
+  %i.next = add i64 %i, 1
+  br label %loop
+call:
+  store {{ i32, i32, i64 }} zeroinitializer, ptr %result
+  %ret = alloca i64, align 8
+  %ret.code = alloca i32, align 4
+  %r = call i32 %packed(ptr %values, ptr %codes, i32 %num_args, ptr %ret, ptr %ret.code,
+      ptr null)
+  ret i32 %r
+}}
+"""
+
+
 def arg_checks_ir() -> str:
     """The two check functions' IR text, with their string constants."""
     constants = [string_constant(f"pytvm.ac.{key}", text) for key, text in _STRINGS.items()]
-    return "\n".join(constants) + "\n" + _IR
+    return "\n".join(constants) + "\n" + _IR + _FFI_CALL
 
 
 def dtype_word(code: int, bits: int, lanes: int) -> int:

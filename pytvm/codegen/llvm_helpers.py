@@ -28,6 +28,7 @@ _SIGNATURES: dict[str, tuple[ir.Type, list[ir.Type]]] = {
     "pytvm_dtype_error": (I32, [PTR, PTR, I32, I32, I32]),
     "pytvm_check_array": (I32, [PTR, PTR, I32, PTR, I32, I32, PTR, I64]),
     "pytvm_check_shape": (I32, [PTR, PTR, PTR, I32]),
+    "pytvm_ffi_call": (I32, [PTR, PTR, I32, PTR, I32, PTR]),
 }
 
 

@@ -26,9 +26,7 @@ from .packed_args import CPU_DEVICE
 
 __all__ = ["emit_packed_function", "emit_tvm_ffi_adapter"]
 
-_TVM_ARG_INT, _TVM_ARG_BOOL, _TVM_ARG_FLOAT, _TVM_DLTENSOR = 1, 2, 3, 7
-_FFI_TENSOR, _FFI_OBJECT_HEADER = 70, 24
-_FFI_ANY = ir.LiteralStructType([I32, I32, I64])
+_TVM_ARG_INT, _TVM_ARG_BOOL, _TVM_ARG_FLOAT = 1, 2, 3
 _PACKED_TYPE = ir.FunctionType(I32, [PTR, PTR, I32, PTR, PTR, PTR])
 # Fields of DLTensor, by index.
 _DATA, _DEVICE, _NDIM, _DTYPE, _SHAPE, _STRIDES, _BYTE_OFFSET = range(7)
@@ -236,32 +234,12 @@ def emit_tvm_ffi_adapter(
     module: ir.Module, helpers: Helpers, name: str, packed: ir.Function, num_params: int
 ) -> ir.Function:
     """``__tvm_ffi_<name>``: tvm-ffi's safe call over the packed function (see
-    ``tvm_ffi_export.py``): values copied, a tensor object turned into its ``DLTensor``.
+    ``tvm_ffi_export.py``), one call of the library's ``pytvm_ffi_call``.
     """
     fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR, I32, PTR]), f"__tvm_ffi_{name}")
     fn.attributes.add("nounwind")
-    adapter = _Checks(fn, helpers)
-    b = adapter.b
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
     _, args, num_args, result = fn.args
-    size = max(1, num_params)
-    values, codes = alloca(b, ir.ArrayType(I64, size)), alloca(b, ir.ArrayType(I32, size))
-    ret, ret_code = alloca(b, I64), alloca(b, I32)
-    adapter.count(num_args, num_params, name, " arguments")
-    for i in range(num_params):
-        any_value = b.gep(args, [_i32(i)], source_etype=_FFI_ANY)
-        code = b.load(b.gep(any_value, [_i32(0), _i32(0)], source_etype=_FFI_ANY), typ=I32)
-        payload = b.load(b.gep(any_value, [_i32(0), _i32(2)], source_etype=_FFI_ANY), typ=I64)
-        tensor = b.and_(
-            b.icmp_signed("==", code, _i32(_FFI_TENSOR)),
-            b.icmp_signed("!=", payload, ir.Constant(I64, 0)),
-        )
-        header = ir.Constant(I64, _FFI_OBJECT_HEADER)
-        payload = b.select(tensor, b.add(payload, header), payload)
-        code = b.select(tensor, _i32(_TVM_DLTENSOR), code)
-        b.store(payload, b.gep(values, [_i32(i)], source_etype=I64))
-        b.store(code, b.gep(codes, [_i32(i)], source_etype=I32))
-    for k, ty in enumerate((I32, I32, I64)):
-        b.store(ir.Constant(ty, 0), b.gep(result, [_i32(0), _i32(k)], source_etype=_FFI_ANY))
-    null = ir.Constant(PTR, None)
-    b.ret(b.call(packed, [values, codes, num_args, ret, ret_code, null]))
+    call = helpers["pytvm_ffi_call"]
+    b.ret(b.call(call, [packed, args, num_args, result, _i32(num_params), helpers.string(name)]))
     return fn
