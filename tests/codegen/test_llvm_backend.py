@@ -504,7 +504,7 @@ def test_a_library_of_many_kernels_is_compiled_in_parts(
 
     monkeypatch.setattr(llvm_build, "_cores", lambda: 2)
     functions: dict[str, Any] = {}
-    for k in range(5):
+    for k in range(6):
         A = te.placeholder((64,), name="A")
         factor = float(k + 1)
         B = te.compute((64,), lambda i: A[i] * factor, name="B")
@@ -517,7 +517,7 @@ def test_a_library_of_many_kernels_is_compiled_in_parts(
     x = np.arange(64, dtype="float32")
     lib.export_library(tmp_path / "parts.so")
     loaded = pytvm.runtime.load_module(tmp_path / "parts.so")
-    for k in range(5):
+    for k in range(6):
         for mod in (lib, loaded):
             out = pytvm.nd.empty((64,), "float32")
             mod[f"scale{k}"](pytvm.nd.array(x), out)
