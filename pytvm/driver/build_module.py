@@ -17,7 +17,7 @@ from ..codegen import codegen_c
 from ..ffi.errors import TVMTypeError, TVMValueError
 from ..target import Target
 from ..tir.function import IRModule, PrimFunc
-from ..tir.transform import lower_pipeline
+from ..tir.transform import lower_if_needed, lower_pipeline
 from .c_compiler import compile_shared_object, default_flags
 from .compiled_module import CompiledModule
 from .gc_pause import gc_paused
@@ -64,6 +64,7 @@ def lower(
     return lower_pipeline(mod)
 
 
+@gc_paused()
 def build(
     inputs: Any,
     args: Sequence[Any] | None = None,
@@ -85,27 +86,13 @@ def build(
     ``cache_dir``.
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("c"))
-    with gc_paused():
-        return _build(inputs, args, tgt, name, cc, options, cache_dir)
-
-
-def _build(
-    inputs: Any,
-    args: Sequence[Any] | None,
-    tgt: Target,
-    name: str,
-    cc: str | None,
-    options: Sequence[str],
-    cache_dir: str | os.PathLike[str] | None,
-) -> CompiledModule | LLVMModule:
     start = time.perf_counter()
     mod = _as_module(inputs, args, name)
     if _uses_llvmlite(tgt, cc, options):
         from .llvm_build import build_with_llvm
 
         return build_with_llvm(mod, tgt, cache_dir, start)  # lowers as it goes
-    if not all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
-        mod = lower_pipeline(mod)
+    mod = lower_if_needed(mod)
     lowered = time.perf_counter()
     source = codegen_c(mod, system_lib=tgt.system_lib, target_text=str(tgt))
     generated = time.perf_counter()

@@ -23,7 +23,7 @@ from ..codegen.llvm_module import codegen_llvm
 from ..codegen.packed_args import export_symbol
 from ..target import Target
 from ..tir.function import IRModule
-from ..tir.transform import lower_pipeline
+from ..tir.transform import lower_if_needed
 from .llvm_compiler import (
     Machine,
     compile_object,
@@ -48,17 +48,8 @@ _PARTS_PER_CORE = 2
 _MIN_KERNELS_PER_CORE = 3
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - platforms without affinity masks
-        return os.cpu_count() or 1
-
-
-def _lowered(mod: IRModule) -> IRModule:
-    if all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
-        return mod
-    return lower_pipeline(mod)
+def _cores(target: Target) -> int:
+    return target.num_cores
 
 
 def _parts(mod: IRModule, cores: int) -> list[IRModule]:
@@ -81,11 +72,11 @@ def build_with_llvm(
     """
     machine = machine_for(target)
     layout = data_layout(machine)
-    cores = _cores()
+    cores = _cores(target)
     parts = _parts(mod, cores) if parts_in_parallel() else [mod]
     first = next(iter(mod.functions), "kernels")
     if len(parts) == 1:
-        lowered = _lowered(mod)
+        lowered = lower_if_needed(mod)
         source = codegen_llvm(lowered, str(target), machine.triple, layout)
         generated = time.perf_counter()
         code = compile_object(source, first, machine, cache=cache_dir)
@@ -138,7 +129,7 @@ def _build_in_parts(
     with ThreadPoolExecutor(max_workers=cores, thread_name_prefix="pytvm-llvm") as pool:
         jobs: list[Future[Path]] = []
         for k, part in enumerate(parts):
-            lowered = _lowered(part)
+            lowered = lower_if_needed(part)
             text = codegen_llvm(lowered, str(target), machine.triple, layout, definitions=k == 0)
             texts.append(text)
             exported += lowered.functions

@@ -93,13 +93,18 @@ def machine_for(target: Target) -> Machine:
     return Machine(llvm.get_process_triple(), cpu, features)
 
 
-@cache
-def _target_machine(machine: Machine) -> llvm.TargetMachine:
+def _new_target_machine(machine: Machine) -> llvm.TargetMachine:
     _initialized()
     target = llvm.Target.from_triple(machine.triple)
     return target.create_target_machine(
         cpu=machine.cpu, features=machine.features, opt=3, reloc="pic", codemodel="default"
     )
+
+
+@cache
+def _target_machine(machine: Machine) -> llvm.TargetMachine:
+    """The target machine of ``machine`` that serves under ``_LOCK``."""
+    return _new_target_machine(machine)
 
 
 def data_layout(machine: Machine) -> str:
@@ -176,14 +181,9 @@ _THREAD = threading.local()
 
 def _thread_target_machine(machine: Machine) -> llvm.TargetMachine:
     machines: dict[Machine, llvm.TargetMachine] = _THREAD.__dict__.setdefault("machines", {})
-    tm = machines.get(machine)
-    if tm is None:
-        target = llvm.Target.from_triple(machine.triple)
-        tm = target.create_target_machine(
-            cpu=machine.cpu, features=machine.features, opt=3, reloc="pic", codemodel="default"
-        )
-        machines[machine] = tm
-    return tm
+    if machine not in machines:
+        machines[machine] = _new_target_machine(machine)
+    return machines[machine]
 
 
 def optimized_part(
@@ -195,16 +195,11 @@ def optimized_part(
     path = _cache_path([text], machine, "O3 part", "part", cache, suffix=".bc")
     if path.exists():
         return path
-    _initialized()
     context = llvm.create_context()
     module = llvm.parse_assembly(text, context=context)
     module.verify()
     builder = _pass_builder(_thread_target_machine(machine))
-    run = _unlocked_optimizer()
-    if run is not None:
-        run(builder.getModulePassManager(), module, builder)
-    else:  # pragma: no cover - an llvmlite without the entry: the locked one
-        builder.getModulePassManager().run(module, builder)
+    _unlocked_optimizer()(builder.getModulePassManager(), module, builder)
     _store(path, bytes(module.as_bitcode()))
     return path
 

@@ -66,6 +66,7 @@ def plan_memory(
     return run_planner(planner, layout.buffers, layout.num_steps, layout.entry_names)
 
 
+@gc_paused()
 def build(
     mod: Any,
     target: str | Target | None = None,
@@ -84,17 +85,6 @@ def build(
     ``"graph.progress"``: ``True``/``False`` to force it).
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("llvm"))
-    with gc_paused():
-        return _build(mod, tgt, params, memory_planner, mod_name)
-
-
-def _build(
-    mod: Any,
-    tgt: Target,
-    params: Mapping[str, Any] | None,
-    memory_planner: str,
-    mod_name: str,
-) -> GraphExecutorFactoryModule:
     ctx = PassContext.current()
     t0 = time.perf_counter()
     main = _main(mod, params)

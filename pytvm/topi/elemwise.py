@@ -11,7 +11,7 @@ from ..tir import op as tirop
 from ..tir.expr import Cast, ExprLike, PrimExpr, const, is_float
 from . import tag
 from ._shape import op_error
-from .fast_math import target_erf
+from .fast_math import erf_expr
 
 __all__ = [
     "abs",
@@ -88,7 +88,7 @@ def erf(x: Tensor) -> Tensor:
     """The Gauss error function (float32 on the LLVM backend: a rational approximation that
     vectorizes, within 4e-7 of the true value; see :mod:`pytvm.topi.fast_math`).
     """
-    return _float_only("erf", target_erf, x)
+    return _float_only("erf", erf_expr, x)
 
 
 def abs(x: Tensor) -> Tensor:

@@ -7,10 +7,10 @@ these expressions use only arithmetic, ``floor``, selects and a bit cast
 flushed to zero, above the float range they are infinity); ``fast_erf`` is
 within 4e-7 of the true value (a rational fit of ``erf(x) / x`` in ``x**2`` on ``[0, 4]``, made
 for this module by least squares on the relative error; ``|erf(x)|`` rounds to 1 beyond 4).
-Other dtypes use the intrinsics. ``target_exp``/``target_erf`` are what ``topi.erf`` and the
-softmax stages use: both code generators make vector instructions of these expressions (the C
-one through vector extensions, ``min``/``max`` as a compare and a blend), 47 times faster than
-a library ``erff`` per lane in generated C (1M floats: 0.19 against 9.1 ms).
+Other dtypes use the intrinsics. ``topi.erf`` and the softmax stages use these expressions
+for float32: both code generators make vector instructions of them (the C one through vector
+extensions, ``min``/``max`` as a compare and a blend), 47 times faster than a library ``erff``
+per lane in generated C (1M floats: 0.19 against 9.1 ms).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..tir.expr import Cast, PrimExpr, const
 from . import tag
 from ._shape import op_error
 
-__all__ = ["erf_expr", "exp_expr", "fast_erf", "fast_exp", "target_erf", "target_exp"]
+__all__ = ["erf_expr", "exp_expr", "fast_erf", "fast_exp"]
 
 _F32 = "float32"
 #: ``exp`` overflows above this and is subnormal below the lower bound.
@@ -101,16 +101,6 @@ def erf_expr(x: PrimExpr) -> PrimExpr:
     t = xc * xc
     y = xc * _horner(_ERF_P, t) / _horner(_ERF_Q, t)
     return tirop.min(_c(1.0), tirop.max(_c(-1.0), y))
-
-
-def target_exp(x: PrimExpr) -> PrimExpr:
-    """``exp(x)`` as the code generators compute vectors of it best: :func:`exp_expr`."""
-    return exp_expr(x)
-
-
-def target_erf(x: PrimExpr) -> PrimExpr:
-    """``erf(x)`` as the code generators compute vectors of it best: :func:`erf_expr`."""
-    return erf_expr(x)
 
 
 def _elementwise(name: str, fn: object, x: Tensor) -> Tensor:

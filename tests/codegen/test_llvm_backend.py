@@ -502,7 +502,7 @@ def test_a_library_of_many_kernels_is_compiled_in_parts(
     from pytvm.driver import llvm_build
     from pytvm.tir.function import IRModule
 
-    monkeypatch.setattr(llvm_build, "_cores", lambda: 2)
+    monkeypatch.setattr(llvm_build, "_cores", lambda target: 2)
     functions: dict[str, Any] = {}
     for k in range(6):
         A = te.placeholder((64,), name="A")

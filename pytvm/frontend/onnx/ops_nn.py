@@ -67,11 +67,11 @@ def spatial_attrs(ctx: NodeContext, nsp: int, kernel: Sequence[int]) -> tuple[li
     return list(kernel), strides, dilations
 
 
-def check_spatial(ctx: NodeContext, ndim: int, most: int = 3) -> int:
-    """The number of spatial axes (1 to ``most``) of an ``[N, C, ...]`` input of rank ``ndim``."""
+def check_spatial(ctx: NodeContext, ndim: int) -> int:
+    """The number of spatial axes (1 to 3) of an ``[N, C, ...]`` input of rank ``ndim``."""
     nsp = ndim - 2
-    if not 1 <= nsp <= most:
-        raise ctx.error(f"{nsp}-d inputs are not supported (1-d to {most}-d spatial inputs are)")
+    if not 1 <= nsp <= 3:  # noqa: PLR2004
+        raise ctx.error(f"{nsp}-d inputs are not supported (1-d to 3-d spatial inputs are)")
     return nsp
 
 

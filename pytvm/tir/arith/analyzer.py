@@ -61,7 +61,6 @@ class Analyzer:
                 "to rebind it"
             )
         self.unbind(var)
-        self._simplifier.forget()
         if isinstance(value, Range):
             start = self.simplify(value.min.astype(var.dtype))
             extent = self.simplify(value.extent.astype(var.dtype))

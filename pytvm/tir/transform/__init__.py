@@ -17,7 +17,7 @@ from .flatten_buffer import FlattenBuffer
 from .loop_partition import LoopPartition
 from .lower_intrin import LowerIntrin
 from .pass_infra import Pass, PassContext, sequential
-from .pipeline import PIPELINE, lower_pipeline
+from .pipeline import PIPELINE, lower_if_needed, lower_pipeline
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
 from .storage_rewrite import StorageRewrite
@@ -36,6 +36,7 @@ __all__ = [
     "StorageRewrite",
     "UnrollLoop",
     "VectorizeLoop",
+    "lower_if_needed",
     "lower_pipeline",
     "sequential",
 ]

@@ -18,7 +18,7 @@ from .storage_rewrite import StorageRewrite
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
 
-__all__ = ["PIPELINE", "lower_pipeline"]
+__all__ = ["PIPELINE", "lower_if_needed", "lower_pipeline"]
 
 PIPELINE: tuple[Pass, ...] = (
     # Split loops at their `likely` bound guards: guard-free main parts; strip `likely`.
@@ -45,3 +45,10 @@ PIPELINE: tuple[Pass, ...] = (
 def lower_pipeline(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
     """Run :data:`PIPELINE` on ``mod`` under ``ctx`` (default: the current ``PassContext``)."""
     return sequential(PIPELINE, mod, ctx)
+
+
+def lower_if_needed(mod: IRModule) -> IRModule:
+    """``mod`` through :data:`PIPELINE` unless every function already went through it."""
+    if all(f.attrs.get("tir.flattened", False) for f in mod.functions.values()):
+        return mod
+    return lower_pipeline(mod)

@@ -19,7 +19,7 @@ from ...tir.op import log, rsqrt
 from .. import tag
 from .._shape import const_int, normalize_axes, normalize_axis, op_error, prod
 from .._target import vector_lanes
-from ..fast_math import target_exp
+from ..fast_math import exp_expr
 
 __all__ = ["batch_norm", "layer_norm", "log_softmax", "softmax"]
 
@@ -87,7 +87,7 @@ def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | Non
     if lanes is not None and op == "softmax":
         exps = compute(
             x.shape,
-            lambda *i: target_exp(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
+            lambda *i: exp_expr(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
             name=f"T_{op}_exp",
             tag="softmax_exp",
         )
@@ -96,7 +96,7 @@ def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | Non
         )
     else:
         # Lane partials are vectors: the vectorizable exp; a whole-row sum is a scalar loop.
-        row_exp = tirop.exp if lanes is None else target_exp
+        row_exp = tirop.exp if lanes is None else exp_expr
         expsum = _row_reduce(
             outer,
             x.shape[ax],
@@ -124,7 +124,7 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         rest = [*i[:ax], *i[ax + 1 :]]
         if exps is not None:
             return exps(*i) / expsum(*rest)
-        return target_exp(x(*i) - max_elem(*rest)) / expsum(*rest)
+        return exp_expr(x(*i) - max_elem(*rest)) / expsum(*rest)
 
     return compute(  # type: ignore[no-any-return]
         x.shape, body, name="T_softmax_norm", tag="softmax_output", attrs={"axis": ax}
