@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import re
 import sys
 import time
@@ -16,7 +17,11 @@ from typing import Any
 
 from pytvm.ffi.errors import TVMValueError
 
-__all__ = ["add_parser", "import_model", "parse_input_shapes", "run"]
+__all__ = ["add_parser", "byte_count", "import_model", "parse_input_shapes", "run"]
+
+#: The most elements an input may have (its flat index must fit an int64).
+_MAX_ELEMENTS = 2**63 - 1
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 def add_parser(
@@ -39,6 +44,14 @@ def add_parser(
     )
     parser.add_argument("--opt-level", type=int, default=3, help="graph optimization level")
     parser.add_argument(
+        "--max-constant-bytes",
+        type=byte_count,
+        metavar="N",
+        help="the largest constant the import or constant folding may make, in bytes (K, M, "
+        "G suffixes: KiB, MiB, GiB; default: 512M); a larger one is refused at import and "
+        "left to run time by folding",
+    )
+    parser.add_argument(
         "--memory-planner",
         choices=("arena", "storage_token"),
         default="arena",
@@ -58,6 +71,17 @@ def parse_input_shapes(text: str) -> dict[str, list[int]]:
             raise TVMValueError(
                 f"--input-shapes: {name}:[{dims}] has a non-integer dimension"
             ) from None
+        if any(d < 0 for d in shapes[name]):
+            raise TVMValueError(
+                f"--input-shapes: input {name!r} has a negative dimension in [{dims}]; "
+                "dimensions are >= 0"
+            )
+        count = math.prod(shapes[name])
+        if count > _MAX_ELEMENTS:
+            raise TVMValueError(
+                f"--input-shapes: input {name!r} of shape [{dims}] has {count} elements, over "
+                f"the limit of {_MAX_ELEMENTS} (2**63 - 1); give the input's real shape"
+            )
     leftover = re.sub(r"([^\s:,]+)\s*:\s*\[([^\]]*)\]", "", text).strip(" ,")
     if leftover:
         raise TVMValueError(
@@ -66,7 +90,25 @@ def parse_input_shapes(text: str) -> dict[str, list[int]]:
     return shapes
 
 
-def import_model(path: str, input_shapes: str = "") -> tuple[Any, dict[str, Any]]:
+def byte_count(text: str) -> int:
+    """``--max-constant-bytes``: ``536870912``, ``512M``, ``2G`` (1024-based units).
+
+    Examples
+    --------
+    >>> byte_count("512M"), byte_count("1024")
+    (536870912, 1024)
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of bytes, optionally with K, M, G or T (e.g. 512M), got {text!r}"
+        )
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def import_model(
+    path: str, input_shapes: str = "", max_constant_bytes: int | None = None
+) -> tuple[Any, dict[str, Any]]:
     """``from_onnx`` of the ONNX file ``path`` with ``--input-shapes`` text; a clear error for
     a file that is not ONNX.
     """
@@ -79,7 +121,7 @@ def import_model(path: str, input_shapes: str = "") -> tuple[Any, dict[str, Any]
     except Exception as err:
         raise TVMValueError(f"{path} is not a readable ONNX model: {err}") from None
     shapes = parse_input_shapes(input_shapes) if input_shapes else None
-    return from_onnx(model, shape_dict=shapes)
+    return from_onnx(model, shape_dict=shapes, max_constant_bytes=max_constant_bytes)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,8 +131,11 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     start = time.perf_counter()
-    mod, params = import_model(args.model, args.input_shapes)
-    with PassContext(opt_level=args.opt_level):
+    mod, params = import_model(args.model, args.input_shapes, args.max_constant_bytes)
+    config = {}
+    if args.max_constant_bytes is not None:
+        config["graph.max_constant_bytes"] = args.max_constant_bytes
+    with PassContext(opt_level=args.opt_level, config=config):
         if args.dump_ir:
             print(graph.transform.optimize(_bound(mod, params)))
         lib = graph.build(

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pytvm.cli._npz_inputs import read_inputs
 from pytvm.ffi.errors import TVMValueError
 
 __all__ = ["add_parser", "run"]
@@ -51,12 +52,7 @@ def _inputs(args: argparse.Namespace, m: Any, params: set[str]) -> dict[str, np.
     all_shapes, dtypes = m.get_input_info()
     shapes = {k: v for k, v in all_shapes.items() if k not in params}
     if args.inputs:
-        with np.load(args.inputs) as data:
-            given = {k: data[k] for k in data.files}
-        missing = sorted(set(shapes) - set(given))
-        if missing:
-            raise TVMValueError(f"{args.inputs} has no array for input(s) {missing}")
-        return given
+        return read_inputs(args.inputs, all_shapes, dtypes, required=shapes)
     rng = np.random.default_rng(0)
     print("no --inputs: using random normal inputs (seed 0)", file=sys.stderr)
     return {

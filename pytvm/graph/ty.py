@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..ffi.errors import TVMTypeError, TVMValueError
 
-__all__ = ["TensorType", "TupleType", "Type", "tensor_type_of"]
+__all__ = ["MAX_ELEMENTS", "TensorType", "TupleType", "Type", "tensor_type_of"]
+
+#: The most elements a tensor may have: its flat index must fit an int64.
+MAX_ELEMENTS = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,12 @@ class TensorType:
                     f"TensorType: dimension {dim!r} of shape {shape} must be an integer >= 0"
                 )
         object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+        if math.prod(self.shape) > MAX_ELEMENTS:
+            raise TVMValueError(
+                f"TensorType: shape {list(self.shape)} has {math.prod(self.shape)} elements, "
+                f"more than {MAX_ELEMENTS} (2**63 - 1, the most an int64 index reaches); "
+                "a shape this large is a mistake or a damaged model"
+            )
         try:
             np.dtype(self.dtype)
         except TypeError:
@@ -39,7 +49,7 @@ class TensorType:
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

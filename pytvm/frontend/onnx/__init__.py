@@ -5,10 +5,16 @@ ONNX's backend interface (:mod:`pytvm.frontend.onnx.backend`).
 from __future__ import annotations
 
 from .converters import supported_operators
-from .errors import DynamicValueError, OnnxImportError, UnsupportedOperatorsError
+from .errors import (
+    ConstantSizeError,
+    DynamicValueError,
+    OnnxImportError,
+    UnsupportedOperatorsError,
+)
 from .importer import from_onnx, load_model
 
 __all__ = [
+    "ConstantSizeError",
     "DynamicValueError",
     "OnnxImportError",
     "UnsupportedOperatorsError",

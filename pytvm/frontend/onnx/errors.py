@@ -6,7 +6,13 @@ from collections.abc import Collection, Sequence
 
 from ...ffi.errors import OpNotImplemented, TVMValueError
 
-__all__ = ["DynamicValueError", "OnnxImportError", "UnsupportedOperatorsError"]
+__all__ = [
+    "ConstantSizeError",
+    "DynamicValueError",
+    "OnnxImportError",
+    "UnsupportedOperatorsError",
+    "bytes_text",
+]
 
 
 class OnnxImportError(TVMValueError):
@@ -41,3 +47,37 @@ class DynamicValueError(OnnxImportError):
     def __init__(self, message: str, graph_inputs: Collection[str]) -> None:
         self.graph_inputs = sorted(graph_inputs)
         super().__init__(message)
+
+
+def bytes_text(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it >= 1 (``16 GiB``), then exact.
+
+    Examples
+    --------
+    >>> bytes_text(17179869184)
+    '16 GiB (17179869184 bytes)'
+    """
+    for unit, scale in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit} ({n} bytes)"
+    if n >= 2**20:
+        return f"{n / 2**20:.3g} MiB ({n} bytes)"
+    return f"{n} bytes"
+
+
+class ConstantSizeError(OnnxImportError):
+    """A node would make a constant at import time (a shape filled, a range, a folded call)
+    larger than the limit ``max_constant_bytes``; ``nbytes`` is its size, ``limit`` the limit.
+    """
+
+    def __init__(self, where: str, what: str, shape: str, nbytes: int, limit: int) -> None:
+        self.nbytes = nbytes
+        self.limit = limit
+        super().__init__(
+            f"{where}: {what} would be a constant of shape {shape}, {bytes_text(nbytes)}, "
+            f"over the limit of {bytes_text(limit)} on one constant made at import (is the model "
+            "damaged or hostile?); if the model is trusted, raise the limit: "
+            "from_onnx(..., max_constant_bytes=N), "
+            "PassContext(config={'graph.max_constant_bytes': N}) or "
+            "`pytvm compile --max-constant-bytes N`"
+        )

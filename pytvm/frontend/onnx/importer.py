@@ -11,10 +11,17 @@ for its operator and the model's opset (:mod:`.converters`). Values are named as
   (older exporters list weights among the inputs);
 * a node's outputs are the expressions its converter returns; calls whose arguments are all
   constants are evaluated at once, so shape arithmetic folds to constants.
+
+Before a node is converted it is checked against ONNX's own schemas (:mod:`.validation`: the
+opset, the operator's version, attribute types, inputs sharing a type parameter, single
+assignment). No constant made at import may exceed ``max_constant_bytes``
+(``PassContext`` option ``graph.max_constant_bytes``, default 512 MiB), which is checked before
+the constant is allocated.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -25,7 +32,9 @@ import numpy as np
 
 from ...ffi.errors import TVMError
 from ...graph import Constant, Expr, Function, IRModule, Tuple, Var
-from ...graph.ty import TensorType
+from ...graph.transform.fold_constant import max_constant_bytes as constant_limit
+from ...graph.ty import MAX_ELEMENTS, TensorType
+from . import validation
 from .converters import CONVERTERS
 from .errors import DynamicValueError, OnnxImportError, UnsupportedOperatorsError
 from .node import NodeContext
@@ -57,6 +66,10 @@ def load_model(model: Any) -> Any:
             raise OnnxImportError(
                 f"{str(path)!r} does not parse as an ONNX model (a protobuf ModelProto): {err}"
             ) from None
+        except (onnx.checker.ValidationError, OSError) as err:  # its external data
+            raise OnnxImportError(
+                f"{str(path)!r}: the external data of its tensors cannot be loaded: {err}"
+            ) from None
         if not loaded.graph.node and not loaded.graph.output:
             raise OnnxImportError(f"{str(path)!r} holds no ONNX graph (is it an ONNX model?)")
         return loaded
@@ -84,23 +97,51 @@ def _np_dtype(elem_type: int, what: str) -> str:
         raise OnnxImportError(f"{what} has unsupported element type {elem_type}") from None
 
 
-def _attributes(node: Any) -> dict[str, Any]:
-    from onnx import AttributeProto, helper, numpy_helper
+def _tensor_array(tensor: Any, what: str) -> np.ndarray:
+    """A ``TensorProto``'s array; a clear error if its data does not fill its dims."""
+    from onnx import TensorProto, numpy_helper
+
+    if tensor.data_location == TensorProto.EXTERNAL:
+        location = {e.key: e.value for e in tensor.external_data}.get("location", "")
+        raise OnnxImportError(
+            f"{what} keeps its data in the external file {location!r}, which was not loaded "
+            "(and is not read from the current directory); give from_onnx the model's path, "
+            "or load it with onnx.load(path), which reads external data beside the file"
+        )
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as err:
+        dims = list(tensor.dims)
+        count = int(np.prod(dims, dtype=object)) if dims else 1
+        raise OnnxImportError(
+            f"{what} cannot be read: it declares dims {dims} ({count} elements), and its data "
+            f"does not match ({err}); the file is damaged or was written wrongly"
+        ) from None
+
+
+def _attributes(node: Any, where: str) -> dict[str, Any]:
+    from onnx import AttributeProto, helper
 
     out: dict[str, Any] = {}
     for a in node.attribute:
         if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
             out[a.name] = a  # subgraphs: the converters that take them refuse them
             continue
-        value = helper.get_attribute_value(a)
-        if isinstance(value, bytes):
-            value = value.decode("utf-8")
-        elif a.type == AttributeProto.TENSOR:
-            value = numpy_helper.to_array(value)
-        elif a.type == AttributeProto.STRINGS:
-            value = [v.decode("utf-8") for v in value]
-        elif isinstance(value, list):
-            value = list(value)
+        what = f"{where}: attribute {a.name!r}"
+        try:
+            value = helper.get_attribute_value(a)
+            if isinstance(value, bytes):
+                value = value.decode("utf-8")
+            elif a.type == AttributeProto.TENSOR:
+                value = _tensor_array(value, what)
+            elif a.type == AttributeProto.STRINGS:
+                value = [v.decode("utf-8") for v in value]
+            elif isinstance(value, list):
+                value = list(value)
+        except OnnxImportError:
+            raise
+        except (ValueError, TypeError, UnicodeDecodeError) as err:
+            raise OnnxImportError(f"{what} cannot be read: {err}") from None
         out[a.name] = value
     return out
 
@@ -113,20 +154,18 @@ class _Importer:
         dtype: str | Mapping[str, str],
         opset: int | None,
         freeze_params: bool,
+        max_constant_bytes: int,
     ) -> None:
-        from onnx import numpy_helper
-
         self.graph = model.graph
         self.opset = int(opset) if opset is not None else _model_opset(model)
+        validation.check_opset(self.opset, "the model" if opset is None else "from_onnx(opset=...)")
+        self.max_constant_bytes = max_constant_bytes
         self.shape_dict = dict(shape_dict or {})
         self.dtype = dtype
         self.freeze_params = freeze_params
         self.initializers: dict[str, np.ndarray] = {}
         for init in self.graph.initializer:
-            try:
-                self.initializers[init.name] = numpy_helper.to_array(init)
-            except Exception as err:
-                raise OnnxImportError(f"initializer {init.name!r} cannot be read: {err}") from None
+            self.initializers[init.name] = _tensor_array(init, f"initializer {init.name!r}")
         self.exprs: dict[str, Expr] = {}
         self.sources: dict[str, frozenset[str]] = {}
         self.inputs: list[Var] = []
@@ -146,7 +185,7 @@ class _Importer:
         else:
             dtype = self.dtype
         if name in self.shape_dict:
-            return TensorType(tuple(int(d) for d in self.shape_dict[name]), dtype)
+            return _checked_type(name, self.shape_dict[name], dtype, "shape_dict gives")
         if not tensor.HasField("shape"):
             raise OnnxImportError(
                 f"graph input {name!r} has no shape in the model; give it in shape_dict, "
@@ -163,7 +202,7 @@ class _Importer:
                 f"{[x.dim_value if x.HasField('dim_value') else x.dim_param or '?' for x in tensor.shape.dim]}; "  # noqa: E501
                 f"give the input's static shape in shape_dict, e.g. shape_dict={{{name!r}: (...)}}"
             )
-        return TensorType(tuple(dims), dtype)
+        return _checked_type(name, dims, dtype, "the model declares")
 
     def _declare_inputs(self) -> None:
         for info in self.graph.input:
@@ -219,6 +258,21 @@ class _Importer:
         if missing:
             raise UnsupportedOperatorsError(missing)
 
+    def _dtype_of(self, name: str) -> str | None:
+        """The element type of value ``name`` (None: absent, unknown or a tuple)."""
+        if name in self.exprs:
+            ty = self.exprs[name].checked_type
+            return ty.dtype if isinstance(ty, TensorType) else None
+        value = self.initializers.get(name)
+        return None if value is None else str(value.dtype)
+
+    def _validate(self, node: Any, where: str) -> None:
+        validation.check_operator_version(node.op_type, self.opset, where)
+        schema = validation.schema_of(node.op_type, self.opset)
+        validation.check_attribute_types(node, schema, where)
+        dtypes = [self._dtype_of(n) if n else None for n in node.input]
+        validation.check_shared_types(node, schema, dtypes, where)
+
     def _context(self, node: Any, index: int) -> NodeContext:
         reader = node.name or f"{node.op_type}_{index}"
         makers: list[Callable[[], Expr] | None] = []
@@ -235,7 +289,12 @@ class _Importer:
             makers.append(partial(self._expr_of, name, reader))
             values.append(partial(self._value_of, name))
             sources.append(self.sources.get(name, frozenset()))
-        return NodeContext(node, reader, self.opset, _attributes(node), makers, values, sources)
+        where = f"ONNX node {reader!r} ({node.op_type}, opset {self.opset})"
+        self._validate(node, where)
+        attrs = _attributes(node, where)
+        return NodeContext(
+            node, reader, self.opset, attrs, makers, values, sources, self.max_constant_bytes
+        )
 
     def _convert(self, node: Any, index: int) -> None:
         ctx = self._context(node, index)
@@ -243,7 +302,15 @@ class _Importer:
             result = CONVERTERS[node.op_type][1](ctx)
         except (OnnxImportError, DynamicValueError):
             raise
-        except (TVMError, ValueError, TypeError, KeyError, IndexError) as err:
+        except (
+            TVMError,
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            ArithmeticError,
+            MemoryError,
+        ) as err:
             raise OnnxImportError(f"{ctx.where()}: {err}") from err
         outputs = [result] if not isinstance(result, (list, tuple)) else list(result)
         deps = frozenset().union(*(self.sources.get(n, frozenset()) for n in node.input if n))
@@ -256,6 +323,7 @@ class _Importer:
             self.sources[name] = deps
 
     def run(self) -> tuple[IRModule, dict[str, np.ndarray]]:
+        validation.check_single_assignment(self.graph)
         self._check_supported()
         self._declare_inputs()
         for k, node in enumerate(self.graph.node):
@@ -277,6 +345,7 @@ def from_onnx(
     freeze_params: bool = False,
     *,
     shape: Mapping[str, Any] | None = None,
+    max_constant_bytes: int | None = None,
 ) -> tuple[IRModule, dict[str, np.ndarray]]:
     """Import an ONNX model: ``(mod, params)`` with ``mod["main"]`` the model as a graph
     function and ``params`` its weights by name (TVM's ``relay.frontend.from_onnx``).
@@ -285,7 +354,11 @@ def from_onnx(
     ``shape``, TVM's keyword) fixes the shapes of inputs with dynamic dimensions; ``dtype``
     is the type of inputs the model leaves untyped (one for all, or by name); ``opset``
     overrides the model's opset. With ``freeze_params`` every weight becomes a constant of the
-    graph and ``params`` is empty.
+    graph and ``params`` is empty. ``max_constant_bytes`` bounds each constant the import makes
+    (a shape filled, a range, folded shape arithmetic; default: ``PassContext`` option
+    ``graph.max_constant_bytes``, else 512 MiB): a larger one raises
+    :class:`ConstantSizeError` before it is allocated. The model's opset must be one onnx
+    knows; nodes are checked against onnx's schemas (attribute types, inputs sharing a type).
     Unsupported operators raise one :class:`UnsupportedOperatorsError` listing each with its
     node name and opset.
 
@@ -310,4 +383,21 @@ def from_onnx(
         from onnx.inliner import inline_local_functions
 
         proto = inline_local_functions(proto)
-    return _Importer(proto, shape_dict, dtype, opset, freeze_params).run()
+    limit = constant_limit(given=max_constant_bytes)
+    return _Importer(proto, shape_dict, dtype, opset, freeze_params, limit).run()
+
+
+def _checked_type(name: str, dims: Any, dtype: str, source: str) -> TensorType:
+    """Graph input ``name``'s type; an error naming it for a bad or too large shape."""
+    try:
+        shape = tuple(int(d) for d in dims)
+    except (TypeError, ValueError):
+        raise OnnxImportError(
+            f"{source} graph input {name!r} the shape {dims!r}; expected a sequence of integers"
+        ) from None
+    if any(d < 0 for d in shape) or math.prod(shape) > MAX_ELEMENTS:
+        raise OnnxImportError(
+            f"{source} graph input {name!r} the shape {list(shape)}; expected dimensions >= 0 "
+            f"and at most {MAX_ELEMENTS} (2**63 - 1) elements in all"
+        )
+    return TensorType(shape, dtype)

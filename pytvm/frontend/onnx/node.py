@@ -4,10 +4,15 @@ A converter reads the node's attributes (``ctx.attr``), its inputs as graph expr
 (``ctx.expr``) or, where ONNX passes shapes, axes or pads as tensors, as values known at import
 time (``ctx.value``); it builds calls with ``ctx.call``, which evaluates a call whose arguments
 are all constants at once (shape arithmetic folds to constants, so reshapes get static shapes).
+
+Every constant a converter makes at import (a folded call, a shape filled, a range, a mask) is
+checked against ``max_constant_bytes`` before it is allocated (``ctx.check_constant``), so a
+model of a few bytes cannot make the importer allocate gigabytes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +20,9 @@ import numpy as np
 
 from ...graph import Call, Constant, Expr, Tuple, TupleGetItem, call, const
 from ...graph.interpreter import evaluate_call
-from ...graph.ty import TensorType
-from .errors import DynamicValueError, OnnxImportError
+from ...graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, type_nbytes
+from ...graph.ty import TensorType, Type
+from .errors import ConstantSizeError, DynamicValueError, OnnxImportError
 
 if TYPE_CHECKING:
     import onnx
@@ -64,6 +70,7 @@ class NodeContext:
         inputs: Sequence[Callable[[], Expr] | None],
         values: Sequence[Callable[[], np.ndarray | None]],
         sources: Sequence[Collection[str]],
+        max_constant_bytes: int = DEFAULT_MAX_CONSTANT_BYTES,
     ) -> None:
         self.node = node
         self.opset = opset
@@ -74,6 +81,7 @@ class NodeContext:
         self._values = list(values)
         self._sources = list(sources)
         self._exprs: dict[int, Expr] = {}
+        self.max_constant_bytes = max_constant_bytes
 
     # ------------------------------------------------------------------ attributes
 
@@ -171,9 +179,30 @@ class NodeContext:
 
     def call(self, op: str, *args: Expr, **attrs: Any) -> Expr:
         """``op(*args, **attrs)`` named after the node, evaluated now if its arguments are
-        constants.
+        constants (and its result within ``max_constant_bytes``: larger raises).
         """
-        return fold(call(op, *args, name=self.name, **attrs))
+        expr = call(op, *args, name=self.name, **attrs)
+        if all(_is_constant(a) for a in expr.args):
+            self._check_type(expr.checked_type, f"the result of {op}")
+        return fold(expr)
+
+    def check_constant(self, shape: Sequence[int], dtype: str, what: str) -> None:
+        """Raise naming the node unless a constant of ``shape`` and ``dtype`` may be made:
+        no negative dimension, at most ``max_constant_bytes``. Call it before allocating.
+        """
+        dims = [int(d) for d in shape]
+        if any(d < 0 for d in dims):
+            raise self.error(f"{what} would have shape {dims}, which has a negative dimension")
+        nbytes = math.prod(dims) * np.dtype(dtype).itemsize
+        if nbytes > self.max_constant_bytes:
+            where, limit = self.where(), self.max_constant_bytes
+            raise ConstantSizeError(where, what, f"{dims} ({dtype})", nbytes, limit)
+
+    def _check_type(self, ty: Type, what: str) -> None:
+        nbytes = type_nbytes(ty)
+        if nbytes > self.max_constant_bytes:
+            shape = f"{list(ty.shape)} ({ty.dtype})" if isinstance(ty, TensorType) else str(ty)
+            raise ConstantSizeError(self.where(), what, shape, nbytes, self.max_constant_bytes)
 
     def const(self, value: Any, dtype: str | None = None) -> Constant:
         """A constant (of ``dtype``, default: the value's own)."""

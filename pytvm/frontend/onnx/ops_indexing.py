@@ -50,6 +50,7 @@ def _iota(n: int, axis: int, rank: int, dtype: str) -> np.ndarray:
 
 def _one_hot(ctx: NodeContext) -> Expr:
     depth = int(ctx.value(1, "depth").reshape(-1)[0])
+    ctx.check_constant([depth], "int64", "the indices 0..depth-1")
     rank = ctx.ndim(0) + 1
     axis = normalize_axes(ctx, [int(ctx.attr("axis", -1))], rank)[0]
     idx = ctx.expr(0)
@@ -70,6 +71,7 @@ def _trilu(ctx: NodeContext) -> Expr:
     if len(shape) < 2:  # noqa: PLR2004
         raise ctx.error(f"the input must be at least 2-d, got shape {list(shape)}")
     k = int(ctx.value(1, "k").reshape(-1)[0]) if ctx.has(1) else 0
+    ctx.check_constant(shape[-2:], "bool", "the triangle mask")
     ones = np.ones(shape[-2:], dtype=bool)
     mask = np.triu(ones, k) if ctx.attr("upper", 1) else np.tril(ones, k)
     zero = ctx.const(np.zeros((), dtype=ctx.dtype(0)))
@@ -82,6 +84,7 @@ def _eye_like(ctx: NodeContext) -> Expr:
         raise ctx.error(f"the input must be 2-d, got shape {list(shape)}")
     code = ctx.attr("dtype")
     dtype = ctx.dtype(0) if code is None else onnx_dtype(ctx, int(code))
+    ctx.check_constant(shape, dtype, "the identity matrix")
     return ctx.const(np.eye(shape[0], shape[1], int(ctx.attr("k", 0)), dtype=dtype))
 
 
@@ -97,6 +100,7 @@ def _hardmax(ctx: NodeContext) -> Expr:
     else:
         work_shape, work_axis = shape, axis
     best = ctx.call("argmax", x, axis=(work_axis,), keepdims=True)
+    ctx.check_constant([work_shape[work_axis]], "int32", "the indices along the axis")
     iota = ctx.const(_iota(work_shape[work_axis], work_axis, len(work_shape), "int32"))
     out = ctx.call("cast", ctx.call("equal", best, iota), dtype=dtype)
     return ctx.call("reshape", out, newshape=shape) if ctx.opset < 13 else out  # noqa: PLR2004
@@ -104,6 +108,7 @@ def _hardmax(ctx: NodeContext) -> Expr:
 
 def _non_zero(ctx: NodeContext) -> Expr:
     value = ctx.value(0, "the input (NonZero's output shape depends on its values)")
+    ctx.check_constant([value.ndim, int(np.count_nonzero(value))], "int64", "the indices")
     return ctx.const(np.array(np.nonzero(value), dtype="int64").reshape(value.ndim, -1))
 
 
@@ -117,6 +122,7 @@ def _compress(ctx: NodeContext) -> Expr:
     else:
         axis = normalize_axes(ctx, [int(axis)], len(shape))[0]
         extent = shape[axis]
+    ctx.check_constant([int(np.count_nonzero(cond.reshape(-1)[:extent]))], "int64", "the indices")
     picked = np.nonzero(cond.reshape(-1)[:extent])[0].astype("int64")
     return ctx.call("take", x, ctx.const(picked), axis=axis, mode="fast")
 

@@ -259,6 +259,7 @@ def _is_inf(ctx: NodeContext) -> Expr:
     if ctx.attr("detect_negative", 1):
         found.append(ctx.call("equal", x, _scalar(ctx, -np.inf, dtype)))
     if not found:
+        ctx.check_constant(ctx.shape(0), "bool", "the all-false mask")
         return ctx.const(np.zeros(ctx.shape(0), dtype=bool))
     return found[0] if len(found) == 1 else ctx.call("logical_or", *found)
 

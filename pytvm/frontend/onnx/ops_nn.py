@@ -273,6 +273,7 @@ def _layer_norm(ctx: NodeContext) -> list[Expr]:
 
     def fitted(i: int) -> Expr:
         if not ctx.has(i):
+            ctx.check_constant(norm_shape, dtype, "the default scale or bias")
             return ctx.const(np.full(norm_shape, 0 if i == 2 else 1, dtype=dtype))  # noqa: PLR2004
         if ctx.shape(i) == norm_shape:
             return ctx.expr(i)
@@ -325,6 +326,7 @@ def _dropout(ctx: NodeContext) -> list[Expr]:
     x = ctx.expr(0)
     if not ctx.output_used(1):
         return [x]
+    ctx.check_constant(ctx.shape(0), "bool", "the all-true mask")
     return [x, ctx.const(np.ones(ctx.shape(0), dtype=bool))]
 
 

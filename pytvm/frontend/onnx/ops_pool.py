@@ -117,6 +117,9 @@ def _lp_pool(ctx: NodeContext) -> Expr:
     kernel, strides, dilations, pads = _window(ctx)
     avg = pool(ctx, "avg", powered)
     out_sizes = avg.checked_type.shape[2:]  # type: ignore[union-attr]
+    ctx.check_constant(out_sizes, "int64", "the count of taps in each window")
+    for o, k in zip(out_sizes, kernel, strict=True):
+        ctx.check_constant([o, k], "int64", "the taps of the windows along one axis")
     counts = [
         _valid_counts(n, o, k, s, d, b)
         for n, o, k, s, d, b in zip(

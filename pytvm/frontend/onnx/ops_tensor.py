@@ -154,6 +154,10 @@ def _split(ctx: NodeContext) -> list[Expr]:
     n = ctx.num_outputs
     if sizes is None:
         n = int(ctx.attr("num_outputs", n))
+        if n < 1 or n != ctx.num_outputs:
+            raise ctx.error(
+                f"num_outputs={n}, but the node has {ctx.num_outputs} outputs; they must agree"
+            )
         if dim % n == 0:
             sizes = [dim // n] * n
         else:
@@ -258,14 +262,20 @@ def _pad(ctx: NodeContext) -> Expr:
 
 
 def _expand(ctx: NodeContext) -> Expr:
-    shape = ctx.ints(1, "shape")
-    try:
-        out = tuple(int(d) for d in np.broadcast_shapes(ctx.shape(0), tuple(shape)))
-    except ValueError:
-        raise ctx.error(f"cannot broadcast {list(ctx.shape(0))} to {shape}") from None
-    if out == ctx.shape(0):
+    shape, have = ctx.ints(1, "shape"), ctx.shape(0)
+    if any(d < 0 for d in shape):
+        raise ctx.error(f"shape {shape} has a negative dimension")
+    rank = max(len(have), len(shape))
+    out = []
+    for a, b in zip(
+        (1,) * (rank - len(have)) + have, (1,) * (rank - len(shape)) + tuple(shape), strict=True
+    ):
+        if a != b and 1 not in (a, b):
+            raise ctx.error(f"cannot broadcast {list(have)} to {shape}")
+        out.append(a if b == 1 else b)
+    if tuple(out) == have:
         return ctx.expr(0)
-    return ctx.call("broadcast_to", ctx.expr(0), shape=out)
+    return ctx.call("broadcast_to", ctx.expr(0), shape=tuple(out))
 
 
 def _tile(ctx: NodeContext) -> Expr:
@@ -279,6 +289,9 @@ def _constant_of_shape(ctx: NodeContext) -> Expr:
     shape = ctx.ints(0, "shape")
     fill = ctx.attr("value")
     fill = np.zeros(1, "float32") if fill is None else np.asarray(fill).reshape(-1)
+    if fill.size != 1:
+        raise ctx.error(f"the value attribute has {fill.size} elements, expected one")
+    ctx.check_constant(shape, str(fill.dtype), "the filled tensor")
     return ctx.const(np.full(shape, fill[0], dtype=fill.dtype))
 
 
@@ -300,12 +313,34 @@ def _constant(ctx: NodeContext) -> Expr:
     raise ctx.error("the node has no value attribute")
 
 
+def _range_count(ctx: NodeContext, start: Any, limit: Any, delta: Any) -> int:
+    """``max(ceil((limit - start) / delta), 0)``, exact for integers."""
+    if delta == 0:
+        raise ctx.error(
+            f"delta is 0 (start {start}, limit {limit}): the range never reaches its limit; "
+            "delta must be nonzero"
+        )
+    if isinstance(start, int):
+        return max(int(-((start - limit) // delta)), 0)
+    quotient: float = (limit - start) / delta
+    if not math.isfinite(quotient):
+        raise ctx.error(
+            f"start {start}, limit {limit}, delta {delta} give {quotient} elements; expected "
+            "finite values and a finite count"
+        )
+    return max(math.ceil(quotient), 0)
+
+
 def _range(ctx: NodeContext) -> Expr:
     start, limit, delta = (ctx.value(i, n) for i, n in enumerate(("start", "limit", "delta")))
+    for name, v in (("start", start), ("limit", limit), ("delta", delta)):
+        if v.size != 1:
+            raise ctx.error(f"{name} has shape {list(v.shape)}, expected a scalar")
     dtype = start.dtype
-    count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
-    values = (start + delta * np.arange(count)).astype(dtype)
-    return ctx.const(values)
+    first, last, step = (v.reshape(-1)[0].item() for v in (start, limit, delta))
+    count = _range_count(ctx, first, last, step)
+    ctx.check_constant([count], str(dtype), "the range")
+    return ctx.const((start + delta * np.arange(count)).astype(dtype))
 
 
 def _depth_to_space(ctx: NodeContext) -> Expr:

@@ -1,4 +1,10 @@
-"""FoldConstant: an operator call whose arguments are all constants becomes a constant."""
+"""FoldConstant: an operator call whose arguments are all constants becomes a constant.
+
+A call whose result would be larger than ``PassContext`` option ``graph.max_constant_bytes``
+(default :data:`DEFAULT_MAX_CONSTANT_BYTES`) stays a call, computed when the model runs: a
+few bytes of graph (a scalar broadcast to a huge shape) must not fill the compiler's memory.
+The ONNX importer, which folds as it converts, refuses such a constant under the same option.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +12,77 @@ from typing import Any
 
 import numpy as np
 
+from ...ffi.errors import TVMTypeError, TVMValueError
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem
 from ..functor import rewrite_function
 from ..interpreter import evaluate_call
 from ..module import IRModule
 from ..op import get_op
+from ..ty import TensorType, TupleType, Type
 from .pass_infra import GraphPass, PassContext, map_functions
 
-__all__ = ["FoldConstant", "fold_constant"]
+__all__ = [
+    "DEFAULT_MAX_CONSTANT_BYTES",
+    "MAX_CONSTANT_BYTES_KEY",
+    "FoldConstant",
+    "fold_constant",
+    "max_constant_bytes",
+    "type_nbytes",
+]
+
+#: The default limit on the bytes of one constant computed at compile or import time (512 MiB).
+DEFAULT_MAX_CONSTANT_BYTES = 512 * 2**20
+
+#: The ``PassContext`` config key of that limit.
+MAX_CONSTANT_BYTES_KEY = "graph.max_constant_bytes"
 
 
-def _fold(node: Expr) -> Expr | None:
+def max_constant_bytes(ctx: PassContext | None = None, given: int | None = None) -> int:
+    """The limit on one folded constant: ``given`` if not None, else ``ctx``'s (default: the
+    current context's) ``graph.max_constant_bytes``, else :data:`DEFAULT_MAX_CONSTANT_BYTES`.
+
+    Examples
+    --------
+    >>> with PassContext(config={"graph.max_constant_bytes": 1024}):
+    ...     max_constant_bytes()
+    1024
+    >>> max_constant_bytes(given=2**30)
+    1073741824
+    """
+    if given is None:
+        ctx = ctx if ctx is not None else PassContext.current()
+        given = ctx.get(MAX_CONSTANT_BYTES_KEY, DEFAULT_MAX_CONSTANT_BYTES)
+    if isinstance(given, bool) or not isinstance(given, (int, np.integer)):
+        raise TVMTypeError(
+            f"max_constant_bytes ({MAX_CONSTANT_BYTES_KEY}) must be an integer number of bytes, "
+            f"got {given!r} ({type(given).__name__}); e.g. {DEFAULT_MAX_CONSTANT_BYTES} (512 MiB)"
+        )
+    if given < 0:
+        raise TVMValueError(
+            f"max_constant_bytes ({MAX_CONSTANT_BYTES_KEY}) must be >= 0, got {given}; e.g. "
+            f"{DEFAULT_MAX_CONSTANT_BYTES} (512 MiB)"
+        )
+    return int(given)
+
+
+def type_nbytes(ty: Type) -> int:
+    """The bytes a value of ``ty`` occupies (the sum of a tuple's fields)."""
+    if isinstance(ty, TupleType):
+        return sum(type_nbytes(f) for f in ty.fields)
+    assert isinstance(ty, TensorType)
+    return ty.nbytes
+
+
+def _fold(node: Expr, limit: int) -> Expr | None:
     if isinstance(node, TupleGetItem) and isinstance(node.tuple_value, Tuple):
         return node.tuple_value.fields[node.index]
     if not isinstance(node, Call) or not isinstance(node.op, str):
         return None
-    if not all(isinstance(a, Constant) for a in node.args):
-        return None
-    if get_op(node.op).evaluate is None:
+    if (
+        not all(isinstance(a, Constant) for a in node.args)
+        or get_op(node.op).evaluate is None
+        or type_nbytes(node.checked_type) > limit  # left to run time
+    ):
         return None
     value = evaluate_call(node, [a.data for a in node.args])  # type: ignore[union-attr]
     if isinstance(value, tuple):
@@ -42,9 +101,11 @@ def _owned(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def fold_constant(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
-    """Evaluate every constant subexpression with the operators' reference implementations."""
-    del ctx
-    return map_functions(mod, lambda f: rewrite_function(f, _fold))
+    """Evaluate every constant subexpression with the operators' reference implementations
+    (those whose result would exceed ``graph.max_constant_bytes`` stay calls).
+    """
+    limit = max_constant_bytes(ctx)
+    return map_functions(mod, lambda f: rewrite_function(f, lambda n: _fold(n, limit)))
 
 
 FoldConstant = GraphPass("FoldConstant", 2, fold_constant)

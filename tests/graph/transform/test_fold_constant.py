@@ -1,0 +1,43 @@
+"""FoldConstant: a constant subexpression whose result would exceed ``graph.max_constant_bytes``
+stays a call (computed at run time) rather than filling the compiler's memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytvm import graph as g
+from pytvm.ffi.errors import TVMTypeError, TVMValueError
+from pytvm.graph.structural import assert_structural_equal
+from pytvm.graph.transform import PassContext, fold_constant
+from pytvm.graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, max_constant_bytes
+
+
+def _broadcast(side: int) -> g.IRModule:
+    """``x + broadcast_to(1.0, (side, side))``: a scalar constant made ``side``² elements."""
+    x = g.Var("x", g.TensorType((side, side), "float32"))
+    big = g.call("broadcast_to", g.const(np.float32(1)), shape=(side, side))
+    return g.IRModule.from_expr(g.Function((x,), g.call("add", x, big)))
+
+
+def test_a_fold_over_the_limit_stays_a_call() -> None:
+    huge = _broadcast(2**20)  # 4 TiB if folded
+    assert_structural_equal(fold_constant(huge), huge)
+
+
+def test_the_limit_is_a_pass_context_option() -> None:
+    small = _broadcast(64)  # 16 KiB
+    with PassContext(config={"graph.max_constant_bytes": 1024}):
+        assert_structural_equal(fold_constant(small), small)
+    folded = fold_constant(small)["main"].body
+    assert isinstance(folded, g.Call) and isinstance(folded.args[1], g.Constant)
+
+
+def test_the_limit_defaults_to_512_mib_and_must_be_a_byte_count() -> None:
+    assert max_constant_bytes() == DEFAULT_MAX_CONSTANT_BYTES == 512 * 2**20
+    with PassContext(config={"graph.max_constant_bytes": "1G"}):
+        with pytest.raises(TVMTypeError, match=r"graph.max_constant_bytes.*got '1G'"):
+            fold_constant(_broadcast(4))
+    with pytest.raises(TVMValueError, match="must be >= 0"):
+        max_constant_bytes(given=-1)
