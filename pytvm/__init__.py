@@ -1,8 +1,8 @@
 """pytvm: Apache TVM's runtime and compiler stack in Python, with a small portable C runtime.
 
 ``ffi``, ``runtime``, ``nd`` and ``error`` load with the package; the other subpackages
-(``rpc``, ``contrib``, ``crt``, ``viz``, ``testing``, and the compiler's ``tir``, ``te``,
-``topi``, ``transform``) load on first attribute access, so
+(``rpc``, ``contrib``, ``crt``, ``support``, ``viz``, ``testing``, and the compiler's ``tir``,
+``te``, ``topi``, ``transform``, ``script``) load on first attribute access, so
 ``pytvm.rpc.connect(...)`` works after a bare ``import pytvm`` and ``import pytvm`` stays light.
 """
 
@@ -42,7 +42,21 @@ from .ffi.errors import (
 from .runtime import NDArray
 
 if TYPE_CHECKING:
-    from . import codegen, contrib, crt, driver, rpc, target, te, tir, topi, transform, viz
+    from . import (
+        codegen,
+        contrib,
+        crt,
+        driver,
+        rpc,
+        script,
+        support,
+        target,
+        te,
+        tir,
+        topi,
+        transform,
+        viz,
+    )
     from .driver import build, compile, lower
     from .viz.trace import Trace
 
@@ -81,6 +95,8 @@ _LAZY_SUBPACKAGES = frozenset(
         "graph",
         "relay",
         "rpc",
+        "script",
+        "support",
         "target",
         "te",
         "testing",
@@ -145,6 +161,8 @@ __all__ = [
     "remove_global_func",
     "rpc",
     "runtime",
+    "script",
+    "support",
     "target",
     "te",
     "testing",

@@ -1,5 +1,6 @@
-"""Device-specific extras above the C runtime (TVM's ``tvm.contrib``): the accelerator path, and
-TVM's ``graph_executor`` / ``debugger`` names for the runtime's graph executor.
+"""Device-specific extras above the C runtime (TVM's ``tvm.contrib``): the accelerator path,
+TVM's ``graph_executor`` / ``debugger`` names for the runtime's graph executor, and TVM 0.18's
+``utils`` / ``cc`` paths of :mod:`pytvm.support`.
 
 Subpackages load on first use (``pytvm.contrib.hexagon``), so ``import pytvm`` stays light.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["debugger", "graph_executor", "hexagon"]
+__all__ = ["cc", "debugger", "graph_executor", "hexagon", "utils"]
 
 _SUBPACKAGES = frozenset(__all__)
 

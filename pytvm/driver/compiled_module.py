@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..ffi.errors import TVMValueError
-from ..runtime.module import LibraryModule
+from ..ffi.libinfo import include_dir
+from ..runtime.module import LibraryModule, check_exportable, export_with_fcompile
 
 __all__ = ["CompiledModule"]
 
@@ -26,6 +29,34 @@ class CompiledModule(LibraryModule):
         if fmt not in ("", "c"):
             raise TVMValueError(f"get_source: a C module has source of format 'c', not {fmt!r}")
         return self._source
+
+    def export_library(
+        self,
+        file_name: str | os.PathLike[str],
+        *,
+        fcompile: Callable[..., Any] | None = None,
+        addons: Sequence[str] | None = None,
+        workspace_dir: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Copy the shared object to ``file_name``; with ``fcompile`` (or ``addons``), TVM's
+        way: the C source is written as ``lib0.c`` and ``fcompile(file_name, [*addons,
+        "<workspace>/lib0.c"], options=[*options, "-I<pytvm headers>"], **kwargs)`` compiles
+        it; its result is returned.
+        """
+        if fcompile is None and not addons:
+            return super().export_library(file_name)
+        check_exportable(self, self.path.name)
+        if getattr(fcompile, "need_system_lib", False) and "--system-lib" not in self.target:
+            raise TVMValueError(
+                f"export_library: {getattr(fcompile, '__name__', fcompile)!r} needs a system "
+                f"library; this module was built for {self.target!r}: add --system-lib"
+            )
+        options = kwargs.pop("options", None) or []
+        options = [options] if isinstance(options, str) else list(options)
+        kwargs["options"] = [*options, f"-I{include_dir()}"]
+        files = {"lib0.c": self._source.encode()}
+        return export_with_fcompile(file_name, files, fcompile, addons, workspace_dir, kwargs)
 
     def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:
         """Save the C source (``.c``, or ``fmt="c"``) or the shared object (anything else)."""

@@ -9,13 +9,14 @@ function, ``time_evaluator``, ``get_source()`` (the LLVM IR text), ``save`` and
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..ffi import PackedFunc
 from ..ffi.c_function import CFunction
 from ..ffi.errors import TVMValueError
-from ..runtime.module import ENTRY_FUNC, Module
+from ..runtime.module import ENTRY_FUNC, Module, check_exportable, export_with_fcompile
 from .llvm_compiler import link_shared_object
 
 __all__ = ["LLVMModule"]
@@ -80,12 +81,31 @@ class LLVMModule(Module):
         else:
             self.export_library(file_name)
 
-    def export_library(self, file_name: str | os.PathLike[str]) -> None:
-        """Link the object code into the shared object ``file_name`` (needs a system linker)."""
-        if self.imported_modules:
+    def export_library(
+        self,
+        file_name: str | os.PathLike[str],
+        *,
+        fcompile: Callable[..., Any] | None = None,
+        addons: Sequence[str] | None = None,
+        workspace_dir: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Link the object code into the shared object ``file_name`` (needs a system linker).
+
+        With ``fcompile`` (or ``addons``), TVM's way: the object code is written as ``lib0.o``
+        and ``fcompile(file_name, [*addons, "<workspace>/lib0.o"], **kwargs)`` links it (e.g.
+        ``pytvm.support.cc.create_shared``); its result is returned.
+        """
+        check_exportable(self, "this module")
+        if fcompile is None and not addons:
+            link_shared_object(self._code, file_name)
+            return None
+        if getattr(fcompile, "need_system_lib", False):
             raise TVMValueError(
-                f"export_library: this module has {len(self.imported_modules)} imported "
-                "module(s); linking imports into one shared object needs modules built by the "
-                "compiler; load and import them at run time instead"
+                f"export_library: {getattr(fcompile, '__name__', fcompile)!r} needs a system "
+                "library, which the LLVM backend does not build; compile with "
+                "target='c --system-lib' for it"
             )
-        link_shared_object(self._code, file_name)
+        return export_with_fcompile(
+            file_name, {"lib0.o": self._code}, fcompile, addons, workspace_dir, kwargs
+        )

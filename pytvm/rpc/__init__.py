@@ -7,6 +7,11 @@ a request crosses: endpoint, session kinds, ``RPCSession``, remote devices, trac
 ``services`` (the processes that serve, match and relay sessions: server, tracker, proxy). The
 public names below are imported from here.
 
+TVM's module paths are kept as thin modules over the three subpackages: ``rpc.server``,
+``rpc.tracker``, ``rpc.proxy``, ``rpc.client``, ``rpc.base``, ``rpc.testing``, ``rpc.minrpc``
+(``with_minrpc``) and ``rpc._ffi_api``, each loaded on first use (``rpc.server`` is the module,
+``rpc.Server`` the class, as in TVM).
+
 Names, each with one meaning (TVM's public names kept as TVM spells them):
 
 ``RPCSession``
@@ -47,6 +52,7 @@ True
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from ..ffi.errors import RPCSessionBrokenError
@@ -106,37 +112,46 @@ __all__ = [
     "connect_tracker",
     "memory_pair",
     "serve",
+    "with_minrpc",
 ]
+
+#: Names loaded on first use, and the module (relative to this package) defining each.
+_LAZY_NAMES = {
+    "Proxy": ".services.proxy",
+    "Server": ".services.server",
+    "Tracker": ".services.tracker",
+    "TrackerSession": ".sessions.tracker_client",
+    "connect_tracker": ".sessions.tracker_client",
+    "with_minrpc": ".minrpc",
+}
+#: TVM's module paths (thin modules over ``wire``, ``sessions`` and ``services``), loaded on
+#: first attribute access.
+_TVM_MODULES = frozenset(
+    {"_ffi_api", "base", "client", "minrpc", "proxy", "server", "testing", "tracker"}
+)
 
 
 #: Earlier spellings of names in ``__all__`` (still importable, not listed).
 _FORMER_NAMES = {"Session": "SessionBase", "ClientSession": "ForwardingSession"}
 
 if TYPE_CHECKING:  # the lazily loaded names, for type checkers
+    from .minrpc import with_minrpc
     from .services.proxy import Proxy
     from .services.server import Server
     from .services.tracker import Tracker
     from .sessions.tracker_client import TrackerSession, connect_tracker
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_TVM_MODULES})
+
+
 def __getattr__(name: str) -> object:
     # Server, tracker and proxy pull in process and socket machinery; load them on first use.
     if name in _FORMER_NAMES:  # the earlier spellings of public names, for existing code
         return globals()[_FORMER_NAMES[name]]
-    if name == "Server":
-        from .services.server import Server
-
-        return Server
-    if name == "Tracker":
-        from .services.tracker import Tracker
-
-        return Tracker
-    if name in ("TrackerSession", "connect_tracker"):
-        from .sessions import tracker_client
-
-        return getattr(tracker_client, name)
-    if name == "Proxy":
-        from .services.proxy import Proxy
-
-        return Proxy
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
+    if name in _TVM_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pytvm.rpc' has no attribute {name!r}")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, overload
 
@@ -22,7 +24,15 @@ from ..ffi.host_library import runtime_library
 from ..ffi.registry import get_global_func, register_func
 from .time_evaluator import make_evaluator
 
-__all__ = ["ENTRY_FUNC", "GRAPH_ARTIFACT_SYMBOL", "LibraryModule", "Module", "load_module"]
+__all__ = [
+    "ENTRY_FUNC",
+    "GRAPH_ARTIFACT_SYMBOL",
+    "LibraryModule",
+    "Module",
+    "check_exportable",
+    "export_with_fcompile",
+    "load_module",
+]
 
 #: Symbol of a library's entry function, called by ``mod(...)`` (TVM's ``__tvm_main__``).
 ENTRY_FUNC = "__tvm_main__"
@@ -129,8 +139,23 @@ class Module(Object):
         """Write this module's own binary (for a library: the shared object) to a file."""
         raise TVMValueError(f"module {self.type_key!r} cannot be saved")
 
-    def export_library(self, file_name: str | os.PathLike[str]) -> None:
-        """Write a shared object that ``load_module`` loads back with the same functions."""
+    def export_library(
+        self,
+        file_name: str | os.PathLike[str],
+        *,
+        fcompile: Callable[..., Any] | None = None,
+        addons: Sequence[str] | None = None,
+        workspace_dir: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Write a shared object that ``load_module`` loads back with the same functions.
+
+        TVM's protocol: a module built by the compiler writes its code into ``workspace_dir``
+        (default: a temporary directory), then ``fcompile(file_name, [*addons, *files],
+        **kwargs)`` makes the library and its result is returned; without ``fcompile`` the
+        system C compiler links it (``pytvm.support.cc.create_shared``).
+        """
+        del fcompile, addons, workspace_dir, kwargs
         raise TVMValueError(f"module {self.type_key!r} cannot be exported as a library")
 
     # ------------------------------------------------------------------ timing
@@ -281,15 +306,65 @@ class LibraryModule(Module):
         """Copy the shared object to ``file_name``."""
         shutil.copyfile(self.path, file_name)
 
-    def export_library(self, file_name: str | os.PathLike[str]) -> None:
-        """Copy the shared object to ``file_name``; a module with imports cannot be exported."""
-        if self.imported_modules:
+    def export_library(
+        self,
+        file_name: str | os.PathLike[str],
+        *,
+        fcompile: Callable[..., Any] | None = None,
+        addons: Sequence[str] | None = None,
+        workspace_dir: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Copy the shared object to ``file_name``; a module with imports cannot be exported.
+
+        A loaded shared object has no code to give ``fcompile``: passing one (or ``addons``)
+        raises ``TVMValueError``.
+        """
+        del workspace_dir, kwargs
+        check_exportable(self, self.path.name)
+        if fcompile is not None or addons:
             raise TVMValueError(
-                f"export_library: {self.path.name} has {len(self.imported_modules)} imported "
-                "module(s); linking imports into one shared object needs modules built by the "
-                "compiler; load and import them at run time instead"
+                f"export_library({os.fspath(file_name)!r}, fcompile=...): {self.path.name} is a "
+                "loaded shared object with no object code or source to compile again; export it "
+                "without fcompile (a copy), or export the module the compiler returned"
             )
         shutil.copyfile(self.path, file_name)
+        return None
+
+
+def check_exportable(module: Module, what: str) -> None:
+    """Raise ``TVMValueError`` when ``module`` has imports (one library cannot hold them)."""
+    if module.imported_modules:
+        raise TVMValueError(
+            f"export_library: {what} has {len(module.imported_modules)} imported "
+            "module(s); linking imports into one shared object needs modules built by the "
+            "compiler; load and import them at run time instead"
+        )
+
+
+def export_with_fcompile(
+    file_name: str | os.PathLike[str],
+    files: dict[str, bytes],
+    fcompile: Callable[..., Any] | None,
+    addons: Sequence[str] | None,
+    workspace_dir: str | None,
+    kwargs: dict[str, Any],
+) -> Any:
+    """TVM's last step of ``export_library``: write ``files`` (name -> bytes) into
+    ``workspace_dir`` (default: a temporary directory, removed after), then return
+    ``fcompile(file_name, [*addons, *paths], **kwargs)`` (default ``fcompile``:
+    :func:`pytvm.support.cc.create_shared`).
+    """
+    from ..support.cc import create_shared
+
+    compile_func = fcompile if fcompile is not None else create_shared
+    with tempfile.TemporaryDirectory(prefix="pytvm-export-") as tmp:
+        folder = Path(workspace_dir) if workspace_dir is not None else Path(tmp)
+        paths = []
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+            paths.append(str(folder / name))
+        return compile_func(os.fspath(file_name), [*(addons or ()), *paths], **kwargs)
 
 
 #: Data symbol of a shared object that also carries a graph (``runtime.graph_executor.artifact``).

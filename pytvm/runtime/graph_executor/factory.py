@@ -158,17 +158,23 @@ class GraphExecutorFactory(Module):
     def export_library(
         self,
         file_name: str | os.PathLike[str],
-        fcompile: Callable[[str, Sequence[str]], Any] | None = None,
+        fcompile: Callable[..., Any] | None = None,
         options: Sequence[str] | None = None,
-    ) -> None:
+        *,
+        addons: Sequence[str] | None = None,
+        workspace_dir: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Write one shared object with the kernels, the graph and the parameters.
 
-        ``fcompile(output, sources)`` replaces the system C compiler (cross compiling); else
-        ``options`` (default: the flags the kernels were built with) are passed to it.
+        ``fcompile(output, [*addons, kernels, graph], **kwargs)`` replaces the system C
+        compiler (cross compiling; ``options`` is passed on when given) and its result is
+        returned; else ``options`` (default: the flags the kernels were built with) go to the
+        system compiler. ``workspace_dir`` keeps the intermediate files (default: removed).
         """
         if self.artifact_path is not None:  # loaded from one: it already holds all three
             shutil.copyfile(self.artifact_path, file_name)
-            return
+            return None
         get_source = getattr(self.lib, "get_source", None)
         save = getattr(self.lib, "save", None)
         object_code = self.lib.type_key == "llvm" and callable(save)  # kernels LLVM compiled
@@ -182,7 +188,8 @@ class GraphExecutorFactory(Module):
                 f"export_library: the library imports {len(self.lib.imported_modules)} "
                 "module(s); only a single C library can be linked with the graph here"
             )
-        with tempfile.TemporaryDirectory(prefix="pytvm-export-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="pytvm-export-") as scratch:
+            tmp = workspace_dir if workspace_dir is not None else scratch
             # ELF assemblers include the parameters as a file (.incbin): fast for large models.
             blob = embedded_graph_c_source(
                 self.graph_json,
@@ -198,13 +205,20 @@ class GraphExecutorFactory(Module):
                 kernels = Path(tmp) / "kernels.c"
                 kernels.write_text(get_source())  # type: ignore[misc]
             graph.write_text(blob)
+            files = [*(addons or ()), str(kernels), str(graph)]
             if fcompile is not None:
-                fcompile(os.fspath(file_name), [str(kernels), str(graph)])
-                return
+                if options is not None:
+                    kwargs["options"] = options
+                return fcompile(os.fspath(file_name), files, **kwargs)
+            if kwargs:
+                raise TVMValueError(
+                    f"export_library: {sorted(kwargs)} are arguments of fcompile; pass fcompile"
+                )
             flags = list(options) if options is not None else _export_flags(self.lib)
             staged = Path(tmp) / "out.so"
-            compile_shared([kernels, graph], staged, [*flags, "-lm"], Path(file_name).name)
+            compile_shared(list(map(Path, files)), staged, [*flags, "-lm"], Path(file_name).name)
             shutil.copyfile(staged, file_name)
+            return None
 
 
 #: TVM's name of the Python wrapper the graph compiler returns (the same class here).
