@@ -2,9 +2,10 @@
 
 The binary is made by the C runtime's Makefile (``make -C <pkg>/src/crt pytvm-device``) the
 first time it is asked for, into the per-user cache keyed by a hash of the C sources and the
-compiler, so editing a source or switching compilers builds a fresh one. Each build runs in a
-private temporary folder and the result is moved into place with an atomic rename, so
-concurrent first uses (test workers, servers) never see a half-written binary.
+compiler, so editing a source or switching compilers builds a fresh one. The cache entry is
+kept by :mod:`pytvm.ffi.compile_cache`: each build runs in a private temporary folder and the
+result is moved into place with an atomic rename and a checksum, so concurrent first uses (test
+workers, servers) never see a half-written binary and a damaged one is built again.
 
 Examples
 --------
@@ -23,11 +24,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from ..ffi import compile_cache
 from ..ffi.errors import TVMError
 from ..ffi.libinfo import cache_dir, cc_version, find_cc, include_dir, source_dir
 
@@ -137,13 +138,12 @@ def _built_binary(cc: str, config_flags: str = "", system_lib: tuple[str, ...] =
 @lru_cache(maxsize=32)
 def _build_variant(cc: str, config_flags: str, system_lib: tuple[str, ...], variant: str) -> Path:
     target = cache_dir() / "crt" / (variant + sources_digest(cc)) / BINARY_NAME
-    if target.exists():
-        return target
-    make = shutil.which("make")
-    if make is None:
-        raise TVMError("building pytvm-device needs `make`; install it (e.g. apt install make)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
+
+    def build(built: Path) -> None:
+        make = shutil.which("make")
+        if make is None:
+            raise TVMError("building pytvm-device needs `make`; install it (e.g. apt install make)")
+        tmp = built.parent
         jobs = str(min(8, os.cpu_count() or 1))
         cmd = [make, "-s", "-j", jobs, "-C", str(crt_source_dir()), f"BUILD={tmp}", f"CC={cc}"]
         if config_flags:
@@ -158,24 +158,17 @@ def _build_variant(cc: str, config_flags: str, system_lib: tuple[str, ...], vari
             cmd.append(f"PYTHON={sys.executable}")  # generates the hexagon_rpc skel
         cmd.append(BINARY_NAME)
         result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        built = Path(tmp) / BINARY_NAME
         if result.returncode != 0 or not built.exists():
             raise TVMError(
                 f"building pytvm-device failed:\n$ {shlex.join(cmd)}\n{result.stdout}"
                 f"{result.stderr}"
             )
-        built.replace(target)  # atomic: a concurrent build replaces it with the same bytes
-    return target
+
+    return compile_cache.cached_file(target, build, root=cache_dir())
 
 
 def _hexagon_wrapper(binary: Path) -> Path:
-    wrapper = binary.parent / HEXAGON_WRAPPER_NAME
     text = f'#!/bin/sh\nexec {shlex.quote(str(binary))} "$@" --hexagon\n'
-    if wrapper.exists() and wrapper.read_text() == text:
-        return wrapper
-    fd, staged = tempfile.mkstemp(prefix="wrapper-", dir=binary.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    Path(staged).chmod(0o755)
-    Path(staged).replace(wrapper)
-    return wrapper
+    return compile_cache.cached_file(
+        binary.parent / HEXAGON_WRAPPER_NAME, lambda staged: staged.write_text(text), cache_dir()
+    )

@@ -1,8 +1,10 @@
 """Compiling generated C into a shared object, cached on disk by content hash.
 
 The cache key is the source, the compiler and its version, and the flags, so an unchanged kernel
-is not compiled again (in this process or the next). Each build writes to a private temporary
-name and is renamed into place, so concurrent builds of one kernel never see a partial file.
+is not compiled again (in this process or the next). Entries are kept by
+:mod:`pytvm.ffi.compile_cache`: built in a private temporary folder and renamed into place with
+a checksum, so concurrent builds of one kernel never see a partial file and a damaged entry is
+compiled again.
 """
 
 from __future__ import annotations
@@ -11,15 +13,24 @@ import hashlib
 import os
 import shlex
 import subprocess
-import tempfile
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from ..ffi import compile_cache
+from ..ffi.cache_folder import DEFAULT_REMEDY
 from ..ffi.errors import TVMError
 from ..ffi.libinfo import cache_dir, cc_version, find_cc, include_dir
 
-__all__ = ["CompileStats", "compile_shared_object", "compile_stats", "default_flags"]
+__all__ = [
+    "CompileStats",
+    "KernelCache",
+    "compile_shared_object",
+    "compile_stats",
+    "default_flags",
+    "kernel_cache",
+]
 
 
 class CompileStats:
@@ -45,6 +56,26 @@ _STATS = CompileStats()
 def compile_stats() -> CompileStats:
     """The process's compile counters (the cache's effect is visible here)."""
     return _STATS
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCache:
+    """Where compiled kernels are kept: ``kernels`` inside the trusted cache folder ``root``;
+    ``remedy`` tells the user what to do if that folder is refused.
+    """
+
+    root: Path
+    kernels: Path
+    remedy: str
+
+
+def kernel_cache(cache: str | os.PathLike[str] | None) -> KernelCache:
+    """The kernel cache in the folder ``cache`` (a ``cache_dir=`` argument), or in the per-user
+    cache (``<cache_dir()>/kernels``) when it is None.
+    """
+    if cache is not None:
+        return KernelCache(Path(cache), Path(cache), "remove it or pass another cache_dir")
+    return KernelCache(cache_dir(), cache_dir() / "kernels", DEFAULT_REMEDY)
 
 
 def default_flags(mcpu: str = "native") -> list[str]:
@@ -73,22 +104,22 @@ def compile_shared_object(
     key = hashlib.sha256(
         "\0".join([source, cc_version(compiler) or compiler, *argv]).encode()
     ).hexdigest()[:24]
-    root = Path(cache) if cache is not None else cache_dir() / "kernels"
-    target = root / key[:2] / f"{name}-{key}.so"
-    if target.exists():
-        _STATS.count(compiled=False)
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
-        src = Path(tmp) / f"{name}.c"
+    where = kernel_cache(cache)
+    target = where.kernels / key[:2] / f"{name}-{key}.so"
+    compiled = False
+
+    def build(out: Path) -> None:
+        nonlocal compiled
+        src = out.with_name(f"{name}.c")
         src.write_text(source)
-        out = Path(tmp) / f"{name}.so"
         cmd = [*argv, str(src), "-o", str(out), "-lm"]
         result = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise TVMError(
                 f"compiling {name} failed:\n$ {shlex.join(cmd)}\n{result.stdout}{result.stderr}"
             )
-        out.replace(target)
-    _STATS.count(compiled=True)
+        compiled = True
+
+    compile_cache.cached_file(target, build, root=where.root, remedy=where.remedy)
+    _STATS.count(compiled=compiled)
     return target

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,11 +28,12 @@ import llvmlite  # type: ignore[import-untyped]
 import llvmlite.binding as llvm  # type: ignore[import-untyped]
 from llvmlite.binding import ffi
 
+from ..ffi import compile_cache
 from ..ffi.errors import TVMError
 from ..ffi.host_library import runtime_library
-from ..ffi.libinfo import cache_dir, find_cc
+from ..ffi.libinfo import find_cc
 from ..target import Target
-from .c_compiler import compile_stats
+from .c_compiler import KernelCache, compile_stats, kernel_cache
 
 __all__ = [
     "Machine",
@@ -113,23 +114,33 @@ def data_layout(machine: Machine) -> str:
 
 
 def _cache_path(
+    texts: Sequence[str], machine: Machine, stage: str, name: str, where: KernelCache, suffix: str
+) -> Path:
+    key = hashlib.sha256("\0".join([*texts, machine.key, stage]).encode()).hexdigest()[:24]
+    return where.kernels / key[:2] / f"{name}-{key}{suffix}"
+
+
+def _cached_object(
     texts: Sequence[str],
     machine: Machine,
     stage: str,
     name: str,
     cache: str | os.PathLike[str] | None,
-    suffix: str = ".o",
-) -> Path:
-    key = hashlib.sha256("\0".join([*texts, machine.key, stage]).encode()).hexdigest()[:24]
-    root = Path(cache) if cache is not None else cache_dir() / "kernels"
-    return root / key[:2] / f"{name}-{key}{suffix}"
+    emit: Callable[[], bytes],
+) -> bytes:
+    """The object code cached for ``texts`` (compiled by ``emit`` unless the cache has it)."""
+    where = kernel_cache(cache)
+    path = _cache_path(texts, machine, stage, name, where, ".o")
+    compiled = False
 
+    def build() -> bytes:
+        nonlocal compiled
+        compiled = True
+        return emit()
 
-def _store(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=path.suffix, delete=False) as out:
-        out.write(data)
-    Path(out.name).replace(path)  # atomic: concurrent builders never see a partial file
+    code = compile_cache.cached_bytes(path, build, root=where.root, remedy=where.remedy)
+    compile_stats().count(compiled=compiled)
+    return code
 
 
 def _pass_builder(tm: llvm.TargetMachine) -> Any:
@@ -144,20 +155,17 @@ def compile_object(
     text: str, name: str, machine: Machine, cache: str | os.PathLike[str] | None = None
 ) -> bytes:
     """The object code of IR ``text`` for ``machine`` (compiled unless the cache has it)."""
-    path = _cache_path([text], machine, "O3", name, cache)
-    if path.exists():
-        compile_stats().count(compiled=False)
-        return path.read_bytes()
-    tm = _target_machine(machine)
-    with _LOCK:  # LLVM's global context and a target machine serve one thread at a time
-        module = llvm.parse_assembly(text)
-        module.verify()
-        builder = _pass_builder(tm)
-        builder.getModulePassManager().run(module, builder)
-        code = bytes(tm.emit_object(module))
-    _store(path, code)
-    compile_stats().count(compiled=True)
-    return code
+
+    def emit() -> bytes:
+        tm = _target_machine(machine)
+        with _LOCK:  # LLVM's global context and a target machine serve one thread at a time
+            module = llvm.parse_assembly(text)
+            module.verify()
+            builder = _pass_builder(tm)
+            builder.getModulePassManager().run(module, builder)
+            return bytes(tm.emit_object(module))
+
+    return _cached_object([text], machine, "O3", name, cache, emit)
 
 
 def _unlocked_optimizer() -> Any:
@@ -192,16 +200,18 @@ def optimized_part(
     """Optimise one part of a library compiled in parts, in a context and target machine of
     this thread's own; returns the file of its optimised bitcode (cached by the text).
     """
-    path = _cache_path([text], machine, "O3 part", "part", cache, suffix=".bc")
-    if path.exists():
-        return path
-    context = llvm.create_context()
-    module = llvm.parse_assembly(text, context=context)
-    module.verify()
-    builder = _pass_builder(_thread_target_machine(machine))
-    _unlocked_optimizer()(builder.getModulePassManager(), module, builder)
-    _store(path, bytes(module.as_bitcode()))
-    return path
+    where = kernel_cache(cache)
+    path = _cache_path([text], machine, "O3 part", "part", where, ".bc")
+
+    def build(staged: Path) -> None:
+        context = llvm.create_context()
+        module = llvm.parse_assembly(text, context=context)
+        module.verify()
+        builder = _pass_builder(_thread_target_machine(machine))
+        _unlocked_optimizer()(builder.getModulePassManager(), module, builder)
+        staged.write_bytes(bytes(module.as_bitcode()))
+
+    return compile_cache.cached_file(path, build, root=where.root, mode=0o600, remedy=where.remedy)
 
 
 def link_parts(
@@ -215,18 +225,15 @@ def link_parts(
     files ``parts``): linked into one module and emitted, one object as a one-part build makes
     (cached by the texts).
     """
-    path = _cache_path(texts, machine, "O3 parts", name, cache)
-    if path.exists():
-        compile_stats().count(compiled=False)
-        return path.read_bytes()
-    with _LOCK:
-        first, *rest = (llvm.parse_bitcode(p.read_bytes()) for p in parts)
-        for part in rest:
-            first.link_in(part)
-        code = bytes(_target_machine(machine).emit_object(first))
-    _store(path, code)
-    compile_stats().count(compiled=True)
-    return code
+
+    def emit() -> bytes:
+        with _LOCK:
+            first, *rest = (llvm.parse_bitcode(p.read_bytes()) for p in parts)
+            for part in rest:
+                first.link_in(part)
+            return bytes(_target_machine(machine).emit_object(first))
+
+    return _cached_object(texts, machine, "O3 parts", name, cache, emit)
 
 
 @cache

@@ -21,6 +21,7 @@ from . import libinfo
 from . import trace as _trace
 from .arg_convert import convert_one, decode, decode_owned, on_tensor_type, pack_args, tensor_type
 from .c_abi import TVMPackedCFunc
+from .elf_check import check_shared_object
 from .function import PackedFunc
 from .host_library import runtime_library, when_loaded
 from .last_error import check_call, raise_last_error, take_error
@@ -60,6 +61,7 @@ def _library_loaded(lib: ctypes.CDLL) -> None:
     import importlib.machinery
     import importlib.util
 
+    check_shared_object(path)
     loader = importlib.machinery.ExtensionFileLoader("_pytvm_fastcall", str(path))
     spec = importlib.util.spec_from_file_location("_pytvm_fastcall", path, loader=loader)
     assert spec is not None

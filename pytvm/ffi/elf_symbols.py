@@ -7,16 +7,21 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from .elf_layout import (
+    ELFCLASS32,
+    ELFCLASS64,
+    SHT_DYNSYM,
+    ElfLayoutError,
+    header_size,
+    parse_header,
+    section_headers,
+)
+
 __all__ = ["DynamicSymbols", "read_dynamic_symbols"]
 
-_SHT_DYNSYM = 11
 _SHN_UNDEF = 0
-_ELFCLASS64 = 2
-_ELFDATA2LSB = 1
-#: Sizes of the ELF64 file header, of a section header and of a symbol (``Elf64_Sym``).
-_EHDR_SIZE = 64
-_SHDR_SIZE = 64
-_SYM_SIZE = 24
+#: Per class: where ``st_name`` and ``st_shndx`` lie in a symbol, and the symbol's size.
+_SYMBOL_LAYOUT = {ELFCLASS64: ("I2xH", 24), ELFCLASS32: ("I10xH", 16)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +33,7 @@ class DynamicSymbols:
 
 
 def read_dynamic_symbols(path: str | os.PathLike[str]) -> DynamicSymbols | None:
-    """The dynamic symbol table of a 64-bit little-endian ELF file; None for any other file.
+    """The dynamic symbol table of an ELF file; None for any other (or a damaged) file.
 
     Examples
     --------
@@ -37,35 +42,34 @@ def read_dynamic_symbols(path: str | os.PathLike[str]) -> DynamicSymbols | None:
     True
     """
     with Path(path).open("rb") as f:
-        header = f.read(_EHDR_SIZE)
-        if (
-            len(header) < _EHDR_SIZE
-            or header[:4] != b"\x7fELF"
-            or header[4] != _ELFCLASS64
-            or header[5] != _ELFDATA2LSB
-        ):
+        start = f.read(64)
+        try:
+            header = parse_header(start[: header_size(start)])
+            if header.shoff == 0:
+                return None
+            f.seek(header.shoff)
+            table = f.read(header.shentsize * header.shnum)
+            if len(table) < header.shentsize * header.shnum:
+                return None
+            sections = section_headers(header, table)
+        except ElfLayoutError:
             return None
-        (shoff,) = struct.unpack_from("<Q", header, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", header, 0x3A)
-        if shoff == 0 or shentsize < _SHDR_SIZE:
-            return None
-        f.seek(shoff)
-        table = f.read(shentsize * shnum)
-        if len(table) < shentsize * shnum:
-            return None
-        sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
+        fields, sym_size = _SYMBOL_LAYOUT[header.elf_class]
+        sym_format = ">" + fields if header.big_endian else "<" + fields
         defined: set[str] = set()
         undefined: set[str] = set()
-        for _name, sh_type, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
-            if sh_type != _SHT_DYNSYM or entsize < _SYM_SIZE or link >= shnum:
+        for section in sections:
+            if section.type != SHT_DYNSYM or section.entsize < sym_size:
                 continue
-            f.seek(sections[link][4])
-            strtab = f.read(sections[link][5])
-            f.seek(offset)
-            symtab = f.read(size)
-            last = len(symtab) - _SYM_SIZE  # entry 0 is the null symbol: start at 1
-            for pos in range(entsize, last + 1, entsize):
-                st_name, _st_info, _other, st_shndx = struct.unpack_from("<IBBH", symtab, pos)
+            if section.link >= len(sections):
+                continue
+            f.seek(sections[section.link].offset)
+            strtab = f.read(sections[section.link].size)
+            f.seek(section.offset)
+            symtab = f.read(section.size)
+            last = len(symtab) - sym_size  # entry 0 is the null symbol: start at 1
+            for pos in range(section.entsize, last + 1, section.entsize):
+                st_name, st_shndx = struct.unpack_from(sym_format, symtab, pos)
                 end = strtab.find(b"\0", st_name)
                 name = strtab[st_name : end if end >= 0 else None].decode("utf-8", "replace")
                 if name:

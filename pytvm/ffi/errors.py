@@ -25,12 +25,14 @@ __all__ = [
     "RPCError",
     "RPCSessionBrokenError",
     "RPCSessionTimeoutError",
+    "SharedObjectError",
     "TVMAttributeError",
     "TVMError",
     "TVMIndexError",
     "TVMKeyError",
     "TVMMemoryError",
     "TVMOSError",
+    "TVMPermissionError",
     "TVMTypeError",
     "TVMValueError",
     "error_class",
@@ -80,6 +82,17 @@ class TVMMemoryError(TVMError, MemoryError):
 
 class TVMOSError(TVMError, OSError):
     """An operating-system level failure (file, socket, process)."""
+
+
+class TVMPermissionError(TVMOSError, PermissionError):
+    """A file or folder pytvm refuses to use: another user could have changed it."""
+
+
+class SharedObjectError(TVMValueError, OSError):
+    """A file that cannot be loaded as a shared object on this host: damaged (truncated,
+    zeroed), not a shared object at all, or built for another machine. A bad value, and an
+    ``OSError`` as the loader's own refusals are (as ``io.UnsupportedOperation`` is both).
+    """
 
 
 # TVM 0.27's ``tvm.error`` kinds; ``pytvm.error`` exports them under TVM's names.

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 
 from . import libinfo
+from .elf_check import check_shared_object
 
 __all__ = ["loaded_library", "runtime_library", "when_loaded"]
 
@@ -52,7 +53,9 @@ def runtime_library() -> ctypes.CDLL:
     with _lock:
         lib = _Loaded.lib
         if lib is None:
-            lib = ctypes.CDLL(str(libinfo.runtime_library_path()), mode=ctypes.RTLD_GLOBAL)
+            path = libinfo.runtime_library_path()
+            check_shared_object(path)
+            lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
             _declare(lib)
             for init in _initializers:
                 init(lib)

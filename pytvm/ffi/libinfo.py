@@ -4,6 +4,10 @@ The host runtime library (``libpytvm_runtime.so``) provides the C runtime API th
 kernels call (``TVMFuncCall``, ``TVMBackendAllocWorkspace`` ...). It is built from the sources
 shipped in the package the first time a shared object is loaded, with the system C compiler, and
 cached per source hash, so a plain ``pip install`` needs no build step.
+
+The cache is ``$XDG_CACHE_HOME/pytvm`` (``~/.cache/pytvm`` when the variable is unset); every
+file in it is written and read through :mod:`pytvm.ffi.compile_cache` (checksummed entries) in
+folders :mod:`pytvm.ffi.cache_folder` trusts (private to this user, no links).
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from . import compile_cache
 from .errors import TVMError
 
 __all__ = [
@@ -79,11 +83,14 @@ def cc_version(cc: str) -> str:
 
 
 def cache_dir() -> Path:
-    """Per-user cache of built runtime libraries."""
+    """Per-user cache of what pytvm builds: ``$XDG_CACHE_HOME/pytvm``, else
+    ``~/.cache/pytvm`` (not created here; see :mod:`pytvm.ffi.compile_cache`).
+    """
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "pytvm"
 
 
+@lru_cache(maxsize=1)
 def _sources_digest() -> str:
     digest = hashlib.sha256()
     for rel in (*_RUNTIME_SOURCES, _FASTCALL_SOURCE):
@@ -130,14 +137,12 @@ def compile_shared(
 
 
 def _build(target: Path, sources: list[Path], extra: list[str], what: str) -> Path:
-    """Build a cached shared object once; concurrent builders race harmlessly."""
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        staged = compile_shared(sources, Path(tmp) / target.name, extra, what)
-        staged.replace(target)  # atomic
-    return target
+    """Build a cached shared object once (again if it fails its checksum); concurrent builders
+    race harmlessly.
+    """
+    return compile_cache.cached_file(
+        target, lambda staged: compile_shared(sources, staged, extra, what), root=cache_dir()
+    )
 
 
 @lru_cache(maxsize=1)

@@ -24,8 +24,9 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import libinfo
+from . import compile_cache, libinfo
 from .c_function import CFunction
+from .elf_check import check_shared_object
 from .elf_symbols import read_dynamic_symbols
 from .errors import TVMError, TVMOSError, TVMValueError
 from .host_library import runtime_library
@@ -75,27 +76,27 @@ def _env_library_path() -> Path:
         digest.update(header.read_bytes())
     digest.update(str(runtime).encode())
     target = libinfo.cache_dir() / "tvm_ffi_env" / digest.hexdigest()[:16] / "libpytvm_tvm_ffi.so"
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        # The runtime is a dependency by its absolute path, so the environment (and every
-        # library bound to it) finds pytvm's private runtime names even with no global scope.
-        staged = libinfo.compile_shared(
+    # The runtime is a dependency by its absolute path, so the environment (and every library
+    # bound to it) finds pytvm's private runtime names even with no global scope.
+    return compile_cache.cached_file(
+        target,
+        lambda staged: libinfo.compile_shared(
             [libinfo.source_dir() / _ENV_SOURCE],
-            Path(tmp) / target.name,
+            staged,
             ["-Wl,--no-as-needed", str(runtime)],
             "the tvm-ffi environment library",
-        )
-        staged.replace(target)
-    return target
+        ),
+        root=libinfo.cache_dir(),
+    )
 
 
 @cache
 def env_library() -> ctypes.CDLL:
     """The tvm-ffi environment library, loaded locally (its names never become global)."""
     runtime_library()  # hooks set before any kernel runs
-    return ctypes.CDLL(str(_env_library_path()), mode=os.RTLD_LOCAL)
+    path = _env_library_path()
+    check_shared_object(path)
+    return ctypes.CDLL(str(path), mode=os.RTLD_LOCAL)
 
 
 def is_tvm_ffi_library(path: str | os.PathLike[str]) -> bool:
@@ -139,12 +140,14 @@ def load_tvm_ffi_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
     used as given, made absolute (a ``/proc/self/fd/<n>`` name loads the file open there).
     """
     library = Path(os.path.abspath(path))  # noqa: PTH100 - lexical, not resolved (see above)
+    check_shared_object(library)
     env_path = _env_library_path()
     env_library()
     deepbind = getattr(os, "RTLD_DEEPBIND", 0)
     with tempfile.TemporaryDirectory(prefix="pytvm-bind-") as tmp:
         wrapper = Path(tmp) / "bind.so"
         _link_binding_wrapper(library, env_path, wrapper)
+        check_shared_object(wrapper)
         try:
             # Kept open (never closed): the library stays loaded as long as the process.
             ctypes.CDLL(str(wrapper), mode=os.RTLD_NOW | os.RTLD_LOCAL | deepbind)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal, overload
 
 from ..ffi import Device, Object, PackedFunc, register_object, tvm_ffi_abi
 from ..ffi.c_function import CFunction
+from ..ffi.elf_check import check_shared_object
 from ..ffi.errors import TVMAttributeError, TVMOSError, TVMValueError
 from ..ffi.function import as_packed_func
 from ..ffi.host_library import runtime_library
@@ -239,6 +240,7 @@ class LibraryModule(Module):
         # The name as given (made absolute), not resolved: a /proc/self/fd/<n> name stays the
         # file open under that descriptor.
         given = os.path.abspath(path)  # noqa: PTH100 - lexical, not resolved
+        check_shared_object(given)  # a damaged file raises here instead of crashing the loader
         #: ``"tvm-ffi"`` for a library built by Apache TVM 0.27, else ``"packed"``.
         self.convention = "tvm-ffi" if tvm_ffi_abi.is_tvm_ffi_library(given) else "packed"
         if self.convention == "tvm-ffi":

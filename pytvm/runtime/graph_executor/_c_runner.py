@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import tempfile
 import threading
 from pathlib import Path
 
-from ...ffi import libinfo
-from ...ffi.errors import TVMError
+from ...ffi import compile_cache, libinfo
+from ...ffi.elf_check import check_shared_object
+from ...ffi.errors import SharedObjectError, TVMError, TVMPermissionError
 
 __all__ = ["GraphOp", "runner_library"]
 
@@ -48,15 +48,13 @@ def _path() -> Path:
 
 
 def _build(target: Path) -> Path:
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        staged = libinfo.compile_shared(
-            [libinfo.source_dir() / _SOURCE], Path(tmp) / target.name, (), "the graph runner"
-        )
-        staged.replace(target)  # atomic: a concurrent builder sees the old or the new file
-    return target
+    return compile_cache.cached_file(
+        target,
+        lambda staged: libinfo.compile_shared(
+            [libinfo.source_dir() / _SOURCE], staged, (), "the graph runner"
+        ),
+        root=libinfo.cache_dir(),
+    )
 
 
 def runner_library() -> ctypes.CDLL | None:
@@ -66,7 +64,11 @@ def runner_library() -> ctypes.CDLL | None:
     with _lock:
         if not _Runner.tried:
             try:
-                lib = ctypes.CDLL(str(_build(_path())))
+                path = _build(_path())
+                check_shared_object(path)
+                lib = ctypes.CDLL(str(path))
+            except (TVMPermissionError, SharedObjectError):
+                raise  # an untrusted cache or a damaged library is the user's to know about
             except (TVMError, OSError):
                 lib = None
             if lib is not None:
