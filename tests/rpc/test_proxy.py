@@ -144,7 +144,8 @@ def test_proxy_refuses_duplicate_key_and_keeps_the_first(proxy: Proxy) -> None:
 
 
 def test_proxy_times_out_unmatched_client_and_server_with_mismatch() -> None:
-    with Proxy(port=0, timeout_client=0.1, timeout_server=0.2) as px:
+    # A second for a server: the pairing at the end must not expire while the client dials.
+    with Proxy(port=0, timeout_client=0.1, timeout_server=1.0) as px:
         with _dial(px.port, "client:nobody") as cli, _dial(px.port, "server:lonely") as server:
             assert _reply(cli) == (RPC_CODE_MISMATCH, None)
             assert is_closed_by_peer(cli)

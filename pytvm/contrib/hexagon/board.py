@@ -5,13 +5,13 @@ constructor registered (what seed 000's ``tvm_rpc_android server`` is on a phone
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from ...rpc.services.server import Server
-from . import session as _session  # noqa: F401 - registers pytvm.hexagon.create_session
+from .session import prepare_emulator  # the import registers pytvm.hexagon.create_session
 
 __all__ = ["main"]
 
@@ -32,15 +32,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="C source of kernels (target 'c --system-lib') linked into the accelerator emulator",
     )
     args = parser.parse_args(argv)
-    # Build (or find) the emulator and parse the IDL now: session workers are forked from this
-    # process, so they inherit both instead of redoing them per session.
-    from ...crt.build import device_binary
-    from .session import EMULATOR_SYSTEM_LIB
-    from .stub import hexagon_rpc_interface
-
-    EMULATOR_SYSTEM_LIB[:] = [str(Path(p).resolve()) for p in args.system_lib]
-    device_binary(system_lib=EMULATOR_SYSTEM_LIB)
-    hexagon_rpc_interface()
     tracker = None
     if args.tracker:
         host, _, port = args.tracker.rpartition(":")
@@ -52,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         key=args.key,
         tracker_addr=tracker,
         silent=True,
+        # The process that forks the session workers builds (or finds) the emulator and parses
+        # the IDL once, so every session inherits both.
+        prefork_callback=functools.partial(prepare_emulator, args.system_lib),
     )
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: server.terminate())

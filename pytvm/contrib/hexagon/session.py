@@ -5,13 +5,16 @@ session over it, which becomes the board server's serving session.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from ...ffi.registry import register_func
 from ...rpc.sessions.forwarding_session import connect_channel
 from ...rpc.sessions.session import SessionModule
 from .channel import HexagonTransportChannel
 from .transport import StubTransport, Transport
 
-__all__ = ["CONSTRUCTOR", "open_accelerator_session"]
+__all__ = ["CONSTRUCTOR", "open_accelerator_session", "prepare_emulator"]
 
 #: The global function name clients put first in ``session_constructor_args``.
 CONSTRUCTOR = "pytvm.hexagon.create_session"
@@ -23,6 +26,19 @@ DEFAULT_URI = "pytvm_hexagon_rpc_skel.so?domain=cdsp"
 #: C sources of kernels (``pytvm.build(..., target="c --system-lib")``) linked into the
 #: emulator, so ``sess.system_lib()["name"]`` runs them on the accelerator (board ``--system-lib``).
 EMULATOR_SYSTEM_LIB: list[str] = []
+
+
+def prepare_emulator(system_lib: Sequence[str] = ()) -> None:
+    """Link ``system_lib`` (C kernel sources) into the emulator, build it (or find it built)
+    and parse the IDL: a board server's fork server runs this once, before it forks any session
+    worker, so every session inherits both instead of redoing them.
+    """
+    from ...crt.build import device_binary  # the emulator binary, built on first use
+    from .stub import hexagon_rpc_interface
+
+    EMULATOR_SYSTEM_LIB[:] = [str(Path(p).resolve()) for p in system_lib]
+    device_binary(system_lib=EMULATOR_SYSTEM_LIB)
+    hexagon_rpc_interface()
 
 
 def _default_transport() -> Transport:

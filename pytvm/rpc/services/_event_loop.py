@@ -150,7 +150,7 @@ class EventLoop:
 
     def call_when_idle(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` on a turn with no ready file object and no due timer (work that
-        must not delay events, e.g. forking spare processes). One runs per idle turn.
+        must not delay events, e.g. asking for spare processes). One runs per idle turn.
         """
         self._idle.append(callback)
 

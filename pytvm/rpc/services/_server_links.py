@@ -15,6 +15,8 @@ import logging
 import socket
 import struct
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..wire._auth import authenticate
@@ -178,7 +180,9 @@ class ProxyLink:
     def _token_refusal(self, options: dict[str, str], head: str = "") -> str | None:
         raise NotImplementedError
 
-    def _start_worker(self, sock: socket.socket, peer: str, client_key: str) -> Any:
+    def _start_worker(
+        self, conn: socket.socket, peer: str, client_key: str, then: Callable[[Any], None]
+    ) -> None:
         raise NotImplementedError
 
     def _start_session(self, worker: Any, options: dict[str, str]) -> None:
@@ -255,13 +259,17 @@ class ProxyLink:
             sock.close()
             self._dial_later(0.0)
             return
-        worker = self._start_worker(sock, peer, client_key)
+        self._start_worker(sock, peer, client_key, partial(self._proxy_session, sock, options))
+
+    def _proxy_session(self, sock: socket.socket, options: dict[str, str], worker: Any) -> None:
+        """A worker has the proxied connection (None: none came, dial again)."""
         if worker is None:
+            sock.close()
             self._dial_later(0.0)
             return
         worker.proxy_session = True
         self._start_session(worker, options)
-        self._info("rpc session via %s started (worker %d)", peer, worker.pid)
+        self._info("rpc session via %s started (worker %d)", worker.peer, worker.pid)
 
     def _proxy_failed(self, err: BaseException) -> None:
         self._proxy_retries += 1

@@ -1,35 +1,47 @@
-"""The RPC server: accepts TVM RPC connections and serves each session in its own forked process.
+"""The RPC server: accepts TVM RPC connections and serves each session in its own worker process.
 
 Process model (``spec/rpc-protocol.md`` sections 1, 8, 9.4, 10.2):
 
 * One :class:`~pytvm.rpc.services._event_loop.EventLoop` (the loop the tracker and proxy run on too)
-  watches the listening socket, the tracker connection and, per worker, a process fd and a
-  control socket (``_worker_pool``). Handshake deadlines, session timeouts, tracker pings and
-  reconnects, proxy redials are its timers; spares are forked by its idle callbacks.
+  watches the listening socket, the tracker connection, the fork server's control socket and, per
+  worker, a control socket (``_worker_pool``). Handshake deadlines, session timeouts, tracker
+  pings and reconnects, proxy redials are its timers; spares are asked for by its idle callbacks.
 * The loop itself accepts connections and reads their handshake records without blocking
   (``_handshake.HandshakeIntake``): at most ``max_pending_handshakes`` at once, each within the
   handshake deadline (30 s, or ``timeout``/``idle_timeout`` when smaller), so slow clients cost
   no process. It validates the key (``base.split_key_options``), decides (so a tracker match
   key is claimed by exactly one session; ``max_sessions`` caps live sessions) and answers
-  ``RPC_CODE_MISMATCH`` with a log line naming the reason, or ``RPC_MAGIC`` + ``server:<key>``.
-* Every accepted session runs in its own worker process made with ``os.fork()`` (a crash in
-  one cannot touch another or the server). To keep the fork off the critical path a pool of
-  ``spare_workers`` spares is forked ahead of time, refilled whenever the loop has nothing
-  else to do (and renewed when the global function registry changed); a spare receives the
-  connection over its control socket (``SCM_RIGHTS``). With no spare left, the loop forks.
+  ``RPC_CODE_MISMATCH`` with a log line naming the reason, or ``RPC_MAGIC`` + ``server:<key>``
+  once a worker has the connection.
+* This process never forks: it runs threads (the loop's and its users'), and a fork copies only
+  the calling thread, with whatever the others held (a ``subprocess`` call in another thread
+  would lose its exec-status pipe to the child and hang). The constructor spawns a fork server
+  (``fork_server``: a single-threaded process started with fork and exec, which loads the
+  runtime, ``load_library`` and the ``prefork_callback``) and every session worker is forked by
+  it (a crash in one cannot touch another or the server). To keep the fork off the critical path
+  a pool of ``spare_workers`` spares is forked ahead of time, refilled whenever the loop has
+  nothing else to do; a spare receives the connection over its control socket (``SCM_RIGHTS``).
+  With no spare left, the connection waits for the next worker.
+* The global functions registered in this process are sent to the fork server
+  (``_registry_shipping``) before it forks, and spares forked before the registry changed are
+  replaced, so a session sees them as they are when it connects.
 * The worker (``server_env.run_worker``) serves the session in a fresh temporary workspace,
-  removes it and exits. Sessions without a tracker run concurrently. With ``idle_timeout``,
-  a session whose client sends no complete request for that long is closed
-  (``_idle_channel``).
+  removes it and exits; the fork server reaps it and reports its exit code. Sessions without a
+  tracker run concurrently. With ``idle_timeout``, a session whose client sends no complete
+  request for that long is closed (``_idle_channel``).
 * Session timeout (client option ``-timeout=S`` or the server's ``timeout``, the smaller wins):
-  the loop keeps its copy of the connection; when ``S`` runs out it kills the worker's process
-  group and writes a kException ``RPCSessionTimeoutError: ...`` packet onto the connection.
+  the loop keeps its copy of every connection; when ``S`` runs out it kills the worker's process
+  group and writes a kException ``RPCSessionTimeoutError: ...`` packet onto the connection. A
+  worker that dies of a signal gets a kException ``RPCSessionBrokenError: the server's session
+  worker (pid N) died of SIGSEGV while serving this session`` the same way.
 * Key options: ``-timeout=<seconds>``, ``-token=<t>`` (checked with ``hmac.compare_digest`` when
   the server has an ``auth_token``), or ``-tokenmac=<hmac>`` (``_auth.session_mac`` of the match
   key; what a pytvm client sends to a server the tracker assigned).
 * Tracker mode registers ``[PUT, key, [port, match_key], custom_addr]`` and accepts only
   ``client:<match_key>``, one session at a time, with a new match key after every session.
 * Proxy mode dials the proxy as ``server:<key>`` and serves one session per pairing.
+* Stopping (``terminate``, the ``with`` block's end) kills the workers and the fork server;
+  should this process die, the fork server sees its control socket close and kills its workers.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -62,7 +75,7 @@ logger = logging.getLogger("pytvm.rpc.server")
 
 
 class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
-    """A TVM-compatible RPC server; each session runs in its own forked worker process.
+    """A TVM-compatible RPC server; each session runs in its own worker process.
 
     Parameters
     ----------
@@ -91,11 +104,12 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         bounds the handshake when under 30 s.
     no_fork : bool
         Accepted for TVM compatibility. TVM then starts session processes without ``fork``
-        (for drivers that break in a forked child); here sessions are always forked workers,
-        made ahead of time by a process that loaded no GPU driver.
+        (for drivers that break in a forked child); here sessions are always workers forked
+        by the fork server, a process that loaded no GPU driver.
     server_init_callback : callable, optional
         Called with no arguments in each session worker before it serves (TVM runs it in the
-        server process, whose forks inherit what it did); an exception ends that worker.
+        server process, whose forks inherit what it did; ``prefork_callback`` does that here);
+        an exception ends that worker. Pickled with ``cloudpickle`` for the fork server.
     reuse_addr : bool
         Set ``SO_REUSEADDR`` on the listening socket (never on Windows).
     retry_period, max_retry : float, int
@@ -124,12 +138,20 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         Tracker mode: the token a tracker made with ``token=`` wants before it lists a server
         (``pytvm rpc server`` also reads ``$PYTVM_TRACKER_TOKEN`` or ``--tracker-token-file``).
         Registration happens before the constructor returns.
+    prefork_callback : callable, optional
+        Called once with no arguments in the fork server before it forks any worker: what it
+        imports, builds or caches there, every session inherits (``server_init_callback`` runs
+        in each worker instead). Functions it registers that this process lacks are dropped.
+        Pickled with ``cloudpickle``; an exception makes the constructor raise.
 
     Notes
     -----
-    A session sees the global functions of this process as they are when it connects: spare
-    workers are replaced when the function registry changed since they were forked. Other
-    process state is the spare's snapshot. Loop and workers use ``os.pidfd_open`` (Linux 5.3+).
+    A session sees the global functions of this process as they are when it connects: they are
+    sent to the fork server (pickled with ``cloudpickle``; one that cannot be is logged and
+    absent), and spare workers are replaced when the registry changed since they were forked.
+    Other process state is the fork server's: its imports, ``load_library``, the
+    ``prefork_callback``. The constructor returns once the fork server is ready (a library that
+    does not load raises here). Loop and workers use ``os.pidfd_open`` (Linux 5.3+).
 
     Examples
     --------
@@ -168,6 +190,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         allow_popen_binary: bool = False,
         popen_executables: Sequence[str] = (),
         tracker_token: str | None = None,
+        prefork_callback: Callable[[], object] | None = None,
     ) -> None:
         if not hasattr(os, "pidfd_open"):
             raise TVMOSError("the RPC server needs os.pidfd_open (Linux 5.3 or newer)")
@@ -193,6 +216,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         self.max_pending_handshakes = max_pending_handshakes
         self.no_fork = no_fork  # documented above: sessions are forked workers regardless
         self.server_init_callback = server_init_callback
+        self.prefork_callback = prefork_callback
         self.silent = silent
         self.allow_popen_binary = allow_popen_binary
         self.popen_executables = [os.path.realpath(p) for p in popen_executables]
@@ -204,33 +228,40 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         self._loop = EventLoop("pytvm-rpc-server", on_stop=self._shutdown)
         self._done = threading.Event()
         self._idle = threading.Condition()
-        self._init_worker_state()
-        self._accepting = not is_proxy
-        self._listen: socket.socket | None = None
-        if is_proxy:
-            self.port = port
-        else:
-            self._listen = bind_first_free_port(host, port, port_end, reuse_addr)
-            self._listen.setblocking(False)
-            self.port = self._listen.getsockname()[1]
-            self._loop.add_reader(self._listen, self._on_accept)
-            self._info("rpc server listening on %s:%d", host, self.port)
+        self._open(port, port_end, reuse_addr)
         self._init_link_state()
 
-        if tracker_addr is not None:  # registered before returning (see _server_links)
-            self._tracker_connect()
+        try:
+            if tracker_addr is not None:  # registered before returning (see _server_links)
+                self._tracker_connect()
+        except BaseException:
+            self._shutdown()
+            raise
         if is_proxy:
             self._dial_later(0.0)
         self._queue_refill()
         self._loop.start()
 
-    def _init_worker_state(self) -> None:
-        """The session workers, the spares and the connections still in their handshake."""
-        self._workers: dict[int, Worker] = {}
-        self._spares: list[Worker] = []
-        self._spare_failures = 0
-        self._refill_queued = False
+    def _open(self, port: int, port_end: int | None, reuse_addr: bool) -> None:
+        """Bind the listening socket (unless in proxy mode), then start the fork server."""
         self._pending: dict[int, PendingHandshake] = {}
+        self._accepting = not self.is_proxy
+        self._listen: socket.socket | None = None
+        if self.is_proxy:
+            self.port = port
+        else:
+            self._listen = bind_first_free_port(self.host, port, port_end, reuse_addr)
+            self._listen.setblocking(False)
+            self.port = self._listen.getsockname()[1]
+        try:
+            self._init_worker_state()  # the fork server is ready when this returns
+        except BaseException:
+            if self._listen is not None:
+                self._listen.close()
+            raise
+        if self._listen is not None:
+            self._loop.add_reader(self._listen, self._on_accept)
+            self._info("rpc server listening on %s:%d", self.host, self.port)
 
     def _init_link_state(self) -> None:
         """The tracker and proxy links' state (the loop thread's only)."""
@@ -274,8 +305,8 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
 
     @property
     def session_count(self) -> int:
-        """Session workers currently alive (handshaking or serving)."""
-        return len(self._workers)
+        """Sessions currently alive (serving, or accepted and waiting for their worker)."""
+        return len(self._workers) + len(self._waiting)
 
     def __enter__(self) -> Server:
         return self
@@ -321,9 +352,28 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
             refuse(conn)
             return
         conn.setblocking(True)  # the worker shares the file status flags: blocking from now on
-        worker = self._start_worker(conn, peer, client_key)
+        tracked = self.tracker_addr is not None
+        if tracked:
+            self._tracker_busy = True  # claimed now: the worker may take a moment to come
+        self._start_worker(
+            conn, peer, client_key, partial(self._admitted, conn, peer, options, tracked)
+        )
+
+    def _admitted(
+        self,
+        conn: socket.socket,
+        peer: str,
+        options: dict[str, str],
+        tracked: bool,
+        worker: Worker | None,
+    ) -> None:
+        """A worker has the connection (None: none came): answer the client, start the
+        session's clock.
+        """
         if worker is None:
             refuse(conn)
+            if tracked:
+                self._tracker_busy = False
             return
         try:  # a few bytes on a fresh connection: the send buffer takes them at once
             send_key(conn, RPC_MAGIC, "server:" + self.key)
@@ -331,9 +381,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
             self._info("rpc client %s left before the handshake reply: %s", peer, err)
         self._start_session(worker, options)
         self._spare_failures = 0
-        self._queue_refill()
-        if self.tracker_addr is not None:
-            self._tracker_busy = worker.tracker_session = True
+        worker.tracker_session = tracked
         self._info("rpc session for %s started (worker %d)", peer, worker.pid)
 
     def _refusal(self, head: str, options: dict[str, str]) -> str | None:
@@ -358,7 +406,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
         elif head != "client:" + self.key:
             return f"key mismatch: got {head!r}, expected 'client:{self.key}'"
         if self.max_sessions is not None:
-            live = sum(1 for w in self._workers.values() if not w.over)
+            live = sum(1 for w in self._workers.values() if not w.over) + len(self._waiting)
             if live >= self.max_sessions:
                 return f"at the session limit (max_sessions={self.max_sessions}, {live} running)"
         return self._token_refusal(options, head)

@@ -1,10 +1,10 @@
-"""A session worker process of the RPC server: its handshake, workspace and global functions.
+"""A session worker process of the RPC server: its workspace and global functions.
 
-The worker is forked by :class:`pytvm.rpc.services.server.Server` (directly for a connection, or
-ahead of time as a spare that receives the connection over its control socket). It drops what it
-inherited, prepares a fresh workspace with the server-env functions of ``spec`` section 7.2
-registered, completes the RPC handshake (the server loop decides on the key over the control
-socket), serves the session and reports how it ended through its exit code.
+The worker is forked by the server's fork server (:mod:`pytvm.rpc.services.fork_server`), ahead
+of time as a spare or for a connection waiting for one. It runs the ``server_init_callback``,
+prepares a fresh workspace with the server-env functions of ``spec`` section 7.2 registered,
+receives its connection (whose handshake the server loop completed) over its control socket,
+serves the session and reports how it ended through its exit code.
 
 What a remote client may touch is what :mod:`pytvm.rpc.sessions.workspace_functions` offers,
 registered in the worker only (this process's own ``load_module(path)`` and
@@ -20,26 +20,15 @@ import os
 import shutil
 import signal
 import socket
-import stat
-import struct
 import tempfile
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from ...ffi.registry import register_func
 from ..sessions.endpoint import serve
 from ..sessions.server_testing import remote_test_functions
 from ..sessions.workspace import Workspace, resolve_path
 from ..sessions.workspace_functions import confined_functions
-from ..wire.base import (
-    RPC_CODE_MISMATCH,
-    RPC_MAGIC,
-    ProtocolError,
-    recv_key,
-    recvall,
-    send_key,
-    split_key_options,
-)
+from ..wire.base import split_key_options
 from ..wire.error_paths import add_path_root
 from ._idle_channel import session_channel
 
@@ -52,10 +41,10 @@ __all__ = [
     "workspace_prefix",
 ]
 
-#: Worker exit codes: how a session ended, as the server loop reports it.
-EXIT_SERVED, EXIT_ERROR, EXIT_REFUSED, EXIT_HANDSHAKE, EXIT_UNUSED = 0, 1, 2, 3, 4
+#: Worker exit codes: how a session ended, as the server loop reports it (a worker that fails
+#: in the init callback, the workspace setup or the session exits with ``EXIT_ERROR``).
+EXIT_SERVED, EXIT_ERROR, EXIT_UNUSED = 0, 1, 2
 HANDSHAKE_TIMEOUT = 30.0
-_I32 = struct.Struct("<i")
 logger = logging.getLogger("pytvm.rpc.server")
 
 
@@ -152,29 +141,20 @@ def workspace_prefix(pid: int) -> str:
 
 def run_worker(
     ctrl: socket.socket,
-    conn: socket.socket | None,
-    client_key: str | None,
-    libraries: list[str],
-    keep: set[int],
+    init: Callable[[], object] | None = None,
     allow_popen_binary: bool = False,
     popen_executables: Sequence[str] = (),
     idle_timeout: float | None = None,
 ) -> int:
-    """Body of a forked session worker; returns its exit code.
+    """Body of a session worker the fork server just forked; returns its exit code.
 
     Parameters
     ----------
     ctrl : socket.socket
-        The ``SOCK_SEQPACKET`` control socket to the server loop (JSON messages).
-    conn : socket.socket or None
-        The client connection; None for a spare, which receives it (and the client key, when
-        the handshake was done already) over ``ctrl``.
-    client_key : str or None
-        The client's key if the handshake is done (proxy mode), else None.
-    libraries : list of str
-        Shared libraries to load with ``RTLD_GLOBAL``.
-    keep : set of int
-        Inherited descriptors to keep open (``ctrl`` and ``conn``).
+        The ``SOCK_SEQPACKET`` control socket to the server loop (JSON messages). The client
+        connection arrives on it (``SCM_RIGHTS``) with the client's key.
+    init : callable, optional
+        The server's ``server_init_callback``, called first; an exception ends the worker.
     allow_popen_binary : bool
         Whether ``rpc.PopenSession`` runs executables a client sends as bytes.
     popen_executables : sequence of str
@@ -183,28 +163,22 @@ def run_worker(
         End the session when the client sends no complete request for this many seconds
         (see :mod:`pytvm.rpc.services._idle_channel`).
     """
-    after_fork(keep)
+    after_fork()
+    if init is not None:
+        init()
     try:
-        ctrl.send(b'{"ready": true}')  # nothing inherited is held any more
+        ctrl.send(b'{"ready": true}')
     except OSError:  # the server is gone already
         return EXIT_UNUSED
     workspace = tempfile.mkdtemp(prefix=workspace_prefix(os.getpid()))
     try:
         os.chdir(workspace)
-        for lib in libraries:
-            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
         register_server_env(workspace, allow_popen_binary, popen_executables)
-        if conn is None:  # a spare: wait for the server loop to hand over a connection
-            msg, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 1)
-            if not fds:
-                return EXIT_UNUSED
-            conn = socket.socket(fileno=fds[0])
-            client_key = json.loads(msg)["client_key"]
-        if client_key is None:
-            code, client_key = _handshake(conn, ctrl)
-            if code != EXIT_SERVED:
-                return code
-        head, options = split_key_options(client_key)
+        msg, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 1)  # wait for a connection
+        if not fds:
+            return EXIT_UNUSED
+        conn = socket.socket(fileno=fds[0])
+        head, options = split_key_options(json.loads(msg)["client_key"])
         options.pop("token", None)  # served code can see the remote key; keep the token out
         remote_key = " ".join([head, *(f"-{k}={v}" for k, v in options.items())])
         serve(session_channel(conn, idle_timeout), "server", remote_key=remote_key)
@@ -218,60 +192,14 @@ def run_worker(
     return EXIT_SERVED
 
 
-def _handshake(conn: socket.socket, ctrl: socket.socket) -> tuple[int, str]:
-    """Read the client's magic and key, let the server loop decide, answer the client."""
-    conn.settimeout(HANDSHAKE_TIMEOUT)
-    try:
-        (magic,) = _I32.unpack(recvall(conn, 4))
-        if magic != RPC_MAGIC:
-            return EXIT_HANDSHAKE, ""
-        client_key = recv_key(conn)
-        ctrl.send(json.dumps({"key": client_key}).encode())
-        reply = json.loads(ctrl.recv(1 << 16) or b"{}")
-        if not reply.get("ok"):
-            conn.sendall(_I32.pack(RPC_CODE_MISMATCH))
-            return EXIT_REFUSED, client_key
-        send_key(conn, RPC_MAGIC, reply["server_key"])
-    except (OSError, ProtocolError, ValueError):
-        return EXIT_HANDSHAKE, ""
-    conn.settimeout(None)
-    return EXIT_SERVED, client_key
-
-
-def after_fork(keep: set[int]) -> None:
-    """Make a freshly forked worker independent of the server's threads and sockets."""
+def after_fork() -> None:
+    """Make a freshly forked worker independent of the fork server: default signal handling, and
+    its own process group (a timeout kills whatever the session started).
+    """
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        os.setpgid(0, 0)  # its own group: a timeout kills whatever the session started
+        os.setpgid(0, 0)
     except OSError:
         pass
-    # Locks another thread held at fork time are re-created by os.register_at_fork handlers
-    # in the modules that own them (the registry, the session table).
-    _close_inherited_sockets(keep)
-
-
-def _close_inherited_sockets(keep: set[int]) -> None:
-    """Replace every inherited socket but ``keep`` with /dev/null.
-
-    Other sessions' connections, listening sockets and in-process clients' sockets must not stay
-    open here: a peer would otherwise never see the other end close. The fd numbers stay taken,
-    so a stale Python socket object closing later cannot hit a reused descriptor.
-    """
-    try:
-        fds = [int(entry.name) for entry in Path("/proc/self/fd").iterdir()]
-    except OSError:
-        return
-    devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
-    try:
-        for fd in fds:
-            if fd in keep or fd == devnull:
-                continue
-            try:
-                if stat.S_ISSOCK(os.fstat(fd).st_mode):
-                    os.dup2(devnull, fd, inheritable=False)
-            except OSError:
-                continue
-    finally:
-        os.close(devnull)
