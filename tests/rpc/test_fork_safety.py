@@ -239,6 +239,25 @@ def test_a_function_that_cannot_be_sent_is_logged_and_absent(
     assert "cannot be pickled" in lines[0] and "lock" in lines[0]
 
 
+def _cpu_api_is_the_runtimes() -> bool:
+    from pytvm.runtime import device_api
+
+    return bool(pytvm.get_global_func("device_api.cpu")() is device_api._CPU_API)
+
+
+def test_functions_the_fork_server_registered_itself_are_not_replaced_by_copies() -> None:
+    # ``device_api.cpu`` is a lambda registered when the runtime is imported, in both processes:
+    # a pickled copy of this process's would return a copy of its CPU device API.
+    pytvm.register_func("testing.fork.cpu_api", _cpu_api_is_the_runtimes, override=True)
+    try:
+        with Server(port=0, key="k", silent=True) as server:
+            sess = connect("127.0.0.1", server.port, key="k")
+            assert sess.get_function("testing.fork.cpu_api")()
+            sess.close()
+    finally:
+        pytvm.remove_global_func("testing.fork.cpu_api")
+
+
 def _fork_server_env(name: str) -> str:
     return os.environ.get(name, "")
 

@@ -10,8 +10,11 @@ change of its registry (``ffi.registry``) before it asks for a worker:
   or bound method by value. Functions compare by identity on the server's side.
 * A name the server no longer has is removed there.
 * What the fork server already holds from its own imports is not sent: its ``hello`` lists each
-  name with a reference key (``module:qualname`` of a module-level Python function, ``compiled``
-  for a C function), and a server function with the same key is taken as that one.
+  name with a reference key, and a server function with the same key is taken as that one. The
+  key is ``module:qualname`` for a module-level Python function; ``module:qualname@file:line``
+  for another function without closure cells (a lambda an import registered: the same code
+  over the same module's globals, so the fork server's own ``lambda: _CPU_API`` returns its own
+  CPU device API, not a pickled copy of the server's); ``compiled`` for a C function.
 * A compiled (C) function is never pickled: it comes from the libraries the fork server loads.
   A function that cannot be sent (or that the fork server cannot load) is logged once, naming it
   and the reason, and is absent from sessions (calling it raises the usual "not registered").
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+import types
 from typing import Any
 
 from ...ffi.c_function import CFunction
@@ -43,21 +47,24 @@ COMPILED = "compiled"
 
 
 def reference_key(func: PackedFunc) -> str | None:
-    """``module:qualname`` of a module-level Python function (what a by-reference pickle
-    names), ``compiled`` for a C function, else None.
-    """
+    """What identifies ``func`` across processes (see the module docstring), or None."""
     if isinstance(func, CFunction):
         return COMPILED
     if not isinstance(func, PyFunction):
         return None
     target = func.callable
     module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+    if not isinstance(module, str) or not isinstance(qualname, str) or module == "__main__":
         return None
     found: Any = sys.modules.get(module)
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    return f"{module}:{qualname}" if found is target else None
+    if found is target:
+        return f"{module}:{qualname}"
+    if isinstance(target, types.FunctionType) and target.__closure__ is None:
+        code = target.__code__
+        return f"{module}:{qualname}@{code.co_filename}:{code.co_firstlineno}"
+    return None
 
 
 def registry_keys() -> dict[str, str | None]:
