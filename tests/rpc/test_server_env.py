@@ -14,7 +14,12 @@ import pytvm
 from pytvm.ffi.errors import TVMOSError, TVMValueError
 from pytvm.ffi.libinfo import compile_shared
 from pytvm.rpc.services.server import Server
-from pytvm.rpc.services.server_env import register_server_env, resolve_path, warn_if_root
+from pytvm.rpc.services.server_env import (
+    open_server_env,
+    register_server_env,
+    resolve_path,
+    warn_if_root,
+)
 from pytvm.rpc.sessions.client import connect
 from pytvm.rpc.sessions.server_testing import remote_test_functions
 
@@ -226,7 +231,7 @@ def test_errors_from_a_server_carry_no_absolute_paths() -> None:
         cases: list[tuple[Callable[[], object], type[BaseException], str]] = [
             (lambda: sess.get_function("rpc.test.except")("boom"), ValueError, "boom"),
             (lambda: sess.download("missing.bin"), OSError, "no file 'missing.bin'"),
-            (lambda: sess.load_module("bad.so"), OSError, "cannot load 'bad.so'"),
+            (lambda: sess.load_module("bad.so"), ValueError, "cannot load 'bad.so': a text file"),
             (lambda: sess.get_function("rpc.test.addone")("x"), TypeError, "str"),
             (
                 lambda: sess.get_function("rpc.test.remote_tensor_func")(remote_ones),
@@ -260,3 +265,14 @@ def test_popen_path_runs_when_the_server_lists_the_executable(tmp_path: Path) ->
             assert sess.get_function("rpc.test.addone")(1) == 2
         with pytest.raises(ValueError, match=r"allowed: .*listed\.sh"):
             connect("127.0.0.1", server.port, "k", session_constructor_args=[ctor, str(other)])
+
+
+def test_closing_tvms_server_env_gives_back_the_processs_own_loaders(tmp_path: Path) -> None:
+    src = tmp_path / "k.c"
+    src.write_text("int pytvm_server_env_probe(void) { return 7; }\n")
+    lib = compile_shared([src], tmp_path / "k.so")
+    ws = open_server_env()
+    with pytest.raises(ValueError, match="outside"):  # confined while the workspace is open
+        pytvm.runtime.load_module(str(lib))
+    ws.close()
+    pytvm.runtime.load_module(str(lib))  # TVM's tests drop the workspace and load on

@@ -252,6 +252,32 @@ def test_a_worker_killed_by_a_signal_is_named_on_both_sides(
     assert f"worker {pid} died of SIGSEGV" in caplog.text
 
 
+def test_a_damaged_upload_is_refused_by_name_and_the_session_goes_on() -> None:
+    from pytvm.ffi.libinfo import runtime_library_path
+
+    whole = runtime_library_path().read_bytes()
+    with Server(port=0, key="k", silent=True) as server:
+        sess = connect("127.0.0.1", server.port, key="k")
+        sess.upload(bytearray(whole[: len(whole) // 2]), "half.so")
+        with pytest.raises(ValueError, match=r"cannot load 'half.so': truncated: the file is"):
+            sess.load_module("half.so")
+        zeroed = whole[: len(whole) // 2] + bytes(len(whole) - len(whole) // 2)
+        sess.upload(bytearray(zeroed), "zeroed.so")
+        with pytest.raises(ValueError, match=r"cannot load 'zeroed.so': (corrupt|truncated)"):
+            sess.load_module("zeroed.so")
+        assert sess.get_function("rpc.test.addone")(1) == 2  # the same worker still serves
+
+
+def test_a_damaged_load_library_fails_the_server_start(tmp_path: Path) -> None:
+    from pytvm.ffi.libinfo import runtime_library_path
+
+    whole = runtime_library_path().read_bytes()
+    bad = tmp_path / "bad.so"
+    bad.write_bytes(whole[: len(whole) // 3])
+    with pytest.raises(ValueError, match=rf"cannot load {bad}: truncated"):
+        Server(port=0, key="k", silent=True, load_library=str(bad))
+
+
 def test_refusal_lists_causes_and_the_log_names_the_one(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="pytvm.rpc.server")
     with Server(port=0, key="k", silent=True, auth_token="s3cret") as server:

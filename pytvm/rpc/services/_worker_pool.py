@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...ffi.elf_check import check_shared_object
 from ...ffi.errors import TVMTypeError, TVMValueError
 from ..wire.base import parse_session_timeout
 from ..wire.protocol import encode_exception
@@ -503,5 +504,6 @@ def resolve_libraries(load_library: str | Sequence[str] | None) -> list[str]:
                 f"load_library: no file {name!r} (resolved to {path!r}); pass existing "
                 "shared libraries, colon-separated"
             )
+        check_shared_object(path)  # a damaged library fails the server's start, not a worker
         paths.append(path)
     return paths

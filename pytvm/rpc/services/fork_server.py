@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ...ffi.elf_check import check_shared_object
 from ._fork_channel import FrameReader, Outbox, send
 from ._registry_shipping import apply_shipment, registry_keys
 from .server_env import EXIT_ERROR, run_worker
@@ -121,6 +122,7 @@ class ForkServer:
         error = None
         for lib in body["libraries"]:
             try:
+                check_shared_object(lib)  # a damaged file raises here instead of crashing
                 ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
             except OSError as err:
                 error = f"load_library {lib!r} does not load: {err}"

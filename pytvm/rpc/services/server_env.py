@@ -23,7 +23,13 @@ import socket
 import tempfile
 from collections.abc import Callable, Sequence
 
-from ...ffi.registry import register_func
+from ...ffi.elf_check import check_shared_object
+from ...ffi.registry import (
+    get_global_func,
+    list_global_func_names,
+    register_func,
+    remove_global_func,
+)
 from ..sessions.endpoint import serve
 from ..sessions.server_testing import remote_test_functions
 from ..sessions.workspace import Workspace, resolve_path
@@ -102,15 +108,29 @@ def open_server_env(
 ) -> Workspace:
     """TVM's ``rpc.server._server_env``: load ``load_library`` (``RTLD_GLOBAL``) and register
     the server's functions in this process on ``work_path`` (default: a new temporary
-    directory, removed by ``close()``).
+    directory, removed by ``close()``). Closing the workspace (or dropping it) puts back the
+    global functions it replaced, so this process's own ``load_module`` is unconfined again.
     """
     libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
     for lib in libs:
         if lib:
             path = os.path.abspath(lib)  # noqa: PTH100 - lexical: a linked library keeps its name
+            check_shared_object(path)  # a damaged file raises here instead of crashing
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     ws = Workspace(work_path) if work_path else Workspace.create("pytvm-server-env-")
-    return register_server_env(ws)
+    before = {name: get_global_func(name) for name in list_global_func_names()}
+    register_server_env(ws)
+    changed = [n for n in list_global_func_names() if get_global_func(n) is not before.get(n)]
+
+    def restore() -> None:  # the process's own loaders work again once the workspace is gone
+        for name in changed:
+            if name in before:
+                register_func(name, before[name], override=True)
+            elif get_global_func(name, allow_missing=True) is not None:
+                remove_global_func(name)
+
+    ws.on_close(restore)
+    return ws
 
 
 # ---------------------------------------------------------------------- worker process

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ...ffi.errors import TVMOSError, TVMValueError
+from ...ffi.errors import SharedObjectError, TVMOSError, TVMValueError
 from ...runtime.module import Module
 
 __all__ = ["Workspace", "resolve_path"]
@@ -117,6 +117,7 @@ class Workspace:
         except OSError as err:
             raise TVMOSError(f"workspace {path!r} is not a directory: {err.strerror}") from None
         self.owned = owned
+        self._on_close: list[Callable[[], None]] = []
 
     @classmethod
     def create(cls, prefix: str = "pytvm-ws-") -> Workspace:
@@ -124,13 +125,29 @@ class Workspace:
         return cls(tempfile.mkdtemp(prefix=prefix), owned=True)
 
     def close(self) -> None:
-        """Release the directory descriptor (and remove the directory if owned); idempotent."""
+        """Release the directory descriptor (and remove the directory if owned), then run the
+        callbacks given to :meth:`on_close`; idempotent.
+        """
         if self._fd < 0:
             return
         os.close(self._fd)
         self._fd = -1
         if self.owned:
             shutil.rmtree(self.path, ignore_errors=True)
+        callbacks, self._on_close = self._on_close, []
+        for callback in reversed(callbacks):
+            callback()
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` when the workspace is closed (the last given runs first)."""
+        self._on_close.append(callback)
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", -1) >= 0:
+            try:
+                self.close()
+            except Exception:  # interpreter shutdown: modules already torn down
+                pass
 
     def __enter__(self) -> Workspace:
         return self
@@ -212,6 +229,9 @@ class Workspace:
             _LOADED_FDS.append(fd)
         try:
             module = loader(f"/proc/self/fd/{fd}")
+        except SharedObjectError as err:  # its message already says "cannot load <path>: ..."
+            detail = str(err).replace(f"/proc/self/fd/{fd}", repr(path))
+            raise SharedObjectError(f"load_module: {detail}") from None
         except OSError as err:
             detail = str(err).replace(f"/proc/self/fd/{fd}", path)
             raise TVMOSError(f"load_module: cannot load {path!r}: {detail}") from None
