@@ -1,8 +1,8 @@
 """pytvm: Apache TVM's runtime and compiler stack in Python, with a small portable C runtime.
 
 ``ffi``, ``runtime``, ``nd`` and ``error`` load with the package; the other subpackages
-(``rpc``, ``contrib``, ``crt``, ``support``, ``viz``, ``testing``, and the compiler's ``tir``,
-``te``, ``topi``, ``transform``, ``script``) load on first attribute access, so
+(``rpc``, ``contrib``, ``crt``, ``support``, ``viz``, ``testing``, and the compiler's ``ir``,
+``tir``, ``te``, ``topi``, ``transform``, ``script``) load on first attribute access, so
 ``pytvm.rpc.connect(...)`` works after a bare ``import pytvm`` and ``import pytvm`` stays light.
 """
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         contrib,
         crt,
         driver,
+        ir,
         rpc,
         script,
         support,
@@ -93,6 +94,7 @@ _LAZY_SUBPACKAGES = frozenset(
         "driver",
         "frontend",
         "graph",
+        "ir",
         "relay",
         "rpc",
         "script",
@@ -152,6 +154,7 @@ __all__ = [
     "ffi",
     "get_global_func",
     "hexagon",
+    "ir",
     "list_global_func_names",
     "lower",
     "nd",

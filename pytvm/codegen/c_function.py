@@ -4,7 +4,8 @@ The body becomes ``static int32_t <name>_compute(<typed restrict pointers>, <sca
 int32_t dev_id)``; each parallel loop becomes a closure function run through
 ``TVMBackendParallelLaunch`` with the loop range split by task. Workspaces come from
 ``TVMBackendAllocWorkspace`` and are released on every path out (failures jump to the cleanup
-of the innermost live allocation); small local buffers live on the stack.
+of the innermost live allocation); small local buffers live on the stack. A kernel that returns
+a value (``tir.ret``, see ``scalar_return``) also takes the packed function's return slots.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..tir.functor import IRVisitor
 from .c_expr import ExprPrinter, has_vector_type
 from .c_types import c_scalar_type, dl_type_fields
 from .closure_vars import free_vars
+from .scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
 
 __all__ = ["CFunctionEmitter", "compute_params"]
 
@@ -121,11 +123,15 @@ class CFunctionEmitter:
 
     def _fail(self) -> str:
         """A statement that jumps to the innermost cleanup with rc = -1."""
+        return f"{{ rc = -1; {self._leave()} }}"
+
+    def _leave(self) -> str:
+        """A statement that jumps to the innermost cleanup, keeping rc."""
         if self._scope.labels:
             self._scope.labels[-1][1] = True
-            return f"{{ rc = -1; goto {self._scope.labels[-1][0]}; }}"
+            return f"goto {self._scope.labels[-1][0]};"
         self._scope.end_used = True
-        return "{ rc = -1; goto pytvm_end; }"
+        return "goto pytvm_end;"
 
     # ------------------------------------------------------------------ entry
 
@@ -141,6 +147,8 @@ class CFunctionEmitter:
         ]
         params += [f"{c_scalar_type(v.dtype)} {self.names(v)}" for v in scalars]
         params.append(f"int32_t {self.names(self.dev_id)}")
+        if has_return(self.func.body):
+            params += ["TVMValue* pytvm_ret_value", "int* pytvm_ret_tcode"]
         self.stmt(self.func.body)
         head = f"static int32_t {self.name}_compute({', '.join(params)}) {{"
         self.functions.append(self._finish(head))
@@ -188,10 +196,22 @@ class CFunctionEmitter:
             self._line(f'if (!({cond})) {{ pytvm_set_error("{message}"); {self._fail()} }}')
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
-            if not isinstance(s.value, (E.IntImm, E.FloatImm)):
+            returned = return_value(s)
+            if returned is not None:
+                self._return(returned)
+            elif not isinstance(s.value, (E.IntImm, E.FloatImm)):
                 self._line(f"(void){self.expr.scalar(s.value)};")
         else:
             raise TVMValueError(f"the C code generator cannot emit {type(s).__name__}")
+
+    def _return(self, value: E.PrimExpr) -> None:
+        """``tir.ret(value)``: the value and its type code into the return slots, then leave
+        with the status RETURNED through every live cleanup.
+        """
+        code = return_type_code(value.dtype, self.name)
+        field, ctype = ("v_float64", "double") if code == FLOAT_CODE else ("v_int64", "int64_t")
+        self._line(f"pytvm_ret_value->{field} = ({ctype})({self.expr.scalar(value)});")
+        self._line(f"*pytvm_ret_tcode = {code}; rc = {RETURNED}; {self._leave()}")
 
     def _block(self, s: S.Stmt, indent: bool = True) -> None:
         self._scope.depth += 1 if indent else 0
@@ -286,13 +306,18 @@ class CFunctionEmitter:
         _, used = self._scope.labels.pop()
         if used:
             self._scope.lines.append(f"{label}:;")
-        self._line(f"if (pytvm_ws_free({dev}, {name}) != 0 && rc == 0) rc = -1;")
-        self._line(f"if (rc != 0) {self._fail()}")
+        self._line(f"if (pytvm_ws_free({dev}, {name}) != 0 && rc >= 0) rc = -1;")
+        self._line(f"if (rc != 0) {self._leave()}")
         self._line("}")
 
     # ------------------------------------------------------------------ parallel loops
 
     def _parallel(self, s: S.For) -> None:
+        if has_return(s.body):
+            raise TVMValueError(
+                f"{self.name}: a parallel loop cannot return from the kernel (tir.ret in its "
+                "body); return after the loop"
+            )
         self._closures += 1
         fname = f"{self.name}_parallel{self._closures}"
         captured = free_vars(s, self.dev_id)

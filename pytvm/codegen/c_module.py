@@ -1,5 +1,6 @@
 """A whole C file for a module of lowered kernels: prelude, helpers, bodies, packed functions,
-and, for ``--system-lib``, the C runtime's function registry (seed 001's packed name blob and
+the entry function of a one-kernel library (``__tvm_main__``, ``__tvm_ffi_main``) and, for
+``--system-lib``, the C runtime's function registry (seed 001's packed name blob and
 ``TVMSystemLibEntryPoint``).
 """
 
@@ -13,8 +14,14 @@ from .c_function import CFunctionEmitter, CNames
 from .c_prelude import PRELUDE
 from .c_types import c_scalar_type, c_vector_type, vector_typedef
 from .kernel_checks import check_kernel_name, check_lowered
-from .packed_args import TYPE_NAMES_C, emit_packed_function, export_symbol, internal_name
-from .tvm_ffi_export import TVM_FFI_HEAD, tvm_ffi_adapter
+from .packed_args import (
+    TYPE_NAMES_C,
+    emit_packed_function,
+    entry_kernel,
+    export_symbol,
+    internal_name,
+)
+from .tvm_ffi_export import TVM_FFI_HEAD, entry_functions_c, tvm_ffi_adapter
 
 __all__ = ["codegen_c", "system_lib_registry"]
 
@@ -44,6 +51,9 @@ def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -
         vector_types |= emitter.expr.vector_types
         minmax_types |= emitter.expr.minmax_types
         exported.append(symbol)
+    entry = entry_kernel(list(mod.functions))
+    if entry is not None:
+        bodies.append(entry_functions_c(entry))
     parts = [f"// pytvm target: {target_text}", PRELUDE, TYPE_NAMES_C, TVM_FFI_HEAD]
     parts += [_vector_helpers(t) for t in sorted(vector_types)]
     parts += [_minmax_helpers(t) for t in sorted(minmax_types)]

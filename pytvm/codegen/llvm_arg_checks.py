@@ -8,7 +8,8 @@ message the inline checks of ``llvm_packed`` set and returns -1. A kernel's pack
 then holds one call per array instead of a few dozen compares and branches of its own: LLVM
 spends its time on the kernels (the checks were a third of a MobileNet build's LLVM time).
 ``pytvm_ffi_call`` is tvm-ffi's safe call over a packed function (values copied, a tensor
-object turned into its ``DLTensor``): each kernel's ``__tvm_ffi_<name>`` is one call of it.
+object turned into its ``DLTensor``, a scalar result copied back): each kernel's
+``__tvm_ffi_<name>`` is one call of it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ __all__ = ["arg_checks_ir", "device_mask", "dtype_word"]
 #: DLTensor field offsets (bytes) on a 64-bit host.
 _DEVICE, _NDIM, _DTYPE, _SHAPE, _STRIDES = 8, 16, 20, 24, 32
 _TVM_DLTENSOR = 7
+#: The type codes of a scalar result a packed function returns: int (1), bool (2), float (3).
+_TVM_ARG_INT, _TVM_ARG_FLOAT = 1, 3
 #: tvm-ffi's type index of a tensor, and the bytes of its object header before the DLTensor.
 _FFI_TENSOR, _FFI_OBJECT_HEADER = 70, 24
 _MAX_MASKED_DEVICE = 64
@@ -192,8 +195,24 @@ call:
   store {{ i32, i32, i64 }} zeroinitializer, ptr %result
   %ret = alloca i64, align 8
   %ret.code = alloca i32, align 4
+  store i64 0, ptr %ret
+  store i32 0, ptr %ret.code
   %r = call i32 %packed(ptr %values, ptr %codes, i32 %num_args, ptr %ret, ptr %ret.code,
       ptr null)
+  %done = icmp eq i32 %r, 0
+  %got.code = load i32, ptr %ret.code
+  %from.int = icmp sge i32 %got.code, {_TVM_ARG_INT}
+  %to.float = icmp sle i32 %got.code, {_TVM_ARG_FLOAT}
+  %is.scalar = and i1 %from.int, %to.float
+  %give = and i1 %done, %is.scalar
+  br i1 %give, label %result.scalar, label %finish
+result.scalar:
+  %got.value = load i64, ptr %ret
+  store i32 %got.code, ptr %result
+  %result.payload = getelementptr i8, ptr %result, i64 8
+  store i64 %got.value, ptr %result.payload
+  br label %finish
+finish:
   ret i32 %r
 }}
 """

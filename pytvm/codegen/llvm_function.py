@@ -8,7 +8,8 @@ them and calls the loop's own function (with ``noalias`` pointers), which runs t
 share of the range. Small constant local buffers live on the stack (allocated once, at the
 function's entry); others are workspaces from ``TVMBackendAllocWorkspace``, freed on every path
 out: a failure stores -1 and jumps to the innermost live workspace's release, which goes on
-outward.
+outward. A kernel that returns a value (``tir.ret``, see ``scalar_return``) also takes the packed
+function's two return slots (``ptr``) and leaves the same way with the status 1.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .llvm_helpers import Helpers
 from .llvm_intrinsics import MathCalls
 from .llvm_loop_hints import LoopHint, loop_hints
 from .llvm_types import I32, I64, PTR, alloca, const_int, element_bytes, memory_type, value_type
+from .scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
 
 __all__ = ["FunctionEmitter", "llvm_type_of"]
 
@@ -106,6 +108,14 @@ class FunctionEmitter:
         self._b.branch(self.frame.cleanups[-1] if self.frame.cleanups else self.frame.end)
         self._b.position_at_end(cont)
 
+    def _leave_unless(self, ok: ir.Value) -> None:
+        """Continue when ``ok``; otherwise leave for the cleanup, keeping the status."""
+        fn = self.frame.fn
+        cont = fn.append_basic_block("ok")
+        target = self.frame.cleanups[-1] if self.frame.cleanups else self.frame.end
+        self._b.cbranch(ok, cont, target)
+        self._b.position_at_end(cont)
+
     def _entry_alloca(self, ty: ir.Type, align: int) -> ir.Value:
         entry = ir.IRBuilder(self.frame.entry)
         entry.position_before(self.frame.entry.terminator)
@@ -117,11 +127,12 @@ class FunctionEmitter:
         """The body function (its closures are added to the module as they are met)."""
         pointers, scalars = compute_params(self.func)
         params = [*pointers, *scalars, self.dev_id]
-        fnty = ir.FunctionType(I32, [llvm_type_of(v) for v in params])
+        slots = [PTR, PTR] if has_return(self.func.body) else []
+        fnty = ir.FunctionType(I32, [*(llvm_type_of(v) for v in params), *slots])
         fn = ir.Function(self.module, fnty, name=f"{self.name}.compute")
         fn.linkage = "internal"
         self.frame = self._open(fn)
-        for var, arg in zip(params, fn.args, strict=True):
+        for var, arg in zip(params, fn.args, strict=False):
             if var.dtype == "handle":
                 arg.add_attribute("noalias")
             self.frame.expr.bind(var, arg)
@@ -160,10 +171,33 @@ class FunctionEmitter:
             self._fail_unless(expr.truth(s.condition), [set_error])
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
-            if not isinstance(s.value, (E.IntImm, E.FloatImm)):
+            value = return_value(s)
+            if value is not None:
+                self._return(value)
+            elif not isinstance(s.value, (E.IntImm, E.FloatImm)):
                 expr(s.value)
         else:
             raise TVMValueError(f"the LLVM code generator cannot emit {type(s).__name__}")
+
+    def _return(self, value: E.PrimExpr) -> None:
+        """``tir.ret(value)``: the value and its type code into the return slots (the body
+        function's last two arguments), then leave with the status RETURNED through every live
+        cleanup; code after it goes into a block nothing reaches.
+        """
+        code = return_type_code(value.dtype, self.name)
+        b, expr = self._b, self.frame.expr
+        slot, tcode = self.frame.fn.args[-2], self.frame.fn.args[-1]
+        raw = expr(value)
+        if code == FLOAT_CODE:
+            b.store(expr.cast(raw, value.dtype, "float64"), slot)
+        elif value.dtype == "bool":
+            b.store(b.zext(raw, I64), slot)
+        else:
+            b.store(expr.cast(raw, value.dtype, "int64"), slot)
+        b.store(_i32(code), tcode)
+        b.store(_i32(RETURNED), self.frame.rc)
+        b.branch(self.frame.cleanups[-1] if self.frame.cleanups else self.frame.end)
+        b.position_at_end(self.frame.fn.append_basic_block("after.ret"))
 
     def _loop(
         self,
@@ -290,15 +324,20 @@ class FunctionEmitter:
         rc = b.load(self.frame.rc)
         bad_free = b.and_(
             b.icmp_signed("!=", freed, ir.Constant(I32, 0)),
-            b.icmp_signed("==", rc, ir.Constant(I32, 0)),
+            b.icmp_signed(">=", rc, ir.Constant(I32, 0)),
         )
         rc = b.select(bad_free, ir.Constant(I32, -1), rc)
         b.store(rc, self.frame.rc)
-        self._fail_unless(b.icmp_signed("==", rc, ir.Constant(I32, 0)), [])
+        self._leave_unless(b.icmp_signed("==", rc, ir.Constant(I32, 0)))
 
     # ------------------------------------------------------------------ parallel loops
 
     def _parallel(self, s: S.For) -> None:
+        if has_return(s.body):
+            raise TVMValueError(
+                f"{self.name}: a parallel loop cannot return from the kernel (tir.ret in its "
+                "body); return after the loop"
+            )
         self._closures += 1
         prefix = f"{self.name}.parallel{self._closures}"
         captured = free_vars(s, self.dev_id)

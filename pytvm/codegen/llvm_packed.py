@@ -4,7 +4,8 @@ The same checks, in the same order and with the same messages, as the C path's
 ``packed_args.py``: the argument count; each argument's type index (an array for a buffer, an
 int or float for a scalar), then for an array its ndim, dtype and device type; symbolic
 dimensions bound from their first array; every array's shape and compact strides. A failed
-check sets the last error through the prelude's builders and returns -1.
+check sets the last error through the prelude's builders and returns -1. A kernel that returns
+a value passes the return slots on to its body function (``scalar_return``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from .llvm_expr import ExprEmitter
 from .llvm_helpers import Helpers
 from .llvm_intrinsics import MathCalls
 from .llvm_types import DLTENSOR, I1, I8, I32, I64, PTR, alloca
-from .packed_args import CPU_DEVICE
+from .packed_args import CPU_DEVICE, ENTRY_SYMBOL
+from .scalar_return import RETURNED, has_return
 
-__all__ = ["emit_packed_function", "emit_tvm_ffi_adapter"]
+__all__ = ["emit_entry_functions", "emit_packed_function", "emit_tvm_ffi_adapter"]
 
 _TVM_ARG_INT, _TVM_ARG_BOOL, _TVM_ARG_FLOAT = 1, 2, 3
 _PACKED_TYPE = ir.FunctionType(I32, [PTR, PTR, I32, PTR, PTR, PTR])
@@ -180,8 +182,12 @@ class _PackedFunction(_Checks):
                 ],
             )
 
-    def call(self, func: PrimFunc, compute: ir.Function, out_tcode: ir.Value) -> None:
-        """Call the body function with data pointers, scalars and the first array's device."""
+    def call(
+        self, func: PrimFunc, compute: ir.Function, out_value: ir.Value, out_tcode: ir.Value
+    ) -> None:
+        """Call the body function with data pointers, scalars and the first array's device
+        (and the return slots, when the kernel returns a value: its status RETURNED is 0 here).
+        """
         b = self.b
         pointers, scalars = compute_params(func)
         by_data = {id(buffer.data): handle for buffer, handle, _ in self.arrays}
@@ -194,7 +200,12 @@ class _PackedFunction(_Checks):
         args += [self.expr(v) for v in scalars]
         dev = self.field(self.arrays[0][1], _DEVICE, 1, ty=I32) if self.arrays else _i32(0)
         b.store(_i32(0), out_tcode)
-        b.ret(b.call(compute, [*args, dev]))
+        if not has_return(func.body):
+            b.ret(b.call(compute, [*args, dev]))
+            return
+        status = b.call(compute, [*args, dev, out_value, out_tcode])
+        returned = b.icmp_signed("==", status, _i32(RETURNED))
+        b.ret(b.select(returned, _i32(0), status))
 
 
 def emit_packed_function(
@@ -213,7 +224,7 @@ def emit_packed_function(
     fn = ir.Function(module, _PACKED_TYPE, name=symbol)
     fn.attributes.add("nounwind")
     packed = _PackedFunction(fn, helpers, math, name)
-    args, codes, num_args, _, out_tcode, _ = fn.args
+    args, codes, num_args, out_value, out_tcode, _ = fn.args
     packed.count(num_args, len(func.params), name, " arguments")
     b = packed.b
     for index, param in enumerate(func.params):
@@ -226,7 +237,7 @@ def emit_packed_function(
         else:
             packed.array(buffer, index, where, device_types)
     packed.shapes()
-    packed.call(func, compute, out_tcode)
+    packed.call(func, compute, out_value, out_tcode)
     return fn
 
 
@@ -243,3 +254,16 @@ def emit_tvm_ffi_adapter(
     call = helpers["pytvm_ffi_call"]
     b.ret(b.call(call, [packed, args, num_args, result, _i32(num_params), helpers.string(name)]))
     return fn
+
+
+def emit_entry_functions(module: ir.Module, packed: ir.Function, adapter: ir.Function) -> None:
+    """The library's entry functions calling one kernel: ``__tvm_main__`` over its packed
+    function ``packed`` and ``__tvm_ffi_main`` over its adapter ``adapter``; weak, as the C
+    path's (``tvm_ffi_export.entry_functions_c``).
+    """
+    for name, callee in ((ENTRY_SYMBOL, packed), ("__tvm_ffi_main", adapter)):
+        fn = ir.Function(module, callee.function_type, name)
+        fn.linkage = "weak"
+        fn.attributes.add("nounwind")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.ret(b.call(callee, list(fn.args), tail=True))

@@ -3,27 +3,52 @@
 Checks, in order: the argument count; each argument's type index (an array for a buffer, an
 int or float for a scalar); then for arrays ndim, dtype, device type, shape (constants, and
 symbolic dimensions bound from the first array that has them and checked on the others) and
-compact strides. A failed check sets the last error (``ValueError: mmult: argument A:
+compact strides. A kernel that returns a value (``scalar_return``) passes its return slots to
+the body function. A failed check sets the last error (``ValueError: mmult: argument A:
 expected shape (1024, 1024), got (10, 1024)``) and returns -1, so a bad call from Python
 raises instead of crashing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..tir import expr as E
 from ..tir.function import PrimFunc
 from .c_expr import ExprPrinter
 from .c_function import CNames, compute_params
 from .c_types import c_scalar_type, dl_type_fields
+from .scalar_return import RETURNED, has_return
 
-__all__ = ["TYPE_NAMES_C", "emit_packed_function", "export_symbol", "internal_name"]
+__all__ = [
+    "ENTRY_SYMBOL",
+    "TYPE_NAMES_C",
+    "emit_packed_function",
+    "entry_kernel",
+    "export_symbol",
+    "internal_name",
+]
 
 
 def export_symbol(name: str) -> str:
     """The C symbol of kernel ``name``: itself, except ``main`` (C's program entry), which is
     exported as the library's entry function ``__tvm_main__``.
     """
-    return "__tvm_main__" if name == "main" else name
+    return ENTRY_SYMBOL if name == "main" else name
+
+
+#: The symbol of a library's entry function (``mod(...)``; TVM's ``__tvm_main__``).
+ENTRY_SYMBOL = "__tvm_main__"
+
+
+def entry_kernel(names: Sequence[str]) -> str | None:
+    """The kernel a library's entry function calls: its only kernel (TVM makes a one-function
+    module's function the entry), or None when it has several or its kernel is ``main``, whose
+    packed function already is the entry symbol.
+    """
+    if len(names) != 1 or names[0] == "main":
+        return None
+    return names[0]
 
 
 def internal_name(name: str) -> str:
@@ -194,6 +219,11 @@ def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
     dev = f"{arrays[0][2]}->device.device_id" if arrays else "0"
     call_args.append(f"(int32_t){dev}")
     say("  *out_ret_tcode = kTVMNullptr;")
-    say(f"  return {internal_name(name)}_compute({', '.join(call_args)});")
+    if not has_return(func.body):
+        say(f"  return {internal_name(name)}_compute({', '.join(call_args)});")
+    else:  # the body writes the return slots and finishes with RETURNED
+        call_args += ["out_ret_value", "out_ret_tcode"]
+        say(f"  int32_t pytvm_rc = {internal_name(name)}_compute({', '.join(call_args)});")
+        say(f"  return pytvm_rc == {RETURNED} ? 0 : pytvm_rc;")
     say("}")
     return "\n".join(lines)

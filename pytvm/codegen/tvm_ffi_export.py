@@ -3,13 +3,14 @@
 TVM 0.27 loads a library's functions by these symbols (tvm-ffi's safe-call signature). The
 adapter copies the arguments into packed values (the type indices are the same), turns a tensor
 object into its ``DLTensor`` (which follows the 24-byte object header), and calls the packed
-function; errors go through ``TVMFFIErrorSetRaisedFromCStr`` (see the prelude). So one library
-runs on pytvm and on a stock TVM 0.27 server after ``remote.upload`` + ``remote.load_module``.
+function; a scalar it returns (an int, bool or float) becomes the result, and errors go
+through ``TVMFFIErrorSetRaisedFromCStr`` (see the prelude). So one library runs on pytvm and on
+a stock TVM 0.27 server after ``remote.upload`` + ``remote.load_module``.
 """
 
 from __future__ import annotations
 
-__all__ = ["TVM_FFI_HEAD", "tvm_ffi_adapter"]
+__all__ = ["TVM_FFI_HEAD", "entry_functions_c", "tvm_ffi_adapter"]
 
 TVM_FFI_HEAD = r"""
 #if !defined(PYTVM_CRT)
@@ -38,6 +39,7 @@ TVM_DLL int __tvm_ffi_{name}(void* self, const pytvm_ffi_any* args, int32_t num_
   int codes[{n}];
   TVMValue ret;
   int ret_code = 0;
+  int rc;
   int32_t i;
   (void)self;
   if (num_args != {num_params}) {{
@@ -54,6 +56,30 @@ TVM_DLL int __tvm_ffi_{name}(void* self, const pytvm_ffi_any* args, int32_t num_
   result->type_index = 0;
   result->zero_padding = 0;
   result->v.v_int64 = 0;
-  return {symbol}(values, codes, num_args, &ret, &ret_code, NULL);
+  ret.v_int64 = 0;
+  rc = {symbol}(values, codes, num_args, &ret, &ret_code, NULL);
+  if (rc == 0 && ret_code >= kTVMArgInt && ret_code <= kTVMArgFloat) {{
+    result->type_index = ret_code; /* a scalar result: int, bool or float */
+    result->v.v_int64 = ret.v_int64;
+  }}
+  return rc;
+}}
+#endif"""
+
+
+def entry_functions_c(name: str) -> str:
+    """The library's entry functions, both calling kernel ``name``: ``__tvm_main__`` (the packed
+    convention's, for pytvm) and ``__tvm_ffi_main`` (tvm-ffi's, for TVM 0.27). Weak, as TVM's,
+    so objects of several one-kernel libraries still link into one program.
+    """
+    return f"""#if !defined(PYTVM_CRT)
+/* The library's entry function (mod(...)): its only kernel, {name}. */
+TVM_DLL __attribute__((weak)) int32_t __tvm_main__(TVMValue* args, int* type_codes, int num_args,
+    TVMValue* out_ret_value, int* out_ret_tcode, void* resource_handle) {{
+  return {name}(args, type_codes, num_args, out_ret_value, out_ret_tcode, resource_handle);
+}}
+TVM_DLL __attribute__((weak)) int __tvm_ffi_main(void* self, const pytvm_ffi_any* args,
+    int32_t num_args, pytvm_ffi_any* result) {{
+  return __tvm_ffi_{name}(self, args, num_args, result);
 }}
 #endif"""

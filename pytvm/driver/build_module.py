@@ -78,7 +78,8 @@ def build(
 
     ``target`` is ``"c"`` (generated C, compiled by the system C compiler with ``-O3
     -march=native`` unless ``-mcpu=`` says otherwise; ``--system-lib`` also emits the C
-    runtime's function registry) or ``"llvm"``, which builds for the host through the backend
+    runtime's function registry; so does an IRModule with the attribute ``system_lib_prefix``,
+    TVM's spelling) or ``"llvm"``, which builds for the host through the backend
     ``Target.backend`` names: ``-backend=llvmlite`` compiles LLVM IR in this process (no C
     compiler; the result is an ``LLVMModule``), ``-backend=c`` takes the C path. ``cc`` and
     ``options`` replace the C compiler and add flags (cross compiling), so they pick the C path
@@ -88,6 +89,7 @@ def build(
     tgt = Target(target) if target is not None else (Target.current() or Target("c"))
     start = time.perf_counter()
     mod = _as_module(inputs, args, name)
+    tgt = _with_system_lib(tgt, mod)
     if _uses_llvmlite(tgt, cc, options):
         from .llvm_build import build_with_llvm
 
@@ -110,6 +112,22 @@ def build(
         (done - generated) * 1e3,
     )
     return CompiledModule(path, source, str(tgt))
+
+
+def _with_system_lib(tgt: Target, mod: IRModule) -> Target:
+    """``tgt``, with ``--system-lib`` when ``mod`` has the attribute ``system_lib_prefix`` (TVM's
+    way to ask for a system library); pytvm's system libraries register names unprefixed.
+    """
+    prefix = mod.attrs.get("system_lib_prefix")
+    if prefix is None:
+        return tgt
+    if prefix != "":
+        raise TVMValueError(
+            f"build: system_lib_prefix {prefix!r}: pytvm's system libraries register their "
+            "functions under their own names; use system_lib_prefix='' (or target "
+            "'... --system-lib')"
+        )
+    return tgt if tgt.system_lib else Target(f"{tgt} --system-lib")
 
 
 def _uses_llvmlite(tgt: Target, cc: str | None, options: Sequence[str]) -> bool:

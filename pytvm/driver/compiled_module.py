@@ -42,11 +42,15 @@ class CompiledModule(LibraryModule):
         """Copy the shared object to ``file_name``; with ``fcompile`` (or ``addons``), TVM's
         way: the C source is written as ``lib0.c`` and ``fcompile(file_name, [*addons,
         "<workspace>/lib0.c"], options=[*options, "-I<pytvm headers>"], **kwargs)`` compiles
-        it; its result is returned.
+        it; its result is returned. A ``file_name`` ending in ``.tar`` (and no ``fcompile``)
+        gets TVM's archive of the source, ``lib0.c``.
         """
-        if fcompile is None and not addons:
-            return super().export_library(file_name)
         check_exportable(self, self.path.name)
+        files = {"lib0.c": self._source.encode()}
+        if fcompile is None and not addons:
+            if not os.fspath(file_name).endswith(".tar"):
+                return super().export_library(file_name)
+            return export_with_fcompile(file_name, files, None, None, workspace_dir, kwargs)
         if getattr(fcompile, "need_system_lib", False) and "--system-lib" not in self.target:
             raise TVMValueError(
                 f"export_library: {getattr(fcompile, '__name__', fcompile)!r} needs a system "
@@ -55,7 +59,6 @@ class CompiledModule(LibraryModule):
         options = kwargs.pop("options", None) or []
         options = [options] if isinstance(options, str) else list(options)
         kwargs["options"] = [*options, f"-I{include_dir()}"]
-        files = {"lib0.c": self._source.encode()}
         return export_with_fcompile(file_name, files, fcompile, addons, workspace_dir, kwargs)
 
     def save(self, file_name: str | os.PathLike[str], fmt: str = "") -> None:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..codegen.llvm_module import codegen_llvm
-from ..codegen.packed_args import export_symbol
+from ..codegen.packed_args import ENTRY_SYMBOL, entry_kernel, export_symbol
 from ..target import Target
 from ..tir.function import IRModule
 from ..tir.transform import lower_if_needed
@@ -87,7 +87,8 @@ def build_with_llvm(
                 parts, cores, target, machine, layout, first, cache_dir
             )
     compiled = time.perf_counter()
-    library, addresses = jit_link(code, [export_symbol(name) for name in exported])
+    entry = [ENTRY_SYMBOL] if entry_kernel(exported) is not None else []
+    library, addresses = jit_link(code, [*(export_symbol(name) for name in exported), *entry])
     done = time.perf_counter()
     _LOG.info(
         "built %s for %s in %d part(s): lower + codegen %.1f ms, then llvm %.1f ms, "
@@ -130,7 +131,9 @@ def _build_in_parts(
         jobs: list[Future[Path]] = []
         for k, part in enumerate(parts):
             lowered = lower_if_needed(part)
-            text = codegen_llvm(lowered, str(target), machine.triple, layout, definitions=k == 0)
+            text = codegen_llvm(
+                lowered, str(target), machine.triple, layout, definitions=k == 0, entry=False
+            )
             texts.append(text)
             exported += lowered.functions
             jobs.append(pool.submit(optimized_part, text, machine, cache_dir))

@@ -90,14 +90,15 @@ class LLVMModule(Module):
         workspace_dir: str | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Link the object code into the shared object ``file_name`` (needs a system linker).
+        """Link the object code into the shared object ``file_name`` (needs a system linker);
+        a ``file_name`` ending in ``.tar`` gets TVM's archive of it (``lib0.o``) instead.
 
         With ``fcompile`` (or ``addons``), TVM's way: the object code is written as ``lib0.o``
         and ``fcompile(file_name, [*addons, "<workspace>/lib0.o"], **kwargs)`` links it (e.g.
         ``pytvm.support.cc.create_shared``); its result is returned.
         """
         check_exportable(self, "this module")
-        if fcompile is None and not addons:
+        if fcompile is None and not addons and not os.fspath(file_name).endswith(".tar"):
             link_shared_object(self._code, file_name)
             return None
         if getattr(fcompile, "need_system_lib", False):

@@ -5,8 +5,10 @@ The executable is the CRT core, MinRPC and the POSIX platform hooks (``pytvm/src
 the server main ``minrpc/<server>/<server>.c`` (``posix_popen_server``: MinRPC over the two
 pipes of ``PopenSession``), compiled by ``compile_func`` together with the objects it is given:
 C sources (or objects) of a system library, as ``pytvm.build(..., target="c --system-lib")``
-makes them (``export_library(path, fcompile=rpc.with_minrpc(cc.create_executable))``). Without
-objects the empty system library is linked.
+(or ``pytvm.compile`` of an IRModule with TVM's ``system_lib_prefix=""``) makes them
+(``export_library(path, fcompile=rpc.with_minrpc(cc.create_executable))``). Without objects the
+empty system library is linked. The server offers ``runtime.RPCTimeEvaluator``, so
+``remote.system_lib().time_evaluator(...)`` times kernels there.
 
 Examples
 --------

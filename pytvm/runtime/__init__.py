@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ffi import DataType, DataTypeCode, Device, Object, cpu, cuda, device, ext_dev, hexagon
 from ..ffi.container import Shape, String
-from . import graph_executor
+from . import graph_executor, linked_library
 from .device_api import CPUDeviceAPI, DeviceAPI, DeviceAttrKind, enabled, registered_device_apis
 from .dlpack import from_dlpack
 from .ffi_value import convert
@@ -58,6 +58,7 @@ __all__ = [
     "from_dlpack",
     "graph_executor",
     "hexagon",
+    "linked_library",
     "load_module",
     "load_param_dict",
     "load_param_dict_from_file",

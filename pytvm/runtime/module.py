@@ -33,6 +33,7 @@ __all__ = [
     "check_exportable",
     "export_with_fcompile",
     "load_module",
+    "load_shared_object",
 ]
 
 #: Symbol of a library's entry function, called by ``mod(...)`` (TVM's ``__tvm_main__``).
@@ -355,11 +356,16 @@ def export_with_fcompile(
     """TVM's last step of ``export_library``: write ``files`` (name -> bytes) into
     ``workspace_dir`` (default: a temporary directory, removed after), then return
     ``fcompile(file_name, [*addons, *paths], **kwargs)`` (default ``fcompile``:
+    :func:`pytvm.support.tar.tar` for a ``.tar`` file name, else
     :func:`pytvm.support.cc.create_shared`).
     """
     from ..support.cc import create_shared
+    from ..support.tar import tar
 
-    compile_func = fcompile if fcompile is not None else create_shared
+    if fcompile is not None:
+        compile_func = fcompile
+    else:
+        compile_func = tar if os.fspath(file_name).endswith(".tar") else create_shared
     with tempfile.TemporaryDirectory(prefix="pytvm-export-") as tmp:
         folder = Path(workspace_dir) if workspace_dir is not None else Path(tmp)
         paths = []
@@ -373,7 +379,10 @@ def export_with_fcompile(
 GRAPH_ARTIFACT_SYMBOL = "__pytvm_graph_json"
 
 
-def _load_shared_object(path: str) -> Module:
+def load_shared_object(path: str) -> Module:
+    """The module of the shared object ``path``: a library module, or a graph's factory when
+    the library carries a graph (``runtime.module.loadfile_so``).
+    """
     lib = LibraryModule(path)
     if lib.symbol_address(GRAPH_ARTIFACT_SYMBOL):  # a graph's factory, its kernels imported
         return get_global_func("runtime.graph_executor.load_artifact")(lib)  # type: ignore[no-any-return]
@@ -381,13 +390,14 @@ def _load_shared_object(path: str) -> Module:
 
 
 for _ext in ("so", "dll", "dylib"):
-    register_func(f"runtime.module.loadfile_{_ext}", _load_shared_object)
+    register_func(f"runtime.module.loadfile_{_ext}", load_shared_object)
 
 
 def load_module(path: str | os.PathLike[str], fmt: str = "") -> Module:
     """Load a module from a file; the format is the extension unless ``fmt`` is given.
 
-    ``.so`` (and ``.dll``/``.dylib``) load as library modules; other formats are served by the
+    ``.so`` (and ``.dll``/``.dylib``) load as library modules; ``.o`` and ``.tar`` are linked
+    into one first (:mod:`pytvm.runtime.linked_library`); other formats are served by the
     global function ``runtime.module.loadfile_<fmt>``.
     """
     text = os.fspath(path)

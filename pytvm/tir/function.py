@@ -71,17 +71,55 @@ def set_text_hook(render: Callable[[Any], str]) -> None:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class IRModule:
-    """Kernels by name (TVM's ``IRModule`` of PrimFuncs); edit with :meth:`with_function`."""
+    """Kernels by name (TVM's ``IRModule`` of PrimFuncs) and the module's attributes; edit with
+    :meth:`with_function` and :meth:`with_attr`.
+
+    ``attrs`` holds TVM's module attributes; the build reads ``system_lib_prefix`` (present:
+    build a system library).
+
+    Examples
+    --------
+    >>> from pytvm import te
+    >>> a = te.placeholder((4,), name="A")
+    >>> b = te.compute(a.shape, lambda i: a[i] + 1.0, name="B")
+    >>> mod = IRModule.from_expr(te.create_prim_func([a, b]).with_attr("global_symbol", "add"))
+    >>> list(mod), mod.with_attr("system_lib_prefix", "").attrs["system_lib_prefix"]
+    (['add'], '')
+    """
 
     functions: Mapping[str, PrimFunc] = field(default_factory=lambda: MappingProxyType({}))
+    attrs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "functions", MappingProxyType(dict(self.functions)))
+        object.__setattr__(self, "functions", MappingProxyType(dict(self.functions or {})))
+        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs or {})))
+        for name, func in self.functions.items():
+            if not isinstance(func, PrimFunc):
+                raise TVMValueError(
+                    f"IRModule: function {name!r} is a {type(func).__name__}, expected a "
+                    "PrimFunc (graph functions live in pytvm.graph.IRModule)"
+                )
 
     @staticmethod
-    def from_expr(func: PrimFunc) -> IRModule:
-        """A module holding ``func`` under its name."""
-        return IRModule({func.name: func})
+    def from_expr(expr: PrimFunc, functions: Mapping[str, PrimFunc] | None = None) -> IRModule:
+        """A module holding ``expr`` under its name (its ``global_symbol``, else ``"main"``) and
+        the ``functions`` (name -> function) beside it, as TVM's ``IRModule.from_expr``.
+        """
+        if not isinstance(expr, PrimFunc):
+            raise TVMValueError(f"IRModule.from_expr expects a PrimFunc, got {type(expr).__name__}")
+        return IRModule({**(functions or {}), expr.name: expr})
+
+    def with_attr(self, attr_key: str, attr_value: Any) -> IRModule:
+        """A copy with the module attribute ``attr_key`` set to ``attr_value``."""
+        return replace(self, attrs={**self.attrs, attr_key: attr_value})
+
+    def without_attr(self, attr_key: str) -> IRModule:
+        """A copy without the module attribute ``attr_key``."""
+        return replace(self, attrs={k: v for k, v in self.attrs.items() if k != attr_key})
+
+    def get_attr(self, attr_key: str) -> Any:
+        """The module attribute ``attr_key``, or None."""
+        return self.attrs.get(attr_key)
 
     def __getitem__(self, name: str) -> PrimFunc:
         try:
@@ -106,11 +144,13 @@ class IRModule:
 
     def with_function(self, func: PrimFunc) -> IRModule:
         """A copy with ``func`` added or replaced under its name."""
-        return IRModule({**self.functions, func.name: func})
+        return replace(self, functions={**self.functions, func.name: func})
 
     def map_functions(self, transform: Any) -> IRModule:
         """A copy with ``transform`` applied to every function."""
-        return IRModule({name: transform(func) for name, func in self.functions.items()})
+        return replace(
+            self, functions={name: transform(func) for name, func in self.functions.items()}
+        )
 
     def script(self) -> str:
         """Every function as text."""

@@ -67,9 +67,13 @@ class _Equal:
         if isinstance(a, tuple) and isinstance(b, tuple):
             return len(a) == len(b) and all(self.value(x, y) for x, y in zip(a, b, strict=True))
         if isinstance(a, (dict, MappingProxyType)) and isinstance(b, (dict, MappingProxyType)):
-            if a.keys() != b.keys():
+            if len(a) != len(b):
                 return False
-            return all(self.value(a[k], b[k]) for k in a)
+            if all(isinstance(k, str) for k in (*a, *b)):  # attributes: by name
+                return a.keys() == b.keys() and all(self.value(a[k], b[k]) for k in a)
+            # keyed by IR nodes (a buffer_map by parameter): entry by entry, in order
+            pairs = zip(a.items(), b.items(), strict=True)
+            return all(self.value(ka, kb) and self.value(va, vb) for (ka, va), (kb, vb) in pairs)
         if dataclasses.is_dataclass(a) and not isinstance(a, type):
             if type(a) is not type(b):
                 return False

@@ -87,3 +87,26 @@ def test_build_refuses_what_it_cannot_compile() -> None:
     s, _ = _add_one()
     with pytest.raises(ValueError, match="a schedule needs args"):
         pytvm.build(s)
+
+
+def _add_one_module() -> pytvm.ir.IRModule:
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + 1.0, name="B")
+    return pytvm.ir.IRModule.from_expr(te.create_prim_func([A, B]).with_attr("global_symbol", "f"))
+
+
+def test_system_lib_prefix_asks_for_a_system_library() -> None:
+    built = pytvm.compile(_add_one_module().with_attr("system_lib_prefix", ""), "llvm")
+    assert isinstance(built, CompiledModule) and Target(built.target).system_lib
+    assert "TVMSystemLibEntryPoint" in built.get_source()
+    plain = pytvm.compile(_add_one_module(), "c")
+    assert "TVMSystemLibEntryPoint" not in plain.get_source()
+
+
+def test_a_system_lib_prefix_other_than_empty_is_refused() -> None:
+    with pytest.raises(ValueError, match="use system_lib_prefix=''"):
+        pytvm.compile(_add_one_module().with_attr("system_lib_prefix", "mod_"), "llvm")
+    with pytest.raises(ValueError, match="system libraries and cross targets build through C"):
+        pytvm.compile(
+            _add_one_module().with_attr("system_lib_prefix", ""), "llvm -backend=llvmlite"
+        )

@@ -173,7 +173,9 @@ class RPCSession:
         return module
 
     def download_linked_module(self, path: str) -> bytes:
-        """Bytes of a shared object the server linked from an uploaded object file."""
+        """Bytes of a shared object the server linked from an uploaded object file or tar of
+        them (``export_library("x.tar")``); see :mod:`pytvm.rpc.sessions.linked_module`.
+        """
         return bytes(self.get_function("tvm.rpc.server.download_linked_module")(path))
 
     # ------------------------------------------------------------------ lifetime

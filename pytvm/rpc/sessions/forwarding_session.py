@@ -1,16 +1,18 @@
 """``ForwardingSession``: a session whose requests go over an endpoint to the next hop.
 
 It is what ``pytvm.rpc.connect`` returns underneath, and what the session constructors
-``rpc.Connect`` and ``rpc.PopenSession`` build on a server -- there it becomes the serving
-session, so every request the server receives is forwarded unchanged (nested sessions).
-Handles dropped by the garbage collector are queued and freed, pipelined, before the next
-request, so a collector never writes into the middle of another request.
+``rpc.Connect``, ``rpc.PopenSession`` and TVM's ``rpc.CreatePipeClient`` build on a server --
+there it becomes the serving session, so every request the server receives is forwarded
+unchanged (nested sessions). Handles dropped by the garbage collector are queued and freed,
+pipelined, before the next request, so a collector never writes into the middle of another
+request.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -220,6 +222,8 @@ def popen_session(
         finally:
             os.close(exec_fd)
     path = os.fspath(binary)
+    if not os.path.isfile(path):  # noqa: PTH113 - any stat failure reads as a missing file
+        raise TVMValueError(f"rpc.PopenSession: {path!r} does not exist (or is not a file)")
     if not os.access(path, os.X_OK):
         raise TVMValueError(f"rpc.PopenSession: {path!r} is not an executable file")
     channel, proc = popen_pipe([path, *argv], pass_fds)
@@ -237,3 +241,17 @@ def _connect_constructor(url: str, port: int, key: str = "", *rest: Any) -> Sess
 @register_func("rpc.PopenSession")
 def _popen_constructor(binary: Any, *argv: Any) -> SessionModule:
     return SessionModule(popen_session(binary, *[str(a) for a in argv]))
+
+
+@register_func("rpc.CreatePipeClient")
+def create_pipe_client(*cmd: Any) -> SessionModule:
+    """TVM's ``rpc.CreatePipeClient(cmd...)``: start the command ``cmd`` (its first word looked
+    up on ``PATH`` when it has no ``/``, as ``execvp``) with the two pipe descriptors appended,
+    and return the session over the pipes.
+    """
+    if not cmd:
+        raise TVMValueError("rpc.CreatePipeClient: expected a command (the executable, then args)")
+    program = str(cmd[0])
+    if os.sep not in program:
+        program = shutil.which(program) or program
+    return SessionModule(popen_session(program, *[str(a) for a in cmd[1:]]))

@@ -1,12 +1,14 @@
 """The functions a served session offers, bound to its workspace: TVM's ``tvm.rpc.server.*``
-file functions, the module loaders and ``rpc.PopenSession``, confined to the workspace.
+file functions, the module loaders, ``rpc.PopenSession`` and ``rpc.CreatePipeClient``, confined
+to the workspace.
 
 What a remote client may touch (registered in the worker only; this process's own
 ``load_module(path)`` and ``rpc.PopenSession(path)`` stay unrestricted elsewhere):
 
 * Files: every path is resolved beneath the workspace
   (:class:`~pytvm.rpc.sessions.workspace.Workspace`), for the ``tvm.rpc.server.*`` functions
-  and for ``runtime.module.loadfile_*`` alike.
+  (``download_linked_module`` links in a private folder: :mod:`.linked_module`) and for
+  ``runtime.module.loadfile_*`` alike.
 * ``rpc.PopenSession(path)``: ``path`` must name an executable regular file inside the
   workspace; it is run through the descriptor that was checked.
 * ``rpc.PopenSession(bytes)`` (TVM's convention: the executable's content) is written into the
@@ -16,6 +18,8 @@ What a remote client may touch (registered in the worker only; this process's ow
 * ``rpc.PopenSession(path)`` with an absolute ``path`` runs it only when the server lists that
   executable (``popen_executables``, ``pytvm rpc server --popen-executable PATH``): the device
   binaries a board serves.
+* ``rpc.CreatePipeClient(path, *args)`` (TVM's name underneath ``PopenSession``) runs what
+  ``rpc.PopenSession(path, *args)`` runs, and nothing else: no ``PATH`` look-up, no bytes.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ...ffi.errors import TVMValueError
 from ...ffi.registry import get_global_func, list_global_func_names
 from ...runtime.module import Module
 from .forwarding_session import popen_session
+from .linked_module import download_linked_module
 from .session import SessionModule
 from .workspace import Workspace
 
@@ -73,6 +78,7 @@ def file_functions(
         "tvm.rpc.server.remove": ws.remove,
         "tvm.rpc.server.listdir": lambda path: ",".join(ws.listdir(path)),
         "tvm.rpc.server.load_module": load,
+        "tvm.rpc.server.download_linked_module": lambda path: download_linked_module(ws, path),
     }
 
 
@@ -81,6 +87,8 @@ def _loader(
 ) -> Callable[[str], Any]:
     name = _LOADER_PREFIX + fmt
     found = loaders.get(name) if loaders is not None else get_global_func(name, True)
+    if found is not None:
+        found = _unconfined(found)
     if found is None:
         raise TVMValueError(
             f"load_module: unknown module format {fmt!r} of {path!r}; the server has no '{name}'"
@@ -91,11 +99,11 @@ def _loader(
 def confined_functions(
     ws: Workspace, allow_popen_binary: bool = False, popen_executables: Sequence[str] = ()
 ) -> dict[str, Callable[..., Any]]:
-    """The loaders and ``rpc.PopenSession`` as a server worker offers them: confined to ``ws``
-    (see this module's docstring). Binds the loaders registered now.
+    """The loaders, ``rpc.PopenSession`` and ``rpc.CreatePipeClient`` as a server worker offers
+    them: confined to ``ws`` (see this module's docstring). Binds the loaders registered now.
     """
     loaders = {
-        name: get_global_func(name)
+        name: _unconfined(get_global_func(name))
         for name in list_global_func_names()
         if name.startswith(_LOADER_PREFIX)
     }
@@ -145,7 +153,16 @@ def confined_functions(
             os.close(fd)
         return SessionModule(session)
 
+    def pipe_client(*cmd: Any) -> SessionModule:  # TVM's name, the same executables only
+        if not cmd or not isinstance(cmd[0], str):
+            raise TVMValueError(
+                "rpc.CreatePipeClient: expected the path of an executable (in the session "
+                "workspace or listed by the server), then its arguments"
+            )
+        return popen(*cmd)
+
     funcs["rpc.PopenSession"] = popen
+    funcs["rpc.CreatePipeClient"] = pipe_client
     return funcs
 
 
@@ -154,8 +171,27 @@ def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root, full]) == root
 
 
+class _ConfinedLoader:
+    """A loader confined to a workspace; ``loader`` is the one it confines."""
+
+    def __init__(self, ws: Workspace, loader: Callable[[str], Any]) -> None:
+        self.ws = ws
+        self.loader = loader
+
+    def __call__(self, path: str) -> Module:
+        return self.ws.load_module(str(path), self.loader)
+
+
 def _confined_loader(ws: Workspace, loader: Callable[[str], Any]) -> Callable[[str], Module]:
-    return lambda path: ws.load_module(str(path), loader)
+    return _ConfinedLoader(ws, loader)
+
+
+def _unconfined(loader: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The loader itself, also when it is registered confined to another workspace (this
+    process registered a server environment before, as ``rpc.server._server_env`` does).
+    """
+    inner = getattr(loader, "callable", loader)
+    return inner.loader if isinstance(inner, _ConfinedLoader) else loader
 
 
 def _fresh_name(ws: Workspace, counter: itertools.count[int]) -> str:

@@ -177,4 +177,4 @@ def map_functions(mod: IRModule, transform: Callable[[PrimFunc], PrimFunc]) -> I
     changed = {name: transform(func) for name, func in mod.items()}
     if all(changed[name] is func for name, func in mod.items()):
         return mod
-    return IRModule(changed)
+    return IRModule(changed, mod.attrs)

@@ -48,6 +48,14 @@ int TVMInitializeRuntime(void);
 int pytvm_crt_func_register_global(const char* name, TVMBackendPackedCFunc func, int override);
 
 /*!
+ * \brief Register `runtime.RPCTimeEvaluator` (common/time_evaluator.c), the timing loop of
+ *        `module.time_evaluator(...)`, for a program whose platform has a timer; call it after
+ *        TVMInitializeRuntime (which forgets it). Uses two entries of the global registry.
+ * \return 0, or -1 after TVMAPISetLastError.
+ */
+int pytvm_crt_register_time_evaluator(void);
+
+/*!
  * \brief Free a module handle: a no-op for a valid handle (modules are static).
  * \return 0, or -1 for an invalid handle.
  */

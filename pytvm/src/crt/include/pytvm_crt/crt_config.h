@@ -140,6 +140,15 @@
 #endif
 #endif
 
+/*! \brief Most repeats one runtime.RPCTimeEvaluator call measures (common/time_evaluator.c). */
+#ifndef TVM_CRT_MAX_TIME_EVALUATOR_REPEAT
+#if TVM_CRT_CONFIG_MINIMAL
+#define TVM_CRT_MAX_TIME_EVALUATOR_REPEAT 4
+#else
+#define TVM_CRT_MAX_TIME_EVALUATOR_REPEAT 64
+#endif
+#endif
+
 /*! \brief Size of the last-error buffer, NUL included; longer messages are truncated. */
 #ifndef TVM_CRT_MAX_ERROR_MESSAGE_BYTES
 #if TVM_CRT_CONFIG_MINIMAL
@@ -193,6 +202,9 @@
 #endif
 #if TVM_CRT_MAX_NDIM < 1 || TVM_CRT_MAX_ARGS < 1 || TVM_CRT_MAX_STRLEN_DLTYPE < 1
 #error "TVM_CRT_MAX_NDIM, TVM_CRT_MAX_ARGS and TVM_CRT_MAX_STRLEN_DLTYPE must be positive"
+#endif
+#if TVM_CRT_MAX_TIME_EVALUATOR_REPEAT < 1
+#error "TVM_CRT_MAX_TIME_EVALUATOR_REPEAT must be at least 1"
 #endif
 #if TVM_CRT_MAX_ERROR_MESSAGE_BYTES < 2
 #error "TVM_CRT_MAX_ERROR_MESSAGE_BYTES must be at least 2"

@@ -2,7 +2,8 @@
  * \file posix_popen_server.c
  * \brief The MinRPC server over two pipes (the rpc.PopenSession convention), for executables
  *        linked by `pytvm.rpc.with_minrpc`: this main, the CRT core, MinRPC, the POSIX platform
- *        hooks and a system library (the kernels, defining TVMSystemLibEntryPoint).
+ *        hooks and a system library (the kernels, defining TVMSystemLibEntryPoint). It offers
+ *        `runtime.RPCTimeEvaluator` (the POSIX platform has a timer).
  *
  * usage: <binary> <read_fd> <write_fd>
  * Exit status: 0 after kShutdown or a clean end of input, the pytvm_minrpc_status that ended
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     return EXIT_BAD_ARGS;
   }
   (void)signal(SIGPIPE, SIG_IGN); /* a vanished peer is a write error, not a signal */
-  if (TVMInitializeRuntime() != 0) {
+  if ((TVMInitializeRuntime() != 0) || (pytvm_crt_register_time_evaluator() != 0)) {
     (void)fprintf(stderr, "minrpc server: runtime init failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
   }
