@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 
 from ...ffi.elf_check import check_shared_object
+from ...ffi.function import PackedFunc
 from ...ffi.registry import (
     get_global_func,
     list_global_func_names,
@@ -39,6 +40,7 @@ from ..wire.error_paths import add_path_root
 from ._idle_channel import session_channel
 
 __all__ = [
+    "ServerEnv",
     "open_server_env",
     "register_server_env",
     "resolve_path",
@@ -103,13 +105,58 @@ def register_server_env(
     return ws
 
 
+class ServerEnv:
+    """What :func:`open_server_env` returns (TVM's temporary directory of ``_server_env``):
+    the workspace the server's functions are bound to, while they are registered.
+
+    ``close()``, leaving a ``with`` block, or dropping the last reference removes the workspace
+    (when it made it) and puts back the global functions it replaced, so this process's own
+    ``load_module`` is no longer confined to the workspace. (The registered functions refer to
+    the workspace, not to this object, so dropping this object is what ends them.)
+    """
+
+    def __init__(self, workspace: Workspace, replaced: dict[str, PackedFunc | None]) -> None:
+        self.workspace = workspace
+        self.path = workspace.path
+        self._replaced = replaced
+
+    def relpath(self, name: str) -> str:
+        """The absolute path of ``name`` inside the workspace (TVM's ``TempDirectory.relpath``)."""
+        return self.workspace.relpath(name)
+
+    def listdir(self, path: str = ".") -> list[str]:
+        """The names in ``path``, a folder of the workspace."""
+        return self.workspace.listdir(path)
+
+    def close(self) -> None:
+        """Remove the workspace if it was made here and put back what was replaced; idempotent."""
+        replaced, self._replaced = self._replaced, {}
+        self.workspace.close()
+        for name, func in replaced.items():
+            if func is not None:
+                register_func(name, func, override=True)
+            elif get_global_func(name, allow_missing=True) is not None:
+                remove_global_func(name)
+
+    def __enter__(self) -> ServerEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: modules already torn down
+            pass
+
+
 def open_server_env(
     load_library: str | Sequence[str] | None = None, work_path: str | None = None
-) -> Workspace:
+) -> ServerEnv:
     """TVM's ``rpc.server._server_env``: load ``load_library`` (``RTLD_GLOBAL``) and register
     the server's functions in this process on ``work_path`` (default: a new temporary
-    directory, removed by ``close()``). Closing the workspace (or dropping it) puts back the
-    global functions it replaced, so this process's own ``load_module`` is unconfined again.
+    directory). The :class:`ServerEnv` returned ends them: see its ``close()``.
     """
     libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
     for lib in libs:
@@ -120,17 +167,12 @@ def open_server_env(
     ws = Workspace(work_path) if work_path else Workspace.create("pytvm-server-env-")
     before = {name: get_global_func(name) for name in list_global_func_names()}
     register_server_env(ws)
-    changed = [n for n in list_global_func_names() if get_global_func(n) is not before.get(n)]
-
-    def restore() -> None:  # the process's own loaders work again once the workspace is gone
-        for name in changed:
-            if name in before:
-                register_func(name, before[name], override=True)
-            elif get_global_func(name, allow_missing=True) is not None:
-                remove_global_func(name)
-
-    ws.on_close(restore)
-    return ws
+    replaced = {
+        name: before.get(name)
+        for name in list_global_func_names()
+        if get_global_func(name) is not before.get(name)
+    }
+    return ServerEnv(ws, replaced)
 
 
 # ---------------------------------------------------------------------- worker process

@@ -117,7 +117,6 @@ class Workspace:
         except OSError as err:
             raise TVMOSError(f"workspace {path!r} is not a directory: {err.strerror}") from None
         self.owned = owned
-        self._on_close: list[Callable[[], None]] = []
 
     @classmethod
     def create(cls, prefix: str = "pytvm-ws-") -> Workspace:
@@ -125,22 +124,13 @@ class Workspace:
         return cls(tempfile.mkdtemp(prefix=prefix), owned=True)
 
     def close(self) -> None:
-        """Release the directory descriptor (and remove the directory if owned), then run the
-        callbacks given to :meth:`on_close`; idempotent.
-        """
+        """Release the directory descriptor (and remove the directory if owned); idempotent."""
         if self._fd < 0:
             return
         os.close(self._fd)
         self._fd = -1
         if self.owned:
             shutil.rmtree(self.path, ignore_errors=True)
-        callbacks, self._on_close = self._on_close, []
-        for callback in reversed(callbacks):
-            callback()
-
-    def on_close(self, callback: Callable[[], None]) -> None:
-        """Call ``callback()`` when the workspace is closed (the last given runs first)."""
-        self._on_close.append(callback)
 
     def __del__(self) -> None:
         if getattr(self, "_fd", -1) >= 0:
