@@ -12,6 +12,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from ..ffi.registry import (
+    get_global_func,
+    list_global_func_names,
+    register_func,
+    remove_global_func,
+)
 from ..rpc.sessions.client import RPCSession, connect
 from ..rpc.sessions.endpoint import serve
 from ..rpc.wire.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
@@ -19,11 +25,27 @@ from ..rpc.wire.channel import SocketChannel, reap
 
 __all__ = [
     "is_closed_by_peer",
+    "registry_restored",
     "server_session",
     "service_process",
     "thread_server",
     "wait_for",
 ]
+
+
+@contextmanager
+def registry_restored() -> Iterator[None]:
+    """Every global function comes back as it was (added ones removed) when the block ends."""
+    saved = {name: get_global_func(name) for name in list_global_func_names()}
+    try:
+        yield
+    finally:
+        for name in list_global_func_names():
+            if name not in saved:
+                remove_global_func(name)
+        for name, func in saved.items():
+            if get_global_func(name, allow_missing=True) is not func:
+                register_func(name, func, override=True)
 
 
 @contextmanager

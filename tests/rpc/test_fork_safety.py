@@ -24,6 +24,7 @@ import pytest
 import pytvm
 from pytvm import te
 from pytvm.ffi.errors import TVMError
+from pytvm.ffi.libinfo import compile_shared
 from pytvm.rpc.services.fork_server import thread_count
 from pytvm.rpc.services.server import Server
 from pytvm.rpc.sessions.client import connect
@@ -283,8 +284,15 @@ def test_prefork_callback_runs_once_in_the_fork_server() -> None:
 def test_a_library_that_does_not_load_fails_the_constructor(tmp_path: Path) -> None:
     bad = tmp_path / "bad.so"
     bad.write_text("not a shared object")
-    with pytest.raises(TVMError, match=r"load_library '.*bad\.so' does not load"):
+    with pytest.raises(TVMError, match=r"cannot load .*bad\.so: a text file"):
         Server(port=0, key="k", silent=True, load_library=str(bad))
+    src = tmp_path / "unresolved.c"  # a sound shared object that the loader still refuses
+    src.write_text(
+        "extern int pytvm_no_such_symbol(void);\nint f(void) { return pytvm_no_such_symbol(); }\n"
+    )
+    unresolved = compile_shared([src], tmp_path / "unresolved.so")
+    with pytest.raises(TVMError, match=r"load_library '.*unresolved\.so' does not load"):
+        Server(port=0, key="k", silent=True, load_library=str(unresolved))
 
 
 def test_an_init_callback_that_cannot_be_sent_fails_the_constructor() -> None:

@@ -16,39 +16,19 @@ from pytvm.ffi.libinfo import compile_shared
 from pytvm.rpc.services.server import Server
 from pytvm.rpc.services.server_env import (
     open_server_env,
-    register_server_env,
     resolve_path,
     warn_if_root,
 )
 from pytvm.rpc.sessions.client import connect
-from pytvm.rpc.sessions.server_testing import remote_test_functions
-
-_NAMES = [
-    "tvm.rpc.server.workpath",
-    "tvm.rpc.server.upload",
-    "tvm.rpc.server.download",
-    "tvm.rpc.server.remove",
-    "tvm.rpc.server.listdir",
-    "tvm.rpc.server.load_module",
-    "rpc.PopenSession",
-    *remote_test_functions(),
-    *(n for n in pytvm.list_global_func_names() if n.startswith("runtime.module.loadfile_")),
-]
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Iterator[Path]:
     """A registered server env on a fresh dir; the previous registrations come back after."""
-    saved = {name: pytvm.get_global_func(name, allow_missing=True) for name in _NAMES}
     root = tmp_path / "ws"
     root.mkdir()
-    register_server_env(str(root))
-    yield root
-    for name, func in saved.items():
-        if func is None:
-            pytvm.remove_global_func(name)
-        else:
-            pytvm.register_func(name, func, override=True)
+    with open_server_env(work_path=str(root)):
+        yield root
 
 
 def call(name: str, *args: object) -> object:

@@ -11,7 +11,7 @@ import pytest
 import pytvm
 from pytvm.ffi.libinfo import compile_shared
 from pytvm.rpc.services.server_env import register_server_env
-from pytvm.rpc.sessions.server_testing import remote_test_functions
+from pytvm.testing.rpc import registry_restored
 
 _SERVER_FUNCS = ["upload", "download", "remove", "listdir", "load_module", "workpath"]
 
@@ -19,18 +19,8 @@ _SERVER_FUNCS = ["upload", "download", "remove", "listdir", "load_module", "work
 @pytest.fixture
 def registry() -> Iterator[None]:
     """Global functions replaced by register_server_env come back after the test."""
-    names = [f"tvm.rpc.server.{n}" for n in _SERVER_FUNCS] + [
-        n for n in pytvm.list_global_func_names() if n.startswith("runtime.module.loadfile_")
-    ]
-    names += ["rpc.PopenSession", *remote_test_functions()]
-    saved = {name: pytvm.get_global_func(name, allow_missing=True) for name in names}
-    yield
-    for name, func in saved.items():
-        if func is None:
-            if pytvm.get_global_func(name, allow_missing=True) is not None:
-                pytvm.remove_global_func(name)
-        else:
-            pytvm.register_func(name, func, override=True)
+    with registry_restored():
+        yield
 
 
 def _library(path: Path, symbol: str) -> None:

@@ -83,16 +83,9 @@ def register_server_env(
     Workspace
         The workspace the functions are bound to.
 
-    Examples
+    See Also
     --------
-    >>> import tempfile
-    >>> from pytvm import get_global_func
-    >>> ws = register_server_env(tempfile.mkdtemp())
-    >>> get_global_func("tvm.rpc.server.upload")("d/f.txt", b"hi")
-    >>> get_global_func("tvm.rpc.server.download")("d/f.txt")
-    b'hi'
-    >>> get_global_func("tvm.rpc.server.listdir")("d")
-    'f.txt'
+    open_server_env : registers these functions and puts back what they replaced when closed.
     """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     add_path_root(ws.path)
@@ -157,6 +150,16 @@ def open_server_env(
     """TVM's ``rpc.server._server_env``: load ``load_library`` (``RTLD_GLOBAL``) and register
     the server's functions in this process on ``work_path`` (default: a new temporary
     directory). The :class:`ServerEnv` returned ends them: see its ``close()``.
+
+    Examples
+    --------
+    >>> from pytvm import get_global_func
+    >>> with open_server_env() as env:
+    ...     get_global_func("tvm.rpc.server.upload")("d/f.txt", b"hi")
+    ...     print(get_global_func("tvm.rpc.server.download")("d/f.txt"))
+    ...     print(get_global_func("tvm.rpc.server.listdir")("d"))
+    b'hi'
+    f.txt
     """
     libs = load_library.split(":") if isinstance(load_library, str) else list(load_library or ())
     for lib in libs:
