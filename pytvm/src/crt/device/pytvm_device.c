@@ -34,6 +34,7 @@
 
 #include "device_framing.h"
 #include "pytvm_crt/minrpc_server.h"
+#include "pytvm_crt/posix_fd_channel.h"
 #include "hexagon_emulator.h"
 #include "hexagon_rpc_impl.h"
 #include "pytvm_crt/crt.h"
@@ -42,36 +43,6 @@
 
 /* ------------------------------------------------------------------ the fd channel */
 
-typedef struct {
-  int read_fd;
-  int write_fd;
-} fd_channel_t;
-
-static int64_t fd_read(void* ctx, uint8_t* buf, size_t n) {
-  const fd_channel_t* ch = (const fd_channel_t*)ctx;
-  for (;;) {
-    ssize_t got = read(ch->read_fd, buf, n);
-    if ((got >= 0) || (errno != EINTR)) {
-      return (int64_t)got;
-    }
-  }
-}
-
-static int32_t fd_write(void* ctx, const uint8_t* buf, size_t n) {
-  const fd_channel_t* ch = (const fd_channel_t*)ctx;
-  size_t done = 0u;
-  while (done < n) {
-    ssize_t put = write(ch->write_fd, buf + done, n - done);
-    if (put < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return -1;
-    }
-    done += (size_t)put;
-  }
-  return 0;
-}
 
 /*
  * ==================================================================== FRAMING HOOK
@@ -179,17 +150,6 @@ static int serve_skel(int read_fd, int write_fd) {
 
 /* ------------------------------------------------------------------ main */
 
-/*! \brief A non-negative decimal file descriptor, or -1. */
-static int parse_fd(const char* text) {
-  char* end = NULL;
-  long v;
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if ((errno != 0) || (end == text) || (*end != '\0') || (v < 0) || (v > 65535)) {
-    return -1;
-  }
-  return (int)v;
-}
 
 static int usage(const char* why) {
   (void)fprintf(stderr,
@@ -201,7 +161,7 @@ static int usage(const char* why) {
 
 int main(int argc, char** argv) {
   static pytvm_minrpc_server server;
-  fd_channel_t fds;
+  pytvm_fd_pair_t fds;
   pytvm_minrpc_channel channel;
   int fd_values[2] = {-1, -1};
   int num_fds = 0;
@@ -218,8 +178,8 @@ int main(int argc, char** argv) {
       framing = 1;
     } else if (strcmp(argv[i], "--skel") == 0) {
       skel = 1;
-    } else if ((num_fds < 2) && (parse_fd(argv[i]) >= 0)) {
-      fd_values[num_fds] = parse_fd(argv[i]);
+    } else if ((num_fds < 2) && (pytvm_parse_fd(argv[i]) >= 0)) {
+      fd_values[num_fds] = pytvm_parse_fd(argv[i]);
       num_fds += 1;
     } else {
       return usage("unexpected argument");
@@ -262,8 +222,8 @@ int main(int argc, char** argv) {
   fds.read_fd = fd_values[0];
   fds.write_fd = fd_values[1];
   channel.ctx = &fds;
-  channel.read = fd_read;
-  channel.write = fd_write;
+  channel.read = pytvm_fd_pair_read;
+  channel.write = pytvm_fd_pair_write;
   if (framing != 0) {
     pytvm_minrpc_channel raw = channel;
     if (g_framing_wrap(&raw, &channel) != 0) {

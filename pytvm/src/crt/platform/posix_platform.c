@@ -1,11 +1,13 @@
 /*!
  * \file posix_platform.c
  * \brief The platform hooks for a POSIX host: abort(), CLOCK_MONOTONIC timer, stderr logging,
- *        and the clock and process id of MinRPC's trace ring (minrpc/minrpc_trace.h).
+ *        the clock and process id of MinRPC's trace ring (minrpc/minrpc_trace.h), and the
+ *        MinRPC channel over two file descriptors (pytvm_crt/posix_fd_channel.h).
  *        Link it into a host device binary; it is not part of libpytvm_crt.a.
  */
 #define _POSIX_C_SOURCE 200112L
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "pytvm_crt/minrpc_trace.h"
 #include "pytvm_crt/platform.h"
+#include "pytvm_crt/posix_fd_channel.h"
 
 static int g_timer_running = 0;
 static struct timespec g_timer_start;
@@ -71,3 +74,40 @@ uint64_t TVMPlatformMonotonicNs(void) {
 }
 
 uint32_t TVMPlatformProcessId(void) { return (uint32_t)getpid(); }
+
+int64_t pytvm_fd_pair_read(void* ctx, uint8_t* buf, size_t n) {
+  const pytvm_fd_pair_t* fds = (const pytvm_fd_pair_t*)ctx;
+  for (;;) {
+    ssize_t got = read(fds->read_fd, buf, n);
+    if ((got >= 0) || (errno != EINTR)) {
+      return (int64_t)got;
+    }
+  }
+}
+
+int32_t pytvm_fd_pair_write(void* ctx, const uint8_t* buf, size_t n) {
+  const pytvm_fd_pair_t* fds = (const pytvm_fd_pair_t*)ctx;
+  size_t done = 0u;
+  while (done < n) {
+    ssize_t put = write(fds->write_fd, buf + done, n - done);
+    if (put < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -1;
+    }
+    done += (size_t)put;
+  }
+  return 0;
+}
+
+int pytvm_parse_fd(const char* text) {
+  char* end = NULL;
+  long v;
+  errno = 0;
+  v = strtol(text, &end, 10);
+  if ((errno != 0) || (end == text) || (*end != '\0') || (v < 0) || (v > 65535)) {
+    return -1;
+  }
+  return (int)v;
+}

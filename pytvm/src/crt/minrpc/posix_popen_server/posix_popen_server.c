@@ -19,59 +19,19 @@
 
 #include "pytvm_crt/crt.h"
 #include "pytvm_crt/minrpc_server.h"
+#include "pytvm_crt/posix_fd_channel.h"
 
 #define EXIT_BAD_ARGS 255
 
-typedef struct {
-  int read_fd;
-  int write_fd;
-} fd_pair_t;
 
-static int64_t pipe_read(void* ctx, uint8_t* buf, size_t n) {
-  const fd_pair_t* fds = (const fd_pair_t*)ctx;
-  for (;;) {
-    ssize_t got = read(fds->read_fd, buf, n);
-    if ((got >= 0) || (errno != EINTR)) {
-      return (int64_t)got;
-    }
-  }
-}
-
-static int32_t pipe_write(void* ctx, const uint8_t* buf, size_t n) {
-  const fd_pair_t* fds = (const fd_pair_t*)ctx;
-  size_t done = 0u;
-  while (done < n) {
-    ssize_t put = write(fds->write_fd, buf + done, n - done);
-    if (put < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return -1;
-    }
-    done += (size_t)put;
-  }
-  return 0;
-}
-
-/*! \brief A non-negative decimal file descriptor, or -1. */
-static int parse_fd(const char* text) {
-  char* end = NULL;
-  long v;
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if ((errno != 0) || (end == text) || (*end != '\0') || (v < 0) || (v > 65535)) {
-    return -1;
-  }
-  return (int)v;
-}
 
 int main(int argc, char** argv) {
   static pytvm_minrpc_server server;
-  fd_pair_t fds;
+  pytvm_fd_pair_t fds;
   pytvm_minrpc_channel channel;
   int32_t status;
 
-  if ((argc != 3) || (parse_fd(argv[1]) < 0) || (parse_fd(argv[2]) < 0)) {
+  if ((argc != 3) || (pytvm_parse_fd(argv[1]) < 0) || (pytvm_parse_fd(argv[2]) < 0)) {
     (void)fprintf(stderr, "usage: %s <read_fd> <write_fd>\n", (argc > 0) ? argv[0] : "server");
     return EXIT_BAD_ARGS;
   }
@@ -80,11 +40,11 @@ int main(int argc, char** argv) {
     (void)fprintf(stderr, "minrpc server: runtime init failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
   }
-  fds.read_fd = parse_fd(argv[1]);
-  fds.write_fd = parse_fd(argv[2]);
+  fds.read_fd = pytvm_parse_fd(argv[1]);
+  fds.write_fd = pytvm_parse_fd(argv[2]);
   channel.ctx = &fds;
-  channel.read = pipe_read;
-  channel.write = pipe_write;
+  channel.read = pytvm_fd_pair_read;
+  channel.write = pytvm_fd_pair_write;
   if (pytvm_minrpc_server_init(&server, channel, NULL, 0u) != 0) {
     (void)fprintf(stderr, "minrpc server: init failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
