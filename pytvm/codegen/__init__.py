@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .c_module import codegen_c, system_lib_registry
+from .c.module import codegen_c, system_lib_registry
 
 __all__ = ["codegen_c", "system_lib_registry"]

@@ -1,24 +1,23 @@
-"""``lower`` and ``build``: a schedule or PrimFunc → loop IR through the passes → C → module.
+"""``lower`` and ``build``: a schedule or PrimFunc → loop IR through the passes → a module.
 
-This is seed 004's ``tvm.lower``/``tvm.build`` flow. ``build`` logs the time spent in each
-stage (``logging`` at INFO, logger ``pytvm.driver``).
+This is seed 004's ``tvm.lower``/``tvm.build`` flow. ``build`` picks the backend and hands the
+module to it: ``c_build`` (C, the system C compiler) or ``llvm_build`` (LLVM IR, llvmlite).
+Each logs the time spent in each stage (``logging`` at INFO, logger ``pytvm.driver``).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import codegen_c
 from ..ffi.errors import TVMTypeError, TVMValueError
 from ..target import Target
 from ..tir.function import IRModule, PrimFunc
-from ..tir.transform import lower_if_needed, lower_pipeline
-from .c_compiler import compile_shared_object, default_flags
+from ..tir.transform import lower_pipeline
+from .c_build import build_with_c
 from .compiled_module import CompiledModule
 from .gc_pause import gc_paused
 
@@ -26,8 +25,6 @@ __all__ = ["build", "compile", "lower"]
 
 if TYPE_CHECKING:  # the llvmlite backend is imported when a build uses it
     from .llvm_jit_module import LLVMModule
-
-_LOG = logging.getLogger("pytvm.driver")
 
 
 def _as_module(inputs: Any, args: Sequence[Any] | None, name: str) -> IRModule:
@@ -94,24 +91,7 @@ def build(
         from .llvm_build import build_with_llvm
 
         return build_with_llvm(mod, tgt, cache_dir, start)  # lowers as it goes
-    mod = lower_if_needed(mod)
-    lowered = time.perf_counter()
-    source = codegen_c(mod, system_lib=tgt.system_lib, target_text=str(tgt))
-    generated = time.perf_counter()
-    mcpu = tgt.mcpu or ("native" if tgt.is_host else "")
-    flags = [*default_flags(mcpu if tgt.is_host else tgt.mcpu), *options]
-    first = next(iter(mod.functions), name)
-    path = compile_shared_object(source, first, cc=cc, flags=flags, cache=cache_dir)
-    done = time.perf_counter()
-    _LOG.info(
-        "built %s for %s: lower %.1f ms, codegen %.1f ms, cc %.1f ms",
-        ", ".join(mod.functions),
-        tgt,
-        (lowered - start) * 1e3,
-        (generated - lowered) * 1e3,
-        (done - generated) * 1e3,
-    )
-    return CompiledModule(path, source, str(tgt))
+    return build_with_c(mod, tgt, name, cc, options, cache_dir, start)
 
 
 def _with_system_lib(tgt: Target, mod: IRModule) -> Target:

@@ -19,8 +19,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..codegen.llvm_module import codegen_llvm
-from ..codegen.packed_args import ENTRY_SYMBOL, entry_kernel, export_symbol
+from ..codegen.abi import ENTRY_SYMBOL, entry_kernel, export_symbol
+from ..codegen.llvm import codegen_llvm
 from ..target import Target
 from ..tir.function import IRModule
 from ..tir.transform import lower_if_needed

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from ..ffi.dtype import DataType, DataTypeCode
-from ..ffi.errors import TVMValueError
+from ...ffi.dtype import DataType, DataTypeCode
+from ...ffi.errors import TVMValueError
 
 __all__ = [
     "DLTENSOR",

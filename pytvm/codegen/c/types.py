@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..ffi.dtype import DataType, DataTypeCode
-from ..ffi.errors import TVMValueError
+from ...ffi.dtype import DataType, DataTypeCode
+from ...ffi.errors import TVMValueError
 
-__all__ = ["c_scalar_type", "c_vector_type", "dl_type_fields", "vector_typedef"]
+__all__ = ["c_scalar_type", "c_vector_type", "vector_typedef"]
 
 _SCALAR = {
     (DataTypeCode.FLOAT, 16): "_Float16",
@@ -49,9 +49,3 @@ def vector_typedef(dtype: str) -> str:
     size = t.lanes * max(1, t.bits // 8)
     vector = f"{c_vector_type(dtype)} __attribute__((vector_size({size})))"
     return f"typedef {c_scalar_type(dtype)} {vector};"
-
-
-def dl_type_fields(dtype: str) -> tuple[int, int, int]:
-    """DLPack's (code, bits, lanes) of ``dtype``, as argument checks compare them."""
-    t = DataType(dtype)
-    return t.code, t.bits, t.lanes

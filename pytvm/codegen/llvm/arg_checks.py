@@ -14,7 +14,7 @@ object turned into its ``DLTensor``, a scalar result copied back): each kernel's
 
 from __future__ import annotations
 
-from .llvm_messages import string_constant
+from .messages import string_constant
 
 __all__ = ["arg_checks_ir", "device_mask", "dtype_word"]
 

@@ -20,20 +20,19 @@ from typing import Any
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from ..ffi.errors import TVMValueError
-from ..tir import expr as E
-from ..tir import stmt as S
-from ..tir.expr import lanes_of, scalar_of
-from ..tir.function import PrimFunc
-from .c_function import STACK_LIMIT_BYTES, compute_params
-from .c_types import dl_type_fields
-from .closure_vars import free_vars
-from .llvm_expr import ExprEmitter, lane_of, unit_ramp_base
-from .llvm_helpers import Helpers
-from .llvm_intrinsics import MathCalls
-from .llvm_loop_hints import LoopHint, loop_hints
-from .llvm_types import I32, I64, PTR, alloca, const_int, element_bytes, memory_type, value_type
-from .scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
+from ...ffi.errors import TVMValueError
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.expr import lanes_of, scalar_of
+from ...tir.function import PrimFunc
+from ..abi import STACK_LIMIT_BYTES, compute_params, dl_type_fields
+from ..closure_vars import free_vars
+from ..scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
+from .expr import ExprEmitter, lane_of, unit_ramp_base
+from .helpers import Helpers
+from .intrinsics import MathCalls
+from .loop_hints import LoopHint, loop_hints
+from .types import I32, I64, PTR, alloca, const_int, element_bytes, memory_type, value_type
 
 __all__ = ["FunctionEmitter", "llvm_type_of"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from .llvm_types import I8, I32, I64, PTR
+from .types import I8, I32, I64, PTR
 
 __all__ = ["Helpers"]
 

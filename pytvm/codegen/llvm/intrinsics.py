@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from ..ffi.errors import TVMValueError
-from ..tir.expr import lanes_of, scalar_of
-from .llvm_types import I1, I32, value_type
+from ...ffi.errors import TVMValueError
+from ...tir.expr import lanes_of, scalar_of
+from .types import I1, I32, value_type
 
 __all__ = ["FLOAT_FLAGS", "MathCalls"]
 

@@ -13,14 +13,14 @@ import re
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from ..tir.function import IRModule
-from .kernel_checks import check_kernel_name, check_lowered
-from .llvm_function import FunctionEmitter
-from .llvm_helpers import Helpers
-from .llvm_intrinsics import MathCalls
-from .llvm_packed import emit_entry_functions, emit_packed_function, emit_tvm_ffi_adapter
-from .llvm_prelude import prelude_ir
-from .packed_args import CPU_DEVICE, entry_kernel, export_symbol, internal_name
+from ...tir.function import IRModule
+from ..abi import CPU_DEVICE, entry_kernel, export_symbol, internal_name
+from ..kernel_checks import check_kernel_name, check_lowered
+from .function import FunctionEmitter
+from .helpers import Helpers
+from .intrinsics import MathCalls
+from .packed import emit_entry_functions, emit_packed_function, emit_tvm_ffi_adapter
+from .prelude import prelude_ir
 
 __all__ = ["codegen_llvm"]
 

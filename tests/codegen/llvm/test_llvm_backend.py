@@ -38,7 +38,7 @@ def _build(s: te.Schedule, args: list[Any], name: str, target: str = LLVM) -> An
 
 def _topi_cases() -> ModuleType:
     """The C path's table of operators (tests/topi/test_build_ops.py), loaded as a module."""
-    path = Path(__file__).resolve().parents[1] / "topi" / "test_build_ops.py"
+    path = Path(__file__).resolve().parents[2] / "topi" / "test_build_ops.py"
     spec = importlib.util.spec_from_file_location("llvm_backend_topi_cases", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -10,8 +10,8 @@ library exports only the kernels, their ``__tvm_ffi_`` adapters, the context poi
 
 from __future__ import annotations
 
-from .llvm_arg_checks import arg_checks_ir
-from .llvm_messages import COLD, messages_ir
+from .arg_checks import arg_checks_ir
+from .messages import COLD, messages_ir
 
 __all__ = ["prelude_ir"]
 

@@ -18,13 +18,13 @@ from collections.abc import Callable
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from ..ffi.dtype import DataType
-from ..ffi.errors import TVMValueError
-from ..tir import expr as E
-from ..tir.expr import is_float, lanes_of, scalar_of
-from ..tir.functor import IRVisitor
-from .llvm_intrinsics import FLOAT_FLAGS, MathCalls
-from .llvm_types import I1, I32, PTR, const_int, element_bytes, is_signed, memory_type, value_type
+from ...ffi.dtype import DataType
+from ...ffi.errors import TVMValueError
+from ...tir import expr as E
+from ...tir.expr import is_float, lanes_of, scalar_of
+from ...tir.functor import IRVisitor
+from .intrinsics import FLOAT_FLAGS, MathCalls
+from .types import I1, I32, PTR, const_int, element_bytes, is_signed, memory_type, value_type
 
 __all__ = ["ExprEmitter", "lane_of", "unit_ramp_base"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ..ffi.errors import TVMValueError
-from ..tir import expr as E
-from ..tir.expr import is_float, lanes_of, scalar_of
-from .c_types import c_scalar_type, c_vector_type
+from ...ffi.errors import TVMValueError
+from ...tir import expr as E
+from ...tir.expr import is_float, lanes_of, scalar_of
+from .types import c_scalar_type, c_vector_type
 
 __all__ = ["ExprPrinter", "has_vector_type"]
 

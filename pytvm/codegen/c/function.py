@@ -13,21 +13,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ffi.errors import TVMValueError
-from ..tir import expr as E
-from ..tir import stmt as S
-from ..tir.expr import IntImm, lanes_of
-from ..tir.function import PrimFunc
-from ..tir.functor import IRVisitor
-from .c_expr import ExprPrinter, has_vector_type
-from .c_types import c_scalar_type, dl_type_fields
-from .closure_vars import free_vars
-from .scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
+from ...ffi.errors import TVMValueError
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.expr import IntImm, lanes_of
+from ...tir.function import PrimFunc
+from ..abi import STACK_LIMIT_BYTES, compute_params, dl_type_fields
+from ..closure_vars import free_vars
+from ..scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
+from .expr import ExprPrinter, has_vector_type
+from .types import c_scalar_type
 
-__all__ = ["CFunctionEmitter", "compute_params"]
+__all__ = ["CFunctionEmitter", "CNames"]
 
-#: Local buffers up to this many bytes live on the stack; larger ones are workspaces.
-STACK_LIMIT_BYTES = 32 * 1024
 _INDENT = "  "
 
 
@@ -40,6 +38,7 @@ class CNames:
         self._keep: list[E.Var] = []
 
     def __call__(self, var: E.Var) -> str:
+        """The C identifier of ``var``, the same on every call."""
         name = self._names.get(id(var))
         if name is None:
             base = re.sub(r"\W", "_", var.name) or "v"
@@ -62,31 +61,6 @@ class CNames:
             name = f"{base}{n}"
         self._taken.add(name)
         return name
-
-
-def compute_params(func: PrimFunc) -> tuple[list[E.Var], list[E.Var]]:
-    """The body function's parameters: buffer data pointers, then scalars (params, shape vars)."""
-    pointers = [func.buffer_map[p].data if p in func.buffer_map else p for p in func.params]
-    pointers = [v for v in pointers if v.dtype == "handle"]
-    scalars: list[E.Var] = [p for p in func.params if p.dtype != "handle"]
-    for buffer in func.buffer_map.values():
-        for dim in (*buffer.shape, *buffer.strides):
-            for var in _vars_in(dim):
-                if all(var is not s for s in scalars):
-                    scalars.append(var)
-    return pointers, scalars
-
-
-def _vars_in(e: E.PrimExpr) -> list[E.Var]:
-    found: list[E.Var] = []
-
-    class _Collect(IRVisitor):
-        def visit_Var(self, node: E.Var) -> None:
-            if all(node is not v for v in found):
-                found.append(node)
-
-    _Collect().visit(e)
-    return found
 
 
 @dataclass

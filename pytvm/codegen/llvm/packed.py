@@ -14,17 +14,15 @@ from collections.abc import Callable
 
 from llvmlite import ir  # type: ignore[import-untyped]
 
-from ..tir import expr as E
-from ..tir.function import PrimFunc
-from .c_function import compute_params
-from .c_types import dl_type_fields
-from .llvm_arg_checks import device_mask, dtype_word
-from .llvm_expr import ExprEmitter
-from .llvm_helpers import Helpers
-from .llvm_intrinsics import MathCalls
-from .llvm_types import DLTENSOR, I1, I8, I32, I64, PTR, alloca
-from .packed_args import CPU_DEVICE, ENTRY_SYMBOL
-from .scalar_return import RETURNED, has_return
+from ...tir import expr as E
+from ...tir.function import PrimFunc
+from ..abi import CPU_DEVICE, ENTRY_SYMBOL, compute_params, dl_type_fields
+from ..scalar_return import RETURNED, has_return
+from .arg_checks import device_mask, dtype_word
+from .expr import ExprEmitter
+from .helpers import Helpers
+from .intrinsics import MathCalls
+from .types import DLTENSOR, I1, I8, I32, I64, PTR, alloca
 
 __all__ = ["emit_entry_functions", "emit_packed_function", "emit_tvm_ffi_adapter"]
 

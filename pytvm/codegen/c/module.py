@@ -6,22 +6,17 @@ the entry function of a one-kernel library (``__tvm_main__``, ``__tvm_ffi_main``
 
 from __future__ import annotations
 
-from ..ffi.dtype import DataType, DataTypeCode
-from ..ffi.errors import TVMValueError
-from ..tir.expr import scalar_of
-from ..tir.function import IRModule
-from .c_function import CFunctionEmitter, CNames
-from .c_prelude import PRELUDE
-from .c_types import c_scalar_type, c_vector_type, vector_typedef
-from .kernel_checks import check_kernel_name, check_lowered
-from .packed_args import (
-    TYPE_NAMES_C,
-    emit_packed_function,
-    entry_kernel,
-    export_symbol,
-    internal_name,
-)
+from ...ffi.dtype import DataType, DataTypeCode
+from ...ffi.errors import TVMValueError
+from ...tir.expr import scalar_of
+from ...tir.function import IRModule
+from ..abi import entry_kernel, export_symbol, internal_name
+from ..kernel_checks import check_kernel_name, check_lowered
+from .function import CFunctionEmitter, CNames
+from .packed import TYPE_NAMES_C, emit_packed_function
+from .prelude import PRELUDE
 from .tvm_ffi_export import TVM_FFI_HEAD, entry_functions_c, tvm_ffi_adapter
+from .types import c_scalar_type, c_vector_type, vector_typedef
 
 __all__ = ["codegen_c", "system_lib_registry"]
 

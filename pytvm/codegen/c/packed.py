@@ -11,54 +11,16 @@ raises instead of crashing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from ...tir import expr as E
+from ...tir.function import PrimFunc
+from ..abi import CPU_DEVICE, compute_params, dl_type_fields, internal_name
+from ..scalar_return import RETURNED, has_return
+from .expr import ExprPrinter
+from .function import CNames
+from .types import c_scalar_type
 
-from ..tir import expr as E
-from ..tir.function import PrimFunc
-from .c_expr import ExprPrinter
-from .c_function import CNames, compute_params
-from .c_types import c_scalar_type, dl_type_fields
-from .scalar_return import RETURNED, has_return
+__all__ = ["TYPE_NAMES_C", "emit_packed_function"]
 
-__all__ = [
-    "ENTRY_SYMBOL",
-    "TYPE_NAMES_C",
-    "emit_packed_function",
-    "entry_kernel",
-    "export_symbol",
-    "internal_name",
-]
-
-
-def export_symbol(name: str) -> str:
-    """The C symbol of kernel ``name``: itself, except ``main`` (C's program entry), which is
-    exported as the library's entry function ``__tvm_main__``.
-    """
-    return ENTRY_SYMBOL if name == "main" else name
-
-
-#: The symbol of a library's entry function (``mod(...)``; TVM's ``__tvm_main__``).
-ENTRY_SYMBOL = "__tvm_main__"
-
-
-def entry_kernel(names: Sequence[str]) -> str | None:
-    """The kernel a library's entry function calls: its only kernel (TVM makes a one-function
-    module's function the entry), or None when it has several or its kernel is ``main``, whose
-    packed function already is the entry symbol.
-    """
-    if len(names) != 1 or names[0] == "main":
-        return None
-    return names[0]
-
-
-def internal_name(name: str) -> str:
-    """Prefix of the kernel's static helper functions (``<prefix>_compute`` ...)."""
-    return "pytvm_kernel_main" if name == "main" else name
-
-
-#: Device types a kernel's arrays may live on: the CPU, and the accelerator emulator's pool
-#: (CPU-addressable memory of device type 16) when the kernel runs inside the C runtime.
-CPU_DEVICE = 1
 
 TYPE_NAMES_C = r"""
 PYTVM_HELPER const char* pytvm_type_name(int code) {
