@@ -65,7 +65,7 @@ def main() -> None:
     mod, params = from_onnx(model)
     print(f"imported: inputs {[p.name for p in mod['main'].params][:1]}, {len(params)} params")
     fused = graph.transform.optimize(
-        mod.with_function("main", graph.transform.bind_params(mod["main"], params))
+        mod.with_function(graph.transform.bind_params(mod["main"], params), "main")
     )
     kernels = [line for line in str(fused).splitlines() if "Primitive=1" in line]
     print(f"after the passes: {len(kernels)} fused kernels (batch norm folded into conv1)")

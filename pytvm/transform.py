@@ -10,6 +10,6 @@ True
 
 from __future__ import annotations
 
-from .tir.transform.pass_infra import Pass, PassContext, sequential
+from .ir.transform import Pass, PassContext, PassInstrument, Sequential, sequential
 
-__all__ = ["Pass", "PassContext", "sequential"]
+__all__ = ["Pass", "PassContext", "PassInstrument", "Sequential", "sequential"]

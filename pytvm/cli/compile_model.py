@@ -149,4 +149,4 @@ def run(args: argparse.Namespace) -> int:
 def _bound(mod: Any, params: dict[str, Any]) -> Any:
     from pytvm.graph.transform import bind_params
 
-    return mod.with_function("main", bind_params(mod["main"], params))
+    return mod.with_function(bind_params(mod["main"], params), "main")

@@ -18,6 +18,7 @@ from typing import Any
 from ..driver.build_module import build as build_kernels
 from ..driver.gc_pause import gc_paused
 from ..ffi.errors import TVMTypeError
+from ..ir.transform import PassContext
 from ..runtime.graph_executor.factory import GraphExecutorFactoryModule
 from ..target import Target
 from ..tir.function import IRModule as KernelModule
@@ -29,7 +30,6 @@ from .memory_plan import MemoryPlan, run_planner
 from .module import IRModule
 from .progress import DELAY_S, BuildProgress
 from .transform import bind_params, optimize
-from .transform.pass_infra import PassContext
 
 __all__ = ["build", "plan_memory"]
 
@@ -47,7 +47,7 @@ def _main(mod: Any, params: Mapping[str, Any] | None) -> IRModule:
     main = mod["main"]
     if params:
         main = bind_params(main, params)
-    return mod.with_function("main", main)
+    return mod.with_function(main, "main")
 
 
 def _hint_name(call: Call, device_type: int) -> str:

@@ -1,48 +1,40 @@
-"""``IRModule``: graph functions by name (``"main"`` is the model)."""
+"""``IRModule``: graph functions by name (``"main"`` is the model) and module attributes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from ..ffi.errors import TVMKeyError
+from ..ffi.errors import TVMValueError
+from ..ir.module import IRModuleBase
 from .expr import Function
 
 __all__ = ["IRModule"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class IRModule:
-    """Functions by name; TVM's ``IRModule`` of graph functions (``mod["main"]``)."""
+class IRModule(IRModuleBase[Function]):
+    """Functions by name; TVM's ``IRModule`` of graph functions (``mod["main"]``).
 
-    functions: Mapping[str, Function] = field(default_factory=lambda: MappingProxyType({}))
+    A function added without a name is filed under ``"main"``.
+    """
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "functions", MappingProxyType(dict(self.functions)))
+    def _check_function(self, name: str, func: Any) -> None:
+        if not isinstance(func, Function):
+            raise TVMValueError(
+                f"IRModule: function {name!r} is a {type(func).__name__}, expected a graph "
+                "Function (kernels live in pytvm.tir.IRModule)"
+            )
 
     @staticmethod
-    def from_expr(func: Function) -> IRModule:
-        """A module whose ``main`` is ``func``."""
-        return IRModule({"main": func})
-
-    def __getitem__(self, name: str) -> Function:
-        try:
-            return self.functions[name]
-        except KeyError:
-            raise TVMKeyError(
-                f"IRModule has no function {name!r}; it has {sorted(self.functions)}"
-            ) from None
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.functions
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.functions)
-
-    def with_function(self, name: str, func: Function) -> IRModule:
-        """A copy with ``func`` as ``name``."""
-        return IRModule({**self.functions, name: func})
+    def from_expr(expr: Function, functions: Mapping[str, Function] | None = None) -> IRModule:
+        """A module whose ``main`` is ``expr``, with the ``functions`` (name -> function) beside
+        it, as TVM's ``IRModule.from_expr``.
+        """
+        if not isinstance(expr, Function):
+            raise TVMValueError(f"IRModule.from_expr expects a Function, got {type(expr).__name__}")
+        return IRModule({**(functions or {}), "main": expr})
 
     def __str__(self) -> str:
         from .printer import astext

@@ -1,8 +1,11 @@
 """TVM's ``tvm.ir`` names: the module of kernels (``IRModule``), structural equality and hashing
-of IR, ``PrimExpr`` and ``Range``, and ``transform`` (``PassContext``, ``Pass``).
+of IR, ``PrimExpr`` and ``Range``, and ``transform`` (the pass infrastructure of both IRs:
+``PassContext``, ``Pass``, ``Sequential``, ``PassInstrument``).
 
-The IR these names cover is the loop IR of :mod:`pytvm.tir` (its ``IRModule``, functions and
-expressions); the dataflow graph IR has its own module and comparison in :mod:`pytvm.graph`.
+``module`` and ``transform`` are the base both IRs build on (:mod:`pytvm.tir` and
+:mod:`pytvm.graph` import them); the other names are the loop IR's (:mod:`pytvm.tir`), loaded on
+first use so that the loop IR can import this package's base while it loads. The dataflow graph
+IR has its own module and comparison in :mod:`pytvm.graph`.
 
 Examples
 --------
@@ -17,17 +20,44 @@ Examples
 
 from __future__ import annotations
 
-from ..tir.expr import PrimExpr, Range
-from ..tir.function import IRModule
-from ..tir.structural import assert_structural_equal, structural_equal, structural_hash
-from . import transform
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from . import module, transform
+from .module import IRModuleBase
+
+if TYPE_CHECKING:
+    from ..tir.expr import PrimExpr, Range
+    from ..tir.function import IRModule
+    from ..tir.structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
     "IRModule",
+    "IRModuleBase",
     "PrimExpr",
     "Range",
     "assert_structural_equal",
+    "module",
     "structural_equal",
     "structural_hash",
     "transform",
 ]
+
+# The loop IR's names, by the module that defines them.
+_LOOP_IR_NAMES = {
+    "PrimExpr": "pytvm.tir.expr",
+    "Range": "pytvm.tir.expr",
+    "IRModule": "pytvm.tir.function",
+    "assert_structural_equal": "pytvm.tir.structural",
+    "structural_equal": "pytvm.tir.structural",
+    "structural_hash": "pytvm.tir.structural",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LOOP_IR_NAMES.get(name)
+    if where is None:
+        raise AttributeError(f"module 'pytvm.ir' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from ..ffi.errors import TVMKeyError, TVMValueError
+from ..ffi.errors import TVMValueError
+from ..ir.module import IRModuleBase
 from .expr import Buffer, Var
 from .stmt import Stmt
 
@@ -69,8 +70,18 @@ def set_text_hook(render: Callable[[Any], str]) -> None:
     _TEXT[0] = render
 
 
+#: The check of a whole module run after a pass under ``tir.verify``; installed by
+#: :mod:`pytvm.tir.verify` when ``pytvm.tir`` loads.
+_VERIFY: list[Callable[[Any, str], None]] = []
+
+
+def set_verify_hook(check: Callable[[Any, str], None]) -> None:
+    """Install the function that checks a module after a pass (``check(mod, stage)``)."""
+    _VERIFY[:] = [check]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class IRModule:
+class IRModule(IRModuleBase[PrimFunc]):
     """Kernels by name (TVM's ``IRModule`` of PrimFuncs) and the module's attributes; edit with
     :meth:`with_function` and :meth:`with_attr`.
 
@@ -87,18 +98,20 @@ class IRModule:
     (['add'], '')
     """
 
-    functions: Mapping[str, PrimFunc] = field(default_factory=lambda: MappingProxyType({}))
-    attrs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    def _check_function(self, name: str, func: Any) -> None:
+        if not isinstance(func, PrimFunc):
+            raise TVMValueError(
+                f"IRModule: function {name!r} is a {type(func).__name__}, expected a "
+                "PrimFunc (graph functions live in pytvm.graph.IRModule)"
+            )
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "functions", MappingProxyType(dict(self.functions or {})))
-        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs or {})))
-        for name, func in self.functions.items():
-            if not isinstance(func, PrimFunc):
-                raise TVMValueError(
-                    f"IRModule: function {name!r} is a {type(func).__name__}, expected a "
-                    "PrimFunc (graph functions live in pytvm.graph.IRModule)"
-                )
+    def _name_of(self, func: PrimFunc) -> str:
+        return func.name
+
+    def verify(self, stage: str = "") -> None:
+        """Check the module with :func:`pytvm.tir.verify.verify`, naming ``stage``."""
+        for check in _VERIFY:
+            check(self, stage)
 
     @staticmethod
     def from_expr(expr: PrimFunc, functions: Mapping[str, PrimFunc] | None = None) -> IRModule:
@@ -108,49 +121,6 @@ class IRModule:
         if not isinstance(expr, PrimFunc):
             raise TVMValueError(f"IRModule.from_expr expects a PrimFunc, got {type(expr).__name__}")
         return IRModule({**(functions or {}), expr.name: expr})
-
-    def with_attr(self, attr_key: str, attr_value: Any) -> IRModule:
-        """A copy with the module attribute ``attr_key`` set to ``attr_value``."""
-        return replace(self, attrs={**self.attrs, attr_key: attr_value})
-
-    def without_attr(self, attr_key: str) -> IRModule:
-        """A copy without the module attribute ``attr_key``."""
-        return replace(self, attrs={k: v for k, v in self.attrs.items() if k != attr_key})
-
-    def get_attr(self, attr_key: str) -> Any:
-        """The module attribute ``attr_key``, or None."""
-        return self.attrs.get(attr_key)
-
-    def __getitem__(self, name: str) -> PrimFunc:
-        try:
-            return self.functions[name]
-        except KeyError:
-            raise TVMKeyError(
-                f"IRModule has no function {name!r}; it has {sorted(self.functions)}"
-            ) from None
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.functions
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.functions)
-
-    def __len__(self) -> int:
-        return len(self.functions)
-
-    def items(self) -> Iterator[tuple[str, PrimFunc]]:
-        """(name, function) pairs."""
-        return iter(self.functions.items())
-
-    def with_function(self, func: PrimFunc) -> IRModule:
-        """A copy with ``func`` added or replaced under its name."""
-        return replace(self, functions={**self.functions, func.name: func})
-
-    def map_functions(self, transform: Any) -> IRModule:
-        """A copy with ``transform`` applied to every function."""
-        return replace(
-            self, functions={name: transform(func) for name, func in self.functions.items()}
-        )
 
     def script(self) -> str:
         """Every function as text."""

@@ -15,7 +15,7 @@ from ..ffi.errors import TVMValueError
 from . import expr as E
 from . import stmt as S
 from .expr import Buffer, PrimExpr, Var, is_int, lanes_of, with_lanes
-from .function import IRModule, PrimFunc
+from .function import IRModule, PrimFunc, set_verify_hook
 from .functor import IRVisitor
 
 __all__ = ["verify"]
@@ -187,3 +187,6 @@ def verify(func_or_mod: PrimFunc | IRModule | Any, stage: str = "") -> None:
             f"tir.verify: expected a PrimFunc or an IRModule, got {type(func_or_mod).__name__}"
         )
     _check(func_or_mod, stage)
+
+
+set_verify_hook(verify)

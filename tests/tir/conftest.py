@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pytvm import tir
-from pytvm.tir.transform import PassContext
+from pytvm.ir.transform import PassContext
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,6 @@ from .fold_constant import FoldConstant, fold_constant
 from .fold_scale_axis import FoldScaleAxis, fold_scale_axis
 from .fuse_ops import FuseOps, fuse_ops
 from .partition_graph import partition_graph
-from .pass_infra import GraphPass, PassContext, sequential
 from .pipeline import OPTIMIZE_PASSES, optimize
 from .rewrite_annotated_ops import RewriteAnnotatedOps, rewrite_annotated_ops
 from .simplify_inference import SimplifyInference, simplify_inference
@@ -24,8 +23,6 @@ __all__ = [
     "FoldConstant",
     "FoldScaleAxis",
     "FuseOps",
-    "GraphPass",
-    "PassContext",
     "RewriteAnnotatedOps",
     "SimplifyInference",
     "alter_op_layout",
@@ -39,6 +36,5 @@ __all__ = [
     "optimize",
     "partition_graph",
     "rewrite_annotated_ops",
-    "sequential",
     "simplify_inference",
 ]

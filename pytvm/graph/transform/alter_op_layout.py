@@ -14,6 +14,8 @@ build time. Block sizes come from the current target.
 
 from __future__ import annotations
 
+from ...ir.transform import Pass as GraphPass
+from ...ir.transform import PassContext, map_functions
 from ...topi.nn.linear import default_panel_width
 from ...topi.x86.conv2d_packed import conv2d_channel_block
 from ...topi.x86.conv2d_pointwise import conv2d_pointwise_applies
@@ -22,7 +24,6 @@ from ..expr import Call, Constant, Expr, Function
 from ..functor import rewrite_function
 from ..module import IRModule
 from ..ty import TensorType
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["AlterOpLayout", "alter_op_layout"]
 

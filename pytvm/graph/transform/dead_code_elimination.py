@@ -7,10 +7,10 @@ field read straight back (``(a, b).0``), and parameters of primitive functions n
 
 from __future__ import annotations
 
+from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Expr, Function, Tuple, TupleGetItem
 from ..functor import rewrite_function
 from ..module import IRModule
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["DeadCodeElimination", "dead_code_elimination"]
 
@@ -40,4 +40,4 @@ def dead_code_elimination(mod: IRModule, ctx: PassContext | None = None) -> IRMo
     return map_functions(mod, _function)
 
 
-DeadCodeElimination = GraphPass("DeadCodeElimination", 1, dead_code_elimination)
+DeadCodeElimination = Pass("DeadCodeElimination", 1, dead_code_elimination)

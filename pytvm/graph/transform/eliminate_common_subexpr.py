@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem
 from ..functor import rewrite_function
 from ..module import IRModule
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["EliminateCommonSubexpr", "eliminate_common_subexpr"]
 
@@ -47,4 +47,4 @@ def eliminate_common_subexpr(mod: IRModule, ctx: PassContext | None = None) -> I
     return map_functions(mod, _eliminate)
 
 
-EliminateCommonSubexpr = GraphPass("EliminateCommonSubexpr", 2, eliminate_common_subexpr)
+EliminateCommonSubexpr = Pass("EliminateCommonSubexpr", 2, eliminate_common_subexpr)

@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 
 from ...ffi.errors import TVMTypeError, TVMValueError
+from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, Tuple, TupleGetItem
 from ..functor import rewrite_function
 from ..interpreter import evaluate_call
 from ..module import IRModule
 from ..op import get_op
 from ..ty import TensorType, TupleType, Type
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = [
     "DEFAULT_MAX_CONSTANT_BYTES",
@@ -108,4 +108,4 @@ def fold_constant(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
     return map_functions(mod, lambda f: rewrite_function(f, lambda n: _fold(n, limit)))
 
 
-FoldConstant = GraphPass("FoldConstant", 2, fold_constant)
+FoldConstant = Pass("FoldConstant", 2, fold_constant)

@@ -12,10 +12,10 @@ from collections import Counter
 
 import numpy as np
 
+from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, Function
 from ..functor import children, post_order, rewrite_pairs
 from ..module import IRModule
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["FoldScaleAxis", "fold_scale_axis"]
 
@@ -76,4 +76,4 @@ def fold_scale_axis(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
     return map_functions(mod, _fold_function)
 
 
-FoldScaleAxis = GraphPass("FoldScaleAxis", 2, fold_scale_axis)
+FoldScaleAxis = Pass("FoldScaleAxis", 2, fold_scale_axis)

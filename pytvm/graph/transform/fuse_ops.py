@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ...ir.transform import Pass, PassContext, map_functions
 from ..attrs import Attrs
 from ..expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from ..functor import children, post_order
 from ..module import IRModule
 from ..op import OpPattern, get_op
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["MAX_FUSED_OPS", "FuseOps", "fuse_ops"]
 
@@ -195,4 +195,4 @@ def _unfused(func: Function) -> Function:
     return fuser.rebuild()
 
 
-FuseOps = GraphPass("FuseOps", 0, fuse_ops)
+FuseOps = Pass("FuseOps", 0, fuse_ops)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...ir.transform import Pass, PassContext, sequential
 from ..module import IRModule
 from .alter_op_layout import AlterOpLayout
 from .dead_code_elimination import DeadCodeElimination
@@ -9,13 +10,12 @@ from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
-from .pass_infra import GraphPass, PassContext, sequential
 from .rewrite_annotated_ops import RewriteAnnotatedOps
 from .simplify_inference import SimplifyInference
 
 __all__ = ["OPTIMIZE_PASSES", "optimize"]
 
-OPTIMIZE_PASSES: tuple[GraphPass, ...] = (
+OPTIMIZE_PASSES: tuple[Pass[IRModule], ...] = (
     # batch norm -> scale and shift, dropout removed
     SimplifyInference,
     # on_device annotations resolved: device_copy nodes where values cross devices

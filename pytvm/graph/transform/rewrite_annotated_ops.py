@@ -10,10 +10,10 @@ of the constant per device that reads it), so weights never cross devices at run
 
 from __future__ import annotations
 
+from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var, call
 from ..functor import children, post_order
 from ..module import IRModule
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["RewriteAnnotatedOps", "rewrite_annotated_ops"]
 
@@ -93,4 +93,4 @@ def rewrite_annotated_ops(mod: IRModule, ctx: PassContext | None = None) -> IRMo
     return map_functions(mod, lambda f: _rewrite(f, fallback))
 
 
-RewriteAnnotatedOps = GraphPass("RewriteAnnotatedOps", 0, rewrite_annotated_ops)
+RewriteAnnotatedOps = Pass("RewriteAnnotatedOps", 0, rewrite_annotated_ops)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, call
 from ..functor import rewrite_function
 from ..module import IRModule
-from .pass_infra import GraphPass, PassContext, map_functions
 
 __all__ = ["SimplifyInference", "simplify_inference"]
 
@@ -54,4 +54,4 @@ def simplify_inference(mod: IRModule, ctx: PassContext | None = None) -> IRModul
     return map_functions(mod, lambda f: rewrite_function(f, _simplify))
 
 
-SimplifyInference = GraphPass("SimplifyInference", 0, simplify_inference)
+SimplifyInference = Pass("SimplifyInference", 0, simplify_inference)

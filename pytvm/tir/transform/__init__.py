@@ -16,7 +16,6 @@ from __future__ import annotations
 from .flatten_buffer import FlattenBuffer
 from .loop_partition import LoopPartition
 from .lower_intrin import LowerIntrin
-from .pass_infra import Pass, PassContext, sequential
 from .pipeline import PIPELINE, lower_if_needed, lower_pipeline
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
@@ -29,8 +28,6 @@ __all__ = [
     "FlattenBuffer",
     "LoopPartition",
     "LowerIntrin",
-    "Pass",
-    "PassContext",
     "RemoveNoOp",
     "Simplify",
     "StorageRewrite",
@@ -38,5 +35,4 @@ __all__ = [
     "VectorizeLoop",
     "lower_if_needed",
     "lower_pipeline",
-    "sequential",
 ]

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..expr import Buffer, IntImm, PrimExpr
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["FlattenBuffer", "flat_index", "flatten_buffer"]
 

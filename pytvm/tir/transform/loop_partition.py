@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith import Analyzer, expr_key
@@ -28,7 +29,6 @@ from ..arith.linear import Linear
 from ..expr import IntImm, PrimExpr, Range, Var
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator, IRVisitor, substitute
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["LoopPartition", "loop_partition"]
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith import Analyzer
 from ..expr import PrimExpr, Range, is_float
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["LowerIntrin", "lower_intrin"]
 

@@ -7,11 +7,11 @@ expanded unrolled loops and C-level intrinsics.
 
 from __future__ import annotations
 
+from ...ir.transform import Pass, PassContext, sequential
 from ..function import IRModule
 from .flatten_buffer import FlattenBuffer
 from .loop_partition import LoopPartition
 from .lower_intrin import LowerIntrin
-from .pass_infra import Pass, PassContext, sequential
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
 from .storage_rewrite import StorageRewrite
@@ -20,7 +20,7 @@ from .vectorize_loop import VectorizeLoop
 
 __all__ = ["PIPELINE", "lower_if_needed", "lower_pipeline"]
 
-PIPELINE: tuple[Pass, ...] = (
+PIPELINE: tuple[Pass[IRModule], ...] = (
     # Split loops at their `likely` bound guards: guard-free main parts; strip `likely`.
     LoopPartition,
     # Multi-dimensional accesses -> 1-D row-major (or strided) indices.

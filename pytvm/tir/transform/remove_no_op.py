@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith.linear import expr_key
 from ..expr import IntImm, Var
 from ..function import IRModule, PrimFunc
 from ..functor import IRVisitor
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["RemoveNoOp", "remove_no_op"]
 

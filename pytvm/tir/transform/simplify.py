@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith import Analyzer, ConstIntBound
 from ..expr import IntImm, PrimExpr, Range, Var
 from ..function import IRModule, PrimFunc
 from ..functor import substitute
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["Simplify", "simplify", "simplify_stmt"]
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith.linear import expr_key
 from ..expr import Buffer, IntImm, PrimExpr, Var
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator, IRVisitor
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["StorageRewrite", "storage_rewrite"]
 

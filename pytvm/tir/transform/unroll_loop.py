@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...ffi.errors import TVMValueError
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..expr import IntImm
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator, substitute
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["UnrollLoop", "unroll_loop"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith.linear import expr_key
@@ -22,7 +23,6 @@ from ..expr import IntImm, PrimExpr, Var, lanes_of, with_lanes
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator, IRVisitor, substitute
 from ..op import FLOAT_INTRINSICS
-from .pass_infra import Pass, PassContext, map_functions
 
 __all__ = ["MAX_LANES", "VectorizeLoop", "vectorize_loop"]
 

@@ -10,8 +10,9 @@ import pytest
 from pytvm import graph as g
 from pytvm.ffi.errors import TVMTypeError, TVMValueError
 from pytvm.graph.structural import assert_structural_equal
-from pytvm.graph.transform import PassContext, fold_constant
+from pytvm.graph.transform import fold_constant
 from pytvm.graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, max_constant_bytes
+from pytvm.ir.transform import PassContext
 
 
 def _broadcast(side: int) -> g.IRModule:

@@ -7,7 +7,8 @@ import numpy as np
 from pytvm import graph as g
 from pytvm.graph.attrs import Attrs
 from pytvm.graph.structural import assert_structural_equal
-from pytvm.graph.transform import PassContext, fuse_ops
+from pytvm.graph.transform import fuse_ops
+from pytvm.ir.transform import PassContext
 
 F32 = "float32"
 

@@ -10,7 +10,6 @@ from pytvm.ffi.errors import TVMValueError
 from pytvm.graph.interpreter import interpret
 from pytvm.graph.structural import assert_structural_equal
 from pytvm.graph.transform import (
-    PassContext,
     bind_params,
     dead_code_elimination,
     eliminate_common_subexpr,
@@ -18,6 +17,7 @@ from pytvm.graph.transform import (
     fold_scale_axis,
     simplify_inference,
 )
+from pytvm.ir.transform import PassContext
 
 F32 = "float32"
 

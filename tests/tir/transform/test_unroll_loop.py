@@ -4,7 +4,8 @@ import pytest
 
 from pytvm import tir
 from pytvm.ffi.errors import TVMValueError
-from pytvm.tir.transform import PassContext, UnrollLoop
+from pytvm.ir.transform import PassContext
+from pytvm.tir.transform import UnrollLoop
 
 S, U = tir.ForKind.SERIAL, tir.ForKind.UNROLLED
 A = tir.decl_buffer((16,), "float32", "A")

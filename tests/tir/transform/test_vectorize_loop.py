@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from pytvm import tir
-from pytvm.tir.transform import PassContext, VectorizeLoop
+from pytvm.ir.transform import PassContext
+from pytvm.tir.transform import VectorizeLoop
 
 S, V = tir.ForKind.SERIAL, tir.ForKind.VECTORIZED
 N = tir.Var("n")

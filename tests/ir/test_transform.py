@@ -1,14 +1,24 @@
+"""``pytvm.ir.transform``: pass records, ``PassContext`` and running passes in order."""
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 
 from pytvm import tir
 from pytvm.ffi.errors import TVMTypeError, TVMValueError
-from pytvm.tir.transform import PIPELINE, Pass, PassContext, Simplify, lower_pipeline, sequential
+from pytvm.ir.transform import Pass, PassContext, sequential
+from pytvm.tir.transform import PIPELINE, Simplify, lower_pipeline
 
 S, V = tir.ForKind.SERIAL, tir.ForKind.VECTORIZED
+
+
+@pytest.fixture(autouse=True)
+def _verify_every_pass() -> Iterator[None]:
+    with PassContext(config={"tir.verify": True}):
+        yield
 
 
 def _module() -> tuple[tir.IRModule, tir.Var]:
