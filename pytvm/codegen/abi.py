@@ -25,6 +25,12 @@ __all__ = [
     "ENTRY_SYMBOL",
     "FFI_OBJECT_HEADER_BYTES",
     "FFI_TENSOR_TYPE_INDEX",
+    "MSG_ARGUMENTS",
+    "MSG_DIMENSIONS",
+    "MSG_EXPECTED_ARRAY",
+    "MSG_EXPECTED_CPU",
+    "MSG_NOT_COMPACT",
+    "MSG_NOT_COMPACT_GOT",
     "PACKED_LIBRARY_MARKER",
     "STACK_LIMIT_BYTES",
     "TVM_FFI_ENTRY_SYMBOL",
@@ -124,6 +130,16 @@ TYPE_NAMES = {
 }  # fmt: skip
 #: DLPack's type code names, as a dtype message spells a dtype it got (``float16``).
 DTYPE_KINDS = ("int", "uint", "float", "handle", "bfloat")
+
+# The pieces of a failed check's message, after ``<kernel>: argument <name>`` (or ``<kernel>``):
+# ``f: argument A: expected an array on the CPU (device type 1), got device type 2``.
+MSG_EXPECTED_ARRAY = ": expected an array, got "
+MSG_EXPECTED_CPU = ": expected an array on the CPU (device type 1), got device type "
+MSG_NOT_COMPACT = ": expected a compact (row-major, contiguous) array"
+MSG_NOT_COMPACT_GOT = ", got strides that are not"
+#: What a count message counts (``f: expected 3 arguments, got 2``).
+MSG_ARGUMENTS = " arguments"
+MSG_DIMENSIONS = " dimensions"
 
 
 def dl_type_fields(dtype: str) -> tuple[int, int, int]:

@@ -10,7 +10,7 @@ from ...ffi.dtype import DataType, DataTypeCode
 from ...ffi.errors import TVMValueError
 from ...tir.expr import scalar_of
 from ...tir.function import IRModule
-from ..abi import entry_kernel, export_symbol, internal_name
+from ..abi import ENTRY_SYMBOL, entry_kernel, export_symbol, internal_name
 from ..kernel_checks import check_kernel_name, check_lowered
 from .function import CFunctionEmitter, CNames
 from .packed import TYPE_NAMES_C, emit_packed_function
@@ -64,7 +64,7 @@ def system_lib_registry(symbols: list[str]) -> str:
     """
     if len(symbols) > _MAX_FUNCTIONS:
         raise TVMValueError(f"a system library holds at most 255 functions, got {len(symbols)}")
-    names = ["main" if s == "__tvm_main__" else s for s in symbols]
+    names = ["main" if s == ENTRY_SYMBOL else s for s in symbols]
     blob = "".join(f'"{n}\\0" ' for n in names)
     funcs = ", ".join(f"(TVMBackendPackedCFunc){s}" for s in symbols)
     return "\n".join(

@@ -13,7 +13,20 @@ from __future__ import annotations
 
 from ...tir import expr as E
 from ...tir.function import PrimFunc
-from ..abi import CPU_DEVICE, compute_params, dl_type_fields, internal_name
+from ..abi import (
+    CPU_DEVICE,
+    DTYPE_KINDS,
+    MSG_ARGUMENTS,
+    MSG_DIMENSIONS,
+    MSG_EXPECTED_ARRAY,
+    MSG_EXPECTED_CPU,
+    MSG_NOT_COMPACT,
+    MSG_NOT_COMPACT_GOT,
+    TYPE_NAMES,
+    compute_params,
+    dl_type_fields,
+    internal_name,
+)
 from ..scalar_return import RETURNED, has_return
 from .expr import ExprPrinter
 from .function import CNames
@@ -22,24 +35,18 @@ from .types import c_scalar_type
 __all__ = ["TYPE_NAMES_C", "emit_packed_function"]
 
 
-TYPE_NAMES_C = r"""
+_TYPE_CASES = "".join(f'    case {code}: return "{text}";\n' for code, text in TYPE_NAMES.items())
+_KINDS = ", ".join(f'"{kind}"' for kind in DTYPE_KINDS)
+
+#: The C helpers of the checks: type and dtype names (``abi.TYPE_NAMES``, ``abi.DTYPE_KINDS``)
+#: and the compactness test.
+TYPE_NAMES_C = (
+    """
 PYTVM_HELPER const char* pytvm_type_name(int code) {
   switch (code) {
-    case 0: return "None";
-    case 1: return "int";
-    case 2: return "bool";
-    case 3: return "float";
-    case 4: return "an opaque handle";
-    case 5: return "a DataType";
-    case 6: return "a Device";
-    case 7: return "an array";
-    case 8: return "str";
-    case 9: return "bytes";
-    case 68: return "a function";
-    case 69: return "a shape";
-    case 70: return "a tensor";
-    case 73: return "a module";
-    default: return "an object";
+"""
+    + _TYPE_CASES
+    + r"""    default: return "an object";
   }
 }
 PYTVM_HELPER int pytvm_is_compact(const int64_t* shape, const int64_t* strides, int ndim) {
@@ -54,7 +61,9 @@ PYTVM_HELPER int pytvm_is_compact(const int64_t* shape, const int64_t* strides, 
 }
 PYTVM_HELPER int pytvm_dtype_error(const char* where, const char* expected, DLDataType got) {
   pytvm_msg m;
-  static const char* kinds[] = {"int", "uint", "float", "handle", "bfloat"};
+  static const char* kinds[] = {"""
+    + _KINDS
+    + r"""};
   m.len = 0;
   pytvm_msg_str(&m, "TypeError: ");
   pytvm_msg_str(&m, where);
@@ -72,6 +81,7 @@ PYTVM_HELPER int pytvm_dtype_error(const char* where, const char* expected, DLDa
   return -1;
 }
 """
+)
 
 
 def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
@@ -95,7 +105,10 @@ def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
         "TVMValue* out_ret_value, int* out_ret_tcode, void* resource_handle) {"
     )
     say("  (void)out_ret_value; (void)resource_handle;")
-    say(f'  if (num_args != {n}) return pytvm_count_error("{name}", {n}, num_args, " arguments");')
+    say(
+        f'  if (num_args != {n}) return pytvm_count_error("{name}", {n}, num_args, '
+        f'"{MSG_ARGUMENTS}");'
+    )
     arrays: list[tuple[E.Var, E.Buffer, str]] = []
     bound: set[int] = set()
     for index, param in enumerate(params):
@@ -122,14 +135,14 @@ def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
         arrays.append((param, buffer, t))
         say(
             f"  if ({code} != kTVMDLTensorHandle || args[{index}].v_handle == NULL) "
-            f'return pytvm_arg_error("TypeError", "{where}", ": expected an array, got ", '
+            f'return pytvm_arg_error("TypeError", "{where}", "{MSG_EXPECTED_ARRAY}", '
             f'{code} == kTVMDLTensorHandle ? "NULL" : pytvm_type_name({code}));'
         )
         say(f"  DLTensor* {t} = (DLTensor*)args[{index}].v_handle;")
         ndim = buffer.ndim
         say(
             f'  if ({t}->ndim != {ndim}) return pytvm_count_error("{where}", {ndim}, '
-            f'{t}->ndim, " dimensions");'
+            f'{t}->ndim, "{MSG_DIMENSIONS}");'
         )
         dcode, bits, lanes = dl_type_fields(buffer.dtype)
         say(
@@ -139,8 +152,8 @@ def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
         )
         devices = " && ".join(f"{t}->device.device_type != {d}" for d in device_types)
         say(
-            f'  if ({devices}) return pytvm_value_error("ValueError", "{where}", ": expected an '
-            f'array on the CPU (device type 1), got device type ", {t}->device.device_type, "");'
+            f'  if ({devices}) return pytvm_value_error("ValueError", "{where}", '
+            f'"{MSG_EXPECTED_CPU}", {t}->device.device_type, "");'
         )
     # Bind symbolic dimensions from their first occurrence.
     for _, buffer, t in arrays:
@@ -165,8 +178,8 @@ def emit_packed_function(  # noqa: PLR0915 - one check after another, in order
         say("  }")
         say(
             f"  if (!pytvm_is_compact({t}->shape, {t}->strides, {buffer.ndim})) return "
-            f'pytvm_arg_error("ValueError", "{where}", ": expected a compact (row-major, '
-            f'contiguous) array", ", got strides that are not");'
+            f'pytvm_arg_error("ValueError", "{where}", "{MSG_NOT_COMPACT}", '
+            f'"{MSG_NOT_COMPACT_GOT}");'
         )
         del param
     lines[3:3] = [f"  {line}" for line in pre]

@@ -10,21 +10,31 @@ a stock TVM 0.27 server after ``remote.upload`` + ``remote.load_module``.
 
 from __future__ import annotations
 
+from ..abi import (
+    ENTRY_SYMBOL,
+    FFI_OBJECT_HEADER_BYTES,
+    FFI_TENSOR_TYPE_INDEX,
+    MSG_ARGUMENTS,
+    PACKED_LIBRARY_MARKER,
+    TVM_FFI_ENTRY_SYMBOL,
+    tvm_ffi_symbol,
+)
+
 __all__ = ["TVM_FFI_HEAD", "entry_functions_c", "tvm_ffi_adapter"]
 
-TVM_FFI_HEAD = r"""
+TVM_FFI_HEAD = f"""
 #if !defined(PYTVM_CRT)
 /* One tvm-ffi value: the type index beside an 8-byte payload. */
-typedef struct {
+typedef struct {{
   int32_t type_index;
   uint32_t zero_padding;
-  union { int64_t v_int64; double v_float64; void* v_ptr; } v;
-} pytvm_ffi_any;
+  union {{ int64_t v_int64; double v_float64; void* v_ptr; }} v;
+}} pytvm_ffi_any;
 /* Size of tvm-ffi's object header, which a tensor object's DLTensor follows. */
-#define PYTVM_FFI_OBJECT_HEADER 24
-#define PYTVM_FFI_TENSOR 70
+#define PYTVM_FFI_OBJECT_HEADER {FFI_OBJECT_HEADER_BYTES}
+#define PYTVM_FFI_TENSOR {FFI_TENSOR_TYPE_INDEX}
 /* Tells pytvm's loader to call the packed functions (the __tvm_ffi_ exports serve TVM). */
-TVM_DLL const int __pytvm_packed_library = 1;
+TVM_DLL const int {PACKED_LIBRARY_MARKER} = 1;
 #endif
 """
 
@@ -33,7 +43,7 @@ def tvm_ffi_adapter(name: str, symbol: str, num_params: int) -> str:
     """The ``__tvm_ffi_<name>`` adapter calling the packed function ``symbol``."""
     n = max(1, num_params)
     return f"""#if !defined(PYTVM_CRT)
-TVM_DLL int __tvm_ffi_{name}(void* self, const pytvm_ffi_any* args, int32_t num_args,
+TVM_DLL int {tvm_ffi_symbol(name)}(void* self, const pytvm_ffi_any* args, int32_t num_args,
                              pytvm_ffi_any* result) {{
   TVMValue values[{n}];
   int codes[{n}];
@@ -43,7 +53,7 @@ TVM_DLL int __tvm_ffi_{name}(void* self, const pytvm_ffi_any* args, int32_t num_
   int32_t i;
   (void)self;
   if (num_args != {num_params}) {{
-    return pytvm_count_error("{name}", {num_params}, num_args, " arguments");
+    return pytvm_count_error("{name}", {num_params}, num_args, "{MSG_ARGUMENTS}");
   }}
   for (i = 0; i < num_args; ++i) {{
     codes[i] = args[i].type_index;
@@ -74,12 +84,12 @@ def entry_functions_c(name: str) -> str:
     """
     return f"""#if !defined(PYTVM_CRT)
 /* The library's entry function (mod(...)): its only kernel, {name}. */
-TVM_DLL __attribute__((weak)) int32_t __tvm_main__(TVMValue* args, int* type_codes, int num_args,
+TVM_DLL __attribute__((weak)) int32_t {ENTRY_SYMBOL}(TVMValue* args, int* type_codes, int num_args,
     TVMValue* out_ret_value, int* out_ret_tcode, void* resource_handle) {{
   return {name}(args, type_codes, num_args, out_ret_value, out_ret_tcode, resource_handle);
 }}
-TVM_DLL __attribute__((weak)) int __tvm_ffi_main(void* self, const pytvm_ffi_any* args,
+TVM_DLL __attribute__((weak)) int {TVM_FFI_ENTRY_SYMBOL}(void* self, const pytvm_ffi_any* args,
     int32_t num_args, pytvm_ffi_any* result) {{
-  return __tvm_ffi_{name}(self, args, num_args, result);
+  return {tvm_ffi_symbol(name)}(self, args, num_args, result);
 }}
 #endif"""

@@ -4,7 +4,7 @@ and the body of every ``__tvm_ffi_`` adapter.
 ``pytvm_check_array`` checks that argument ``index`` of a packed call is an array with the
 expected dimension count, dtype and device type; ``pytvm_check_shape`` checks an array's shape
 against a constant table and its strides for compactness. Each returns 0, or sets the very
-message the inline checks of ``llvm_packed`` set and returns -1. A kernel's packed function
+message the inline checks of ``packed`` set and returns -1. A kernel's packed function
 then holds one call per array instead of a few dozen compares and branches of its own: LLVM
 spends its time on the kernels (the checks were a third of a MobileNet build's LLVM time).
 ``pytvm_ffi_call`` is tvm-ffi's safe call over a packed function (values copied, a tensor
@@ -14,6 +14,16 @@ object turned into its ``DLTensor``, a scalar result copied back): each kernel's
 
 from __future__ import annotations
 
+from ..abi import (
+    FFI_OBJECT_HEADER_BYTES,
+    FFI_TENSOR_TYPE_INDEX,
+    MSG_ARGUMENTS,
+    MSG_DIMENSIONS,
+    MSG_EXPECTED_ARRAY,
+    MSG_EXPECTED_CPU,
+    MSG_NOT_COMPACT,
+    MSG_NOT_COMPACT_GOT,
+)
 from .messages import string_constant
 
 __all__ = ["arg_checks_ir", "device_mask", "dtype_word"]
@@ -23,21 +33,19 @@ _DEVICE, _NDIM, _DTYPE, _SHAPE, _STRIDES = 8, 16, 20, 24, 32
 _TVM_DLTENSOR = 7
 #: The type codes of a scalar result a packed function returns: int (1), bool (2), float (3).
 _TVM_ARG_INT, _TVM_ARG_FLOAT = 1, 3
-#: tvm-ffi's type index of a tensor, and the bytes of its object header before the DLTensor.
-_FFI_TENSOR, _FFI_OBJECT_HEADER = 70, 24
 _MAX_MASKED_DEVICE = 64
 
 _STRINGS = {
     "TypeError": "TypeError",
     "ValueError": "ValueError",
     "NULL": "NULL",
-    "expected_array": ": expected an array, got ",
-    "dimensions": " dimensions",
-    "expected_cpu": ": expected an array on the CPU (device type 1), got device type ",
+    "expected_array": MSG_EXPECTED_ARRAY,
+    "dimensions": MSG_DIMENSIONS,
+    "expected_cpu": MSG_EXPECTED_CPU,
     "empty": "",
-    "not_compact": ": expected a compact (row-major, contiguous) array",
-    "strides": ", got strides that are not",
-    "arguments": " arguments",
+    "not_compact": MSG_NOT_COMPACT,
+    "strides": MSG_NOT_COMPACT_GOT,
+    "arguments": MSG_ARGUMENTS,
 }
 
 _IR = rf"""
@@ -179,10 +187,10 @@ body:
   %code = load i32, ptr %any
   %payload.p = getelementptr i8, ptr %any, i64 8
   %payload = load i64, ptr %payload.p
-  %is.tensor = icmp eq i32 %code, {_FFI_TENSOR}
+  %is.tensor = icmp eq i32 %code, {FFI_TENSOR_TYPE_INDEX}
   %set = icmp ne i64 %payload, 0
   %tensor = and i1 %is.tensor, %set
-  %inner = add i64 %payload, {_FFI_OBJECT_HEADER}
+  %inner = add i64 %payload, {FFI_OBJECT_HEADER_BYTES}
   %value = select i1 %tensor, i64 %inner, i64 %payload
   %kind = select i1 %tensor, i32 {_TVM_DLTENSOR}, i32 %code
   %value.p = getelementptr i64, ptr %values, i64 %i

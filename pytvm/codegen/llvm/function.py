@@ -1,6 +1,6 @@
 """LLVM functions for the body of one lowered ``PrimFunc``: loops, stores, allocations, closures.
 
-As in the C path (``c_function.py``) the body becomes an internal function
+As in the C path (``c/function.py``) the body becomes an internal function
 ``i32 <name>.compute(noalias ptr buffers..., scalars..., i32 dev_id)`` returning 0 or -1. A
 parallel loop becomes a closure run by ``TVMBackendParallelLaunch``: its captured values go into
 a struct on the caller's stack, the lambda ``i32 (i32 task_id, ptr penv, ptr cdata)`` unpacks

@@ -1,8 +1,8 @@
 """The prelude's helpers as seen from a module being built: declarations and string constants.
 
-Generated functions call the helpers of ``llvm_prelude`` through these declarations; the
+Generated functions call the helpers of ``prelude`` through these declarations; the
 module's text drops them again when the prelude's definitions are appended (see
-``llvm_module``).
+``module``).
 """
 
 from __future__ import annotations

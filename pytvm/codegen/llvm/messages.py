@@ -2,12 +2,14 @@
 
 Each builder (``pytvm_arg_error``, ``pytvm_count_error``, ``pytvm_shape_error``,
 ``pytvm_value_error``, ``pytvm_dtype_error``) writes its pieces into a 320-byte buffer, sets
-the last error through ``pytvm_set_error`` (see ``llvm_prelude``) and returns -1, so both code
+the last error through ``pytvm_set_error`` (see ``prelude``) and returns -1, so both code
 generators raise the same text (``ValueError: f: argument A: expected shape (4,), got (5,)``).
 The builders run once, on a failing call: they are cold, small and never inlined.
 """
 
 from __future__ import annotations
+
+from ..abi import DTYPE_KINDS, TYPE_NAMES
 
 __all__ = ["COLD", "messages_ir", "string_constant"]
 
@@ -15,12 +17,6 @@ __all__ = ["COLD", "messages_ir", "string_constant"]
 #: line and unoptimised (optimising them cost every library ~20 ms of LLVM time).
 COLD = "nounwind noinline cold optnone"
 
-_TYPE_NAMES = {
-    0: "None", 1: "int", 2: "bool", 3: "float", 4: "an opaque handle", 5: "a DataType",
-    6: "a Device", 7: "an array", 8: "str", 9: "bytes", 68: "a function", 69: "a shape",
-    70: "a tensor", 73: "a module",
-}  # fmt: skip
-_DTYPE_KINDS = ("int", "uint", "float", "handle", "bfloat")
 
 _MESSAGES = r"""
 %pytvm_msg = type { [320 x i8], i64 }
@@ -271,13 +267,13 @@ def _builder(name: str, params: str, pieces: list[str], strings: dict[str, str])
 
 
 def _type_name() -> str:
-    cases = " ".join(f"i32 {code}, label %t{code}" for code in _TYPE_NAMES)
+    cases = " ".join(f"i32 {code}, label %t{code}" for code in TYPE_NAMES)
     lines = [
         f"define internal ptr @pytvm_type_name(i32 %code) {COLD} {{",
         "entry:",
         f"  switch i32 %code, label %other [ {cases} ]",
     ]
-    for code in _TYPE_NAMES:
+    for code in TYPE_NAMES:
         lines += [f"t{code}:", f"  ret ptr @pytvm.type{code}"]
     lines += ["other:", "  ret ptr @pytvm.type_other", "}"]
     return "\n".join(lines)
@@ -289,10 +285,11 @@ def messages_ir() -> str:
     builders = [_builder(name, params, pieces, strings) for name, params, pieces in _BUILDERS]
     constants = [string_constant(f"pytvm.s.{key}", text) for key, text in _FIXED_STRINGS.items()]
     constants += [string_constant(label, text) for text, label in strings.items()]
-    constants += [string_constant(f"pytvm.type{code}", text) for code, text in _TYPE_NAMES.items()]
+    constants += [string_constant(f"pytvm.type{code}", text) for code, text in TYPE_NAMES.items()]
     constants.append(string_constant("pytvm.type_other", "an object"))
-    constants += [string_constant(f"pytvm.kind.{kind}", kind) for kind in _DTYPE_KINDS]
-    kinds = ", ".join(f"ptr @pytvm.kind.{kind}" for kind in _DTYPE_KINDS)
-    constants.append(f"@pytvm.dtype_kinds = private constant [5 x ptr] [{kinds}]")
+    constants += [string_constant(f"pytvm.kind.{kind}", kind) for kind in DTYPE_KINDS]
+    kinds = ", ".join(f"ptr @pytvm.kind.{kind}" for kind in DTYPE_KINDS)
+    count = len(DTYPE_KINDS)
+    constants.append(f"@pytvm.dtype_kinds = private constant [{count} x ptr] [{kinds}]")
     text = _MESSAGES.replace(" COLD {", f" {COLD} {{")
     return "\n".join([*constants, text, *builders, _type_name()]) + "\n"

@@ -1,7 +1,7 @@
 """The exported packed function of a kernel in LLVM IR, and its ``__tvm_ffi_`` adapter.
 
 The same checks, in the same order and with the same messages, as the C path's
-``packed_args.py``: the argument count; each argument's type index (an array for a buffer, an
+``c/packed.py``: the argument count; each argument's type index (an array for a buffer, an
 int or float for a scalar), then for an array its ndim, dtype and device type; symbolic
 dimensions bound from their first array; every array's shape and compact strides. A failed
 check sets the last error through the prelude's builders and returns -1. A kernel that returns
@@ -16,7 +16,17 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from ...tir import expr as E
 from ...tir.function import PrimFunc
-from ..abi import CPU_DEVICE, ENTRY_SYMBOL, compute_params, dl_type_fields
+from ..abi import (
+    CPU_DEVICE,
+    ENTRY_SYMBOL,
+    MSG_ARGUMENTS,
+    MSG_NOT_COMPACT,
+    MSG_NOT_COMPACT_GOT,
+    TVM_FFI_ENTRY_SYMBOL,
+    compute_params,
+    dl_type_fields,
+    tvm_ffi_symbol,
+)
 from ..scalar_return import RETURNED, has_return
 from .arg_checks import device_mask, dtype_word
 from .expr import ExprEmitter
@@ -175,8 +185,8 @@ class _PackedFunction(_Checks):
                 lambda: [
                     s("ValueError"),
                     s(where),
-                    s(": expected a compact (row-major, contiguous) array"),
-                    s(", got strides that are not"),
+                    s(MSG_NOT_COMPACT),
+                    s(MSG_NOT_COMPACT_GOT),
                 ],
             )
 
@@ -223,7 +233,7 @@ def emit_packed_function(
     fn.attributes.add("nounwind")
     packed = _PackedFunction(fn, helpers, math, name)
     args, codes, num_args, out_value, out_tcode, _ = fn.args
-    packed.count(num_args, len(func.params), name, " arguments")
+    packed.count(num_args, len(func.params), name, MSG_ARGUMENTS)
     b = packed.b
     for index, param in enumerate(func.params):
         buffer = func.buffer_map.get(param)
@@ -245,7 +255,7 @@ def emit_tvm_ffi_adapter(
     """``__tvm_ffi_<name>``: tvm-ffi's safe call over the packed function (see
     ``tvm_ffi_export.py``), one call of the library's ``pytvm_ffi_call``.
     """
-    fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR, I32, PTR]), f"__tvm_ffi_{name}")
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR, I32, PTR]), tvm_ffi_symbol(name))
     fn.attributes.add("nounwind")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     _, args, num_args, result = fn.args
@@ -259,7 +269,7 @@ def emit_entry_functions(module: ir.Module, packed: ir.Function, adapter: ir.Fun
     function ``packed`` and ``__tvm_ffi_main`` over its adapter ``adapter``; weak, as the C
     path's (``tvm_ffi_export.entry_functions_c``).
     """
-    for name, callee in ((ENTRY_SYMBOL, packed), ("__tvm_ffi_main", adapter)):
+    for name, callee in ((ENTRY_SYMBOL, packed), (TVM_FFI_ENTRY_SYMBOL, adapter)):
         fn = ir.Function(module, callee.function_type, name)
         fn.linkage = "weak"
         fn.attributes.add("nounwind")

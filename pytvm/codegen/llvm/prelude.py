@@ -1,15 +1,16 @@
 """The fixed LLVM IR of every LLVM-built library: runtime hooks, exported markers, helpers.
 
-The same hooks as the C prelude (``c_prelude.py``), with the same behaviour: generated code
+The same hooks as the C prelude (``c/prelude.py``), with the same behaviour: generated code
 reaches pytvm's host runtime through weak references to its private ``pytvm_`` names, or a
 stock Apache TVM 0.27 process through the ``__TVM...`` context pointers its loader fills. The
 library exports only the kernels, their ``__tvm_ffi_`` adapters, the context pointers and the
 ``__pytvm_packed_library`` marker; every helper is ``internal``. Error messages come from
-``llvm_messages``.
+``messages``.
 """
 
 from __future__ import annotations
 
+from ..abi import PACKED_LIBRARY_MARKER
 from .arg_checks import arg_checks_ir
 from .messages import COLD, messages_ir
 
@@ -26,11 +27,7 @@ declare extern_weak ptr @pytvm_TVMBackendAllocWorkspace(i32, i32, i64, i32, i32)
 declare extern_weak i32 @pytvm_TVMBackendFreeWorkspace(i32, i32, ptr)
 declare extern_weak i32 @pytvm_TVMBackendParallelLaunch(ptr, ptr, i32)
 
-@__TVMFFIErrorSetRaisedFromCStr = global ptr null
-@__TVMBackendAllocWorkspace = global ptr null
-@__TVMBackendFreeWorkspace = global ptr null
-@__TVMBackendParallelLaunch = global ptr null
-@__pytvm_packed_library = constant i32 1
+EXPORTED_VARIABLES
 
 define internal void @pytvm_set_error(ptr %msg) COLD {
 entry:
@@ -186,7 +183,7 @@ _EXPORTED_VARIABLES = (
     ("__TVMBackendAllocWorkspace", "global ptr null", "external global ptr"),
     ("__TVMBackendFreeWorkspace", "global ptr null", "external global ptr"),
     ("__TVMBackendParallelLaunch", "global ptr null", "external global ptr"),
-    ("__pytvm_packed_library", "constant i32 1", "external constant i32"),
+    (PACKED_LIBRARY_MARKER, "constant i32 1", "external constant i32"),
 )
 
 
@@ -196,7 +193,9 @@ def prelude_ir(definitions: bool = True) -> str:
     compiled in parts).
     """
     hooks = _HOOKS.replace(" COLD {", f" {COLD} {{").replace(" HOOK {", f" {HOOK} {{")
-    if not definitions:
-        for name, defined, declared in _EXPORTED_VARIABLES:
-            hooks = hooks.replace(f"@{name} = {defined}\n", f"@{name} = {declared}\n")
+    variables = "".join(
+        f"@{name} = {defined if definitions else declared}\n"
+        for name, defined, declared in _EXPORTED_VARIABLES
+    )
+    hooks = hooks.replace("EXPORTED_VARIABLES\n", variables)
     return hooks + "\n" + messages_ir() + arg_checks_ir()
