@@ -253,7 +253,7 @@ def emit_tvm_ffi_adapter(
     module: ir.Module, helpers: Helpers, name: str, packed: ir.Function, num_params: int
 ) -> ir.Function:
     """``__tvm_ffi_<name>``: tvm-ffi's safe call over the packed function (see
-    ``tvm_ffi_export.py``), one call of the library's ``pytvm_ffi_call``.
+    ``c/tvm_ffi_export.py``), one call of the library's ``pytvm_ffi_call``.
     """
     fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR, I32, PTR]), tvm_ffi_symbol(name))
     fn.attributes.add("nounwind")
@@ -267,7 +267,7 @@ def emit_tvm_ffi_adapter(
 def emit_entry_functions(module: ir.Module, packed: ir.Function, adapter: ir.Function) -> None:
     """The library's entry functions calling one kernel: ``__tvm_main__`` over its packed
     function ``packed`` and ``__tvm_ffi_main`` over its adapter ``adapter``; weak, as the C
-    path's (``tvm_ffi_export.entry_functions_c``).
+    path's (``c/tvm_ffi_export.py``, ``entry_functions_c``).
     """
     for name, callee in ((ENTRY_SYMBOL, packed), (TVM_FFI_ENTRY_SYMBOL, adapter)):
         fn = ir.Function(module, callee.function_type, name)
