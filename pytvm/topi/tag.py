@@ -1,44 +1,153 @@
 """Operator tags: what kind of computation a stage is, so schedules can find and treat it.
 
-The pattern tags rank like TVM's: elementwise < broadcast < injective < reduction. A tag may
-carry a suffix after a comma (``"elemwise,relu"``), as ``topi.nn.relu`` does.
+Every tag a ``topi`` compute carries is a constant of this module. The pattern tags rank like
+TVM's: elementwise < broadcast < injective < reduction. A tag may carry a suffix after a comma
+(``"elemwise,relu"``), as ``topi.nn.relu`` does; the part before the comma must be one of
+:data:`KNOWN` (the empty tag marks an untagged stage, scheduled as injective work). Whoever
+reads tags to choose a schedule calls :func:`check`, so a misspelt tag is an error rather than
+a silent fallback.
 """
 
 from __future__ import annotations
 
+from ..ffi.errors import TVMValueError
+
 __all__ = [
+    "ADAPTIVE_POOL_MAX",
+    "ADAPTIVE_POOL_SUM",
+    "BATCH_MATMUL",
+    "BATCH_MATMUL_NN",
     "BROADCAST",
     "COMM_REDUCE",
     "COMM_REDUCE_IDX",
     "CONV2D_NCHW",
+    "CONV2D_NCHW_PACKED",
+    "CONV2D_NCHW_POINTWISE",
+    "CONV2D_TRANSPOSE_NCHW",
     "DENSE",
     "DENSE_PACK",
+    "DENSE_PACK_WEIGHT",
     "DEPTHWISE_CONV2D_NCHW",
+    "DEPTHWISE_CONV2D_NCHW_ROWS",
+    "DEPTHWISE_PAD_ROWS",
     "ELEMWISE",
     "GROUP_CONV2D_NCHW",
     "INJECTIVE",
+    "KNOWN",
+    "LAYER_NORM_OUTPUT",
+    "LOG_SOFTMAX_OUTPUT",
+    "MATMUL",
+    "POOL_MAX",
+    "POOL_SUM",
+    "SOFTMAX_EXP",
+    "SOFTMAX_OUTPUT",
+    "check",
     "is_broadcast",
     "is_injective",
 ]
 
+# Patterns.
 ELEMWISE = "elemwise"
 BROADCAST = "broadcast"
 INJECTIVE = "injective"
 COMM_REDUCE = "comm_reduce"
 COMM_REDUCE_IDX = "comm_reduce_idx"
+# Convolutions.
 CONV2D_NCHW = "conv2d_nchw"
+#: The channel-blocked product stage ``[N, F // fb, OH, OW, fb]`` of ``conv2d_nchw_packed``.
+CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
+#: The product stage ``[N, F, H * W]`` of ``conv2d_nchw_pointwise``.
+CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
+CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
 GROUP_CONV2D_NCHW = "group_conv2d_nchw"
 DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
+#: The product stage (over whole padded rows) of ``depthwise_conv2d_nchw_rows``.
+DEPTHWISE_CONV2D_NCHW_ROWS = "depthwise_conv2d_nchw_rows"
+#: The padded plane stage of ``depthwise_conv2d_nchw_rows``.
+DEPTHWISE_PAD_ROWS = "depthwise_pad_rows"
+# Matrix products.
+#: ``A @ B.T``: the right operand's columns are rows of ``B``.
 DENSE = "dense"
 DENSE_PACK = "dense_pack"
+DENSE_PACK_WEIGHT = "dense_pack_weight"
+#: ``A @ B`` with ``B`` ``[K, N]``: columns contiguous in ``B``.
+MATMUL = "matmul"
+BATCH_MATMUL = "batch_matmul"
+#: ``batch_matmul`` with ``B`` ``[batch, K, N]``: columns contiguous in ``B``.
+BATCH_MATMUL_NN = "batch_matmul_nn"
+# Pooling and normalization.
+POOL_MAX = "pool_max"
+POOL_SUM = "pool_sum"
+ADAPTIVE_POOL_MAX = "adaptive_pool_max"
+ADAPTIVE_POOL_SUM = "adaptive_pool_sum"
+SOFTMAX_EXP = "softmax_exp"
+SOFTMAX_OUTPUT = "softmax_output"
+LOG_SOFTMAX_OUTPUT = "log_softmax_output"
+LAYER_NORM_OUTPUT = "layer_norm_output"
+
+#: Every tag a stage may carry before its suffix ("" is an untagged stage).
+KNOWN: frozenset[str] = frozenset(
+    {
+        "",
+        ELEMWISE,
+        BROADCAST,
+        INJECTIVE,
+        COMM_REDUCE,
+        COMM_REDUCE_IDX,
+        CONV2D_NCHW,
+        CONV2D_NCHW_PACKED,
+        CONV2D_NCHW_POINTWISE,
+        CONV2D_TRANSPOSE_NCHW,
+        GROUP_CONV2D_NCHW,
+        DEPTHWISE_CONV2D_NCHW,
+        DEPTHWISE_CONV2D_NCHW_ROWS,
+        DEPTHWISE_PAD_ROWS,
+        DENSE,
+        DENSE_PACK,
+        DENSE_PACK_WEIGHT,
+        MATMUL,
+        BATCH_MATMUL,
+        BATCH_MATMUL_NN,
+        POOL_MAX,
+        POOL_SUM,
+        ADAPTIVE_POOL_MAX,
+        ADAPTIVE_POOL_SUM,
+        SOFTMAX_EXP,
+        SOFTMAX_OUTPUT,
+        LOG_SOFTMAX_OUTPUT,
+        LAYER_NORM_OUTPUT,
+    }
+)
+
+
+def _base(tag: str) -> str:
+    return tag.split(",", maxsplit=1)[0]
+
+
+def check(tag: str, stage: str = "") -> str:
+    """``tag`` itself when its part before the comma is a known tag; else raise.
+
+    Examples
+    --------
+    >>> from pytvm.topi import tag
+    >>> tag.check("elemwise,relu")
+    'elemwise,relu'
+    """
+    if _base(tag) not in KNOWN:
+        where = f" of stage {stage!r}" if stage else ""
+        raise TVMValueError(
+            f"unknown tag {tag!r}{where}; the known tags are {sorted(t for t in KNOWN if t)} "
+            "(optionally followed by ',<suffix>'): use a constant of pytvm.topi.tag, or add "
+            "the new tag there"
+        )
+    return tag
 
 
 def is_broadcast(tag: str) -> bool:
     """Whether ``tag`` is elementwise or broadcast."""
-    base = tag.split(",", maxsplit=1)[0]
-    return base in (ELEMWISE, BROADCAST)
+    return _base(tag) in (ELEMWISE, BROADCAST)
 
 
 def is_injective(tag: str) -> bool:
     """Whether ``tag`` marks a stage whose every output element reads its inputs injectively."""
-    return is_broadcast(tag) or tag.split(",", maxsplit=1)[0] == INJECTIVE
+    return is_broadcast(tag) or _base(tag) == INJECTIVE

@@ -1,4 +1,8 @@
-"""Neural-network operators: convolutions, matrix products, bias addition."""
+"""Neural-network operators: convolutions, matrix products, bias addition.
+
+Which kernel computes a convolution or a matrix product is the CPU strategy table's choice
+(``topi.x86.strategy``); the numpy reference reads the attributes alone.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import topi
-from ...ffi.errors import TVMValueError
-from ...topi.nn.convolution import padding4
+from ...topi.x86.strategy import Workload, select
 from ..attrs import Attrs
 from .define import define_op
 from .layout import layout_transform_np
@@ -24,38 +27,15 @@ def _packed_layout(attrs: Attrs, key: str, plain: str) -> str | None:
     return None if layout == plain else str(layout)
 
 
-def _conv2d(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
-    data, weight = args
-    groups = attrs.get("groups", 1)
-    strides, padding, dilation = attrs["strides"], attrs["padding"], attrs["dilation"]
-    out_dtype = attrs.get("out_dtype") or None
-    channels = int(data.shape[1])
-    layout = _packed_layout(attrs, "kernel_layout", "OIHW")
-    if layout is not None:
-        # kernel [F // fb, C, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
-        if groups != 1 or topi.layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
-            raise TVMValueError(
-                f"nn.conv2d: kernel_layout {layout!r} with groups={groups}; expected 'OIHW' or "
-                "'OIHW<fb>o' (output channels in blocks of fb) with groups=1"
-            )
-        return topi.nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, out_dtype)
-    if groups == 1:
-        shapes = ([int(d) for d in data.shape], [int(d) for d in weight.shape])
-        if topi.x86.conv2d_pointwise_applies(*shapes, strides, padding, 1, str(data.dtype)):
-            # 1x1: a product over pixel vectors with broadcast kernel values
-            return topi.nn.conv2d_nchw_pointwise(data, weight, out_dtype)
-        return topi.nn.conv2d_nchw(data, weight, strides, padding, dilation, out_dtype)
-    if groups == channels and int(weight.shape[1]) == 1:
-        # [C*M, 1, KH, KW] as the depthwise kernel [C, M, KH, KW]
-        mult = int(weight.shape[0]) // channels
-        kernel = topi.reshape(weight, (channels, mult, weight.shape[2], weight.shape[3]))
-        _, left, _, right = padding4("nn.conv2d", padding)
-        if max(left, right) <= int(data.shape[3]):  # padded rows: vectors along the rows
-            return topi.nn.depthwise_conv2d_nchw_rows(
-                data, kernel, strides, padding, dilation, out_dtype
-            )
-        return topi.nn.depthwise_conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
-    return topi.nn.group_conv2d_nchw(data, weight, strides, padding, dilation, groups, out_dtype)
+def _strategy(op: str) -> Any:
+    """The compute of ``op``: the strategy table's row for the operands and attributes."""
+
+    def compute(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
+        data, weight = args
+        workload = Workload.of(op, data, weight, attrs)
+        return select(op, workload).compute(data, weight, workload)
+
+    return compute
 
 
 def _conv2d_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
@@ -83,7 +63,7 @@ def _conv2d_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     return out.reshape(n, f, oh, ow).astype(dtype)
 
 
-define_op("nn.conv2d", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _conv2d, _conv2d_np)
+define_op("nn.conv2d", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _strategy("nn.conv2d"), _conv2d_np)
 
 
 def _conv2d_transpose(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
@@ -141,21 +121,6 @@ def _matmul_np(a: np.ndarray, b: np.ndarray, dtype: Any) -> Any:
     return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(dtype)
 
 
-def _dense(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
-    data, weight = args
-    out_dtype = attrs.get("out_dtype") or None
-    layout = _packed_layout(attrs, "weight_layout", "NK")
-    if layout is None:
-        return topi.nn.dense(data, weight, None, out_dtype)
-    # weight [N // bn, K, bn] (layout NK{bn}n, made by AlterOpLayout)
-    if topi.layout_axes(layout)[:2] != (("N", 0), ("K", 0)) or weight.ndim != 3:  # noqa: PLR2004
-        raise TVMValueError(
-            f"nn.dense: weight_layout {layout!r} for a {weight.ndim}-d weight; expected 'NK' "
-            "or 'NK<bn>n' (a 3-d weight of panels [N // bn, K, bn])"
-        )
-    return topi.nn.dense_pack(data, weight, None, out_dtype)
-
-
 def _dense_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     data, weight = args
     layout = _packed_layout(attrs, "weight_layout", "NK")
@@ -164,7 +129,7 @@ def _dense_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     return _matmul_np(data, weight.T, _out_dtype(args, attrs))  # type: ignore[no-any-return]
 
 
-define_op("nn.dense", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _dense, _dense_np)
+define_op("nn.dense", 2, OpPattern.OUT_ELEMWISE_FUSABLE, _strategy("nn.dense"), _dense_np)
 
 
 def _flip(x: np.ndarray, transpose: bool) -> np.ndarray:
@@ -175,14 +140,7 @@ define_op(
     "nn.matmul",
     2,
     OpPattern.OUT_ELEMWISE_FUSABLE,
-    lambda args, attrs, ty: topi.nn.matmul(
-        args[0],
-        args[1],
-        None,
-        attrs.get("out_dtype") or None,
-        attrs.get("transpose_a", False),
-        attrs.get("transpose_b", False),
-    ),
+    _strategy("nn.matmul"),
     lambda args, attrs: _matmul_np(
         _flip(args[0], attrs.get("transpose_a", False)),
         _flip(args[1], attrs.get("transpose_b", False)),
@@ -194,14 +152,7 @@ define_op(
     "nn.batch_matmul",
     2,
     OpPattern.OUT_ELEMWISE_FUSABLE,
-    lambda args, attrs, ty: topi.nn.batch_matmul(
-        args[0],
-        args[1],
-        None,
-        attrs.get("out_dtype") or None,
-        attrs.get("transpose_a", False),
-        attrs.get("transpose_b", True),
-    ),
+    _strategy("nn.batch_matmul"),
     lambda args, attrs: _matmul_np(
         _flip(args[0], attrs.get("transpose_a", False)),
         _flip(args[1], attrs.get("transpose_b", True)),

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...te.tensor import ComputeOp, Operation, Tensor
 from ...tir.expr import Reduce
-from ..tag import is_injective
+from ..tag import check, is_injective
 
 __all__ = ["as_outputs", "create_schedule", "is_inlinable", "traverse_inline"]
 
@@ -41,6 +41,8 @@ def traverse_inline(
 ) -> None:
     """Inline every injective stage that is not an output (nor kept by ``keep``); call
     ``callback`` on every other compute stage reached from ``outs``, producers first.
+
+    Raises for a stage whose tag :mod:`pytvm.topi.tag` does not know.
     """
     output_ops = {id(t.op) for t in outs}
     seen: set[int] = set()
@@ -49,6 +51,7 @@ def traverse_inline(
         if id(op) in seen or not isinstance(op, ComputeOp):
             return
         seen.add(id(op))
+        check(op.tag, op.name)
         for t in op.input_tensors:
             visit(t.op)
         if is_inlinable(op) and id(op) not in output_ops and not (keep and keep(op)):

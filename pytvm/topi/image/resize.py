@@ -22,6 +22,7 @@ from ...tir.expr import PrimExpr, Var, const
 from ...tir.op import ceil, floor, round
 from ...tir.op import max as emax
 from ...tir.op import min as emin
+from .. import tag
 from .._shape import const_int, op_error
 
 __all__ = ["resize2d"]
@@ -173,5 +174,5 @@ def resize2d(
 
     body = nearest if kind == "nearest" else linear
     return compute(  # type: ignore[no-any-return]
-        (data.shape[0], data.shape[1], oh, ow), body, name="resize", tag="injective,resize"
+        (data.shape[0], data.shape[1], oh, ow), body, name="resize", tag=f"{tag.INJECTIVE},resize"
     )

@@ -21,10 +21,8 @@ from .._shape import const_shape, op_error, pair
 from .convolution import conv_output_size, padding4
 from .padding import pad
 
-__all__ = ["CONV2D_NCHW_PACKED", "conv2d_kernel_pack", "conv2d_nchw_packed"]
+__all__ = ["conv2d_kernel_pack", "conv2d_nchw_packed"]
 
-#: Tag of the channel-blocked product stage.
-CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
 _PACKED_NDIM = 5
 _NCHW = 4
 
@@ -84,7 +82,9 @@ def conv2d_nchw_packed(
         k = kernel(o, rc.var, ry.var, rx.var, i)
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
 
-    blocked = compute((n, fo, oh, ow, fb), body, name="conv2d_nchw_packed", tag=CONV2D_NCHW_PACKED)
+    blocked = compute(
+        (n, fo, oh, ow, fb), body, name="conv2d_nchw_packed", tag=tag.CONV2D_NCHW_PACKED
+    )
 
     def unpack(b: Var, f: Var, y: Var, x: Var) -> PrimExpr:
         return blocked(b, f // fb, y, x, f % fb)  # type: ignore[no-any-return]

@@ -18,10 +18,8 @@ from ...tir.op import floordiv, floormod
 from .. import tag
 from .._shape import const_int, op_error
 
-__all__ = ["CONV2D_NCHW_POINTWISE", "conv2d_nchw_pointwise"]
+__all__ = ["conv2d_nchw_pointwise"]
 
-#: Tag of the product stage.
-CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 _NCHW = 4
 
 
@@ -52,7 +50,7 @@ def conv2d_nchw_pointwise(data: Tensor, kernel: Tensor, out_dtype: str | None = 
         a = data(b, rc.var, floordiv(p, w), floormod(p, w))
         return _sum(a.astype(dtype) * kernel(ff, rc.var, 0, 0).astype(dtype), axis=rc)  # type: ignore[no-any-return]
 
-    flat = compute((n, f, h * w), body, name="conv2d_nchw_pointwise", tag=CONV2D_NCHW_POINTWISE)
+    flat = compute((n, f, h * w), body, name="conv2d_nchw_pointwise", tag=tag.CONV2D_NCHW_POINTWISE)
 
     def pixels(b: Var, ff: Var, y: Var, x: Var) -> PrimExpr:
         return flat(b, ff, y * w + x)  # type: ignore[no-any-return]

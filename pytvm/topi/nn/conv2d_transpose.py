@@ -16,6 +16,7 @@ from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var, const
 from ...tir.op import all as _all
 from ...tir.op import if_then_else
+from .. import tag
 from .._shape import const_shape, op_error, pair
 from .convolution import padding4
 
@@ -88,5 +89,5 @@ def conv2d_transpose_nchw(
         return _sum(v, axis=[rc, ry, rx])  # type: ignore[no-any-return]
 
     return compute(  # type: ignore[no-any-return]
-        (n, fg * groups, oh, ow), body, name="conv2d_transpose_nchw", tag="conv2d_transpose_nchw"
+        (n, fg * groups, oh, ow), body, name="conv2d_transpose_nchw", tag=tag.CONV2D_TRANSPOSE_NCHW
     )

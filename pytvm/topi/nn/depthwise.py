@@ -32,12 +32,8 @@ from .._target import vector_lanes
 from ..generic._tiling import pow2_divisor
 from .convolution import conv_output_size, padding4
 
-__all__ = ["DEPTHWISE_ROWS", "depthwise_conv2d_nchw_rows", "padded_row_pitch"]
+__all__ = ["depthwise_conv2d_nchw_rows", "padded_row_pitch"]
 
-#: Tag of the product stage (over whole padded rows).
-DEPTHWISE_ROWS = "depthwise_conv2d_nchw_rows"
-#: Tag of the padded plane stage.
-PAD_ROWS = "depthwise_pad_rows"
 _NCHW = 4
 
 
@@ -99,7 +95,11 @@ def depthwise_conv2d_nchw_rows(
         return src * Cast(data.dtype, inside)
 
     padded = compute(
-        (n, c, rows * blocks, v), plane, name="pad_rows", tag=PAD_ROWS, attrs={"blocks": blocks}
+        (n, c, rows * blocks, v),
+        plane,
+        name="pad_rows",
+        tag=tag.DEPTHWISE_PAD_ROWS,
+        attrs={"blocks": blocks},
     )
     dtype = out_dtype or data.dtype
     ry = reduce_axis((0, kh), name="ry")
@@ -119,7 +119,7 @@ def depthwise_conv2d_nchw_rows(
         (n, c * mult, oh * pitch),
         lambda b, ch, q: tap_sum(b, ch, floordiv(q, pitch), floormod(q, pitch)),
         name="depthwise_conv2d_nchw",
-        tag=DEPTHWISE_ROWS,
+        tag=tag.DEPTHWISE_CONV2D_NCHW_ROWS,
         attrs={"stride": (sh, sw), "pitch": pitch},
     )
 

@@ -84,7 +84,7 @@ def matmul(
         return _sum(_cast(a, dtype) * _cast(b, dtype), axis=k)  # type: ignore[no-any-return]
 
     suffix = ("T" if transpose_a else "N") + ("T" if transpose_b else "N")
-    kind = tag.DENSE if transpose_b else "matmul"  # "matmul": columns contiguous in B
+    kind = tag.DENSE if transpose_b else tag.MATMUL  # matmul: columns contiguous in B
     out = compute((m, n), body, name=f"T_matmul_{suffix}", tag=kind)
     return _add_bias("matmul", out, bias)
 
@@ -121,7 +121,7 @@ def dense_pack_weight(weight: Tensor, bn: int | None = None) -> Tensor:
         return if_then_else(row < cn, weight(row, k), const(0, weight.dtype))
 
     return compute(  # type: ignore[no-any-return]
-        (panels, kk, width), body, name="T_dense_pack_weight", tag="dense_pack_weight"
+        (panels, kk, width), body, name="T_dense_pack_weight", tag=tag.DENSE_PACK_WEIGHT
     )
 
 
@@ -197,5 +197,5 @@ def batch_matmul(
         return _sum(_cast(a, dtype) * _cast(w, dtype), axis=k)  # type: ignore[no-any-return]
 
     shape = (batch, m, n) if oshape is None else tuple(oshape)
-    kind = "batch_matmul" if transpose_b else "batch_matmul_nn"  # nn: columns contiguous in B
+    kind = tag.BATCH_MATMUL if transpose_b else tag.BATCH_MATMUL_NN  # nn: columns of B
     return compute(shape, body, name="T_batch_matmul", tag=kind)  # type: ignore[no-any-return]

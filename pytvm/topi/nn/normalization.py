@@ -89,7 +89,7 @@ def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | Non
             x.shape,
             lambda *i: exp_expr(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
             name=f"T_{op}_exp",
-            tag="softmax_exp",
+            tag=tag.SOFTMAX_EXP,
         )
         expsum = _row_reduce(
             outer, x.shape[ax], lanes, lambda i, k: exps(*full(i, k)), _sum, f"T_{op}_expsum"
@@ -127,7 +127,7 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         return exp_expr(x(*i) - max_elem(*rest)) / expsum(*rest)
 
     return compute(  # type: ignore[no-any-return]
-        x.shape, body, name="T_softmax_norm", tag="softmax_output", attrs={"axis": ax}
+        x.shape, body, name="T_softmax_norm", tag=tag.SOFTMAX_OUTPUT, attrs={"axis": ax}
     )
 
 
@@ -140,7 +140,7 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
         return x(*i) - max_elem(*rest) - log(expsum(*rest))
 
     return compute(  # type: ignore[no-any-return]
-        x.shape, body, name="T_log_softmax_norm", tag="log_softmax_output", attrs={"axis": ax}
+        x.shape, body, name="T_log_softmax_norm", tag=tag.LOG_SOFTMAX_OUTPUT, attrs={"axis": ax}
     )
 
 
@@ -214,7 +214,7 @@ def layer_norm(
     trailing = axes == list(range(len(keep), data.ndim))
     attrs = {"axis": len(keep)} if trailing else {}
     return compute(  # type: ignore[no-any-return]
-        data.shape, body, name="T_layer_norm", tag="layer_norm_output", attrs=attrs
+        data.shape, body, name="T_layer_norm", tag=tag.LAYER_NORM_OUTPUT, attrs=attrs
     )
 
 

@@ -2,7 +2,8 @@
 layer norm; injective operators and reductions use :mod:`pytvm.topi.generic`'s.
 
 Vector widths, tile sizes and whether to run in parallel come from the current target
-(``pytvm.target.Target.current()``) and the operator's shape.
+(``pytvm.target.Target.current()``) and the operator's shape. Which implementation computes a
+convolution or matrix product is the strategy table's choice (:mod:`.strategy`).
 """
 
 from __future__ import annotations
@@ -29,13 +30,18 @@ from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, s
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
 from .pooling import schedule_adaptive_pool, schedule_pool
+from .strategy import STRATEGY, Implementation, Workload, implementations, select
 
 __all__ = [
+    "STRATEGY",
+    "Implementation",
+    "Workload",
     "anchor_tag",
     "conv2d_channel_block",
     "conv2d_packed_block",
     "conv2d_pointwise_applies",
     "conv2d_pointwise_fits",
+    "implementations",
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
     "schedule_conv2d_nchw",
@@ -55,4 +61,5 @@ __all__ = [
     "schedule_pool",
     "schedule_reduce",
     "schedule_softmax",
+    "select",
 ]

@@ -29,7 +29,7 @@ from ..generic._tiling import (
 )
 from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
-from ..nn.conv2d_packed import CONV2D_NCHW_PACKED
+from ..tag import CONV2D_NCHW_PACKED
 
 __all__ = ["conv2d_channel_block", "conv2d_packed_block", "schedule_conv2d_nchw_packed"]
 

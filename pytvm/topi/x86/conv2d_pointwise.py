@@ -19,7 +19,7 @@ from .._target import vector_lanes
 from ..generic._tiling import extent, fuse_parallel, product, vector_registers
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
-from ..nn.conv2d_pointwise import CONV2D_NCHW_POINTWISE
+from ..tag import CONV2D_NCHW_POINTWISE
 
 __all__ = ["conv2d_pointwise_applies", "conv2d_pointwise_fits", "schedule_conv2d_nchw_pointwise"]
 

@@ -2,62 +2,49 @@
 
 A graph compiler fuses an anchor operator (a convolution, a matrix product, a pooling, a
 normalization or a reduction) with the injective operators around it; the anchor's schedule
-then schedules the whole group. Without an anchor the group is injective.
+then schedules the whole group. Without an anchor the group is injective. The convolutions and
+matrix products are the strategy table's rows (:mod:`.strategy`); a stage whose tag
+:mod:`pytvm.topi.tag` does not know is an error, not an injective stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ...te.tensor import ComputeOp, Operation, Tensor
+from .. import tag
 from ..generic._traverse import as_outputs
 from ..generic.injective import schedule_injective
 from ..generic.reduction import schedule_reduce
-from ..nn.conv2d_packed import CONV2D_NCHW_PACKED
-from ..nn.conv2d_pointwise import CONV2D_NCHW_POINTWISE
-from ..nn.depthwise import DEPTHWISE_ROWS
-from ..tag import (
-    COMM_REDUCE,
-    COMM_REDUCE_IDX,
-    CONV2D_NCHW,
-    DEPTHWISE_CONV2D_NCHW,
-    GROUP_CONV2D_NCHW,
-)
-from .conv2d import schedule_conv2d_nchw, schedule_depthwise_conv2d_nchw
-from .conv2d_packed import schedule_conv2d_nchw_packed
-from .conv2d_pointwise import schedule_conv2d_nchw_pointwise
-from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack
-from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .normalization import schedule_layer_norm, schedule_softmax
 from .pooling import schedule_pool
+from .strategy import STRATEGY, Schedule
 
 __all__ = ["anchor_tag", "schedule_default"]
 
-Schedule = Callable[[Sequence[Tensor]], Any]
 
-#: Anchor tags in order of precedence, with the schedule each selects.
+def _strategy_anchors() -> tuple[tuple[str, Schedule], ...]:
+    """The strategy table's tags in table order, each with its first row's schedule."""
+    anchors: dict[str, Schedule] = {}
+    for row in STRATEGY:
+        anchors.setdefault(row.tag, row.schedule)
+    return tuple(anchors.items())
+
+
+#: Anchor tags in order of precedence, with the schedule each selects: the strategy table's
+#: convolutions and matrix products, then pooling, normalization and reductions.
 _ANCHORS: tuple[tuple[str, Schedule], ...] = (
-    (CONV2D_NCHW_PACKED, schedule_conv2d_nchw_packed),
-    (CONV2D_NCHW_POINTWISE, schedule_conv2d_nchw_pointwise),
-    (DEPTHWISE_ROWS, schedule_depthwise_conv2d_nchw_rows),
-    (CONV2D_NCHW, schedule_conv2d_nchw),
-    (GROUP_CONV2D_NCHW, schedule_conv2d_nchw),
-    (DEPTHWISE_CONV2D_NCHW, schedule_depthwise_conv2d_nchw),
-    ("dense_pack", schedule_dense_pack),
-    ("dense", schedule_dense),
-    ("matmul", schedule_dense),
-    ("batch_matmul", schedule_batch_matmul),
-    ("batch_matmul_nn", schedule_batch_matmul),
-    ("pool_max", schedule_pool),
-    ("pool_sum", schedule_pool),
-    ("adaptive_pool_max", schedule_pool),
-    ("adaptive_pool_sum", schedule_pool),
-    ("softmax_output", schedule_softmax),
-    ("log_softmax_output", schedule_softmax),
-    ("layer_norm_output", schedule_layer_norm),
-    (COMM_REDUCE, schedule_reduce),
-    (COMM_REDUCE_IDX, schedule_reduce),
+    *_strategy_anchors(),
+    (tag.POOL_MAX, schedule_pool),
+    (tag.POOL_SUM, schedule_pool),
+    (tag.ADAPTIVE_POOL_MAX, schedule_pool),
+    (tag.ADAPTIVE_POOL_SUM, schedule_pool),
+    (tag.SOFTMAX_OUTPUT, schedule_softmax),
+    (tag.LOG_SOFTMAX_OUTPUT, schedule_softmax),
+    (tag.LAYER_NORM_OUTPUT, schedule_layer_norm),
+    (tag.COMM_REDUCE, schedule_reduce),
+    (tag.COMM_REDUCE_IDX, schedule_reduce),
 )
 
 
@@ -69,7 +56,7 @@ def _tags(outs: Sequence[Tensor]) -> set[str]:
         if id(op) in seen or not isinstance(op, ComputeOp):
             return
         seen.add(id(op))
-        found.add(op.tag)
+        found.add(tag.check(op.tag, op.name))
         for t in op.input_tensors:
             visit(t.op)
 
@@ -79,7 +66,10 @@ def _tags(outs: Sequence[Tensor]) -> set[str]:
 
 
 def anchor_tag(outs: Tensor | Sequence[Tensor]) -> str | None:
-    """The tag of the stage that decides the schedule of ``outs`` (None: all injective)."""
+    """The tag of the stage that decides the schedule of ``outs`` (None: all injective).
+
+    Raises for a stage whose tag :mod:`pytvm.topi.tag` does not know.
+    """
     tags = _tags(as_outputs(outs))
     return next((t for t, _ in _ANCHORS if t in tags), None)
 
@@ -97,6 +87,6 @@ def schedule_default(outs: Tensor | Sequence[Tensor]) -> Any:
     'conv2d_nchw'
     """
     outputs = as_outputs(outs)
-    tag = anchor_tag(outputs)
-    schedule = next((f for t, f in _ANCHORS if t == tag), schedule_injective)
+    anchor = anchor_tag(outputs)
+    schedule = next((f for t, f in _ANCHORS if t == anchor), schedule_injective)
     return schedule(outputs)

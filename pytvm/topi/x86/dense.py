@@ -25,13 +25,14 @@ from ..generic._tiling import (
 )
 from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
+from ..tag import BATCH_MATMUL, BATCH_MATMUL_NN, DENSE, DENSE_PACK, DENSE_PACK_WEIGHT, MATMUL
 
 __all__ = ["schedule_batch_matmul", "schedule_dense", "schedule_dense_pack", "schedule_matmul"]
 
 #: Registers kept free of accumulators (for the broadcast operand and loads).
 _SPARE_REGISTERS = 4
 #: Products whose right operand is ``[K, N]``: a tile's columns are contiguous there.
-_CONTIGUOUS_TAGS = ("matmul", "batch_matmul_nn")
+_CONTIGUOUS_TAGS = (MATMUL, BATCH_MATMUL_NN)
 
 
 def _divisor_block(n: int | None, cap: int) -> int:
@@ -90,7 +91,7 @@ def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -
     def visit(op: ComputeOp) -> None:
         if op.tag in tags:
             found.append(op)
-        elif op.tag == "dense_pack_weight":
+        elif op.tag == DENSE_PACK_WEIGHT:
             p, _, b = s[op].op.axis
             fuse_parallel(s[op], [p], product([extent(a) for a in op.axis]))
             if pow2_divisor(extent(b), vector_lanes(op.output(0).dtype)) == extent(b):
@@ -127,7 +128,7 @@ def _column_block(op: ComputeOp) -> tuple[int, bool]:
     dtype = op.output(0).dtype
     lanes = vector_lanes(dtype)
     n = extent(op.axis[-1])
-    if op.tag == "dense_pack":
+    if op.tag == DENSE_PACK:
         packed = next(t for t in op.input_tensors if t.ndim == 3)  # noqa: PLR2004
         bn = const_int(packed.shape[2]) or lanes
         return bn, lanes >= 2  # noqa: PLR2004
@@ -142,21 +143,21 @@ def schedule_dense_pack(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.dense_pack`` (with its bias or activation stages, and the weight
     packing stage when it is part of the computation).
     """
-    return _schedule_products(outs, ("dense_pack",))
+    return _schedule_products(outs, (DENSE_PACK,))
 
 
 def schedule_dense(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.dense`` (weight ``[N, K]``: columns are not contiguous, so tiles
     are unrolled rather than vectorized; prefer ``dense_pack`` for speed).
     """
-    return _schedule_products(outs, ("dense", "matmul"))
+    return _schedule_products(outs, (DENSE, MATMUL))
 
 
 def schedule_matmul(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.matmul`` (vectorized along N when B is ``[K, N]``)."""
-    return _schedule_products(outs, ("dense", "matmul"))
+    return _schedule_products(outs, (DENSE, MATMUL))
 
 
 def schedule_batch_matmul(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.batch_matmul``: batch and row/column blocks in parallel."""
-    return _schedule_products(outs, ("batch_matmul", "batch_matmul_nn"))
+    return _schedule_products(outs, (BATCH_MATMUL, BATCH_MATMUL_NN))

@@ -19,7 +19,7 @@ from .._target import vector_lanes
 from ..generic._tiling import extent, fuse_parallel, product, vectorize_inner
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
-from ..nn.depthwise import DEPTHWISE_ROWS, PAD_ROWS
+from ..tag import DEPTHWISE_CONV2D_NCHW_ROWS, DEPTHWISE_PAD_ROWS
 
 __all__ = ["schedule_depthwise_conv2d_nchw_rows"]
 
@@ -42,7 +42,7 @@ def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
 
 
 def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
-    pad = next(t.op for t in conv.input_tensors if t.op.tag == PAD_ROWS)
+    pad = next(t.op for t in conv.input_tensors if t.op.tag == DEPTHWISE_PAD_ROWS)
     assert isinstance(pad, ComputeOp)
     dtype = out.dtype
     lanes = vector_lanes(dtype)
@@ -89,4 +89,4 @@ def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
 
 def schedule_depthwise_conv2d_nchw_rows(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.depthwise_conv2d_nchw_rows`` and the elementwise work after it."""
-    return schedule_anchored(outs, DEPTHWISE_ROWS, _carrier, _schedule_plane)
+    return schedule_anchored(outs, DEPTHWISE_CONV2D_NCHW_ROWS, _carrier, _schedule_plane)

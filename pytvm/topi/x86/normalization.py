@@ -16,10 +16,11 @@ from ...te.tensor import ComputeOp, Tensor
 from ..generic._tiling import extent, fuse_parallel, product, vectorize_inner
 from ..generic._traverse import as_outputs, create_schedule, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
+from ..tag import LAYER_NORM_OUTPUT, LOG_SOFTMAX_OUTPUT, SOFTMAX_EXP, SOFTMAX_OUTPUT
 
 __all__ = ["schedule_layer_norm", "schedule_log_softmax", "schedule_softmax"]
 
-_NORM_TAGS = ("softmax_output", "log_softmax_output", "layer_norm_output")
+_NORM_TAGS = (SOFTMAX_OUTPUT, LOG_SOFTMAX_OUTPUT, LAYER_NORM_OUTPUT)
 
 
 def _row_axes(op: ComputeOp) -> int:
@@ -51,7 +52,7 @@ def _row_stages(norm: ComputeOp, rows: int, output_ops: set[int]) -> list[Comput
             op is not norm
             and id(op) not in output_ops
             and per_row
-            and (op.reduce_axis or op.tag == "softmax_exp")
+            and (op.reduce_axis or op.tag == SOFTMAX_EXP)
         ):
             found.append(op)
 
@@ -90,7 +91,7 @@ def _schedule_norm(
     if fused is None:
         return []
     staged = _row_stages(op, rows, output_ops)
-    if any("row_partial" in r.attrs or r.tag == "softmax_exp" for r in staged):
+    if any("row_partial" in r.attrs or r.tag == SOFTMAX_EXP for r in staged):
         # Rows reduced in vector lanes: each per-row stage is computed whole, rows in parallel.
         for row_stage in staged:
             _schedule_row_stage(s, row_stage, rows)

@@ -13,11 +13,12 @@ from ...te.tensor import ComputeOp, Tensor
 from ..generic._tiling import extent, fuse_parallel, product
 from ..generic._traverse import as_outputs, create_schedule, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
+from ..tag import ADAPTIVE_POOL_MAX, ADAPTIVE_POOL_SUM, POOL_MAX, POOL_SUM
 
 __all__ = ["schedule_adaptive_pool", "schedule_pool"]
 
-_SUM_TAGS = ("pool_sum", "adaptive_pool_sum")
-_MAX_TAGS = ("pool_max", "adaptive_pool_max")
+_SUM_TAGS = (POOL_SUM, ADAPTIVE_POOL_SUM)
+_MAX_TAGS = (POOL_MAX, ADAPTIVE_POOL_MAX)
 
 
 def schedule_pool(outs: Tensor | Sequence[Tensor], layout: str = "NCHW") -> Any:

@@ -1,0 +1,451 @@
+"""The CPU strategy table: every implementation of a convolution or matrix product, one row each.
+
+A row (:class:`Implementation`) names its implementation, the tag of its anchor stage, when it
+applies (a predicate over a :class:`Workload`: shapes, dtypes, attributes; block sizes come from
+the current target), its compute, its schedule, the weight layout it packs a constant weight
+into (for ``AlterOpLayout``; None: the plain weight), and a priority. :func:`select` picks the
+applicable row of an operator with the highest priority (the earlier row on a tie), as TVM's
+``relay.op.strategy.x86`` does with ``plevel``.
+
+The rules the rows read:
+
+- ``nn.conv2d``: a packed kernel layout (``OIHW<fb>o``) is the packed convolution; so is a
+  plain constant float kernel with one group over NCHW data whose output channels are whole
+  vectors (:func:`~pytvm.topi.x86.conv2d_channel_block`), unless the pointwise convolution
+  applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it. Otherwise one
+  group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
+  padded row planes when the padding is at most the width); any other grouping is grouped.
+- ``nn.dense``: a packed weight layout (``NK<bn>n``) or a constant float ``[N, K]`` weight
+  whose ``N`` divides into panels of at least four lanes is ``dense_pack``; else ``dense``.
+- ``nn.matmul`` and ``nn.batch_matmul``: the tag says whether B's columns are contiguous.
+
+The default schedule of a fused group (:mod:`.default`) looks its anchor up in this table too,
+in table order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...ffi.errors import TVMValueError
+from ...te.tensor import Tensor
+from .. import nn, tag
+from .._shape import const_int
+from ..layout import layout_axes
+from ..nn.convolution import padding4
+from ..nn.linear import default_panel_width
+from ..transform import reshape
+from .conv2d import (
+    schedule_conv2d_nchw,
+    schedule_depthwise_conv2d_nchw,
+    schedule_group_conv2d_nchw,
+)
+from .conv2d_packed import conv2d_channel_block, schedule_conv2d_nchw_packed
+from .conv2d_pointwise import conv2d_pointwise_applies, schedule_conv2d_nchw_pointwise
+from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
+from .depthwise import schedule_depthwise_conv2d_nchw_rows
+
+__all__ = ["STRATEGY", "Implementation", "Workload", "implementations", "select"]
+
+Schedule = Callable[[Tensor | Sequence[Tensor]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What choosing an implementation reads: the operator, its data and weight shapes
+    (None for a symbolic dimension) and dtypes, its attributes (the graph operator's), and
+    whether the weight is a constant ``AlterOpLayout`` may pack.
+    """
+
+    op: str
+    data_shape: tuple[int | None, ...]
+    weight_shape: tuple[int | None, ...]
+    data_dtype: str
+    weight_dtype: str
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    weight_constant: bool = False
+
+    @staticmethod
+    def of(
+        op: str, data: Any, weight: Any, attrs: Mapping[str, Any], weight_constant: bool = False
+    ) -> Workload:
+        """The workload of ``op`` over ``data`` and ``weight`` (anything with ``shape`` and
+        ``dtype``: tensors, tensor types).
+        """
+        return Workload(
+            op,
+            tuple(const_int(d) for d in data.shape),
+            tuple(const_int(d) for d in weight.shape),
+            str(data.dtype),
+            str(weight.dtype),
+            attrs,
+            weight_constant,
+        )
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The attribute ``key`` (``default`` when absent or empty)."""
+        value = self.attrs.get(key)
+        return default if value is None or value == "" else value
+
+    @property
+    def out_dtype(self) -> str | None:
+        """The requested output dtype (None: the data's)."""
+        return self.get("out_dtype") or None
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    """One row of the table: an implementation of ``op`` and when it applies."""
+
+    name: str
+    op: str
+    tag: str
+    applies: Callable[[Workload], bool]
+    compute: Callable[[Tensor, Tensor, Workload], Tensor]
+    schedule: Schedule
+    priority: int
+    #: The layout a constant plain weight is packed into (None: kept plain).
+    weight_layout: Callable[[Workload], str] | None = None
+
+    def __post_init__(self) -> None:
+        tag.check(self.tag, self.name)
+
+
+# --- nn.conv2d ---------------------------------------------------------------------------
+
+_NCHW = 4
+
+
+def _kernel_layout(wl: Workload) -> str:
+    return str(wl.get("kernel_layout", "OIHW"))
+
+
+def _plain_conv(wl: Workload) -> bool:
+    return _kernel_layout(wl) == "OIHW"
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith("float")
+
+
+def _conv_packable(wl: Workload) -> bool:
+    """A plain constant float kernel of one group over NCHW data, output channels in vectors."""
+    f = wl.weight_shape[0] if len(wl.weight_shape) == _NCHW else None
+    return (
+        wl.weight_constant
+        and _plain_conv(wl)
+        and wl.get("groups", 1) == 1
+        and wl.get("data_layout", "NCHW") == "NCHW"
+        and _is_float(wl.data_dtype)
+        and _is_float(wl.weight_dtype)
+        and f is not None
+        and conv2d_channel_block(f, wl.weight_dtype) is not None
+    )
+
+
+def _conv_packed_layout(wl: Workload) -> str:
+    fb = conv2d_channel_block(int(wl.weight_shape[0] or 0), wl.weight_dtype)
+    return f"OIHW{fb}o"
+
+
+def _conv_packed(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    # kernel [F // fb, C, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
+    layout, groups = _kernel_layout(wl), wl.get("groups", 1)
+    if groups != 1 or layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
+        raise TVMValueError(
+            f"nn.conv2d: kernel_layout {layout!r} with groups={groups}; expected 'OIHW' or "
+            "'OIHW<fb>o' (output channels in blocks of fb) with groups=1"
+        )
+    strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
+    return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype)
+
+
+def _pointwise(wl: Workload) -> bool:
+    """1x1, stride 1, no padding, one group, on planes of whole vectors of the data's dtype."""
+    data, kernel = wl.data_shape, wl.weight_shape
+    return (
+        _plain_conv(wl)
+        and len(data) == _NCHW
+        and None not in data[2:]
+        and None not in kernel
+        and conv2d_pointwise_applies(
+            [d or 0 for d in data],
+            [k or 0 for k in kernel],
+            wl.get("strides"),
+            wl.get("padding"),
+            wl.get("groups", 1),
+            wl.data_dtype,
+        )
+    )
+
+
+def _one_group(wl: Workload) -> bool:
+    return _plain_conv(wl) and wl.get("groups", 1) == 1
+
+
+def _depthwise(wl: Workload) -> bool:
+    """``groups == C`` (more than one) with one input channel per group."""
+    groups = wl.get("groups", 1)
+    return (
+        _plain_conv(wl)
+        and groups != 1
+        and groups == wl.data_shape[1]
+        and len(wl.weight_shape) > 1
+        and wl.weight_shape[1] == 1
+    )
+
+
+def _depthwise_rows(wl: Workload) -> bool:
+    """Depthwise, with left and right padding of at most the width (padded row planes)."""
+    if not _depthwise(wl):
+        return False
+    _, left, _, right = padding4("nn.conv2d", wl.get("padding"))
+    width = wl.data_shape[3]
+    return width is not None and max(left, right) <= width
+
+
+def _grouped(wl: Workload) -> bool:
+    return _plain_conv(wl) and wl.get("groups", 1) != 1
+
+
+def _conv_args(wl: Workload) -> tuple[Any, Any, Any]:
+    return wl.get("strides"), wl.get("padding"), wl.get("dilation")
+
+
+def _depthwise_kernel(weight: Tensor, wl: Workload) -> Tensor:
+    """``[C*M, 1, KH, KW]`` as the depthwise kernel ``[C, M, KH, KW]``."""
+    channels, filters = wl.data_shape[1], wl.weight_shape[0]
+    assert channels is not None and filters is not None  # _depthwise: groups == C
+    return reshape(weight, (channels, filters // channels, weight.shape[2], weight.shape[3]))
+
+
+def _conv2d_pointwise(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    return nn.conv2d_nchw_pointwise(data, weight, wl.out_dtype)
+
+
+def _conv2d_nchw(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    return nn.conv2d_nchw(data, weight, *_conv_args(wl), wl.out_dtype)
+
+
+def _conv2d_depthwise_rows(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    kernel = _depthwise_kernel(weight, wl)
+    return nn.depthwise_conv2d_nchw_rows(data, kernel, *_conv_args(wl), wl.out_dtype)
+
+
+def _conv2d_depthwise(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    kernel = _depthwise_kernel(weight, wl)
+    return nn.depthwise_conv2d_nchw(data, kernel, *_conv_args(wl), wl.out_dtype)
+
+
+def _conv2d_grouped(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    groups = wl.get("groups", 1)
+    return nn.group_conv2d_nchw(data, weight, *_conv_args(wl), groups, wl.out_dtype)
+
+
+# --- nn.dense, nn.matmul, nn.batch_matmul -----------------------------------------------
+
+#: Narrowest panel worth packing (a vector of four lanes).
+_MIN_PANEL = 4
+
+
+def _dense_panel(units: int, dtype: str) -> int | None:
+    """Panel width for ``units`` output columns: the target's panel width (two vectors), else
+    the widest power-of-two fraction of it (down to four lanes) that divides ``units``.
+    """
+    bn = default_panel_width(dtype)
+    while bn >= _MIN_PANEL and units % bn:
+        bn //= 2
+    return bn if bn >= _MIN_PANEL else None
+
+
+def _plain_dense(wl: Workload) -> bool:
+    return str(wl.get("weight_layout", "NK")) == "NK"
+
+
+def _dense_packable(wl: Workload) -> bool:
+    """A plain constant float ``[N, K]`` weight whose ``N`` divides into panels."""
+    units = wl.weight_shape[0] if len(wl.weight_shape) == 2 else None  # noqa: PLR2004
+    return (
+        wl.weight_constant
+        and _plain_dense(wl)
+        and _is_float(wl.data_dtype)
+        and _is_float(wl.weight_dtype)
+        and units is not None
+        and _dense_panel(units, wl.weight_dtype) is not None
+    )
+
+
+def _dense_packed_layout(wl: Workload) -> str:
+    return f"NK{_dense_panel(int(wl.weight_shape[0] or 0), wl.weight_dtype)}n"
+
+
+def _dense_pack(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    # weight [N // bn, K, bn] (layout NK{bn}n, made by AlterOpLayout)
+    layout = str(wl.get("weight_layout", "NK"))
+    if layout_axes(layout)[:2] != (("N", 0), ("K", 0)) or weight.ndim != 3:  # noqa: PLR2004
+        raise TVMValueError(
+            f"nn.dense: weight_layout {layout!r} for a {weight.ndim}-d weight; expected 'NK' "
+            "or 'NK<bn>n' (a 3-d weight of panels [N // bn, K, bn])"
+        )
+    return nn.dense_pack(data, weight, None, wl.out_dtype)
+
+
+def _dense(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    return nn.dense(data, weight, None, wl.out_dtype)
+
+
+def _transpose_b(default: bool) -> Callable[[Workload], bool]:
+    return lambda wl: bool(wl.get("transpose_b", default))
+
+
+def _matmul(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    transpose_a, transpose_b = wl.get("transpose_a", False), wl.get("transpose_b", False)
+    return nn.matmul(data, weight, None, wl.out_dtype, transpose_a, transpose_b)
+
+
+def _batch_matmul(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+    transpose_a, transpose_b = wl.get("transpose_a", False), wl.get("transpose_b", True)
+    return nn.batch_matmul(data, weight, None, wl.out_dtype, transpose_a, transpose_b)
+
+
+# --- the table ----------------------------------------------------------------------------
+
+I = Implementation  # noqa: E741
+
+#: Every row, in the order a fused group's anchor is looked up (:mod:`.default`).
+STRATEGY: tuple[Implementation, ...] = (
+    I(
+        "conv2d_nchw_packed",
+        "nn.conv2d",
+        tag.CONV2D_NCHW_PACKED,
+        lambda wl: not _plain_conv(wl) or _conv_packable(wl),
+        _conv_packed,
+        schedule_conv2d_nchw_packed,
+        20,
+        _conv_packed_layout,
+    ),
+    I(
+        "conv2d_nchw_pointwise",
+        "nn.conv2d",
+        tag.CONV2D_NCHW_POINTWISE,
+        _pointwise,
+        _conv2d_pointwise,
+        schedule_conv2d_nchw_pointwise,
+        30,
+    ),
+    I(
+        "depthwise_conv2d_nchw_rows",
+        "nn.conv2d",
+        tag.DEPTHWISE_CONV2D_NCHW_ROWS,
+        _depthwise_rows,
+        _conv2d_depthwise_rows,
+        schedule_depthwise_conv2d_nchw_rows,
+        20,
+    ),
+    I(
+        "conv2d_nchw",
+        "nn.conv2d",
+        tag.CONV2D_NCHW,
+        _one_group,
+        _conv2d_nchw,
+        schedule_conv2d_nchw,
+        10,
+    ),
+    I(
+        "group_conv2d_nchw",
+        "nn.conv2d",
+        tag.GROUP_CONV2D_NCHW,
+        _grouped,
+        _conv2d_grouped,
+        schedule_group_conv2d_nchw,
+        0,
+    ),
+    I(
+        "depthwise_conv2d_nchw",
+        "nn.conv2d",
+        tag.DEPTHWISE_CONV2D_NCHW,
+        _depthwise,
+        _conv2d_depthwise,
+        schedule_depthwise_conv2d_nchw,
+        10,
+    ),
+    I(
+        "dense_pack",
+        "nn.dense",
+        tag.DENSE_PACK,
+        lambda wl: not _plain_dense(wl) or _dense_packable(wl),
+        _dense_pack,
+        schedule_dense_pack,
+        20,
+        _dense_packed_layout,
+    ),
+    I("dense", "nn.dense", tag.DENSE, _plain_dense, _dense, schedule_dense, 10),
+    I("matmul_nt", "nn.matmul", tag.DENSE, _transpose_b(False), _matmul, schedule_dense, 10),
+    I(
+        "matmul",
+        "nn.matmul",
+        tag.MATMUL,
+        lambda wl: not _transpose_b(False)(wl),
+        _matmul,
+        schedule_matmul,
+        10,
+    ),
+    I(
+        "batch_matmul",
+        "nn.batch_matmul",
+        tag.BATCH_MATMUL,
+        _transpose_b(True),
+        _batch_matmul,
+        schedule_batch_matmul,
+        10,
+    ),
+    I(
+        "batch_matmul_nn",
+        "nn.batch_matmul",
+        tag.BATCH_MATMUL_NN,
+        lambda wl: not _transpose_b(True)(wl),
+        _batch_matmul,
+        schedule_batch_matmul,
+        10,
+    ),
+)
+del I
+
+
+def implementations(op: str) -> tuple[Implementation, ...]:
+    """The rows of ``op``, in table order (raises for an operator the table does not hold)."""
+    rows = tuple(r for r in STRATEGY if r.op == op)
+    if not rows:
+        ops = sorted({r.op for r in STRATEGY})
+        raise TVMValueError(
+            f"no CPU implementation of {op!r}; the strategy table holds {ops}: add rows for it "
+            "to pytvm/topi/x86/strategy.py"
+        )
+    return rows
+
+
+def select(op: str, wl: Workload) -> Implementation:
+    """The applicable row of ``op`` with the highest priority (the earlier row on a tie).
+
+    Examples
+    --------
+    >>> from pytvm.topi.x86.strategy import Workload, select
+    >>> attrs = {"strides": (1, 1), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 8}
+    >>> select("nn.conv2d", Workload("nn.conv2d", (1, 8, 9, 9), (8, 1, 3, 3),
+    ...                              "float32", "float32", attrs)).name
+    'depthwise_conv2d_nchw_rows'
+    """
+    rows = implementations(op)
+    best: Implementation | None = None
+    for row in rows:
+        if row.applies(wl) and (best is None or row.priority > best.priority):
+            best = row
+    if best is None:
+        raise TVMValueError(
+            f"no CPU implementation of {op} applies to data {list(wl.data_shape)} "
+            f"{wl.data_dtype}, weight {list(wl.weight_shape)} {wl.weight_dtype}, attributes "
+            f"{dict(wl.attrs)}; the rows are {[r.name for r in rows]}"
+        )
+    return best
