@@ -59,8 +59,8 @@ class Stage:
     leaf_iter_vars: list[IterVar] = field(default_factory=list)
     relations: list[Split | Fuse] = field(default_factory=list)
     all_iter_vars: list[IterVar] = field(default_factory=list)
-    kinds: dict[int, str] = field(default_factory=dict)  # id(leaf) -> serial/parallel/...
-    pragmas: dict[int, dict[str, Any]] = field(default_factory=dict)
+    kinds: dict[IterVar, str] = field(default_factory=dict)  # leaf -> parallel/vectorize/unroll
+    pragmas: dict[IterVar, dict[str, Any]] = field(default_factory=dict)
     attach: str = "root"  # root | inline | at
     attach_stage: Stage | None = None
     attach_ivar: IterVar | None = None
@@ -183,7 +183,7 @@ class Stage:
                 f"stage {self.name}: cannot {kind} reduction axis {iv.var.name} (iterations "
                 "of a reduction depend on each other)"
             )
-        self.kinds[id(iv)] = kind
+        self.kinds[iv] = kind
 
     def vectorize(self, iv: IterVar) -> None:
         """Run the axis as SIMD lanes (its extent should be a small constant)."""
@@ -200,7 +200,7 @@ class Stage:
     def pragma(self, iv: IterVar, key: str, value: Any = None) -> None:
         """Annotate the axis's loop with ``pragma_<key>`` (e.g. ``auto_unroll_max_step``)."""
         self._leaf(iv, "pragma")
-        self.pragmas.setdefault(id(iv), {})[f"pragma_{key}"] = True if value is None else value
+        self.pragmas.setdefault(iv, {})[f"pragma_{key}"] = True if value is None else value
 
     def bind(self, iv: IterVar, thread: IterVar) -> None:
         """GPU thread binding: not available for CPU targets."""
