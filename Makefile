@@ -32,7 +32,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	touch $@
 
 demo: $(VENV)/.installed-demo
-	$(PY) -m pytvm.demo
+	$(PY) -m pytvm.cli.demo
 
 # The C runtime is checked with both gcc and clang (and their sanitizers): install clang and its
 # sanitizer runtime from Debian's packages when they are missing.

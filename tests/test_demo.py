@@ -10,7 +10,7 @@ import pytest
 @pytest.mark.needs_cc
 def test_demo_runs_end_to_end() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pytvm.demo"],
+        [sys.executable, "-m", "pytvm.cli.demo"],
         capture_output=True,
         text=True,
         timeout=300,

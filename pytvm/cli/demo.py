@@ -1,8 +1,8 @@
-"""``make demo``: compile a packed C kernel, load it, run it on NDArrays, time it, trace the FFI,
-then do the same on a server found through a tracker, over TVM's RPC protocol; then compile a
-tensor expression (schedule, lower, C, run, time) and run a compiled kernel on the accelerator;
-then compile a whole ONNX model, run it here and on a server behind a tracker, check it against
-ONNX Runtime and time it beside ONNX Runtime.
+"""``make demo`` (``python -m pytvm.cli.demo``): compile a packed C kernel, load it, run it on
+NDArrays, time it, trace the FFI, then do the same on a server found through a tracker, over TVM's
+RPC protocol; then compile a tensor expression (schedule, lower, C, run, time) and run a compiled
+kernel on the accelerator; then compile a whole ONNX model, run it here and on a server behind a
+tracker, check it against ONNX Runtime and time it beside ONNX Runtime.
 """
 
 from __future__ import annotations
@@ -395,7 +395,7 @@ def _compiled_on_accelerator(workspace: Path) -> None:
             launcher.stop_server()
 
 
-_MAKE_MODELS = Path(__file__).resolve().parents[1] / "models" / "make_models.py"
+_MAKE_MODELS = Path(__file__).resolve().parents[2] / "models" / "make_models.py"
 
 
 def _graph_demo(workspace: Path) -> None:
