@@ -254,18 +254,17 @@ class Schedule:
     def __init__(self, outputs: Sequence[Operation]) -> None:
         self.outputs = tuple(outputs)
         self.stages: list[Stage] = []
-        self._by_tensor: dict[int, Stage] = {}
-        self._keep: list[Any] = []
-        seen: set[int] = set()
+        self._by_op: dict[Operation, Stage] = {}
+        seen: set[Operation] = set()
         for op in self.outputs:
             self._visit(op, seen)
         for op in self.outputs:
             self[op].is_output = True
 
-    def _visit(self, op: Operation, seen: set[int]) -> None:
-        if id(op) in seen or isinstance(op, PlaceholderOp):
+    def _visit(self, op: Operation, seen: set[Operation]) -> None:
+        if op in seen or isinstance(op, PlaceholderOp):
             return
-        seen.add(id(op))
+        seen.add(op)
         if not isinstance(op, ComputeOp):
             raise TVMValueError(f"create_schedule: cannot schedule operation {op}")
         for t in op.input_tensors:
@@ -279,12 +278,11 @@ class Schedule:
             self.stages.append(stage)
         else:
             self.stages.insert(position, stage)
-        self._by_tensor[id(op)] = stage
-        self._keep.append(op)
+        self._by_op[op] = stage
 
     def __getitem__(self, key: Tensor | Operation) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
-        stage = self._by_tensor.get(id(op))
+        stage = self._by_op.get(op)
         if stage is None:
             raise TVMValueError(
                 f"schedule has no stage for {op.name}: it is an input or not needed by "
@@ -294,11 +292,11 @@ class Schedule:
 
     def stage_of(self, tensor: Tensor) -> Stage | None:
         """The stage computing ``tensor`` (None for inputs)."""
-        return self._by_tensor.get(id(tensor.op))
+        return self._by_op.get(tensor.op)
 
     def readers(self, stage: Stage) -> list[Stage]:
         """Stages whose bodies read ``stage``'s outputs."""
-        ops = {id(t.op) for t in stage.outputs}
+        ops = {t.op for t in stage.outputs}
         return [s for s in self.stages if s is not stage and ops & _ops_read(s.body)]
 
     # ------------------------------------------------------------------ cache stages
@@ -375,14 +373,14 @@ def _replace_loads(body: PrimExpr, old: Tensor, new: Tensor) -> PrimExpr:
     return result
 
 
-def _ops_read(body: Sequence[PrimExpr]) -> set[int]:
+def _ops_read(body: Sequence[PrimExpr]) -> set[Operation]:
     from ..tir.functor import IRVisitor
 
-    found: set[int] = set()
+    found: set[Operation] = set()
 
     class _Collect(IRVisitor):
         def visit_ProducerLoad(self, node: ProducerLoad) -> None:
-            found.add(id(node.producer.op))
+            found.add(node.producer.op)
             self.generic_visit(node)
 
     for b in body:

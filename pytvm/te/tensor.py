@@ -219,10 +219,10 @@ class TensorSlice(ExprOp):
 
 class _TensorCollector(IRVisitor):
     def __init__(self) -> None:
-        self.found: dict[int, Tensor] = {}
+        self.found: dict[Tensor, None] = {}  # insertion-ordered set
 
     def visit_ProducerLoad(self, node: ProducerLoad) -> None:
-        self.found.setdefault(id(node.producer), node.producer)
+        self.found.setdefault(node.producer)
         self.generic_visit(node)
 
 
@@ -230,4 +230,4 @@ def _tensors_read(body: Sequence[PrimExpr]) -> tuple[Tensor, ...]:
     collector = _TensorCollector()
     for expr in body:
         collector.visit(expr)
-    return tuple(collector.found.values())
+    return tuple(collector.found)
