@@ -2,8 +2,9 @@
 
 Each primitive (fused) function is lowered by calling every operator's ``compute`` on tensor
 expressions, scheduled with the default CPU schedule of its anchor (``topi.x86``), and lowered
-to a ``PrimFunc``. Functions are cached by their structure and the target, so a model's
-repeated blocks compile once; the cache counts its hits and misses.
+to a ``PrimFunc``. Functions are cached by :class:`CacheKey` (the function's structural hash,
+equality resolving collisions, with the device type and the target), so a model's repeated
+blocks compile once; the cache counts its hits and misses.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from ..runtime.module import Module
 from ..target import Target
 from ..tir.function import PrimFunc
 from ..topi.x86 import schedule_default
+from .attrs import Attrs
 from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from .functor import post_order
 from .op import get_op
-from .printer import astext
+from .structural import structural_equal, structural_hash
 from .ty import TensorType
 
-__all__ = ["CompileEngine", "LoweredFunc", "lower_primitive"]
+__all__ = ["CacheKey", "CompileEngine", "LoweredFunc", "lower_primitive"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,19 +101,62 @@ def _materialized(tensor: Any, inputs: list[Any]) -> Any:
     return tensor
 
 
-def _kernel_name(func: Function) -> str:
+def _kernel_base_name(func: Function) -> str:
+    """``fused_`` and the function's ``hint`` (its operators), as a C identifier."""
     hint = str(func.attrs.get("hint", "") or "kernel")
     return "fused_" + re.sub(r"[^0-9A-Za-z_]", "_", hint)[:80]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class CacheKey:
+    """TVM's ``CCacheKey``: a primitive function and what else its kernel depends on.
+
+    Keys hash by :func:`~pytvm.graph.structural.structural_hash` of the function and compare by
+    :func:`~pytvm.graph.structural.structural_equal` (a collision of hashes costs one
+    comparison), together with the device type the kernel's arrays live on and the target whose
+    vector width and cores the schedules read. The ``hint`` attribute only names the kernel, so
+    it is left out.
+    """
+
+    func: Function
+    device_type: int
+    target: str
+    hash_: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if "hint" in self.func.attrs:
+            attrs = Attrs(tuple((k, v) for k, v in self.func.attrs.items_ if k != "hint"))
+            object.__setattr__(self, "func", Function(self.func.params, self.func.body, attrs))
+        own = (structural_hash(self.func), self.device_type, self.target)
+        object.__setattr__(self, "hash_", hash(own))
+
+    def __hash__(self) -> int:
+        return self.hash_
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, CacheKey)
+            and self.hash_ == other.hash_
+            and self.device_type == other.device_type
+            and self.target == other.target
+            and structural_equal(self.func, other.func)
+        )
+
+
 @dataclass
 class CompileEngine:
-    """Lowers primitive functions for one target, once per distinct structure."""
+    """Lowers primitive functions for one target, once per distinct structure.
+
+    Every distinct structure gets one kernel name (``fused_<operators>``, then ``_1``, ``_2``,
+    ... for further structures with the same operators); :meth:`kernel_name` gives it without
+    lowering, so a memory plan names kernels as the build does.
+    """
 
     target: Target
     hits: int = 0
     misses: int = 0
-    _cache: dict[str, LoweredFunc] = field(default_factory=dict)
+    _cache: dict[CacheKey, LoweredFunc] = field(default_factory=dict)
+    _named: dict[CacheKey, str] = field(default_factory=dict)
     _names: set[str] = field(default_factory=set)
     #: Runtime modules of external compilers (``relay.ext.<name>``), imported into the library.
     external_modules: list[Module] = field(default_factory=list)
@@ -126,14 +171,34 @@ class CompileEngine:
             return self._external_symbol(func, str(compiler))
         return self.lower(call, device_type).name
 
+    def kernel_name(self, call: Call, device_type: int = 1) -> str:
+        """The symbol :meth:`kernel` returns for ``call``, without lowering or compiling it."""
+        func = call.op
+        assert isinstance(func, Function)
+        compiler = func.attrs.get("Compiler")
+        if compiler:
+            return _global_symbol(func, str(compiler))
+        return self._name(self._key(func, device_type), func)
+
+    def _key(self, func: Function, device_type: int) -> CacheKey:
+        active = Target.current(allow_none=True)  # what the schedules read
+        return CacheKey(func, device_type, "" if active is None else str(active))
+
+    def _name(self, key: CacheKey, func: Function) -> str:
+        name = self._named.get(key)
+        if name is None:
+            base = _kernel_base_name(func)
+            name, n = base, 1
+            while name in self._names:
+                name, n = f"{base}_{n}", n + 1
+            self._names.add(name)
+            self._named[key] = name
+        return name
+
     def _external_symbol(self, func: Function, compiler: str) -> str:
         if id(func) in self._external:
             return self._external[id(func)]
-        symbol = str(func.attrs.get("global_symbol", "") or "")
-        if not symbol:
-            raise TVMValueError(
-                f"a function for external compiler {compiler!r} has no global_symbol"
-            )
+        symbol = _global_symbol(func, compiler)
         codegen = get_global_func(f"relay.ext.{compiler}", allow_missing=True)
         if codegen is None:
             raise TVMValueError(
@@ -156,18 +221,13 @@ class CompileEngine:
         """
         func = call.op
         assert isinstance(func, Function)
-        key = f"device {device_type}\n" + _structural_key(func)
+        key = self._key(func, device_type)
         cached = self._cache.get(key)
         if cached is not None:
             self.hits += 1
             return cached
         self.misses += 1
-        base = _kernel_name(func)
-        name, n = base, 1
-        while name in self._names:
-            name, n = f"{base}_{n}", n + 1
-        self._names.add(name)
-        lowered = lower_primitive(func, name, device_type)
+        lowered = lower_primitive(func, self._name(key, func), device_type)
         self._cache[key] = lowered
         return lowered
 
@@ -177,7 +237,8 @@ class CompileEngine:
         return list(self._cache.values())
 
 
-def _structural_key(func: Function) -> str:
-    """Equal for functions of the same operators, attributes, types and scalar constants."""
-    text = astext(Function(func.params, func.body, func.attrs.with_values(hint="")))
-    return re.sub(r"/\* [^*]*? \*/ /\* ty=", "/* ty=", text)
+def _global_symbol(func: Function, compiler: str) -> str:
+    symbol = str(func.attrs.get("global_symbol", "") or "")
+    if not symbol:
+        raise TVMValueError(f"a function for external compiler {compiler!r} has no global_symbol")
+    return symbol

@@ -1,5 +1,10 @@
-"""Structural equality of graph IR: same operators, attributes, types, constants and sharing,
-parameters matched by position (names may differ).
+"""Structural equality and hashing of graph IR: same operators, attributes, types, constants
+and sharing, parameters matched by position (names may differ).
+
+``structural_hash`` reads exactly what ``structural_equal`` compares, so equal graphs hash
+equal: each node of the post order contributes its kind, type, operator, attributes, constant
+values and the post-order positions of its arguments (the sharing), a parameter its position.
+Names (of variables and calls) are read by neither.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from ..ffi.errors import TVMValueError
 from .expr import Call, Constant, Expr, Function, TupleGetItem, Var
 from .functor import children, post_order
 
-__all__ = ["assert_structural_equal", "structural_equal"]
+__all__ = ["assert_structural_equal", "structural_equal", "structural_hash"]
 
 
 class _Compare:
@@ -103,3 +108,62 @@ def assert_structural_equal(a: Any, b: Any) -> None:
     why = _explain(a, b)
     if why:
         raise TVMValueError(f"graphs differ: {why}")
+
+
+def structural_hash(node: Any) -> int:
+    """A hash equal for structurally equal functions, modules and expressions.
+
+    Examples
+    --------
+    >>> from pytvm import graph as g
+    >>> def relu() -> g.Function:
+    ...     x = g.Var("x", g.TensorType((4,), "float32"))
+    ...     return g.Function((x,), g.call("nn.relu", x))
+    >>> structural_hash(relu()) == structural_hash(relu())
+    True
+    """
+    return hash(_shape(node))
+
+
+def _shape(node: Any) -> Any:
+    functions = getattr(node, "functions", None)
+    if functions is not None:
+        return tuple(sorted((name, _function_shape(f)) for name, f in functions.items()))
+    if isinstance(node, Function):
+        return _function_shape(node)
+    return _expr_shape(node, {})
+
+
+def _function_shape(func: Function) -> Any:
+    params = {id(p): i for i, p in enumerate(func.params)}
+    head = (len(func.params), func.attrs.items_, tuple(p.type_annotation for p in func.params))
+    return head, _expr_shape(func.body, params)
+
+
+def _expr_shape(root: Expr, params: dict[int, int]) -> Any:
+    """Per node of the post order: what ``_Compare.node`` compares, arguments by position."""
+    position: dict[int, int] = {}
+    shape: list[Any] = []
+    for i, x in enumerate(post_order(root)):
+        position[id(x)] = i
+        if isinstance(x, Var):
+            own: Any = params.get(id(x), -1)
+        elif isinstance(x, Constant):
+            own = _constant_bytes(x.data)
+        elif isinstance(x, Call):
+            op = _function_shape(x.op) if isinstance(x.op, Function) else x.op
+            own = (op, x.attrs.items_)
+        elif isinstance(x, TupleGetItem):
+            own = x.index
+        else:
+            own = None
+        kids = tuple(position[id(c)] for c in children(x))
+        shape.append((type(x).__name__, x.checked_type, own, kids))
+    return tuple(shape)
+
+
+def _constant_bytes(data: np.ndarray) -> bytes:
+    """The bytes of ``data`` with ``-0.0`` read as ``0.0`` (``np.array_equal`` calls them equal)."""
+    if data.dtype.kind in "fc":
+        data = np.where(data == 0, np.zeros_like(data), data)
+    return data.tobytes()
