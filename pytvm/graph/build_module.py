@@ -50,19 +50,28 @@ def _main(mod: Any, params: Mapping[str, Any] | None) -> IRModule:
     return mod.with_function(main, "main")
 
 
-def _hint_name(call: Call, device_type: int) -> str:
-    assert isinstance(call.op, Function)
-    return "fused_" + str(call.op.attrs.get("hint", "kernel"))
+def _target(target: str | Target | None) -> Target:
+    return Target(target) if target is not None else (Target.current() or Target("llvm"))
 
 
 def plan_memory(
-    mod: Any, params: Mapping[str, Any] | None = None, planner: str = "arena"
+    mod: Any,
+    params: Mapping[str, Any] | None = None,
+    planner: str = "arena",
+    *,
+    target: str | Target | None = None,
 ) -> MemoryPlan:
     """The memory plan ``build`` would make for ``mod``: per device ``planned_bytes``,
     ``no_reuse_bytes`` and ``lower_bound`` (the most bytes alive at one step of the order).
+
+    The graph is optimized for ``target`` as ``build`` does (the same default), and kernels are
+    named by the compile engine's :meth:`~pytvm.graph.compile_engine.CompileEngine.kernel_name`
+    without being lowered, so ``entry_names`` are the graph JSON's node names.
     """
-    fused = optimize(_main(mod, params))
-    layout = layout_graph(fused["main"], _hint_name)
+    tgt = _target(target)
+    with tgt:
+        fused = optimize(_main(mod, params))
+        layout = layout_graph(fused["main"], CompileEngine(tgt).kernel_name)
     return run_planner(planner, layout.buffers, layout.num_steps, layout.entry_names)
 
 
@@ -84,7 +93,7 @@ def build(
     A build that runs over a second draws a progress bar on a terminal (``PassContext`` config
     ``"graph.progress"``: ``True``/``False`` to force it).
     """
-    tgt = Target(target) if target is not None else (Target.current() or Target("llvm"))
+    tgt = _target(target)
     ctx = PassContext.current()
     t0 = time.perf_counter()
     main = _main(mod, params)

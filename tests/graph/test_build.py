@@ -156,3 +156,33 @@ def test_reshape_only_functions_are_views_not_kernels(planner: str) -> None:
         np.testing.assert_allclose(
             _run(m, x), interpret(_reshaping_net(), {"x": x}), rtol=1e-5, atol=1e-5
         )
+
+
+def _mlp() -> g.Function:
+    """Unnamed dense + bias + relu layers: two alike, two of other shapes (one fused pattern)."""
+    x = g.Var("x", g.TensorType((2, 8), F32))
+    y: g.Expr = x
+    for seed, (units, width) in enumerate([(16, 8), (16, 16), (16, 16), (4, 16)]):
+        dense = g.call("nn.dense", y, g.const(_rand(units, width, seed=seed)))
+        y = g.call("nn.relu", g.call("add", dense, g.const(_rand(units, seed=seed + 10))))
+    return g.Function([x], y)
+
+
+def test_the_plan_and_the_graph_name_kernels_alike() -> None:
+    mod = g.IRModule.from_expr(_mlp())
+    plan = g.plan_memory(mod)
+    graph = json.loads(g.build(mod, target="c").get_graph_json())
+    row = graph["node_row_ptr"]
+    names = [
+        node["name"] if i == 0 else f"{node['name']}:{i}"
+        for nid, node in enumerate(graph["nodes"])
+        for i in range(row[nid + 1] - row[nid])
+    ]
+    assert list(plan.entry_names) == names
+    kernels = [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"]
+    assert kernels == [
+        "fused_nn_dense_add_nn_relu",
+        "fused_nn_dense_add_nn_relu_1",
+        "fused_nn_dense_add_nn_relu_1",
+        "fused_nn_dense_add_nn_relu_2",
+    ]
