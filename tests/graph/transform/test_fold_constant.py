@@ -1,5 +1,7 @@
-"""FoldConstant: a constant subexpression whose result would exceed ``graph.max_constant_bytes``
-stays a call (computed at run time) rather than filling the compiler's memory.
+"""FoldConstant: weight-only subgraphs are evaluated at compile time, compared with the expected
+graph structurally; a constant subexpression whose result would exceed
+``graph.max_constant_bytes`` stays a call (computed at run time) rather than filling the
+compiler's memory.
 """
 
 from __future__ import annotations
@@ -13,6 +15,29 @@ from pytvm.graph.structural import assert_structural_equal
 from pytvm.graph.transform import fold_constant
 from pytvm.graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, max_constant_bytes
 from pytvm.ir.transform import PassContext
+
+F32 = "float32"
+
+
+def _var(name: str, *shape: int) -> g.Var:
+    return g.Var(name, g.TensorType(shape, F32))
+
+
+def _mod(params: list[g.Var], body: g.Expr) -> g.IRModule:
+    return g.IRModule.from_expr(g.Function(params, body))
+
+
+def _rand(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(F32)
+
+
+def test_fold_constant_evaluates_weight_only_subgraphs() -> None:
+    x = _var("x", 2, 3)
+    w = g.call("transpose", g.const(_rand(3, 4)), axes=(1, 0))
+    before = _mod([x], g.call("nn.dense", x, w))
+    x2 = _var("x", 2, 3)
+    expected = _mod([x2], g.call("nn.dense", x2, g.const(_rand(3, 4).T.copy())))
+    assert_structural_equal(fold_constant(before), expected)
 
 
 def _broadcast(side: int) -> g.IRModule:
