@@ -30,7 +30,7 @@ from pytvm.rpc.wire.base import (
 from pytvm.testing.rpc import is_closed_by_peer, service_process, wait_for
 
 TIMEOUT = 10.0
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
