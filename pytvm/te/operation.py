@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..ffi.errors import TVMTypeError, TVMValueError
 from ..tir.expr import (
@@ -19,6 +19,9 @@ from ..tir.expr import (
     convert,
 )
 from .tensor import ComputeOp, PlaceholderOp, Tensor
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["compute", "placeholder", "reduce_axis", "size_var", "thread_axis", "var"]
 
@@ -99,17 +102,50 @@ def _axis_names(fcompute: Callable[..., Any], ndim: int) -> list[str]:
     return names
 
 
+@overload
 def compute(
     shape: ExprLike | Sequence[ExprLike],
-    fcompute: Callable[..., Any],
+    fcompute: Callable[..., tuple[ExprLike]],
+    name: str = ...,
+    tag: str = ...,
+    attrs: Mapping[str, Any] | None = ...,
+) -> Tensor: ...
+@overload
+def compute(
+    shape: ExprLike | Sequence[ExprLike],
+    fcompute: Callable[..., tuple[ExprLike, ExprLike, Unpack[tuple[ExprLike, ...]]]],
+    name: str = ...,
+    tag: str = ...,
+    attrs: Mapping[str, Any] | None = ...,
+) -> list[Tensor]: ...
+@overload
+def compute(
+    shape: ExprLike | Sequence[ExprLike],
+    fcompute: Callable[..., Sequence[ExprLike]],
+    name: str = ...,
+    tag: str = ...,
+    attrs: Mapping[str, Any] | None = ...,
+) -> Tensor | list[Tensor]: ...
+@overload
+def compute(
+    shape: ExprLike | Sequence[ExprLike],
+    fcompute: Callable[..., ExprLike],
+    name: str = ...,
+    tag: str = ...,
+    attrs: Mapping[str, Any] | None = ...,
+) -> Tensor: ...
+def compute(
+    shape: ExprLike | Sequence[ExprLike],
+    fcompute: Callable[..., ExprLike | Sequence[ExprLike]],
     name: str = "compute",
     tag: str = "",
     attrs: Mapping[str, Any] | None = None,
-) -> Any:
+) -> Tensor | list[Tensor]:
     """A tensor whose element at each index is ``fcompute(*index)``.
 
-    ``fcompute`` may return a tuple (several outputs of one loop nest, e.g. an argmax's
-    index and value); then a list of tensors is returned. A reduction must be the whole body.
+    ``fcompute`` may return a tuple or list (several outputs of one loop nest, e.g. an
+    argmax's index and value); then a list of tensors is returned, one per element (a
+    single element still gives a tensor). A reduction must be the whole body.
 
     Examples
     --------
@@ -118,6 +154,9 @@ def compute(
     >>> B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
     >>> B.op.axis[0].var.name, str(B.op.body[0])
     ('i', '(A[i] * 2.0f32)')
+    >>> lo, hi = te.compute((8,), lambda i: (A[i] - 1.0, A[i] + 1.0), name="C")
+    >>> lo.op is hi.op, hi.name
+    (True, 'C.v1')
     """
     dims = _shape(shape, f"compute {name!r}")
     names = _axis_names(fcompute, len(dims))

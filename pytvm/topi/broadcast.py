@@ -260,6 +260,6 @@ def broadcast_to(data: Tensor, shape: Sequence[ExprLike]) -> Tensor:
             [str(s) for s in shape],
             f"a shape that {[str(s) for s in data.shape]} broadcasts to",
         )
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         target, lambda *idx: data(*_index(data, target, idx)), "T_broadcast_to", tag.BROADCAST
     )

@@ -35,7 +35,7 @@ __all__ = [
 def _unary(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:
     if not isinstance(x, Tensor):
         raise TVMTypeError(f"topi.{name}: expected a te.Tensor, got {type(x).__name__}")
-    return compute(x.shape, lambda *i: fn(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)  # type: ignore[no-any-return]
+    return compute(x.shape, lambda *i: fn(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)
 
 
 def _float_only(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:

@@ -106,7 +106,7 @@ def erf_expr(x: PrimExpr) -> PrimExpr:
 def _elementwise(name: str, fn: object, x: Tensor) -> Tensor:
     if not str(x.dtype).startswith("float"):
         raise op_error(name, "dtype", x.dtype, "a float type")
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         x.shape,
         lambda *i: fn(x(*i)),  # type: ignore[operator]
         name=f"T_{name}",

@@ -46,7 +46,7 @@ def gather(data: Tensor, axis: int, indices: Tensor) -> Tensor:
         src[ax] = _wrap(indices(*idx), data.shape[ax])
         return data(*src)
 
-    return compute(indices.shape, body, name="T_gather", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(indices.shape, body, name="T_gather", tag=tag.INJECTIVE)
 
 
 def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
@@ -80,4 +80,4 @@ def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
             src.append(_wrap(indices(*outer, const(k)), data.shape[b + k]))
         return data(*src, *idx[len(lead) :])
 
-    return compute(shape, body, name="T_gather_nd", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_gather_nd", tag=tag.INJECTIVE)

@@ -84,7 +84,7 @@ def strided_slice(
     def body(*idx: Var) -> PrimExpr:
         return a(*[starts[k] + idx[k] * steps[k] for k in range(nd)])
 
-    return compute(shape, body, name="T_strided_slice", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_strided_slice", tag=tag.INJECTIVE)
 
 
 def take(
@@ -143,7 +143,7 @@ def take(
             i = i % convert(n)
         return src(*idx[:ax], i, *idx[ax + ni :])
 
-    return compute(shape, body, name="T_take", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_take", tag=tag.INJECTIVE)
 
 
 def where(condition: Tensor, x: Tensor | ExprLike, y: Tensor | ExprLike) -> Tensor:
@@ -178,4 +178,4 @@ def where(condition: Tensor, x: Tensor | ExprLike, y: Tensor | ExprLike) -> Tens
             raise op_error("where", "x/y types", (tv.dtype, fv.dtype), "one type")
         return Select(c, tv, fv)
 
-    return compute(shape, body, name="T_where", tag=tag.BROADCAST)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_where", tag=tag.BROADCAST)

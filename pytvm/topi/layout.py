@@ -144,4 +144,4 @@ def layout_transform(data: Tensor, src_layout: str, dst_layout: str) -> Tensor:
         return if_then_else(inside, value, const(0, data.dtype))
 
     name = f"T_layout_trans_{src_layout}_{dst_layout}"
-    return compute(out_shape, body, name=name, tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(out_shape, body, name=name, tag=tag.INJECTIVE)

@@ -60,7 +60,7 @@ def logical_not(x: Tensor) -> Tensor:
     def fn(v: PrimExpr) -> PrimExpr:
         return Not(v) if v.dtype == "bool" else v == const(0, v.dtype)
 
-    return compute(x.shape, lambda *i: fn(x(*i)), name="T_logical_not", tag=tag.ELEMWISE)  # type: ignore[no-any-return]
+    return compute(x.shape, lambda *i: fn(x(*i)), name="T_logical_not", tag=tag.ELEMWISE)
 
 
 def logical_xor(lhs: Tensor, rhs: Tensor) -> Tensor:

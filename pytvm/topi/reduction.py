@@ -64,7 +64,7 @@ def _comm_reduce(
     def body(*out: Var) -> PrimExpr:
         return reducer(data(*indices(out, red)), axis=red)  # type: ignore[no-any-return]
 
-    return compute(shape, body, name=f"T_{name}", tag=tag.COMM_REDUCE)  # type: ignore[no-any-return]
+    return compute(shape, body, name=f"T_{name}", tag=tag.COMM_REDUCE)
 
 
 def sum(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -106,7 +106,7 @@ def mean(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
         n = count if dtype == count.dtype else Cast(dtype, count)
         return total(*i) / n
 
-    return compute(total.shape, body, name="T_mean", tag=tag.ELEMWISE)  # type: ignore[no-any-return]
+    return compute(total.shape, body, name="T_mean", tag=tag.ELEMWISE)
 
 
 def _arg_reduce(

@@ -48,4 +48,4 @@ def cumsum(
         value = data(*src).astype(out_dtype)
         return _sum(if_then_else(keep, value, const(0, out_dtype)), axis=k)  # type: ignore[no-any-return]
 
-    return compute(data.shape, body, name="T_cumsum", tag=tag.COMM_REDUCE + ",cumsum")  # type: ignore[no-any-return]
+    return compute(data.shape, body, name="T_cumsum", tag=tag.COMM_REDUCE + ",cumsum")

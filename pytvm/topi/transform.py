@@ -100,7 +100,7 @@ def reshape(a: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
             src[ins[0]] = flat
         return a(*src)
 
-    return compute(dims, body, name="T_reshape", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(dims, body, name="T_reshape", tag=tag.INJECTIVE)
 
 
 def _reshape_groups(
@@ -163,7 +163,7 @@ def transpose(a: Tensor, axes: Sequence[int] | None = None) -> Tensor:
             src[in_axis] = idx[out_axis]
         return a(*src)
 
-    return compute(shape, body, name="T_transpose", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_transpose", tag=tag.INJECTIVE)
 
 
 def expand_dims(a: Tensor, axis: int, num_newaxis: int = 1) -> Tensor:
@@ -179,7 +179,7 @@ def expand_dims(a: Tensor, axis: int, num_newaxis: int = 1) -> Tensor:
     def body(*idx: Var) -> PrimExpr:
         return a(*idx[:pos], *idx[pos + num_newaxis :])
 
-    return compute(shape, body, name="T_expand_dims", tag=tag.BROADCAST)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_expand_dims", tag=tag.BROADCAST)
 
 
 def squeeze(a: Tensor, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -202,7 +202,7 @@ def squeeze(a: Tensor, axis: int | Sequence[int] | None = None) -> Tensor:
             src[in_axis] = idx[out_axis]
         return a(*src)
 
-    return compute([a.shape[k] for k in keep], body, name="T_squeeze", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute([a.shape[k] for k in keep], body, name="T_squeeze", tag=tag.INJECTIVE)
 
 
 def flatten(data: Tensor) -> Tensor:
@@ -210,7 +210,7 @@ def flatten(data: Tensor) -> Tensor:
     if data.ndim < 1:
         raise op_error("flatten", "input rank", data.ndim, "at least 1")
     rest = list(data.shape[1:])
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         [data.shape[0], prod(rest)],
         lambda b, j: data(b, *unravel_index(j, rest)),
         name="T_flatten",
@@ -231,7 +231,7 @@ def tile(a: Tensor, reps: Sequence[int]) -> Tensor:
     def body(*idx: Var) -> PrimExpr:
         return a(*[idx[off + k] % a.shape[k] for k in range(a.ndim)])
 
-    return compute(shape, body, name="T_tile", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_tile", tag=tag.INJECTIVE)
 
 
 def concatenate(a_tuple: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -270,7 +270,7 @@ def concatenate(a_tuple: Sequence[Tensor], axis: int = 0) -> Tensor:
             out = if_then_else(idx[ax] < offsets[k + 1], read(k), out)
         return out
 
-    return compute(shape, body, name="T_concat", tag=tag.INJECTIVE)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_concat", tag=tag.INJECTIVE)
 
 
 def split(ary: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Tensor]:

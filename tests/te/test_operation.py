@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from mypy import api as mypy_api
 
 from pytvm import te, tir
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_compute_names_axes_after_the_lambda_arguments() -> None:
@@ -46,6 +51,66 @@ def test_argmax_gives_two_outputs_of_one_reduction() -> None:
     idx, val = te.compute((8,), lambda i: te.argmax((k, A[i, k]), axis=k), name="am")
     assert idx.op is val.op and idx.dtype == "int32" and val.dtype == "float32"
     assert val.name == "am.v1"
+
+
+def test_a_tuple_body_gives_a_list_and_a_one_element_tuple_a_tensor() -> None:
+    A = te.placeholder((8,), name="A")
+    lo, hi = te.compute((8,), lambda i: (A[i] - 1.0, A[i] + 1.0), name="C")
+    assert lo.op is hi.op and hi.name == "C.v1"
+    pair = te.compute((8,), lambda i: [A[i], A[i] * 2.0], name="D")
+    assert isinstance(pair, list) and len(pair) == 2
+    single = te.compute((8,), lambda i: (A[i],), name="E")
+    assert isinstance(single, te.Tensor)
+
+
+COMPUTE_CALLERS = """\
+from __future__ import annotations
+
+from pytvm import te
+from pytvm.tir.expr import PrimExpr
+
+A = te.placeholder((8,), name="A")
+
+
+def one(i: PrimExpr) -> PrimExpr:
+    return A(i)
+
+
+def two(i: PrimExpr) -> tuple[PrimExpr, PrimExpr]:
+    return A(i), A(i)
+
+
+def single(i: PrimExpr) -> tuple[PrimExpr]:
+    return (A(i),)
+
+
+def some(i: PrimExpr) -> list[PrimExpr]:
+    return [A(i)]
+
+
+reveal_type(te.compute((8,), one))
+reveal_type(te.compute((8,), two))
+reveal_type(te.compute((8,), single))
+reveal_type(te.compute((8,), some))
+"""
+
+
+def test_compute_is_typed_by_what_its_body_returns(tmp_path: Path) -> None:
+    snippet = tmp_path / "compute_callers.py"
+    snippet.write_text(COMPUTE_CALLERS)
+    # the cache of `make typecheck`, so a warm tree checks in about a second
+    cache = str(ROOT / ".mypy_cache")
+    args = ["--strict", "--follow-imports=silent", "--cache-dir", cache, str(snippet)]
+    report, _, _ = mypy_api.run(args)
+    revealed = [
+        line.split("Revealed type is ")[1]
+        for line in report.splitlines()
+        if "compute_callers.py:" in line and "Revealed type is" in line
+    ]
+    tensor = '"pytvm.te.tensor.Tensor"'
+    tensors = '"list[pytvm.te.tensor.Tensor]"'
+    either = '"pytvm.te.tensor.Tensor | list[pytvm.te.tensor.Tensor]"'
+    assert revealed == [tensor, tensors, tensor, either], report
 
 
 def test_reduction_inside_an_expression_is_refused() -> None:

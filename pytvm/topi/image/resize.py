@@ -173,6 +173,6 @@ def resize2d(
         return (top + (bottom - top) * ty).astype(dtype)
 
     body = nearest if kind == "nearest" else linear
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         (data.shape[0], data.shape[1], oh, ow), body, name="resize", tag=f"{tag.INJECTIVE},resize"
     )

@@ -36,9 +36,7 @@ def conv2d_kernel_pack(kernel: Tensor, fb: int) -> Tensor:
     def body(o: Var, i: Var, y: Var, x: Var, b: Var) -> PrimExpr:
         return kernel(o * fb + b, i, y, x)
 
-    return compute(  # type: ignore[no-any-return]
-        (f // fb, c, kh, kw, fb), body, name="T_kernel_pack", tag=tag.INJECTIVE
-    )
+    return compute((f // fb, c, kh, kw, fb), body, name="T_kernel_pack", tag=tag.INJECTIVE)
 
 
 def conv2d_nchw_packed(
@@ -87,8 +85,6 @@ def conv2d_nchw_packed(
     )
 
     def unpack(b: Var, f: Var, y: Var, x: Var) -> PrimExpr:
-        return blocked(b, f // fb, y, x, f % fb)  # type: ignore[no-any-return]
+        return blocked(b, f // fb, y, x, f % fb)
 
-    return compute(  # type: ignore[no-any-return]
-        (n, fo * fb, oh, ow), unpack, name="conv2d_nchw_unpack", tag=tag.INJECTIVE
-    )
+    return compute((n, fo * fb, oh, ow), unpack, name="conv2d_nchw_unpack", tag=tag.INJECTIVE)

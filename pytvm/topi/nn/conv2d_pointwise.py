@@ -53,8 +53,6 @@ def conv2d_nchw_pointwise(data: Tensor, kernel: Tensor, out_dtype: str | None = 
     flat = compute((n, f, h * w), body, name="conv2d_nchw_pointwise", tag=tag.CONV2D_NCHW_POINTWISE)
 
     def pixels(b: Var, ff: Var, y: Var, x: Var) -> PrimExpr:
-        return flat(b, ff, y * w + x)  # type: ignore[no-any-return]
+        return flat(b, ff, y * w + x)
 
-    return compute(  # type: ignore[no-any-return]
-        (n, f, h, w), pixels, name="conv2d_nchw_pointwise_pixels", tag=tag.INJECTIVE
-    )
+    return compute((n, f, h, w), pixels, name="conv2d_nchw_pointwise_pixels", tag=tag.INJECTIVE)

@@ -88,6 +88,6 @@ def conv2d_transpose_nchw(
         v = if_then_else(_all(*conds), a * k, const(0, dtype))
         return _sum(v, axis=[rc, ry, rx])  # type: ignore[no-any-return]
 
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         (n, fg * groups, oh, ow), body, name="conv2d_transpose_nchw", tag=tag.CONV2D_TRANSPOSE_NCHW
     )

@@ -89,7 +89,7 @@ def _conv(
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
 
     name = "conv2d_nchw" if groups == 1 else "group_conv2d_nchw"
-    return compute((n, f, oh, ow), body, name=name, tag=kind)  # type: ignore[no-any-return]
+    return compute((n, f, oh, ow), body, name=name, tag=kind)
 
 
 def conv2d_nchw(
@@ -170,7 +170,7 @@ def depthwise_conv2d_nchw(
         k = Filter(ic, 0 if mult == 1 else ch % mult, ry.var, rx.var)
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[ry, rx])  # type: ignore[no-any-return]
 
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         (n, c * mult, oh, ow), body, name="depthwise_conv2d_nchw", tag=tag.DEPTHWISE_CONV2D_NCHW
     )
 

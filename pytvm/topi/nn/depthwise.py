@@ -124,8 +124,8 @@ def depthwise_conv2d_nchw_rows(
     )
 
     def crop(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
-        return conv(b, ch, y * pitch + x * sw)  # type: ignore[no-any-return]
+        return conv(b, ch, y * pitch + x * sw)
 
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         (n, c * mult, oh, ow), crop, name="depthwise_conv2d_nchw_crop", tag=tag.INJECTIVE
     )

@@ -43,7 +43,7 @@ def _add_bias(op: str, out: Tensor, bias: Tensor | None) -> Tensor:
         and const_int(bias.shape[0]) != const_int(out.shape[-1])
     ):
         raise op_error(op, "bias shape", [str(d) for d in bias.shape], f"[{out.shape[-1]}]")
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         out.shape,
         lambda i, j: out(i, j) + _cast(bias(j), out.dtype),
         name="T_add",
@@ -120,9 +120,7 @@ def dense_pack_weight(weight: Tensor, bn: int | None = None) -> Tensor:
             return weight(row, k)
         return if_then_else(row < cn, weight(row, k), const(0, weight.dtype))
 
-    return compute(  # type: ignore[no-any-return]
-        (panels, kk, width), body, name="T_dense_pack_weight", tag=tag.DENSE_PACK_WEIGHT
-    )
+    return compute((panels, kk, width), body, name="T_dense_pack_weight", tag=tag.DENSE_PACK_WEIGHT)
 
 
 def dense_pack(
@@ -198,4 +196,4 @@ def batch_matmul(
 
     shape = (batch, m, n) if oshape is None else tuple(oshape)
     kind = tag.BATCH_MATMUL if transpose_b else tag.BATCH_MATMUL_NN  # nn: columns of B
-    return compute(shape, body, name="T_batch_matmul", tag=kind)  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_batch_matmul", tag=kind)

@@ -58,4 +58,4 @@ def lrn(
         scale = const(bias, dtype) + const(alpha / size, dtype) * sqsum(*i)
         return data(*i) / pow(scale, const(beta, dtype))
 
-    return compute(data.shape, body, name="T_lrn", tag=f"{tag.ELEMWISE},lrn")  # type: ignore[no-any-return]
+    return compute(data.shape, body, name="T_lrn", tag=f"{tag.ELEMWISE},lrn")

@@ -80,4 +80,4 @@ def mirror_pad(
                 src.append(_source(idx[k], before[k], sizes[k], mode))
         return data(*src)
 
-    return compute(shape, body, name="T_mirror_pad", tag=tag.INJECTIVE + ",pad")  # type: ignore[no-any-return]
+    return compute(shape, body, name="T_mirror_pad", tag=tag.INJECTIVE + ",pad")

@@ -52,7 +52,7 @@ def _row_reduce(
     """
     if lanes is None:
         k = reduce_axis((0, length), name="k")
-        return compute(  # type: ignore[no-any-return]
+        return compute(
             outer, lambda *i: combine(value(i, k.var), axis=k), name=name, tag=tag.COMM_REDUCE
         )
     ko = reduce_axis((0, length // lanes), name="ko")
@@ -64,7 +64,7 @@ def _row_reduce(
         attrs={"row_partial": lanes},
     )
     kl = reduce_axis((0, lanes), name="kl")
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         outer, lambda *i: combine(part(*i, kl.var), axis=kl), name=name, tag=tag.COMM_REDUCE
     )
 
@@ -126,9 +126,7 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
             return exps(*i) / expsum(*rest)
         return exp_expr(x(*i) - max_elem(*rest)) / expsum(*rest)
 
-    return compute(  # type: ignore[no-any-return]
-        x.shape, body, name="T_softmax_norm", tag=tag.SOFTMAX_OUTPUT, attrs={"axis": ax}
-    )
+    return compute(x.shape, body, name="T_softmax_norm", tag=tag.SOFTMAX_OUTPUT, attrs={"axis": ax})
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -139,7 +137,7 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
         rest = [*i[:ax], *i[ax + 1 :]]
         return x(*i) - max_elem(*rest) - log(expsum(*rest))
 
-    return compute(  # type: ignore[no-any-return]
+    return compute(
         x.shape, body, name="T_log_softmax_norm", tag=tag.LOG_SOFTMAX_OUTPUT, attrs={"axis": ax}
     )
 
@@ -213,9 +211,7 @@ def layer_norm(
 
     trailing = axes == list(range(len(keep), data.ndim))
     attrs = {"axis": len(keep)} if trailing else {}
-    return compute(  # type: ignore[no-any-return]
-        data.shape, body, name="T_layer_norm", tag=tag.LAYER_NORM_OUTPUT, attrs=attrs
-    )
+    return compute(data.shape, body, name="T_layer_norm", tag=tag.LAYER_NORM_OUTPUT, attrs=attrs)
 
 
 def batch_norm(

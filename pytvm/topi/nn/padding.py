@@ -61,4 +61,4 @@ def pad(
             return value
         return if_then_else(_all(*conds), value, const(pad_value, data.dtype))
 
-    return compute(shape, body, name=name, tag=tag.INJECTIVE + ",pad", attrs=attrs)  # type: ignore[no-any-return]
+    return compute(shape, body, name=name, tag=tag.INJECTIVE + ",pad", attrs=attrs)

@@ -130,7 +130,7 @@ def pool2d(
 
     shape = (n, c, oh, ow)
     if pool_type == "max":
-        return compute(shape, window, name="pool_max", tag=tag.POOL_MAX)  # type: ignore[no-any-return]
+        return compute(shape, window, name="pool_max", tag=tag.POOL_MAX)
     total = compute(shape, window, name="pool_sum", tag=tag.POOL_SUM)
     hi_h, hi_w = (h + bottom, w + right) if count_include_pad else (h, w)
     lo_h, lo_w = (-top, -left) if count_include_pad else (0, 0)
@@ -138,9 +138,9 @@ def pool2d(
     def average(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
         cnt_h = _count(y * sh - top, kh, dh, lo_h, hi_h)
         cnt_w = _count(x * sw - left, kw, dw, lo_w, hi_w)
-        return total(b, ch, y, x) / emax(cnt_h * cnt_w, const(1)).astype(dtype)  # type: ignore[no-any-return]
+        return total(b, ch, y, x) / emax(cnt_h * cnt_w, const(1)).astype(dtype)
 
-    return compute(shape, average, name="pool_avg", tag=f"{tag.ELEMWISE},pool_avg")  # type: ignore[no-any-return]
+    return compute(shape, average, name="pool_avg", tag=f"{tag.ELEMWISE},pool_avg")
 
 
 def max_pool2d_with_argmax(
@@ -231,15 +231,15 @@ def adaptive_pool(
 
     shape = (n, c, oh, ow)
     if pool_type == "max":
-        return compute(shape, window, name="adaptive_pool_max", tag=tag.ADAPTIVE_POOL_MAX)  # type: ignore[no-any-return]
+        return compute(shape, window, name="adaptive_pool_max", tag=tag.ADAPTIVE_POOL_MAX)
     total = compute(shape, window, name="adaptive_pool_sum", tag=tag.ADAPTIVE_POOL_SUM)
 
     def average(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
         hs, ws, he, we = starts(y, x)
-        return total(b, ch, y, x) / ((he - hs) * (we - ws)).astype(dtype)  # type: ignore[no-any-return]
+        return total(b, ch, y, x) / ((he - hs) * (we - ws)).astype(dtype)
 
     kind = f"{tag.ELEMWISE},adaptive_pool_avg"
-    return compute(shape, average, name="adaptive_pool_avg", tag=kind)  # type: ignore[no-any-return]
+    return compute(shape, average, name="adaptive_pool_avg", tag=kind)
 
 
 def global_pool(data: Tensor, pool_type: str, layout: str = "NCHW") -> Tensor:
