@@ -16,8 +16,7 @@ Block sizes come from the current target.
 
 from __future__ import annotations
 
-from ...ir.transform import Pass as GraphPass
-from ...ir.transform import PassContext, map_functions
+from ...ir.transform import Pass, PassContext, map_functions
 from ...topi.x86.strategy import Workload, select
 from ..attrs import Attrs
 from ..expr import Call, Constant, Expr, Function
@@ -80,4 +79,4 @@ def alter_op_layout(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
     return map_functions(mod, _alter_function)
 
 
-AlterOpLayout = GraphPass("AlterOpLayout", 2, alter_op_layout)
+AlterOpLayout = Pass("AlterOpLayout", 2, alter_op_layout)
