@@ -3,7 +3,9 @@
 A converter reads the node's attributes (``ctx.attr``), its inputs as graph expressions
 (``ctx.expr``) or, where ONNX passes shapes, axes or pads as tensors, as values known at import
 time (``ctx.value``); it builds calls with ``ctx.call``, which evaluates a call whose arguments
-are all constants at once (shape arithmetic folds to constants, so reshapes get static shapes).
+are all constants at once with FoldConstant's :func:`~pytvm.graph.transform.fold_constant.fold_call`
+(shape arithmetic folds to constants, so reshapes get static shapes), and makes an empty result
+(a dimension of 0) a constant whatever its arguments.
 
 Every constant a converter makes at import (a folded call, a shape filled, a range, a mask) is
 checked against ``max_constant_bytes`` before it is allocated (``ctx.check_constant``), so a
@@ -19,43 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...graph import Call, Constant, Expr, Tuple, TupleGetItem, call, const
-from ...graph.interpreter import evaluate_call
-from ...graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, type_nbytes
-from ...graph.ty import TensorType, Type
+from ...graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, fold_call
+from ...graph.ty import TensorType
 from .errors import ConstantSizeError, DynamicValueError, OnnxImportError
 
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["Converter", "NodeContext", "fold"]
-
-
-def _is_constant(e: Expr) -> bool:
-    if isinstance(e, Tuple):
-        return all(_is_constant(f) for f in e.fields)
-    return isinstance(e, Constant)
-
-
-def _constant_value(e: Expr) -> Any:
-    if isinstance(e, Tuple):
-        return tuple(_constant_value(f) for f in e.fields)
-    assert isinstance(e, Constant)
-    return e.data
-
-
-def fold(expr: Call) -> Expr:
-    """``expr`` evaluated when all its arguments are constants (a tuple result: a Tuple); an
-    empty tensor (a dimension of 0) is a constant whatever its arguments.
-    """
-    ty = expr.checked_type
-    if isinstance(ty, TensorType) and ty.size == 0:
-        return Constant(np.zeros(ty.shape, dtype=ty.dtype))
-    if isinstance(expr.op, str) and all(_is_constant(a) for a in expr.args):
-        out = evaluate_call(expr, [_constant_value(a) for a in expr.args])
-        if isinstance(out, tuple):
-            return Tuple(tuple(Constant(np.asarray(o)) for o in out))
-        return Constant(np.asarray(out))
-    return expr
+__all__ = ["Converter", "NodeContext"]
 
 
 class NodeContext:
@@ -179,12 +152,15 @@ class NodeContext:
 
     def call(self, op: str, *args: Expr, **attrs: Any) -> Expr:
         """``op(*args, **attrs)`` named after the node, evaluated now if its arguments are
-        constants (and its result within ``max_constant_bytes``: larger raises).
+        constants (and its result within ``max_constant_bytes``: larger raises); an empty
+        result is a constant whatever its arguments.
         """
         expr = call(op, *args, name=self.name, **attrs)
-        if all(_is_constant(a) for a in expr.args):
-            self._check_type(expr.checked_type, f"the result of {op}")
-        return fold(expr)
+        ty = expr.checked_type
+        if isinstance(ty, TensorType) and ty.size == 0:
+            return Constant(np.zeros(ty.shape, dtype=ty.dtype))
+        folded = fold_call(expr, self.max_constant_bytes, self._too_large)
+        return expr if folded is None else folded
 
     def check_constant(self, shape: Sequence[int], dtype: str, what: str) -> None:
         """Raise naming the node unless a constant of ``shape`` and ``dtype`` may be made:
@@ -198,11 +174,11 @@ class NodeContext:
             where, limit = self.where(), self.max_constant_bytes
             raise ConstantSizeError(where, what, f"{dims} ({dtype})", nbytes, limit)
 
-    def _check_type(self, ty: Type, what: str) -> None:
-        nbytes = type_nbytes(ty)
-        if nbytes > self.max_constant_bytes:
-            shape = f"{list(ty.shape)} ({ty.dtype})" if isinstance(ty, TensorType) else str(ty)
-            raise ConstantSizeError(self.where(), what, shape, nbytes, self.max_constant_bytes)
+    def _too_large(self, expr: Call, nbytes: int) -> None:
+        ty = expr.checked_type
+        shape = f"{list(ty.shape)} ({ty.dtype})" if isinstance(ty, TensorType) else str(ty)
+        where, what = self.where(), f"the result of {expr.op}"
+        raise ConstantSizeError(where, what, shape, nbytes, self.max_constant_bytes)
 
     def const(self, value: Any, dtype: str | None = None) -> Constant:
         """A constant (of ``dtype``, default: the value's own)."""

@@ -3,11 +3,13 @@
 A call whose result would be larger than ``PassContext`` option ``graph.max_constant_bytes``
 (default :data:`DEFAULT_MAX_CONSTANT_BYTES`) stays a call, computed when the model runs: a
 few bytes of graph (a scalar broadcast to a huge shape) must not fill the compiler's memory.
-The ONNX importer, which folds as it converts, refuses such a constant under the same option.
+:func:`fold_call` folds one call; the ONNX importer, which folds as it converts, calls it too
+and refuses a constant over the same limit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_MAX_CONSTANT_BYTES",
     "MAX_CONSTANT_BYTES_KEY",
     "FoldConstant",
+    "fold_call",
     "fold_constant",
     "max_constant_bytes",
     "type_nbytes",
@@ -73,21 +76,56 @@ def type_nbytes(ty: Type) -> int:
     return ty.nbytes
 
 
+def _is_constant(expr: Expr) -> bool:
+    if isinstance(expr, Tuple):
+        return all(_is_constant(f) for f in expr.fields)
+    return isinstance(expr, Constant)
+
+
+def _constant_value(expr: Expr) -> Any:
+    if isinstance(expr, Tuple):
+        return tuple(_constant_value(f) for f in expr.fields)
+    assert isinstance(expr, Constant)
+    return expr.data
+
+
+def fold_call(
+    call: Call, limit: int, over_limit: Callable[[Call, int], None] | None = None
+) -> Expr | None:
+    """``call`` evaluated with its operator's reference implementation, when every argument is
+    a constant (or a tuple of constants): a ``Constant``, or a ``Tuple`` of them for a tuple
+    result; None when it does not fold.
+
+    A result over ``limit`` bytes is not computed: ``over_limit(call, nbytes)`` is told (and
+    may raise), then None is returned.
+
+    Examples
+    --------
+    >>> from pytvm import graph as g
+    >>> fold_call(g.call("add", g.const(1.0), g.const(2.0)), limit=1024).data
+    array(3.)
+    """
+    if not isinstance(call.op, str) or not all(_is_constant(a) for a in call.args):
+        return None
+    if get_op(call.op).evaluate is None:
+        return None
+    nbytes = type_nbytes(call.checked_type)
+    if nbytes > limit:  # left to run time
+        if over_limit is not None:
+            over_limit(call, nbytes)
+        return None
+    value = evaluate_call(call, [_constant_value(a) for a in call.args])
+    if isinstance(value, tuple):
+        return Tuple(tuple(Constant(_owned(v)) for v in value))
+    ty = call.checked_type
+    assert isinstance(ty, TensorType)  # a tuple-typed call evaluates to a tuple
+    return Constant(_owned(value.astype(ty.dtype, copy=False)))
+
+
 def _fold(node: Expr, limit: int) -> Expr | None:
     if isinstance(node, TupleGetItem) and isinstance(node.tuple_value, Tuple):
         return node.tuple_value.fields[node.index]
-    if not isinstance(node, Call) or not isinstance(node.op, str):
-        return None
-    if (
-        not all(isinstance(a, Constant) for a in node.args)
-        or get_op(node.op).evaluate is None
-        or type_nbytes(node.checked_type) > limit  # left to run time
-    ):
-        return None
-    value = evaluate_call(node, [a.data for a in node.args])  # type: ignore[union-attr]
-    if isinstance(value, tuple):
-        return Tuple(tuple(Constant(_owned(v)) for v in value))
-    return Constant(_owned(value.astype(node.checked_type.dtype, copy=False)))  # type: ignore[union-attr]
+    return fold_call(node, limit) if isinstance(node, Call) else None
 
 
 def _owned(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

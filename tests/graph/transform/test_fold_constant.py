@@ -13,7 +13,11 @@ from pytvm import graph as g
 from pytvm.ffi.errors import TVMTypeError, TVMValueError
 from pytvm.graph.structural import assert_structural_equal
 from pytvm.graph.transform import fold_constant
-from pytvm.graph.transform.fold_constant import DEFAULT_MAX_CONSTANT_BYTES, max_constant_bytes
+from pytvm.graph.transform.fold_constant import (
+    DEFAULT_MAX_CONSTANT_BYTES,
+    fold_call,
+    max_constant_bytes,
+)
 from pytvm.ir.transform import PassContext
 
 F32 = "float32"
@@ -67,3 +71,27 @@ def test_the_limit_defaults_to_512_mib_and_must_be_a_byte_count() -> None:
             fold_constant(_broadcast(4))
     with pytest.raises(TVMValueError, match="must be >= 0"):
         max_constant_bytes(given=-1)
+
+
+def test_fold_call_docstring_example() -> None:
+    folded = fold_call(g.call("add", g.const(1.0), g.const(2.0)), limit=1024)
+    assert isinstance(folded, g.Constant)
+    np.testing.assert_array_equal(folded.data, np.array(3.0))
+
+
+def test_fold_call_tells_a_result_over_the_limit_and_computes_nothing() -> None:
+    big = g.call("broadcast_to", g.const(np.float32(1)), shape=(2**20, 2**20))
+    told: list[int] = []
+    assert fold_call(big, limit=1024, over_limit=lambda _, nbytes: told.append(nbytes)) is None
+    assert told == [4 * 2**40]
+    at_limit = g.call("broadcast_to", g.const(np.float32(1)), shape=(16, 16))
+    assert isinstance(fold_call(at_limit, limit=1024), g.Constant)  # 1024 bytes: within
+
+
+def test_a_call_of_a_tuple_of_constants_folds() -> None:
+    parts = g.Tuple((g.const(np.ones(2, np.float32)), g.const(np.zeros(3, np.float32))))
+    folded = fold_call(g.call("concatenate", parts, axis=0), limit=1024)
+    assert isinstance(folded, g.Constant)
+    np.testing.assert_array_equal(folded.data, [1, 1, 0, 0, 0])
+    x = g.Var("x", g.TensorType((2,), "float32"))
+    assert fold_call(g.call("add", x, g.const(np.ones(2, np.float32))), limit=1024) is None
