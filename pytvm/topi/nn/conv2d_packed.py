@@ -17,9 +17,8 @@ from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var
 from .. import tag
-from .._shape import const_shape, op_error, pair
-from .convolution import conv_output_size, padding4
-from .padding import pad
+from .._shape import const_shape, op_error
+from .conv_window import conv_window
 
 __all__ = ["conv2d_kernel_pack", "conv2d_nchw_packed"]
 
@@ -62,21 +61,14 @@ def conv2d_nchw_packed(
     fo, kc, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
     if kc != c:
         raise op_error(op, "kernel input channels", kc, f"the input's channels {c}")
-    sh, sw = pair(op, "stride", stride)
-    dh, dw = pair(op, "dilation", dilation)
-    top, left, bottom, right = padding4(op, padding)
-    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
-    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
-    src = data
-    if top or left or bottom or right:
-        src = pad(data, (0, 0, top, left), (0, 0, bottom, right), name="pad_temp")
-    dtype = out_dtype or data.dtype
+    win = conv_window(op, data, (kh, kw), stride, padding, dilation, out_dtype)
+    oh, ow = win.output_size(h, w)
+    src = win.padded(data)
+    dtype, ry, rx = win.dtype, win.ry, win.rx
     rc = reduce_axis((0, c), name="rc")
-    ry = reduce_axis((0, kh), name="ry")
-    rx = reduce_axis((0, kw), name="rx")
 
     def body(b: Var, o: Var, y: Var, x: Var, i: Var) -> PrimExpr:
-        a = src(b, rc.var, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        a = src(b, rc.var, *win.taps(y, x))
         k = kernel(o, rc.var, ry.var, rx.var, i)
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
 

@@ -18,7 +18,7 @@ from ...tir.op import all as _all
 from ...tir.op import if_then_else
 from .. import tag
 from .._shape import const_shape, op_error, pair
-from .convolution import padding4
+from .conv_window import conv_window
 
 __all__ = ["conv2d_transpose_nchw"]
 
@@ -53,10 +53,10 @@ def conv2d_transpose_nchw(
     op = "conv2d_transpose"
     n, c, h, w = const_shape(op, "input", Input, _NCHW)
     kc, fg, kh, kw = const_shape(op, "filter", Filter, _NCHW)
-    sh, sw = pair(op, "strides", strides)
-    dh, dw = pair(op, "dilation", dilation)
+    win = conv_window(op, Input, (kh, kw), strides, padding, dilation, out_dtype, "strides")
+    (sh, sw), (dh, dw) = win.stride, win.dilation
+    top, left, bottom, right = win.padding
     oph, opw = pair(op, "output_padding", output_padding, positive=False)
-    top, left, bottom, right = padding4(op, padding)
     if groups < 1 or c % groups:
         raise op_error(op, "groups", groups, f"a divisor of the input channels {c}")
     if kc != c:
@@ -68,10 +68,8 @@ def conv2d_transpose_nchw(
     if oh < 1 or ow < 1:
         raise op_error(op, "padding", padding, f"an output of at least 1x1 (got {oh}x{ow})")
     cg = c // groups
-    dtype = out_dtype or Input.dtype
+    dtype, ry, rx = win.dtype, win.ry, win.rx
     rc = reduce_axis((0, cg), name="rc")
-    ry = reduce_axis((0, kh), name="ry")
-    rx = reduce_axis((0, kw), name="rx")
 
     def body(b: Var, o: Var, y: Var, x: Var) -> PrimExpr:
         chan = rc.var if groups == 1 else o // fg * cg + rc.var

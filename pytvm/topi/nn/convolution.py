@@ -1,8 +1,7 @@
 """2-d convolutions in NCHW: ``conv2d_nchw``, ``group_conv2d_nchw``, ``depthwise_conv2d_nchw``.
 
-Padding is an int, ``(pad_h, pad_w)`` or ``(top, left, bottom, right)``; stride and dilation
-an int or a pair. A padded input is its own stage named ``pad_temp`` (a schedule inlines it or
-computes it where it is read).
+Stride, dilation and padding are read as :mod:`.conv_window` describes. A padded input is its
+own stage named ``pad_temp`` (a schedule inlines it or computes it where it is read).
 """
 
 from __future__ import annotations
@@ -14,41 +13,17 @@ from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var
 from .. import tag
-from .._shape import const_shape, op_error, pair
-from .padding import pad
+from .._shape import const_shape, op_error
+from .conv_window import conv_window
 
 __all__ = [
     "conv2d",
     "conv2d_nchw",
-    "conv_output_size",
     "depthwise_conv2d_nchw",
     "group_conv2d_nchw",
-    "padding4",
 ]
 
 _NCHW = 4
-
-
-def padding4(op: str, padding: int | Sequence[int]) -> tuple[int, int, int, int]:
-    """``(top, left, bottom, right)`` from an int, a pair or a 4-sequence."""
-    vals = [padding] if isinstance(padding, int) else list(padding)
-    if len(vals) == 1:
-        vals = vals * 4
-    elif len(vals) == 2:  # noqa: PLR2004
-        vals = vals * 2
-    if len(vals) != _NCHW or not all(isinstance(v, int) and v >= 0 for v in vals):
-        raise op_error(op, "padding", padding, "non-negative int(s): 1, 2 or 4 of them")
-    return vals[0], vals[1], vals[2], vals[3]
-
-
-def conv_output_size(op: str, axis: str, size: int, pads: int, k: int, d: int, s: int) -> int:
-    """Output extent of a window ``k`` dilated ``d`` stepping ``s`` over ``size + pads``."""
-    out = (size + pads - ((k - 1) * d + 1)) // s + 1
-    if out < 1:
-        raise op_error(
-            op, f"kernel {axis}", k, f"a dilated window that fits the padded input ({size + pads})"
-        )
-    return out
 
 
 def _conv(
@@ -64,27 +39,20 @@ def _conv(
 ) -> Tensor:
     n, c, h, w = const_shape(op, "input", data, _NCHW)
     f, kc, kh, kw = const_shape(op, "filter", kernel, _NCHW)
-    sh, sw = pair(op, "stride", stride)
-    dh, dw = pair(op, "dilation", dilation)
-    top, left, bottom, right = padding4(op, padding)
+    win = conv_window(op, data, (kh, kw), stride, padding, dilation, out_dtype)
     if groups < 1 or c % groups or f % groups:
         raise op_error(op, "groups", groups, f"a divisor of input channels {c} and filters {f}")
     if kc * groups != c:
         raise op_error(op, "filter channels", kc, f"input channels / groups = {c // groups}")
-    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
-    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
-    src = data
-    if top or left or bottom or right:
-        src = pad(data, (0, 0, top, left), (0, 0, bottom, right), name="pad_temp")
-    dtype = out_dtype or data.dtype
+    oh, ow = win.output_size(h, w)
+    src = win.padded(data)
+    dtype, ry, rx = win.dtype, win.ry, win.rx
     rc = reduce_axis((0, kc), name="rc")
-    ry = reduce_axis((0, kh), name="ry")
-    rx = reduce_axis((0, kw), name="rx")
     per_group = f // groups
 
     def body(b: Var, ff: Var, y: Var, x: Var) -> PrimExpr:
         chan = rc.var if groups == 1 else ff // per_group * kc + rc.var
-        a = src(b, chan, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        a = src(b, chan, *win.taps(y, x))
         k = kernel(ff, rc.var, ry.var, rx.var)
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
 
@@ -152,21 +120,14 @@ def depthwise_conv2d_nchw(
     fc, mult, kh, kw = const_shape(op, "filter", Filter, _NCHW)
     if fc != c:
         raise op_error(op, "filter channels", fc, f"input channels {c}")
-    sh, sw = pair(op, "stride", stride)
-    dh, dw = pair(op, "dilation", dilation)
-    top, left, bottom, right = padding4(op, padding)
-    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
-    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
-    src = Input
-    if top or left or bottom or right:
-        src = pad(Input, (0, 0, top, left), (0, 0, bottom, right), name="pad_temp")
-    dtype = out_dtype or Input.dtype
-    ry = reduce_axis((0, kh), name="ry")
-    rx = reduce_axis((0, kw), name="rx")
+    win = conv_window(op, Input, (kh, kw), stride, padding, dilation, out_dtype)
+    oh, ow = win.output_size(h, w)
+    src = win.padded(Input)
+    dtype, ry, rx = win.dtype, win.ry, win.rx
 
     def body(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
         ic = ch if mult == 1 else ch // mult
-        a = src(b, ic, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        a = src(b, ic, *win.taps(y, x))
         k = Filter(ic, 0 if mult == 1 else ch % mult, ry.var, rx.var)
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[ry, rx])  # type: ignore[no-any-return]
 

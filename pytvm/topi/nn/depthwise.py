@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...te.operation import compute, reduce_axis
+from ...te.operation import compute
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.expr import Cast, PrimExpr, Var
@@ -27,10 +27,10 @@ from ...tir.op import floordiv, floormod
 from ...tir.op import max as _max
 from ...tir.op import min as _min
 from .. import tag
-from .._shape import const_shape, op_error, pair
+from .._shape import const_shape, op_error
 from .._target import vector_lanes
 from ..generic._tiling import pow2_divisor
-from .convolution import conv_output_size, padding4
+from .conv_window import conv_window
 
 __all__ = ["depthwise_conv2d_nchw_rows", "padded_row_pitch"]
 
@@ -74,13 +74,12 @@ def depthwise_conv2d_nchw_rows(
     kc, mult, kh, kw = const_shape(op, "filter", kernel, _NCHW)
     if kc != c:
         raise op_error(op, "filter channels", kc, f"input channels {c}")
-    sh, sw = pair(op, "stride", stride)
-    dh, dw = pair(op, "dilation", dilation)
-    top, left, bottom, right = padding4(op, padding)
+    win = conv_window(op, data, (kh, kw), stride, padding, dilation, out_dtype)
+    (sh, sw), (dh, dw) = win.stride, win.dilation
+    top, left, bottom, right = win.padding
     if left > w or right > w:
         raise op_error(op, "padding", padding, f"left and right padding up to the width {w}")
-    oh = conv_output_size(op, "height", h, top + bottom, kh, dh, sh)
-    ow = conv_output_size(op, "width", w, left + right, kw, dw, sw)
+    oh, ow = win.output_size(h, w)
     v, pitch = padded_row_pitch(w, left, right, sh, data.dtype)
     blocks, data_blocks = pitch // v, w // v
     # A leading zero row (the first row's left padding) and a trailing one (stride 1 computes
@@ -101,9 +100,7 @@ def depthwise_conv2d_nchw_rows(
         tag=tag.DEPTHWISE_PAD_ROWS,
         attrs={"blocks": blocks},
     )
-    dtype = out_dtype or data.dtype
-    ry = reduce_axis((0, kh), name="ry")
-    rx = reduce_axis((0, kw), name="rx")
+    dtype, ry, rx = win.dtype, win.ry, win.rx
 
     def tap_sum(b: Var, ch: Var, y: PrimExpr, x: PrimExpr) -> PrimExpr:
         ic = ch if mult == 1 else ch // mult

@@ -22,7 +22,7 @@ from ...tir.op import max as emax
 from ...tir.op import min as emin
 from .. import tag
 from .._shape import const_int, op_error, pair
-from .convolution import padding4
+from .conv_window import padding4
 
 __all__ = ["adaptive_pool", "global_pool", "max_pool2d_with_argmax", "pool2d"]
 

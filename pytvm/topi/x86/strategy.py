@@ -34,7 +34,7 @@ from ...te.tensor import Tensor
 from .. import nn, tag
 from .._shape import const_int
 from ..layout import layout_axes
-from ..nn.convolution import padding4
+from ..nn.conv_window import padding4
 from ..nn.linear import default_panel_width
 from ..transform import reshape
 from .conv2d import (
