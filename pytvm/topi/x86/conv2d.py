@@ -26,8 +26,8 @@ from ..generic._tiling import (
     vector_registers,
     vectorize_block,
 )
-from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
-from ..generic.injective import schedule_injective_from_existing
+from ..generic._traverse import is_inlinable
+from ..generic.anchored import schedule_anchored
 from ..tag import CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW, GROUP_CONV2D_NCHW
 
 __all__ = [
@@ -38,10 +38,6 @@ __all__ = [
 
 _SPARE_REGISTERS = 4
 _CONV_TAGS = (CONV2D_NCHW, GROUP_CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW)
-
-
-def _is_pad(op: ComputeOp) -> bool:
-    return op.tag.endswith(",pad")
 
 
 def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
@@ -76,32 +72,17 @@ def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
         vectorize_block(s[cc], cx, width, vec)
 
 
+def _carrier(conv: ComputeOp, outputs: list[Tensor]) -> Tensor:
+    """The single elementwise output of ``conv``'s shape, else ``conv``'s own output."""
+    out = conv.output(0)
+    if len(outputs) == 1 and outputs[0].op is not conv and is_inlinable(outputs[0].op):
+        if [const_int(a) for a in outputs[0].shape] == [const_int(a) for a in out.shape]:
+            return outputs[0]
+    return out
+
+
 def _schedule(outs: Tensor | Sequence[Tensor]) -> Any:
-    outputs = as_outputs(outs)
-    s = create_schedule(outputs)
-    output_ops = {id(t.op) for t in outputs}
-    convs: list[ComputeOp] = []
-    others: list[ComputeOp] = []
-
-    def visit(op: ComputeOp) -> None:
-        if op.tag in _CONV_TAGS:
-            convs.append(op)
-        elif _is_pad(op) or id(op) in output_ops:
-            others.append(op)
-
-    traverse_inline(s, outputs, visit, keep=_is_pad)
-    carriers = set()
-    for conv in convs:
-        out = conv.output(0)
-        if len(outputs) == 1 and outputs[0].op is not conv and is_inlinable(outputs[0].op):
-            if [const_int(a) for a in outputs[0].shape] == [const_int(a) for a in out.shape]:
-                out = outputs[0]
-        carriers.add(id(out.op))
-        _schedule_conv(s, conv, out)
-    for op in others:
-        if id(op) not in carriers:
-            schedule_injective_from_existing(s, op.output(0))
-    return s
+    return schedule_anchored(outs, _CONV_TAGS, _carrier, _schedule_conv, keep_pads=True)
 
 
 def schedule_conv2d_nchw(outs: Tensor | Sequence[Tensor]) -> Any:

@@ -27,8 +27,8 @@ from ..generic._tiling import (
     vector_registers,
     vectorize_block,
 )
-from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
-from ..generic.injective import schedule_injective_from_existing
+from ..generic._traverse import is_inlinable
+from ..generic.anchored import schedule_anchored
 from ..tag import CONV2D_NCHW_PACKED
 
 __all__ = ["conv2d_channel_block", "conv2d_packed_block", "schedule_conv2d_nchw_packed"]
@@ -36,10 +36,6 @@ __all__ = ["conv2d_channel_block", "conv2d_packed_block", "schedule_conv2d_nchw_
 #: Share of the vector registers that hold accumulators (the rest: kernel vectors, the
 #: broadcast input, addresses the compiler keeps in vector registers); more spills.
 _ACCUMULATOR_SHARE = 0.75
-
-
-def _is_pad(op: ComputeOp) -> bool:
-    return op.tag.endswith(",pad")
 
 
 def conv2d_channel_block(channels: int, dtype: str) -> int | None:
@@ -99,14 +95,14 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     vectorize_block(s[cc], cfi, fb, lanes)
 
 
-def _carrier(conv: ComputeOp, outputs: Sequence[Tensor], unpack: Tensor | None) -> Tensor | None:
+def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
     """The NCHW stage that stores the blocks: the single output (the unpacking with the fused
     elementwise work inlined), when it has the unpacked shape.
     """
     if len(outputs) != 1:
         return None
     out = outputs[0]
-    if not is_inlinable(out.op) and out is not unpack:
+    if not is_inlinable(out.op):
         return None
     n, fo, oh, ow, fb = (const_int(d) for d in conv.output(0).shape)
     want = [n, None if fo is None or fb is None else fo * fb, oh, ow]
@@ -115,27 +111,4 @@ def _carrier(conv: ComputeOp, outputs: Sequence[Tensor], unpack: Tensor | None) 
 
 def schedule_conv2d_nchw_packed(outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of ``topi.nn.conv2d_nchw_packed`` and the elementwise stages after it."""
-    outputs = as_outputs(outs)
-    s = create_schedule(outputs)
-    output_ops = {id(t.op) for t in outputs}
-    convs: list[ComputeOp] = []
-    others: list[ComputeOp] = []
-
-    def visit(op: ComputeOp) -> None:
-        if op.tag == CONV2D_NCHW_PACKED:
-            convs.append(op)
-        elif _is_pad(op) or id(op) in output_ops:
-            others.append(op)
-
-    traverse_inline(s, outputs, visit, keep=_is_pad)
-    carriers = set()
-    for conv in convs:
-        out = _carrier(conv, outputs, None)
-        if out is None:
-            continue  # several outputs: the blocked stage is computed whole, before them
-        carriers.add(id(out.op))
-        _schedule_block(s, conv, out)
-    for op in others:
-        if id(op) not in carriers:
-            schedule_injective_from_existing(s, op.output(0))
-    return s
+    return schedule_anchored(outs, CONV2D_NCHW_PACKED, _carrier, _schedule_block, keep_pads=True)
