@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
@@ -23,6 +23,7 @@ __all__ = [
     "LetStmt",
     "SeqStmt",
     "Stmt",
+    "rebuild_seq",
     "seq",
 ]
 
@@ -176,3 +177,15 @@ def seq(*stmts: Stmt | None) -> Stmt:
     if len(flat) == 1:
         return flat[0]
     return SeqStmt(tuple(flat))
+
+
+def rebuild_seq(s: SeqStmt, parts: Iterable[Stmt | None]) -> Stmt | None:
+    """``s`` with its children replaced by ``parts`` (``None`` drops a child): ``None`` when
+    nothing is left, ``s`` itself when every child came back unchanged, else their :func:`seq`.
+    """
+    kept = [p for p in parts if p is not None]
+    if not kept:
+        return None
+    if len(kept) == len(s.seq) and all(a is b for a, b in zip(kept, s.seq, strict=True)):
+        return s
+    return seq(*kept)

@@ -42,12 +42,7 @@ def _clean(s: S.Stmt | None) -> S.Stmt | None:  # noqa: PLR0911, PLR0912 - one c
     if s is None:
         return None
     if isinstance(s, S.SeqStmt):
-        kept = [c for c in (_clean(x) for x in s.seq) if c is not None]
-        if not kept:
-            return None
-        if len(kept) == len(s.seq) and all(a is b for a, b in zip(kept, s.seq, strict=True)):
-            return s
-        return S.seq(*kept)
+        return S.rebuild_seq(s, (_clean(x) for x in s.seq))
     if isinstance(s, S.Evaluate):
         return None if isinstance(s.value, (IntImm, E.FloatImm, E.StringImm, Var)) else s
     if isinstance(s, S.BufferStore):

@@ -35,13 +35,7 @@ class _StmtSimplifier:
 
     def stmt(self, s: S.Stmt) -> S.Stmt | None:  # noqa: PLR0911 - one case per statement kind
         if isinstance(s, S.SeqStmt):
-            parts = [self.stmt(x) for x in s.seq]
-            kept = [p for p in parts if p is not None]
-            if not kept:
-                return None
-            if len(kept) == len(s.seq) and all(a is b for a, b in zip(kept, s.seq, strict=True)):
-                return s
-            return S.seq(*kept)
+            return S.rebuild_seq(s, (self.stmt(x) for x in s.seq))
         if isinstance(s, S.For):
             return self.loop(s)
         if isinstance(s, S.IfThenElse):
