@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from ..ffi.errors import TVMValueError
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import IRVisitor
+from .scalar_return import has_return
 
-__all__ = ["free_vars"]
+__all__ = ["free_vars", "parallel_captures"]
+
+
+def parallel_captures(kernel: str, loop: S.For, dev_id: E.Var) -> list[E.Var]:
+    """What the closure of parallel ``loop`` in ``kernel`` captures (see :func:`free_vars`).
+
+    Raises when the loop's body returns from the kernel (``tir.ret``): a closure cannot.
+    """
+    if has_return(loop.body):
+        raise TVMValueError(
+            f"{kernel}: a parallel loop cannot return from the kernel (tir.ret in its "
+            "body); return after the loop"
+        )
+    return free_vars(loop, dev_id)
 
 
 def free_vars(s: S.Stmt, dev_id: E.Var) -> list[E.Var]:

@@ -19,7 +19,7 @@ from ...tir import stmt as S
 from ...tir.expr import IntImm, lanes_of
 from ...tir.function import PrimFunc
 from ..abi import STACK_LIMIT_BYTES, compute_params, dl_type_fields
-from ..closure_vars import free_vars
+from ..closure_vars import parallel_captures
 from ..scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
 from .expr import ExprPrinter, has_vector_type
 from .types import c_scalar_type
@@ -287,14 +287,9 @@ class CFunctionEmitter:
     # ------------------------------------------------------------------ parallel loops
 
     def _parallel(self, s: S.For) -> None:
-        if has_return(s.body):
-            raise TVMValueError(
-                f"{self.name}: a parallel loop cannot return from the kernel (tir.ret in its "
-                "body); return after the loop"
-            )
+        captured = parallel_captures(self.name, s, self.dev_id)
         self._closures += 1
         fname = f"{self.name}_parallel{self._closures}"
-        captured = free_vars(s, self.dev_id)
         struct = f"{fname}_closure"
         fields = [f"  {self._var_type(v)} {self.names(v)};" for v in captured]
         outer = self._scope

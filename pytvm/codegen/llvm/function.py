@@ -26,7 +26,7 @@ from ...tir import stmt as S
 from ...tir.expr import lanes_of, scalar_of
 from ...tir.function import PrimFunc
 from ..abi import STACK_LIMIT_BYTES, compute_params, dl_type_fields
-from ..closure_vars import free_vars
+from ..closure_vars import parallel_captures
 from ..scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
 from .expr import ExprEmitter, lane_of, unit_ramp_base
 from .helpers import Helpers
@@ -332,14 +332,9 @@ class FunctionEmitter:
     # ------------------------------------------------------------------ parallel loops
 
     def _parallel(self, s: S.For) -> None:
-        if has_return(s.body):
-            raise TVMValueError(
-                f"{self.name}: a parallel loop cannot return from the kernel (tir.ret in its "
-                "body); return after the loop"
-            )
+        captured = parallel_captures(self.name, s, self.dev_id)
         self._closures += 1
         prefix = f"{self.name}.parallel{self._closures}"
-        captured = free_vars(s, self.dev_id)
         types = [llvm_type_of(v) for v in captured]
         struct = ir.LiteralStructType(types or [I32])
         # The loop's own function: this task's share of the range.
