@@ -14,29 +14,11 @@ from collections.abc import Callable
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.expr import is_float, lanes_of, scalar_of
+from ..libm import LIBM_FUNCTIONS
 from .types import c_scalar_type, c_vector_type
 
 __all__ = ["ExprPrinter", "has_vector_type"]
 
-_FLOAT_CALLS = {
-    "tir.exp": "exp",
-    "tir.exp2": "exp2",
-    "tir.log": "log",
-    "tir.log2": "log2",
-    "tir.log10": "log10",
-    "tir.sqrt": "sqrt",
-    "tir.tanh": "tanh",
-    "tir.erf": "erf",
-    "tir.pow": "pow",
-    "tir.fabs": "fabs",
-    "tir.floor": "floor",
-    "tir.ceil": "ceil",
-    "tir.round": "nearbyint",
-    "tir.trunc": "trunc",
-    "tir.fmod": "fmod",
-    "tir.sin": "sin",
-    "tir.cos": "cos",
-}
 _VECTOR_BINARY = (E.Add, E.Sub, E.Mul, E.Div)
 
 
@@ -130,7 +112,7 @@ class ExprPrinter:
         if op == "tir.rsqrt":
             one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
             return f"({one} / {_libm('sqrt', e.dtype)}({arg(e.args[0])}))"
-        base = _FLOAT_CALLS.get(op)
+        base = LIBM_FUNCTIONS.get(op)
         if base is None:
             raise TVMValueError(f"the C code generator has no function for intrinsic {op}")
         return f"{_libm(base, e.dtype)}({', '.join(arg(a) for a in e.args)})"

@@ -15,6 +15,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 
 from ...ffi.errors import TVMValueError
 from ...tir.expr import lanes_of, scalar_of
+from ..libm import LIBM_FUNCTIONS
 from .types import I1, I32, value_type
 
 __all__ = ["FLOAT_FLAGS", "MathCalls"]
@@ -22,23 +23,12 @@ __all__ = ["FLOAT_FLAGS", "MathCalls"]
 #: Fast-math flags of every float instruction: contraction into FMA only, as GCC's default.
 FLOAT_FLAGS = ("contract",)
 
+#: ``libm`` calls: LLVM has no intrinsic for these.
+_LIBM = {op: LIBM_FUNCTIONS[op] for op in ("tir.tanh", "tir.erf")}
+#: LLVM intrinsics ``llvm.<name>`` (``tir.fmod`` is an instruction, ``frem``).
 _INTRINSICS = {
-    "tir.exp": "exp",
-    "tir.exp2": "exp2",
-    "tir.log": "log",
-    "tir.log2": "log2",
-    "tir.log10": "log10",
-    "tir.sqrt": "sqrt",
-    "tir.pow": "pow",
-    "tir.fabs": "fabs",
-    "tir.floor": "floor",
-    "tir.ceil": "ceil",
-    "tir.round": "nearbyint",
-    "tir.trunc": "trunc",
-    "tir.sin": "sin",
-    "tir.cos": "cos",
+    op: name for op, name in LIBM_FUNCTIONS.items() if op not in _LIBM and op != "tir.fmod"
 }
-_LIBM = {"tir.tanh": "tanh", "tir.erf": "erf"}
 
 
 def _suffix(dtype: str) -> str:
