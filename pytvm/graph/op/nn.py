@@ -136,29 +136,23 @@ def _flip(x: np.ndarray, transpose: bool) -> np.ndarray:
     return np.swapaxes(x, -1, -2) if transpose else x
 
 
-define_op(
-    "nn.matmul",
-    2,
-    OpPattern.OUT_ELEMWISE_FUSABLE,
-    _strategy("nn.matmul"),
-    lambda args, attrs: _matmul_np(
-        _flip(args[0], attrs.get("transpose_a", False)),
-        _flip(args[1], attrs.get("transpose_b", False)),
-        _out_dtype(args, attrs),
-    ),
-)
+def _define_matmul(name: str, transpose_b: bool) -> None:
+    """Define product ``name`` of two operands; ``transpose_b`` is its attribute's default."""
+    define_op(
+        name,
+        2,
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        _strategy(name),
+        lambda args, attrs: _matmul_np(
+            _flip(args[0], attrs.get("transpose_a", False)),
+            _flip(args[1], attrs.get("transpose_b", transpose_b)),
+            _out_dtype(args, attrs),
+        ),
+    )
 
-define_op(
-    "nn.batch_matmul",
-    2,
-    OpPattern.OUT_ELEMWISE_FUSABLE,
-    _strategy("nn.batch_matmul"),
-    lambda args, attrs: _matmul_np(
-        _flip(args[0], attrs.get("transpose_a", False)),
-        _flip(args[1], attrs.get("transpose_b", True)),
-        _out_dtype(args, attrs),
-    ),
-)
+
+_define_matmul("nn.matmul", transpose_b=False)
+_define_matmul("nn.batch_matmul", transpose_b=True)
 
 
 def _bias_add(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:

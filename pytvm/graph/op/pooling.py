@@ -28,12 +28,19 @@ def _out_size(size: int, before: int, after: int, k: int, d: int, s: int, ceil: 
     return out
 
 
+def _window(attrs: Attrs) -> tuple[Any, Any, Any, Any]:
+    """``(pool_size, strides, dilation, padding)`` of a pooling call, with their defaults."""
+    return (
+        attrs["pool_size"],
+        attrs.get("strides", (1, 1)),
+        attrs.get("dilation", (1, 1)),
+        attrs.get("padding", (0, 0, 0, 0)),
+    )
+
+
 def _window_np(x: np.ndarray, attrs: Attrs) -> tuple[tuple[int, ...], ...]:
     """``(kernel, strides, dilation, padding, output size)`` of a pooling call on ``x``."""
-    kh, kw = attrs["pool_size"]
-    sh, sw = attrs.get("strides", (1, 1))
-    dh, dw = attrs.get("dilation", (1, 1))
-    top, left, bottom, right = attrs.get("padding", (0, 0, 0, 0))
+    (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = _window(attrs)
     ceil = bool(attrs.get("ceil_mode", False))
     _, _, h, w = x.shape
     oh = _out_size(h, top, bottom, kh, dh, sh, ceil)
@@ -99,10 +106,7 @@ def _argmax_pool_np(args: Sequence[np.ndarray], attrs: Attrs) -> tuple[np.ndarra
 def _argmax_pool(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
     return topi.nn.max_pool2d_with_argmax(
         args[0],
-        attrs["pool_size"],
-        attrs.get("strides", (1, 1)),
-        attrs.get("dilation", (1, 1)),
-        attrs.get("padding", (0, 0, 0, 0)),
+        *_window(attrs),
         bool(attrs.get("ceil_mode", False)),
         int(attrs.get("storage_order", 0)),
     )
@@ -115,10 +119,7 @@ def _pool(kind: str) -> Any:
     def compute(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
         return topi.nn.pool2d(
             args[0],
-            attrs["pool_size"],
-            attrs.get("strides", (1, 1)),
-            attrs.get("dilation", (1, 1)),
-            attrs.get("padding", (0, 0, 0, 0)),
+            *_window(attrs),
             kind,
             bool(attrs.get("ceil_mode", False)),
             attrs.get("layout", "NCHW"),
