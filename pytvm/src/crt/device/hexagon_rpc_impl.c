@@ -91,27 +91,15 @@ static uint64_t get_u64(const uint8_t* p) {
   return v;
 }
 
-static void compact_output(void) {
-  if (g_rpc.out_pos == g_rpc.out_len) {
-    g_rpc.out_pos = 0u;
-    g_rpc.out_len = 0u;
-  } else if (g_rpc.out_pos > 0u) {
-    (void)memmove(g_out, g_out + g_rpc.out_pos, g_rpc.out_len - g_rpc.out_pos);
-    g_rpc.out_len -= g_rpc.out_pos;
-    g_rpc.out_pos = 0u;
-  } else {
-    /* already at the start */
-  }
-}
-
-static void compact_input(void) {
-  if (g_rpc.in_pos == g_rpc.in_len) {
-    g_rpc.in_pos = 0u;
-    g_rpc.in_len = 0u;
-  } else if (g_rpc.in_pos > 0u) {
-    (void)memmove(g_in, g_in + g_rpc.in_pos, g_rpc.in_len - g_rpc.in_pos);
-    g_rpc.in_len -= g_rpc.in_pos;
-    g_rpc.in_pos = 0u;
+/*! \brief Move the unconsumed bytes [*pos, *len) of `buf` to its start. */
+static void compact(uint8_t* buf, size_t* pos, size_t* len) {
+  if (*pos == *len) {
+    *pos = 0u;
+    *len = 0u;
+  } else if (*pos > 0u) {
+    (void)memmove(buf, buf + *pos, *len - *pos);
+    *len -= *pos;
+    *pos = 0u;
   } else {
     /* already at the start */
   }
@@ -136,7 +124,7 @@ static void pump(void) {
         break; /* wait for the rest of the packet */
       }
     }
-    compact_output();
+    compact(g_out, &g_rpc.out_pos, &g_rpc.out_len);
     if ((PYTVM_HEXAGON_RPC_OUT_BYTES - g_rpc.out_len) < PYTVM_HEXAGON_RPC_OUT_RESERVE) {
       break; /* wait for receive to drain the replies */
     }
@@ -153,7 +141,7 @@ static void pump(void) {
       g_rpc.in_pos = g_rpc.in_len;
     }
   }
-  compact_input();
+  compact(g_in, &g_rpc.in_pos, &g_rpc.in_len);
 }
 
 static int32_t valid(uint32_t h) {
@@ -217,7 +205,7 @@ int32_t hexagon_rpc_send(uint32_t h, const uint8_t* data, uint32_t data_len) {
     return PYTVM_HEXAGON_RPC_ECLOSED;
   }
   if (n > (PYTVM_HEXAGON_RPC_IN_BYTES - g_rpc.in_len)) {
-    compact_input();
+    compact(g_in, &g_rpc.in_pos, &g_rpc.in_len);
     if (n > (PYTVM_HEXAGON_RPC_IN_BYTES - g_rpc.in_len)) {
       return PYTVM_HEXAGON_RPC_EFULL;
     }

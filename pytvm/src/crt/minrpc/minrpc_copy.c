@@ -109,24 +109,50 @@ static pytvm_minrpc_step read_copy_head(pytvm_minrpc_server* s, DLTensor** t, ui
 }
 
 #if TVM_CRT_ACCELERATOR
+/*! \brief A copy of `total` bytes in pieces through one staging buffer. */
+typedef struct {
+  uint8_t* stage;     /*!< piece_max + 1 bytes, from pytvm_minrpc_stage_open */
+  uint64_t total;     /*!< bytes to copy */
+  uint64_t piece_max; /*!< the smaller of total and MINRPC_STAGE_BYTES */
+  uint64_t done;      /*!< bytes in the pieces before the current one */
+  uint64_t piece;     /*!< the current piece's length */
+} staged_copy;
+
+/*! \brief Open the staging buffer for copying `nbytes`; MINRPC_ERROR if none could be had. */
+static pytvm_minrpc_step staged_open(pytvm_minrpc_server* s, uint64_t nbytes, staged_copy* c) {
+  c->total = nbytes;
+  c->piece_max = (nbytes < (uint64_t)MINRPC_STAGE_BYTES) ? nbytes : MINRPC_STAGE_BYTES;
+  c->done = 0u;
+  c->piece = 0u;
+  c->stage = pytvm_minrpc_stage_open(s, (size_t)c->piece_max + 1u);
+  return (c->stage == NULL) ? MINRPC_ERROR : MINRPC_OK;
+}
+
+/*! \brief Move past the current piece: 1 with the next one in c->piece (starting at c->done),
+ *  0 when every byte is copied. */
+static int staged_next(staged_copy* c) {
+  c->done += c->piece;
+  if (c->done >= c->total) {
+    return 0;
+  }
+  c->piece = ((c->total - c->done) < c->piece_max) ? (c->total - c->done) : c->piece_max;
+  return 1;
+}
+
 /*! \brief Stream the payload into a non-CPU tensor piece by piece through a staging buffer. */
 static pytvm_minrpc_step stream_to_device(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes) {
-  uint64_t piece_max = (nbytes < (uint64_t)MINRPC_STAGE_BYTES) ? nbytes : MINRPC_STAGE_BYTES;
-  uint64_t done = 0u;
-  pytvm_minrpc_step step = MINRPC_OK;
-  uint8_t* stage = pytvm_minrpc_stage_open(s, (size_t)piece_max + 1u);
-  if (stage == NULL) {
+  staged_copy c;
+  pytvm_minrpc_step step = staged_open(s, nbytes, &c);
+  if (step != MINRPC_OK) {
     return MINRPC_ERROR;
   }
-  while ((step == MINRPC_OK) && (done < nbytes)) {
-    uint64_t piece = ((nbytes - done) < piece_max) ? (nbytes - done) : piece_max;
-    step = pytvm_minrpc_read_body(s, stage, (size_t)piece);
+  while ((step == MINRPC_OK) && (staged_next(&c) != 0)) {
+    step = pytvm_minrpc_read_body(s, c.stage, (size_t)c.piece);
     if (step == MINRPC_OK) {
-      step = device_copy(s, t, t->byte_offset + done, stage, piece, 1);
+      step = device_copy(s, t, t->byte_offset + c.done, c.stage, c.piece, 1);
     }
-    done += piece;
   }
-  pytvm_minrpc_stage_close(s, stage);
+  pytvm_minrpc_stage_close(s, c.stage);
   return step;
 }
 #endif /* TVM_CRT_ACCELERATOR */
@@ -163,31 +189,27 @@ pytvm_minrpc_step pytvm_minrpc_handle_copy_to_remote(pytvm_minrpc_server* s) {
  *  kException; a failure after the header ends the session (the reply cannot change). */
 static pytvm_minrpc_step stream_from_device(pytvm_minrpc_server* s, const DLTensor* t, uint64_t nbytes,
                                    const uint8_t* head, size_t head_len) {
-  uint64_t piece_max = (nbytes < (uint64_t)MINRPC_STAGE_BYTES) ? nbytes : MINRPC_STAGE_BYTES;
-  uint64_t done = 0u;
-  pytvm_minrpc_step step = MINRPC_OK;
-  uint8_t* stage = pytvm_minrpc_stage_open(s, (size_t)piece_max + 1u);
-  if (stage == NULL) {
+  staged_copy c;
+  pytvm_minrpc_step step = staged_open(s, nbytes, &c);
+  if (step != MINRPC_OK) {
     return MINRPC_ERROR;
   }
   if (nbytes == 0u) {
     step = pytvm_minrpc_write(s, head, head_len);
   }
-  while ((step == MINRPC_OK) && (done < nbytes)) {
-    uint64_t piece = ((nbytes - done) < piece_max) ? (nbytes - done) : piece_max;
-    step = device_copy(s, t, t->byte_offset + done, stage, piece, 0);
-    if ((step != MINRPC_OK) && (done != 0u)) {
+  while ((step == MINRPC_OK) && (staged_next(&c) != 0)) {
+    step = device_copy(s, t, t->byte_offset + c.done, c.stage, c.piece, 0);
+    if ((step != MINRPC_OK) && (c.done != 0u)) {
       step = pytvm_minrpc_fatal(s, kMinRPCCheckError);
     }
-    if ((step == MINRPC_OK) && (done == 0u)) {
+    if ((step == MINRPC_OK) && (c.done == 0u)) {
       step = pytvm_minrpc_write(s, head, head_len);
     }
     if (step == MINRPC_OK) {
-      step = pytvm_minrpc_write(s, stage, (size_t)piece);
+      step = pytvm_minrpc_write(s, c.stage, (size_t)c.piece);
     }
-    done += piece;
   }
-  pytvm_minrpc_stage_close(s, stage);
+  pytvm_minrpc_stage_close(s, c.stage);
   return step;
 }
 #endif /* TVM_CRT_ACCELERATOR */

@@ -8,12 +8,18 @@
 #include "minrpc_internal.h"
 #include "pytvm_crt/ndarray.h"
 
+/*! \brief Start a kMinRPCCheckError text "...: <field>" for the caller to finish. */
+static inline pytvm_crt_text* field_error(pytvm_minrpc_server* s, const char* field) {
+  pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
+  PYTVM_CRT_MSG_STR(msg, ": ");
+  PYTVM_CRT_MSG_STR(msg, field);
+  return msg;
+}
+
 /*! \brief The next n bytes of the body, or an error naming `field`. */
 static pytvm_minrpc_step take(pytvm_minrpc_reader* r, size_t n, const uint8_t** out, const char* field) {
   if (n > r->left) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, field);
+    pytvm_crt_text* msg = field_error(r->server, field);
     PYTVM_CRT_MSG_STR(msg, " needs ");
     PYTVM_CRT_MSG_U64(msg, n);
     PYTVM_CRT_MSG_STR(msg, " bytes but the packet has ");
@@ -52,9 +58,7 @@ pytvm_minrpc_step pytvm_minrpc_read_blob(pytvm_minrpc_reader* r, const uint8_t**
     return MINRPC_ERROR;
   }
   if (n > (uint64_t)r->left) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, field);
+    pytvm_crt_text* msg = field_error(r->server, field);
     PYTVM_CRT_MSG_STR(msg, " length ");
     PYTVM_CRT_MSG_U64(msg, n);
     PYTVM_CRT_MSG_STR(msg, " exceeds the ");
@@ -68,9 +72,7 @@ pytvm_minrpc_step pytvm_minrpc_read_blob(pytvm_minrpc_reader* r, const uint8_t**
 
 pytvm_minrpc_step pytvm_minrpc_read_end(pytvm_minrpc_reader* r, const char* what) {
   if (r->left != 0u) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, what);
+    pytvm_crt_text* msg = field_error(r->server, what);
     PYTVM_CRT_MSG_STR(msg, " has ");
     PYTVM_CRT_MSG_U64(msg, r->left);
     PYTVM_CRT_MSG_STR(msg, " unexpected trailing bytes");
@@ -83,9 +85,7 @@ pytvm_minrpc_step pytvm_minrpc_tensor_bytes(pytvm_minrpc_server* s, const DLTens
                              const char* field) {
   *nbytes = 0u;
   if (pytvm_crt_tensor_bytes_u64(t, nbytes) != 0) { /* dimensions are non-negative when decoded */
-    pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, field);
+    pytvm_crt_text* msg = field_error(s, field);
     PYTVM_CRT_MSG_STR(msg, " size overflows 64 bits");
     return MINRPC_ERROR;
   }
@@ -106,9 +106,7 @@ pytvm_minrpc_step pytvm_minrpc_read_tensor(pytvm_minrpc_reader* r, DLTensor** ou
   }
   ndim = (int32_t)pytvm_minrpc_get_u32(head + 16);
   if ((ndim < 0) || (ndim > MINRPC_MAX_NDIM)) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, field);
+    pytvm_crt_text* msg = field_error(r->server, field);
     PYTVM_CRT_MSG_STR(msg, " ndim ");
     PYTVM_CRT_MSG_I64(msg, ndim);
     PYTVM_CRT_MSG_STR(msg, " outside 0..");
@@ -129,9 +127,7 @@ pytvm_minrpc_step pytvm_minrpc_read_tensor(pytvm_minrpc_reader* r, DLTensor** ou
   for (i = 0; i < ndim; ++i) {
     shape[i] = (int64_t)pytvm_minrpc_get_u64(dims + 8 * i);
     if (shape[i] < 0) {
-      pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
-      PYTVM_CRT_MSG_STR(msg, ": ");
-      PYTVM_CRT_MSG_STR(msg, field);
+      pytvm_crt_text* msg = field_error(r->server, field);
       PYTVM_CRT_MSG_STR(msg, " dimension ");
       PYTVM_CRT_MSG_I64(msg, i);
       PYTVM_CRT_MSG_STR(msg, " is negative (");
@@ -324,9 +320,7 @@ pytvm_minrpc_step pytvm_minrpc_read_args(pytvm_minrpc_reader* r, pytvm_minrpc_ar
   }
   /* every value takes at least its 4-byte type index */
   if ((n < 0) || (n > MINRPC_MAX_ARGS) || ((size_t)n > (r->left / 4u))) {
-    pytvm_crt_text* msg = pytvm_minrpc_error(r->server, kMinRPCCheckError);
-    PYTVM_CRT_MSG_STR(msg, ": ");
-    PYTVM_CRT_MSG_STR(msg, what);
+    pytvm_crt_text* msg = field_error(r->server, what);
     PYTVM_CRT_MSG_STR(msg, " count ");
     PYTVM_CRT_MSG_I64(msg, n);
     PYTVM_CRT_MSG_STR(msg, " impossible (limit ");

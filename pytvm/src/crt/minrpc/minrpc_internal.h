@@ -62,6 +62,15 @@ typedef int32_t pytvm_minrpc_step;
  */
 pytvm_crt_text* pytvm_minrpc_error(pytvm_minrpc_server* s, int32_t status);
 
+/*! \brief Append "(<device_type>, <device_id>)" to an error text. */
+static inline void pytvm_minrpc_msg_device(pytvm_crt_text* msg, DLDevice dev) {
+  PYTVM_CRT_MSG_STR(msg, "(");
+  PYTVM_CRT_MSG_I64(msg, dev.device_type);
+  PYTVM_CRT_MSG_STR(msg, ", ");
+  PYTVM_CRT_MSG_I64(msg, dev.device_id);
+  PYTVM_CRT_MSG_STR(msg, ")");
+}
+
 /*! \brief Set server->error to `text` as it is (a called function's error); MINRPC_ERROR. */
 pytvm_minrpc_step pytvm_minrpc_fail_text(pytvm_minrpc_server* s, const char* text);
 

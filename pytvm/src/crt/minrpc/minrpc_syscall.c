@@ -131,11 +131,9 @@ static pytvm_minrpc_step check_device(pytvm_minrpc_server* s, DLDevice dev, int3
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": ");
     PYTVM_CRT_MSG_STR(msg, MINRPC_CODE_NAME(code));
-    PYTVM_CRT_MSG_STR(msg, ": no device API for device (");
-    PYTVM_CRT_MSG_I64(msg, dev.device_type);
-    PYTVM_CRT_MSG_STR(msg, ", ");
-    PYTVM_CRT_MSG_I64(msg, dev.device_id);
-    PYTVM_CRT_MSG_STR(msg, ") here");
+    PYTVM_CRT_MSG_STR(msg, ": no device API for device ");
+    pytvm_minrpc_msg_device(msg, dev);
+    PYTVM_CRT_MSG_STR(msg, " here");
     return MINRPC_ERROR;
   }
   return MINRPC_OK;

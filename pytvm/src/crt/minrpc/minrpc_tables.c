@@ -43,11 +43,9 @@ pytvm_minrpc_step pytvm_minrpc_allocation_remove(pytvm_minrpc_server* s, DLDevic
     pytvm_crt_text* msg = pytvm_minrpc_error(s, kMinRPCCheckError);
     PYTVM_CRT_MSG_STR(msg, ": pointer ");
     PYTVM_CRT_MSG_HEX(msg, (uintptr_t)ptr);
-    PYTVM_CRT_MSG_STR(msg, " on device (");
-    PYTVM_CRT_MSG_I64(msg, dev.device_type);
-    PYTVM_CRT_MSG_STR(msg, ", ");
-    PYTVM_CRT_MSG_I64(msg, dev.device_id);
-    PYTVM_CRT_MSG_STR(msg, ") was not allocated by this server (or is already freed)");
+    PYTVM_CRT_MSG_STR(msg, " on device ");
+    pytvm_minrpc_msg_device(msg, dev);
+    PYTVM_CRT_MSG_STR(msg, " was not allocated by this server (or is already freed)");
   }
   return MINRPC_ERROR;
 }
@@ -77,11 +75,9 @@ pytvm_minrpc_step pytvm_minrpc_check_range(pytvm_minrpc_server* s, DLDevice dev,
     PYTVM_CRT_MSG_U64(msg, byte_offset);
     PYTVM_CRT_MSG_STR(msg, " .. +");
     PYTVM_CRT_MSG_U64(msg, nbytes);
-    PYTVM_CRT_MSG_STR(msg, " bytes on device (");
-    PYTVM_CRT_MSG_I64(msg, dev.device_type);
-    PYTVM_CRT_MSG_STR(msg, ", ");
-    PYTVM_CRT_MSG_I64(msg, dev.device_id);
-    PYTVM_CRT_MSG_STR(msg, ") is not inside memory allocated by this server");
+    PYTVM_CRT_MSG_STR(msg, " bytes on device ");
+    pytvm_minrpc_msg_device(msg, dev);
+    PYTVM_CRT_MSG_STR(msg, " is not inside memory allocated by this server");
   }
   return MINRPC_ERROR;
 }

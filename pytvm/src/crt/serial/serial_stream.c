@@ -76,6 +76,26 @@ static int64_t pump(pytvm_serial_stream* st) {
   return 1;
 }
 
+/* Hand out up to `max` of the undelivered body bytes: their start in *data, the count returned. */
+static inline size_t take_pending(pytvm_serial_stream* st, const uint8_t** data, size_t max) {
+  size_t take = max < st->pending_len ? max : st->pending_len;
+  *data = st->pending;
+  st->pending += take;
+  st->pending_len -= take;
+  return take;
+}
+
+/* The end of a reader's turn with nothing to hand out: 0 at end of stream, else start the
+ * session if this side initiates and none is open, then pump (1: progress, 0: end, <0: error). */
+static inline int64_t refill(pytvm_serial_stream* st) {
+  if (st->eof) return 0;
+  if (st->initiator && st->session.state == PYTVM_SERIAL_SESSION_IDLE) {
+    int started = start(st);
+    if (started != PYTVM_SERIAL_OK) return started;
+  }
+  return pump(st);
+}
+
 int64_t pytvm_serial_stream_read(pytvm_serial_stream* st, uint8_t* buf, size_t n) {
   for (;;) {
     int64_t rc;
@@ -85,19 +105,13 @@ int64_t pytvm_serial_stream_read(pytvm_serial_stream* st, uint8_t* buf, size_t n
     }
     settle(st);
     if (st->pending_len > 0) {
-      size_t take = n < st->pending_len ? n : st->pending_len;
+      const uint8_t* src = NULL;
+      size_t take = take_pending(st, &src, n);
       size_t i;
-      for (i = 0; i < take; ++i) buf[i] = st->pending[i];
-      st->pending += take;
-      st->pending_len -= take;
+      for (i = 0; i < take; ++i) buf[i] = src[i];
       return (int64_t)take;
     }
-    if (st->eof) return 0;
-    if (st->initiator && st->session.state == PYTVM_SERIAL_SESSION_IDLE) {
-      int started = start(st);
-      if (started != PYTVM_SERIAL_OK) return started;
-    }
-    rc = pump(st);
+    rc = refill(st);
     if (rc <= 0) return rc;
   }
 }
@@ -153,23 +167,14 @@ int64_t pytvm_serial_stream_next(pytvm_serial_stream* st, const uint8_t** data, 
       return PYTVM_SERIAL_NEXT_LOST;
     }
     if (st->pending_len > 0 && max > 0) {
-      size_t take = max < st->pending_len ? max : st->pending_len;
-      *data = st->pending;
-      *n = take;
-      st->pending += take;
-      st->pending_len -= take;
+      *n = take_pending(st, data, max);
       return PYTVM_SERIAL_NEXT_DATA;
     }
     if (st->mark_pending) {
       st->mark_pending = 0;
       return PYTVM_SERIAL_NEXT_MARK;
     }
-    if (st->eof) return 0;
-    if (st->initiator && st->session.state == PYTVM_SERIAL_SESSION_IDLE) {
-      int started = start(st);
-      if (started != PYTVM_SERIAL_OK) return started;
-    }
-    rc = pump(st);
+    rc = refill(st);
     if (rc <= 0) return rc;
   }
 }
