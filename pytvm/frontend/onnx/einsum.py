@@ -10,11 +10,10 @@ Operands are contracted left to right; a pair becomes one batched product
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 
 __all__ = ["EINSUM_CONVERTERS"]
 
@@ -144,7 +143,4 @@ def _einsum(ctx: NodeContext) -> Expr:
     return _arrange(ctx, current, out)
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-EINSUM_CONVERTERS: _Table = {"Einsum": (12, _einsum)}
+EINSUM_CONVERTERS: ConverterTable = {"Einsum": (12, _einsum)}

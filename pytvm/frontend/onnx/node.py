@@ -28,7 +28,7 @@ from .errors import ConstantSizeError, DynamicValueError, OnnxImportError
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["Converter", "NodeContext"]
+__all__ = ["Converter", "ConverterTable", "NodeContext"]
 
 
 class NodeContext:
@@ -203,3 +203,6 @@ class NodeContext:
 
 #: A converter: the node's context to its output expression (or one per output).
 Converter = Callable[[NodeContext], "Expr | Sequence[Expr]"]
+
+#: A table of converters, ``{op_type: (first opset, converter)}``.
+ConverterTable = dict[str, tuple[int, Callable[[NodeContext], Any]]]

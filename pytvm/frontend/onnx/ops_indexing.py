@@ -6,13 +6,11 @@ values that decide the output's shape are known at import time.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_math import onnx_dtype
 from .ops_tensor import normalize_axes
 
@@ -127,10 +125,7 @@ def _compress(ctx: NodeContext) -> Expr:
     return ctx.call("take", x, ctx.const(picked), axis=axis, mode="fast")
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-INDEXING_CONVERTERS: _Table = {
+INDEXING_CONVERTERS: ConverterTable = {
     "GatherElements": (11, _gather_elements),
     "GatherND": (11, _gather_nd),
     "CumSum": (11, _cumsum),

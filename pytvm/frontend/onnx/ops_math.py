@@ -4,14 +4,13 @@ activations, ``Clip``, ``Cast``, ``Where`` and the variadic ``Sum``/``Max``/``Mi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ...graph import Expr
 from .errors import DynamicValueError
-from .node import Converter, NodeContext
+from .node import Converter, ConverterTable, NodeContext
 
 __all__ = ["MATH_CONVERTERS", "onnx_dtype"]
 
@@ -327,10 +326,7 @@ _BINARY = {
 }
 _MIN_OPSET = {"LessOrEqual": 12, "GreaterOrEqual": 12, "Sign": 9, "Erf": 9}
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-MATH_CONVERTERS: _Table = {
+MATH_CONVERTERS: ConverterTable = {
     **{k: (_MIN_OPSET.get(k, 1), _unary(v)) for k, v in _UNARY.items()},
     **{k: (_MIN_OPSET.get(k, 1), _binary(v)) for k, v in _BINARY.items()},
     "Sum": (1, _variadic("add")),

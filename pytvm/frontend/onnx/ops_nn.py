@@ -9,13 +9,13 @@ ones as a batch of two-dimensional ones (``ops_volume``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_volume import conv3d, conv3d_transpose
 
 __all__ = ["NN_CONVERTERS", "same_pads", "window_pads"]
@@ -330,10 +330,7 @@ def _dropout(ctx: NodeContext) -> list[Expr]:
     return [x, ctx.const(np.ones(ctx.shape(0), dtype=bool))]
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-NN_CONVERTERS: _Table = {
+NN_CONVERTERS: ConverterTable = {
     "Conv": (1, _conv),
     "ConvTranspose": (1, _conv_transpose),
     "Gemm": (1, _gemm),

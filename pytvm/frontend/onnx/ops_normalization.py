@@ -5,13 +5,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_tensor import normalize_axes
 
 __all__ = ["NORMALIZATION_CONVERTERS"]
@@ -75,10 +73,7 @@ def _lp_norm(ctx: NodeContext) -> Expr:
     return ctx.call("divide", x, ctx.call("where", zero, _scalar(ctx, 1), norm))
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-NORMALIZATION_CONVERTERS: _Table = {
+NORMALIZATION_CONVERTERS: ConverterTable = {
     "GroupNormalization": (18, _group_norm),
     "MeanVarianceNormalization": (9, _mean_variance_norm),
     "LpNormalization": (1, _lp_norm),

@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_nn import check_spatial, spatial_attrs, window_pads
 from .ops_volume import pool3d
 
@@ -144,10 +143,7 @@ def _global(kind: str) -> Any:
     return convert
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-POOL_CONVERTERS: _Table = {
+POOL_CONVERTERS: ConverterTable = {
     "MaxPool": (1, _pool("max")),
     "AveragePool": (1, _pool("avg")),
     "GlobalAveragePool": (1, _global("avg")),

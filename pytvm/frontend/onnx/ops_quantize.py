@@ -5,13 +5,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_math import onnx_dtype
 from .ops_tensor import normalize_axes
 
@@ -82,10 +79,7 @@ def _dequantize(ctx: NodeContext) -> Expr:
     return ctx.call("multiply", x, _along_axis(ctx, 1, ftype))
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-QUANTIZE_CONVERTERS: _Table = {
+QUANTIZE_CONVERTERS: ConverterTable = {
     "QuantizeLinear": (10, _quantize),
     "DequantizeLinear": (10, _dequantize),
 }

@@ -8,11 +8,10 @@ is the identity.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_tensor import axes_of, normalize_axes
 
 __all__ = ["REDUCE_CONVERTERS"]
@@ -75,10 +74,7 @@ def _arg(op: str) -> Any:
     return convert
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-REDUCE_CONVERTERS: _Table = {
+REDUCE_CONVERTERS: ConverterTable = {
     "ReduceSum": (1, _reduction("sum", 13)),
     "ReduceMean": (1, _reduction("mean", 18)),
     "ReduceMax": (1, _reduction("max", 18)),

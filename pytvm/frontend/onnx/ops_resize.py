@@ -9,13 +9,12 @@ resizing the batch or channel axes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ...graph import Expr
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 from .ops_tensor import normalize_axes
 
 __all__ = ["RESIZE_CONVERTERS"]
@@ -145,10 +144,7 @@ def _upsample(ctx: NodeContext) -> Expr:
     return _by_scales(ctx, scales, mode, "asymmetric", rounding)
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-RESIZE_CONVERTERS: _Table = {
+RESIZE_CONVERTERS: ConverterTable = {
     "Resize": (10, _resize),
     "Upsample": (7, _upsample),
 }

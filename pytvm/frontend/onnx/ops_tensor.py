@@ -10,14 +10,14 @@ ones are, since shape arithmetic on static shapes folds to constants.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ...graph import Expr, Tuple
 from .errors import DynamicValueError
-from .node import NodeContext
+from .node import ConverterTable, NodeContext
 
 __all__ = ["TENSOR_CONVERTERS", "axes_of", "normalize_axes"]
 
@@ -369,10 +369,7 @@ def _space_to_depth(ctx: NodeContext) -> Expr:
     return ctx.call("reshape", x, newshape=(n, c * b * b, h // b, w // b))
 
 
-_Table = dict[str, tuple[int, Callable[[NodeContext], Any]]]
-
-#: ``{op_type: (first opset, converter)}``.
-TENSOR_CONVERTERS: _Table = {
+TENSOR_CONVERTERS: ConverterTable = {
     "Shape": (1, _shape),
     "Size": (1, _size),
     "Reshape": (1, _reshape),
