@@ -1,10 +1,10 @@
 """The RPC wire: what travels between two peers, and nothing that holds a session.
 
-Pure encode/decode of packets and values (``protocol``) and of whole messages (``messages``),
-the constants and key format of the handshakes (``base``), the tracker's JSON messages
-(``_tracker_wire``), shared-token proofs (``_auth``), byte transports (``channel``) and the
-buffered packet reads and traced sends an endpoint is built on (``_packet_io``). Imports nothing
-from ``sessions`` or ``services``.
+Pure encode/decode of packed-sequence values (``values``), of packets (``protocol``, which
+re-exports ``values``) and of whole messages (``messages``), the constants and key format of the
+handshakes (``base``), the tracker's JSON messages (``_tracker_wire``), shared-token proofs
+(``_auth``), byte transports (``channel``) and the buffered packet reads and traced sends an
+endpoint is built on (``_packet_io``). Imports nothing from ``sessions`` or ``services``.
 """
 
 from __future__ import annotations
