@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType, TracebackType
+from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from ..ffi.errors import TVMTypeError, TVMValueError
@@ -153,12 +153,7 @@ class PassContext:
         PassContext._stack.append(self)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         PassContext._stack.pop()
         for inst in self.instruments:
             inst.exit_pass_ctx()

@@ -26,7 +26,6 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import IO, ClassVar
 
 from ..ffi.errors import TVMTypeError
@@ -121,12 +120,7 @@ class TempDirectory:
     def __enter__(self) -> TempDirectory:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()
 
     def __del__(self) -> None:

@@ -38,7 +38,6 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from ..ffi.trace import LAYERS, Event
@@ -337,12 +336,7 @@ class Trace:
         self._links, self.notes = _hop.start_trace()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         links, self._links = self._links or [], None
         events, notes = _hop.stop_trace(links)
         self.events = events

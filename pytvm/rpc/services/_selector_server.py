@@ -18,7 +18,6 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
-from types import TracebackType
 from typing import TypeVar
 
 from ...ffi.errors import TVMValueError
@@ -288,12 +287,7 @@ class SelectorServer:
     def __enter__(self: _ServerT) -> _ServerT:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.terminate()
 
     # --------------------------------------------------------------- loop helpers

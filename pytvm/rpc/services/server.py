@@ -54,7 +54,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from types import TracebackType
 from typing import Any
 
 from ...ffi.errors import TVMOSError, TVMValueError
@@ -311,12 +310,7 @@ class Server(HandshakeIntake, WorkerPool, TrackerLink, ProxyLink):
     def __enter__(self) -> Server:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.terminate()
 
     # ------------------------------------------------------------------ loop

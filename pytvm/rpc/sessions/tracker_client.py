@@ -16,7 +16,6 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any, TypeVar
 
 from ...ffi.errors import TVMKeyError, TVMValueError, register_error
@@ -191,12 +190,7 @@ class TrackerSession:
     def __enter__(self) -> TrackerSession:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:
