@@ -9,7 +9,7 @@ but no entry simply builds). Reading: the entry and its checksum file are opened
 following links in a folder :func:`~pytvm.ffi.cache_folder.trusted_folder` checked, and the
 entry is used only if its size and sha256 match. An entry that does not match (no checksum file,
 another size, another hash: a copy cut short, a disk error, a hand edit) is rebuilt, with one
-warning on the ``pytvm.cache`` logger naming the path and what was wrong.
+warning on this module's logger (``pytvm.ffi.compile_cache``) naming the path and what was wrong.
 
 Each file is hashed once per process: a verified entry is remembered by its device, inode, size
 and change times, so looking it up again only costs a ``stat``.
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 CHECKSUM_SUFFIX = ".sha256"
-logger = logging.getLogger("pytvm.cache")
+logger = logging.getLogger(__name__)
 _CHUNK = 1 << 20
 _verified: set[tuple[int, int, int, int, int, str]] = set()
 _verified_lock = threading.Lock()

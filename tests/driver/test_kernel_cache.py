@@ -62,7 +62,7 @@ def test_a_garbled_c_kernel_is_compiled_again_with_a_warning(
     entry = _entry(tmp_path, ".so")
     entry.write_bytes(bytes(b ^ 0x5A for b in entry.read_bytes()))  # same size, other bytes
     compiled = compile_stats().compiled
-    with caplog.at_level(logging.WARNING, logger="pytvm.cache"):
+    with caplog.at_level(logging.WARNING, logger="pytvm.ffi.compile_cache"):
         _works(_build("c", tmp_path))
     assert compile_stats().compiled == compiled + 1
     [message] = caplog.messages
@@ -77,7 +77,7 @@ def test_a_truncated_llvm_object_is_compiled_again_with_a_warning(
     size = entry.stat().st_size
     entry.write_bytes(entry.read_bytes()[:100])
     compiled = compile_stats().compiled
-    with caplog.at_level(logging.WARNING, logger="pytvm.cache"):
+    with caplog.at_level(logging.WARNING, logger="pytvm.ffi.compile_cache"):
         _works(_build(LLVM, tmp_path))
     assert compile_stats().compiled == compiled + 1
     assert caplog.messages == [

@@ -86,7 +86,7 @@ def test_a_damaged_entry_is_rebuilt_with_one_warning(
         entry.write_text("world")
     else:
         (root / "notes" / "a.txt.sha256").unlink()
-    with caplog.at_level(logging.WARNING, logger="pytvm.cache"):
+    with caplog.at_level(logging.WARNING, logger="pytvm.ffi.compile_cache"):
         assert _build(entry, "hello", root).read_text() == "hello"
         assert _build(entry, "other", root).read_text() == "hello"  # whole again: kept
     assert caplog.messages == [f"pytvm cache: rebuilding {entry}: {problem}"]
