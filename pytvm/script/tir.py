@@ -10,40 +10,7 @@ Examples
 
 from __future__ import annotations
 
-from .tirx import (
-    Buffer,
-    bool,
-    float16,
-    float32,
-    float64,
-    grid,
-    int8,
-    int16,
-    int32,
-    int64,
-    prim_func,
-    serial,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-)
+from . import tirx as _tirx
+from .tirx import *  # noqa: F403 - tirx's names, listed once there
 
-__all__ = [
-    "Buffer",
-    "bool",
-    "float16",
-    "float32",
-    "float64",
-    "grid",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "prim_func",
-    "serial",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-]
+__all__ = _tirx.__all__
