@@ -90,19 +90,16 @@ def read_inputs(
                     f"--inputs {path}: array {name!r} has no readable .npy header ({err}); {_HOW}"
                 ) from None
             _checked(path, name, shape, dtype, (shapes[name], dtypes[name]))
-    out: dict[str, np.ndarray] = {}
+        return {m[: -len(".npy")]: _array(path, archive, m) for m in members}
+
+
+def _array(path: str, archive: zipfile.ZipFile, member: str) -> np.ndarray:
+    """The array of ``member``, whose header has been checked (never unpickled)."""
     try:
-        data = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        raise TVMValueError(f"--inputs {path}: cannot be read as an .npz ({err}); {_HOW}") from None
-    with data:
-        for member in members:
-            name = member[: -len(".npy")]
-            try:
-                out[name] = data[name]
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as err:
-                raise TVMValueError(
-                    f"--inputs {path}: array {name!r} cannot be read ({err}); the file is "
-                    f"damaged; {_HOW}"
-                ) from None
-    return out
+        with archive.open(member) as f:
+            return npy_format.read_array(f, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        raise TVMValueError(
+            f"--inputs {path}: array {member[: -len('.npy')]!r} cannot be read ({err}); the "
+            f"file is damaged; {_HOW}"
+        ) from None
