@@ -19,8 +19,6 @@ from pytvm.ffi.errors import TVMValueError
 
 __all__ = ["add_parser", "byte_count", "import_model", "parse_input_shapes", "run"]
 
-#: The most elements an input may have (its flat index must fit an int64).
-_MAX_ELEMENTS = 2**63 - 1
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -63,6 +61,8 @@ def add_parser(
 
 def parse_input_shapes(text: str) -> dict[str, list[int]]:
     """``"x:[1,3,224,224] y:[1,10]"`` (spaces or commas between inputs) as a dict."""
+    from pytvm.graph.ty import MAX_ELEMENTS  # the most elements a tensor may have
+
     shapes: dict[str, list[int]] = {}
     for name, dims in re.findall(r"([^\s:,]+)\s*:\s*\[([^\]]*)\]", text):
         try:
@@ -77,10 +77,10 @@ def parse_input_shapes(text: str) -> dict[str, list[int]]:
                 "dimensions are >= 0"
             )
         count = math.prod(shapes[name])
-        if count > _MAX_ELEMENTS:
+        if count > MAX_ELEMENTS:
             raise TVMValueError(
                 f"--input-shapes: input {name!r} of shape [{dims}] has {count} elements, over "
-                f"the limit of {_MAX_ELEMENTS} (2**63 - 1); give the input's real shape"
+                f"the limit of {MAX_ELEMENTS} (2**63 - 1); give the input's real shape"
             )
     leftover = re.sub(r"([^\s:,]+)\s*:\s*\[([^\]]*)\]", "", text).strip(" ,")
     if leftover:
