@@ -241,7 +241,6 @@ class LibraryModule(Module):
         # The name as given (made absolute), not resolved: a /proc/self/fd/<n> name stays the
         # file open under that descriptor.
         given = os.path.abspath(path)  # noqa: PTH100 - lexical, not resolved
-        check_shared_object(given)  # a damaged file raises here instead of crashing the loader
         #: ``"tvm-ffi"`` for a library built by Apache TVM 0.27, else ``"packed"``.
         self.convention = "tvm-ffi" if tvm_ffi_abi.is_tvm_ffi_library(given) else "packed"
         if self.convention == "tvm-ffi":
@@ -255,6 +254,9 @@ class LibraryModule(Module):
                 )
             tvm_ffi_abi.init_library_context(self._lib, self.handle)
             return
+        # A damaged file raises here instead of crashing the loader (a tvm-ffi library is
+        # checked by ``load_tvm_ffi_library``).
+        check_shared_object(given)
         try:
             self._lib = ctypes.CDLL(given, mode=ctypes.RTLD_LOCAL)
         except OSError as err:
