@@ -268,6 +268,11 @@ def cross_compiler(
     )
 
 
+def _host_target_triple() -> str | None:
+    """``-dumpmachine`` of pytvm's compiler, looked up when asked (not at import)."""
+    return get_target_by_dump_machine(find_cc())()
+
+
 # TVM's attributes of its default compile function.
 setattr(create_shared, "output_format", "dll" if sys.platform == "win32" else "so")
-setattr(create_shared, "get_target_triple", get_target_by_dump_machine(find_cc()))
+setattr(create_shared, "get_target_triple", _host_target_triple)
