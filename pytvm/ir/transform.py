@@ -34,7 +34,6 @@ __all__ = [
     "PassInstrument",
     "Sequential",
     "map_functions",
-    "run_in_order",
     "sequential",
 ]
 
@@ -224,10 +223,8 @@ class Pass(Generic[M]):
         return out
 
 
-def run_in_order(passes: Iterable[Any], mod: M, ctx: PassContext | None = None) -> M:
-    """Run ``passes`` (each has ``name``, ``required`` and is called with the module and the
-    context) in order; each pass's ``required`` names must come earlier.
-    """
+def sequential(passes: Iterable[Pass[M]], mod: M, ctx: PassContext | None = None) -> M:
+    """Run ``passes`` in order on ``mod``; each pass's ``required`` names must come earlier."""
     ctx = ctx if ctx is not None else PassContext.current()
     done: set[str] = set()
     for p in passes:
@@ -237,11 +234,6 @@ def run_in_order(passes: Iterable[Any], mod: M, ctx: PassContext | None = None) 
         mod = p(mod, ctx)
         done.add(p.name)
     return mod
-
-
-def sequential(passes: Iterable[Pass[M]], mod: M, ctx: PassContext | None = None) -> M:
-    """Run ``passes`` in order on ``mod``; each pass's ``required`` names must come earlier."""
-    return run_in_order(passes, mod, ctx)
 
 
 def Sequential(
@@ -256,7 +248,7 @@ def Sequential(
     steps = tuple(passes)
 
     def run(mod: M, ctx: PassContext) -> M:
-        return run_in_order(steps, mod, ctx)
+        return sequential(steps, mod, ctx)
 
     return Pass(name, opt_level, run, tuple(required))
 
