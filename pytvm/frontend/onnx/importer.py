@@ -21,7 +21,6 @@ the constant is allocated.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -388,16 +387,13 @@ def from_onnx(
 
 
 def _checked_type(name: str, dims: Any, dtype: str, source: str) -> TensorType:
-    """Graph input ``name``'s type; an error naming it for a bad or too large shape."""
+    """Graph input ``name``'s type; an error naming it for a bad or too large shape (dimensions
+    >= 0, at most ``MAX_ELEMENTS`` elements: ``TensorType``'s own checks).
+    """
     try:
-        shape = tuple(int(d) for d in dims)
-    except (TypeError, ValueError):
+        return TensorType(tuple(int(d) for d in dims), dtype)
+    except (TypeError, ValueError) as err:
         raise OnnxImportError(
-            f"{source} graph input {name!r} the shape {dims!r}; expected a sequence of integers"
+            f"{source} graph input {name!r} the shape {dims!r}; expected a sequence of integers "
+            f"(dimensions >= 0, at most {MAX_ELEMENTS} (2**63 - 1) elements in all): {err}"
         ) from None
-    if any(d < 0 for d in shape) or math.prod(shape) > MAX_ELEMENTS:
-        raise OnnxImportError(
-            f"{source} graph input {name!r} the shape {list(shape)}; expected dimensions >= 0 "
-            f"and at most {MAX_ELEMENTS} (2**63 - 1) elements in all"
-        )
-    return TensorType(shape, dtype)
