@@ -69,12 +69,17 @@ def reference_key(func: PackedFunc) -> str | None:
 
 def registry_keys() -> dict[str, str | None]:
     """Every registered name with its :func:`reference_key`."""
-    keys = {}
+    return {name: reference_key(func) for name, func in _registered().items()}
+
+
+def _registered() -> dict[str, PackedFunc]:
+    """Every registered name with its function, now (a name removed meanwhile is left out)."""
+    found = {}
     for name in list_global_func_names():
         func = get_global_func(name, allow_missing=True)
         if func is not None:
-            keys[name] = reference_key(func)
-    return keys
+            found[name] = func
+    return found
 
 
 def dumps_callable(func: object) -> bytes:
@@ -108,11 +113,7 @@ class RegistryShipper:
         version = registry_version()  # read first: a change made meanwhile shows up next time
         if version == self.version:
             return None
-        current = {}
-        for name in list_global_func_names():
-            func = get_global_func(name, allow_missing=True)
-            if func is not None:
-                current[name] = func
+        current = _registered()
         update: dict[str, bytes] = {}
         remove = [name for name in self._remote if name not in current]
         unsendable: list[tuple[str, str]] = []
@@ -156,11 +157,7 @@ def apply_shipment(update: dict[str, bytes], remove: list[str]) -> list[tuple[st
     ``remove``, and undo what imports did to other names meanwhile; returns the functions that
     could not be loaded (name, reason), which are now absent.
     """
-    before: dict[str, PackedFunc] = {}
-    for name in list_global_func_names():
-        func = get_global_func(name, allow_missing=True)
-        if func is not None:
-            before[name] = func
+    before = _registered()
     loaded: dict[str, Any] = {}
     failed: list[tuple[str, str]] = []
     for name, blob in update.items():
