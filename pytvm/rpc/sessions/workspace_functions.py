@@ -87,13 +87,11 @@ def _loader(
 ) -> Callable[[str], Any]:
     name = _LOADER_PREFIX + fmt
     found = loaders.get(name) if loaders is not None else get_global_func(name, True)
-    if found is not None:
-        found = _unconfined(found)
     if found is None:
         raise TVMValueError(
             f"load_module: unknown module format {fmt!r} of {path!r}; the server has no '{name}'"
         )
-    return found
+    return _unconfined(found)
 
 
 def confined_functions(
@@ -108,7 +106,7 @@ def confined_functions(
         if name.startswith(_LOADER_PREFIX)
     }
     funcs: dict[str, Callable[..., Any]] = {
-        name: _confined_loader(ws, loader) for name, loader in loaders.items()
+        name: _ConfinedLoader(ws, loader) for name, loader in loaders.items()
     }
     funcs.update(file_functions(ws, loaders))
     counter = itertools.count()
@@ -180,10 +178,6 @@ class _ConfinedLoader:
 
     def __call__(self, path: str) -> Module:
         return self.ws.load_module(str(path), self.loader)
-
-
-def _confined_loader(ws: Workspace, loader: Callable[[str], Any]) -> Callable[[str], Module]:
-    return _ConfinedLoader(ws, loader)
 
 
 def _unconfined(loader: Callable[[str], Any]) -> Callable[[str], Any]:
