@@ -81,7 +81,7 @@ def test_passing_and_failing_tests_set_the_exit_status(
     )
     assert runner.main([str(test_file), "--total-timeout", "300"]) == 1
     assert "test_bad  failed" in capsys.readouterr().out
-    rows = [("a", "passed", ""), ("b", "skipped", "why")]
+    rows = [runner.Row("a", "passed"), runner.Row("b", "skipped", "why")]
     assert runner.exit_status(rows, 0) == 0
-    assert runner.exit_status([("a", "error", "x")], 1) == 1
+    assert runner.exit_status([runner.Row("a", "error", "x")], 1) == 1
     assert runner.exit_status([], 0) == 1

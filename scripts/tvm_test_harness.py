@@ -1,0 +1,224 @@
+"""What the scripts that run Apache TVM's own test files against pytvm share.
+
+:func:`substitute` renames ``tvm``/``tvm_ffi`` imports to pytvm's and changes nothing else;
+:func:`run_pytest` runs renamed files under pytest in a subprocess, with a per-test alarm, a
+faulthandler backstop and a wall-clock limit, and returns one row per test from the JUnit report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+# (pattern, replacement) per import line, the first match wins; each is a renaming only.
+_RENAMES: list[tuple[str, str]] = [
+    (r"import tvm_ffi$", "import pytvm.ffi as tvm_ffi"),
+    (r"import tvm_ffi as (\w+)$", r"import pytvm.ffi as \1"),
+    (r"from tvm_ffi(\.[\w.]+)? import (.+)$", r"from pytvm.ffi\1 import \2"),
+    (r"import tvm$", "import pytvm as tvm"),
+    (r"import tvm as (\w+)$", r"import pytvm as \1"),
+    (r"import tvm(\.[\w.]+) as (\w+)$", r"import pytvm\1 as \2"),
+    (r"import tvm(\.[\w.]+)$", r"import pytvm\1, pytvm as tvm"),
+    (r"from tvm(\.[\w.]+)? import (.+)$", r"from pytvm\1 import \2"),
+]
+
+#: The conftest written beside the renamed files: per-test time limit, the skips the script
+#: declares (each with its reason), and which pytvm the tests imported. ``plugins`` is what the
+#: TVM tree's own root conftest loads (``pytest_plugins``), renamed.
+CONFTEST = '''"""Per-test time limit, the declared skips, and which pytvm was imported."""
+import faulthandler
+import fnmatch
+import json
+import signal
+
+import pytest
+
+pytest_plugins = {plugins!r}
+_LIMIT = {limit}
+_SKIPS = json.loads({skips!r})
+
+
+def pytest_configure(config):
+    import pytvm
+
+    with open({where!r}, "w") as f:
+        f.write(pytvm.__file__)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for pattern, reason in _SKIPS.items():
+            names = (item.nodeid, item.name, getattr(item, "originalname", item.name))
+            if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                item.add_marker(pytest.mark.skip(reason=reason), append=False)
+                break
+
+
+def _expired(signum, frame):
+    raise TimeoutError(f"test exceeded the per-test limit of {{_LIMIT}} s")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    signal.signal(signal.SIGALRM, _expired)
+    signal.alarm(_LIMIT)
+    faulthandler.dump_traceback_later(_LIMIT + 15, exit=True)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        faulthandler.cancel_dump_traceback_later()
+'''
+
+
+@dataclass(frozen=True)
+class Row:
+    """One test's outcome: ``passed``, ``failed``, ``error`` or ``skipped``, and why."""
+
+    test: str
+    outcome: str
+    detail: str = ""
+
+
+def substitute(source: str) -> str:
+    """The TVM source with its ``tvm``/``tvm_ffi`` imports renamed to pytvm's, nothing else.
+
+    Each import line is renamed; every other line is kept as it is:
+
+    - ``import tvm`` -> ``import pytvm as tvm``; ``import tvm.x`` -> ``import pytvm.x, pytvm as
+      tvm`` (so ``tvm.x.y`` works); ``import tvm.x as y`` -> ``import pytvm.x as y``;
+    - ``from tvm import a`` / ``from tvm.x import a`` -> ``from pytvm import a`` /
+      ``from pytvm.x import a``;
+    - ``import tvm_ffi`` -> ``import pytvm.ffi as tvm_ffi``; ``from tvm_ffi import a`` ->
+      ``from pytvm.ffi import a``.
+    """
+    out: list[str] = []
+    for line in source.splitlines():
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        code, hash_, comment = stripped.partition("  #")
+        renamed = line
+        for pattern, replacement in _RENAMES:
+            new, n = re.subn(rf"^{pattern}", replacement, code.rstrip())
+            if n:
+                renamed = indent + new + (f"  #{comment}" if hash_ else "")
+                break
+        out.append(renamed)
+    return "\n".join(out) + "\n"
+
+
+def parse_junit(path: Path) -> list[Row]:
+    """One :class:`Row` per test case of a JUnit XML report."""
+    rows: list[Row] = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = case.get("name", "?")
+        outcome, detail = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed" if child.tag == "failure" else "error"
+                detail = error_line(child.get("message") or "", child.text or "")
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+                detail = (child.get("message") or "").removeprefix("Skipped: ")[:300]
+        if outcome == "error" and any(r.test == name for r in rows):
+            name += " (teardown)"
+        rows.append(Row(name, outcome, detail))
+    return rows
+
+
+def error_line(message: str, text: str) -> str:
+    """The line that names the error: the last ``E   `` line of the traceback, else the message."""
+    errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E   ")]
+    lines = message.strip().splitlines()
+    return (errors[-1] if errors else lines[-1] if lines else "")[:300]
+
+
+def exit_status(rows: list[Row], pytest_rc: int) -> int:
+    """0 when every test passed or was skipped and pytest agrees; 1 otherwise."""
+    bad = any(r.outcome in ("failed", "error") for r in rows)
+    return 1 if bad or not rows or pytest_rc not in (0, 5) else 0
+
+
+def write_conftest(
+    work: Path, *, limit: int, skips: dict[str, str], plugins: list[str] | None = None
+) -> Path:
+    """Write :data:`CONFTEST` and an empty ``pytest.ini`` into ``work``; return the path the
+    tests will write the imported pytvm's location to.
+    """
+    where = work / "pytvm_file.txt"
+    text = CONFTEST.format(
+        plugins=list(plugins or []), limit=limit, skips=json.dumps(skips), where=str(where)
+    )
+    (work / "conftest.py").write_text(text)
+    (work / "pytest.ini").write_text("[pytest]\n")
+    return where
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    """What one pytest subprocess gave: its exit code, rows, and a note when it did not finish."""
+
+    returncode: int
+    rows: list[Row]
+    note: str = ""
+
+
+def run_pytest(
+    work: Path,
+    test_files: list[str],
+    *,
+    pytvm_root: Path,
+    total_timeout: int,
+    report_name: str = "report.xml",
+    extra_env: dict[str, str] | None = None,
+    quiet_output: bool = False,
+) -> PytestRun:
+    """Run pytest on ``test_files`` (relative to ``work``) with ``pytvm_root`` first on the path;
+    kill it and its children after ``total_timeout`` seconds.
+    """
+    report = work / report_name
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytvm_root), str(work)]))
+    env.update(extra_env or {})
+    cmd = [
+        sys.executable, "-m", "pytest", *test_files, "-p", "no:cacheprovider", "-q",
+        f"--junitxml={report}", "-o", "junit_family=xunit1",
+    ]  # fmt: skip
+    out = subprocess.DEVNULL if quiet_output else None
+    proc = subprocess.Popen(cmd, cwd=work, env=env, start_new_session=True, stdout=out, stderr=out)
+    note = ""
+    try:
+        rc = proc.wait(timeout=total_timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        rc = proc.wait()
+        note = f"pytest ran past the limit of {total_timeout} s and was killed"
+    if not report.exists():
+        return PytestRun(rc, [], note or f"pytest exited with {rc} before writing its report")
+    return PytestRun(rc, parse_junit(report), note)
+
+
+def imported_pytvm_ok(where: Path, root: Path) -> tuple[bool, str]:
+    """Whether the tests imported the pytvm under ``root`` (and the path they imported)."""
+    used = where.read_text() if where.exists() else "(not recorded)"
+    return used.startswith(str(root) + os.sep), used
+
+
+def print_table(rows: list[Row]) -> None:
+    """One line per test and the totals per outcome."""
+    width = max((len(r.test) for r in rows), default=10)
+    print(f"\n{'test':<{width}}  result")
+    for r in rows:
+        print(f"{r.test:<{width}}  {r.outcome}" + (f" ({r.detail})" if r.detail else ""))
+    totals: dict[str, int] = {}
+    for r in rows:
+        totals[r.outcome] = totals.get(r.outcome, 0) + 1
+    print("\ntotals: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
+    print(f"total: {len(rows)}")
