@@ -11,8 +11,8 @@ Examples
 >>> from pytvm import testing
 >>> testing.requires_cuda.is_available(), testing.requires_rpc.is_available()
 (False, True)
->>> [m.name for m in testing.requires_cuda.marks()]
-['cuda', 'skipif']
+>>> testing.requires_cuda.why_missing()
+'CUDA: pytvm has no GPU code generator'
 """
 
 from __future__ import annotations

@@ -1,0 +1,79 @@
+"""``scripts/run_tvm_compiler_tests.py`` on a small TVM-shaped tree: renamed imports, TVM's
+plugin in place of TVM's root conftest, one row per file, tutorials run as scripts, and the exit
+status says whether anything failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_tvm_compiler_tests.py"
+
+
+@pytest.fixture(scope="module")
+def runner() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_tvm_compiler_tests", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tree(root: Path, te_body: str, tutorial: str) -> Path:
+    te = root / "tests" / "python" / "te"
+    te.mkdir(parents=True)
+    (te / "test_te_small.py").write_text(te_body)
+    gallery = root / "gallery" / "tutorial"
+    gallery.mkdir(parents=True)
+    (gallery / "tensor_expr_get_started.py").write_text(tutorial)
+    return root
+
+
+_PASSING = """import tvm
+import tvm.testing
+from tvm import te
+
+n = tvm.testing.parameter(4, 8)
+
+
+def test_placeholder(target, dev, n):
+    A = te.placeholder((n,), name="A")
+    assert A.shape[0] == n and target == "llvm"
+"""
+
+
+def test_a_passing_tree_exits_zero(
+    runner: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = _tree(tmp_path / "tvm", _PASSING, "import tvm\nprint(tvm.cpu(0))\n")
+    assert runner.main([str(tree), "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("test_te_small.py"))
+    assert row.split()[1:] == ["2", "0", "0", "0"]
+    assert "passed 3 of 3 tests not skipped (100.0%)" in out
+
+
+def test_missing_names_and_failing_tutorials_fail_the_run(
+    runner: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = "from tvm.te import no_such_name\n\n\ndef test_x():\n    pass\n"
+    tree = _tree(tmp_path / "tvm", body, "import tvm\ntvm.no_such_function()\n")
+    assert runner.main([str(tree)]) == 1
+    out = capsys.readouterr().out
+    assert "no_such_name" in out
+    assert "AttributeError: module 'pytvm' has no attribute 'no_such_function'" in out
+
+
+def test_declared_skips_name_their_reason(runner: ModuleType) -> None:
+    allowed = {
+        runner._GPU, runner._TENSORIZE, runner._AUTOTVM, runner._MICRO, runner._TORCH,
+        runner._INTERNET,
+    }  # fmt: skip
+    for patterns in runner.SKIPS.values():
+        assert set(patterns.values()) <= allowed
