@@ -21,7 +21,7 @@ from .c_build import build_with_c
 from .compiled_module import CompiledModule
 from .gc_pause import gc_paused
 
-__all__ = ["build", "compile", "lower"]
+__all__ = ["build", "compile", "lower", "schedule_to_module"]
 
 if TYPE_CHECKING:  # the llvmlite backend is imported when a build uses it
     from .llvm_jit_module import LLVMModule
@@ -44,6 +44,15 @@ def _as_module(inputs: Any, args: Sequence[Any] | None, name: str) -> IRModule:
     raise TVMTypeError(
         f"lower/build expects a te.Schedule, a PrimFunc or an IRModule, got {type(inputs).__name__}"
     )
+
+
+def schedule_to_module(
+    sch: Any, args: Sequence[Any] | None = None, name: str = "main", binds: Any = None
+) -> IRModule:
+    """TVM's ``schedule_to_module``: the schedule as an IRModule, before any pass runs."""
+    if binds:
+        raise TVMValueError(f"schedule_to_module({name}): binds= is not supported by pytvm")
+    return _as_module(sch, args, name)
 
 
 def lower(

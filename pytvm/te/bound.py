@@ -27,7 +27,8 @@ from ..tir.expr import IntImm, IterVar, PrimExpr, ProducerLoad, Range, Var, cons
 from ..tir.functor import IRVisitor, substitute
 from ..tir.op import max as max_of
 from ..tir.op import min as min_of
-from .schedule import Schedule, Split, Stage
+from .schedule.schedule import Schedule
+from .schedule.stage import Singleton, Split, Stage
 from .tensor import Operation
 
 __all__ = ["Bounds", "StageBounds", "infer_bound"]
@@ -120,17 +121,19 @@ class Bounds:
             info.loop_var[iv]: Range(const(0), info.extent[iv])
             for iv in parent.leaf_iter_vars[pos + 1 :]
         }
+        inner.update(self._shared_thread_loops(stage))
         reads: list[_Read] = [
             (idx, info.root_value, inner) for idx in reads_of(self.bodies[parent], stage)
         ]
+        parent_reads = bool(reads)
+        for reader in self.sch.readers(stage):
+            if reader is not parent and reader.attach != "inline":
+                reads += self._reads_at_same_loop(stage, reader, parent, pos, inner, parent_reads)
         if not reads:
             raise TVMValueError(
                 f"stage {stage.name}: compute_at {parent.name}, which does not read it; attach "
                 "a stage to one of its consumers"
             )
-        for reader in self.sch.readers(stage):
-            if reader is not parent and reader.attach != "inline":
-                reads += self._reads_at_same_loop(stage, reader, parent, pos, inner)
         result = []
         for d in range(len(full)):
             lows, highs = [], []
@@ -153,29 +156,66 @@ class Bounds:
             result.append((lo, extent))
         return result
 
+    def _shared_thread_loops(self, stage: Stage) -> dict[Var, Range]:
+        """Enclosing loops bound to threads that share ``stage``'s memory scope: the region
+        covers every thread of them (a ``shared`` buffer serves all ``threadIdx``, a
+        ``global`` one every block too, a ``warp`` one the lanes of ``threadIdx.x``).
+        """
+        ranges: dict[Var, Range] = {}
+        outer = stage.attach_stage
+        while outer is not None:
+            info = self.leaf(outer)
+            for iv, thread in outer.threads.items():
+                if _shares_across(stage.scope, thread.thread_tag):
+                    ranges[info.loop_var[iv]] = Range(const(0), info.extent[iv])
+            outer = outer.attach_stage
+        return ranges
+
     def _reads_at_same_loop(
-        self, stage: Stage, reader: Stage, parent: Stage, pos: int, inner: dict[Var, Range]
+        self,
+        stage: Stage,
+        reader: Stage,
+        parent: Stage,
+        pos: int,
+        inner: dict[Var, Range],
+        parent_reads: bool,
     ) -> list[_Read]:
         """What ``reader`` (another consumer of ``stage``) reads of it within one iteration of
-        ``parent``'s loop at ``pos``: allowed when ``reader`` is computed at ``parent`` at that
-        loop or inside it, so both consumers run within the region ``stage`` computes.
+        ``parent``'s loop at ``pos``: allowed when ``reader`` is computed at that loop or inside
+        it (directly, or at a stage that is), so every consumer runs within the region
+        ``stage`` computes. The loops of the stages between them run in full.
         """
+        chain = [reader]
+        while chain[-1].attach == "at" and chain[-1].attach_stage is not parent:
+            nxt = chain[-1].attach_stage
+            if nxt is None or nxt in chain:
+                break
+            chain.append(nxt)
+        last = chain[-1]
         leaves = parent.leaf_iter_vars
         depth = (
-            next((k for k, iv in enumerate(leaves) if iv is reader.attach_ivar), -1)
-            if reader.attach == "at" and reader.attach_stage is parent
+            next((k for k, iv in enumerate(leaves) if iv is last.attach_ivar), -1)
+            if last.attach == "at" and last.attach_stage is parent
             else -1
         )
+        if depth < pos and not parent_reads:
+            raise TVMValueError(
+                f"stage {stage.name}: compute_at {parent.name}, which does not read it (nor "
+                f"does {reader.name}, its reader, run inside that loop); attach a stage to one "
+                "of its consumers"
+            )
         if depth < pos:
             raise TVMValueError(
                 f"stage {stage.name}: computed at {parent.name}, but {reader.name} reads it "
                 f"too and is not computed at that loop of {parent.name} or inside it; compute "
                 f"{reader.name} there as well, or {stage.name} at root (or inline it)"
             )
-        rinfo = self.leaf(reader)
         ranges = dict(inner)
-        for iv in reader.leaf_iter_vars:
-            ranges[rinfo.loop_var[iv]] = Range(const(0), rinfo.extent[iv])
+        for between in chain:
+            binfo = self.leaf(between)
+            for iv in between.leaf_iter_vars:
+                ranges[binfo.loop_var[iv]] = Range(const(0), binfo.extent[iv])
+        rinfo = self.leaf(reader)
         return [(idx, rinfo.root_value, ranges) for idx in reads_of(self.bodies[reader], stage)]
 
     # ------------------------------------------------------------------ leaf axes
@@ -197,23 +237,11 @@ class Bounds:
             assert iv.dom is not None
             info.extent[iv] = iv.dom.extent
             info.root_min[iv] = iv.dom.min
-        for rel in stage.relations:
-            if isinstance(rel, Split):
-                ext = info.extent[rel.parent]
-                if rel.factor is not None:
-                    inner, outer = rel.factor, _ceil_div(ext, rel.factor)
-                else:
-                    assert rel.nparts is not None
-                    outer, inner = rel.nparts, _ceil_div(ext, rel.nparts)
-                info.extent[rel.outer] = self.ana.simplify(outer)
-                info.extent[rel.inner] = self.ana.simplify(inner)
-            else:
-                info.extent[rel.fused] = self.ana.simplify(
-                    info.extent[rel.outer] * info.extent[rel.inner]
-                )
+        self._pass_down(stage, info)
         for iv in stage.leaf_iter_vars:
             info.loop_var[iv] = Var(iv.var.name, "int32")
         self._pass_up(stage, info)
+        self._bind_data_axes(stage, info)
         if stage.attach == "at":
             # A region computed at a consumer's loop may reach past the stage's own domain at the
             # edges (a partial tile): compute only the points that exist.
@@ -228,6 +256,29 @@ class Bounds:
                     info.guards.append((iv, value < iv.dom.extent))
         return info
 
+    def _pass_down(self, stage: Stage, info: StageBounds) -> None:
+        """Extents of the split, fused and singleton axes from their parents'. A split by more
+        than a constant extent is clamped to the extent (one full inner or outer loop).
+        """
+        for rel in stage.relations:
+            if isinstance(rel, Split):
+                ext = info.extent[rel.parent]
+                if rel.factor is not None:
+                    factor = _clamp(rel.factor, ext)
+                    inner, outer = factor, _ceil_div(ext, factor)
+                else:
+                    assert rel.nparts is not None
+                    nparts = _clamp(rel.nparts, ext)
+                    outer, inner = nparts, _ceil_div(ext, nparts)
+                info.extent[rel.outer] = self.ana.simplify(outer)
+                info.extent[rel.inner] = self.ana.simplify(inner)
+            elif isinstance(rel, Singleton):
+                info.extent[rel.iter] = const(1)
+            else:
+                info.extent[rel.fused] = self.ana.simplify(
+                    info.extent[rel.outer] * info.extent[rel.inner]
+                )
+
     def _pass_up(self, stage: Stage, info: StageBounds) -> None:
         """Offsets of every axis from the leaf loop variables (the relations, last first)."""
         offset: dict[IterVar, PrimExpr] = {iv: info.loop_var[iv] for iv in stage.leaf_iter_vars}
@@ -236,10 +287,12 @@ class Bounds:
                 inner_ext = info.extent[rel.inner]
                 offset[rel.parent] = offset[rel.outer] * inner_ext + offset[rel.inner]
                 parent_ext = info.extent[rel.parent]
-                if not self.ana.can_prove(
+                if not rel.disable_predication and not self.ana.can_prove(
                     _covers_exactly(self.ana, parent_ext, inner_ext, info.extent[rel.outer])
                 ):
                     info.guards.append((rel.parent, offset[rel.parent] < parent_ext))
+            elif isinstance(rel, Singleton):
+                continue
             else:
                 inner_ext = info.extent[rel.inner]
                 offset[rel.outer] = offset[rel.fused] // inner_ext
@@ -247,6 +300,21 @@ class Bounds:
         for iv in (*stage.axis, *stage.reduce_axis):
             info.offset[iv] = offset[iv]
             info.root_value[iv.var] = self.ana.simplify(info.root_min[iv] + offset[iv])
+
+    def _bind_data_axes(self, stage: Stage, info: StageBounds) -> None:
+        """Reduction ranges that use the data axes (``reduce_axis((0, i))``), in the loops."""
+        values = {iv.var: info.root_value[iv.var] for iv in stage.axis}
+        if not stage.reduce_axis or not values:
+            return
+
+        def fix(e: PrimExpr) -> PrimExpr:
+            return self.ana.simplify(substitute(e, values))
+
+        info.extent = {iv: fix(e) for iv, e in info.extent.items()}
+        info.root_min = {iv: fix(e) for iv, e in info.root_min.items()}
+        info.offset = {iv: fix(e) for iv, e in info.offset.items()}
+        info.root_value = {v: fix(e) for v, e in info.root_value.items()}
+        info.guards = [(iv, fix(g)) for iv, g in info.guards]
 
     def _bind_enclosing_loops(self, stage: Stage) -> None:
         """Tell the analyzer the ranges of the loops a stage computed at another one sits in."""
@@ -296,13 +364,31 @@ def reads_of(body: tuple[PrimExpr, ...], stage: Stage) -> list[tuple[PrimExpr, .
     return reads
 
 
+def _shares_across(scope: str, tag: str) -> bool:
+    """Whether a buffer in ``scope`` is shared by the threads of the axis tagged ``tag``."""
+    if tag.startswith("blockIdx"):
+        return scope == "global"
+    if tag.startswith("threadIdx"):
+        return scope in ("global", "shared") or (scope == "warp" and tag == "threadIdx.x")
+    return False
+
+
 def _covers_exactly(ana: Analyzer, ext: PrimExpr, inner: PrimExpr, outer: PrimExpr) -> PrimExpr:
     """The split's loops cover no more than the extent (so no guard is needed)."""
-    return ana.simplify(outer * inner) <= ext
+    covered: PrimExpr = ana.simplify(outer * inner) <= ext
+    return covered
 
 
 def _ceil_div(a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    return (a + b - 1) // b
+    quotient: PrimExpr = (a + b - 1) // b
+    return quotient
+
+
+def _clamp(amount: PrimExpr, ext: PrimExpr) -> PrimExpr:
+    """``amount``, or the extent where both are constants and the extent is smaller."""
+    if isinstance(amount, IntImm) and isinstance(ext, IntImm) and ext.value < amount.value:
+        return ext
+    return amount
 
 
 def _fold(values: list[PrimExpr], how: str) -> PrimExpr:

@@ -34,10 +34,11 @@ from ..tir.expr import (
 from ..tir.function import PrimFunc
 from ..tir.functor import IRMutator, substitute
 from .bound import Bounds
-from .schedule import Schedule, Stage
+from .schedule.schedule import Schedule
+from .schedule.stage import Stage
 from .tensor import Operation, Tensor
 
-__all__ = ["create_prim_func", "lower_schedule"]
+__all__ = ["create_prim_func", "lower_schedule", "schedule_bounds", "schedule_ops"]
 
 _KINDS = {
     "parallel": S.ForKind.PARALLEL,
@@ -56,8 +57,11 @@ class _Placed:
 
 
 class _Lowering:
-    def __init__(self, sch: Schedule, args: Sequence[Any], name: str) -> None:
+    def __init__(
+        self, sch: Schedule, args: Sequence[Any], name: str, standalone: bool = False
+    ) -> None:
         self.sch = sch
+        self.standalone = standalone  # inputs get buffers when read (no function arguments)
         self.name = name
         self.ana = Analyzer()
         self.placed: dict[Operation, _Placed] = {}
@@ -95,11 +99,11 @@ class _Lowering:
             body = tuple(_Inline(inlined, bodies).visit(b) for b in stage.body)
             bodies[stage] = body
             if stage.attach == "inline":
-                if stage.op in self.arg_ops:
+                if stage.origin_op in self.arg_ops:
                     raise TVMValueError(
                         f"stage {stage.name}: an argument of the function cannot be inlined"
                     )
-                inlined[stage.op] = stage
+                inlined[stage.origin_op] = stage
         return bodies
 
     # ------------------------------------------------------------------ statements
@@ -114,7 +118,8 @@ class _Lowering:
         if not isinstance(body[0], Reduce):
             store = self._guard(self._stores(stage, body), [g for _, g in guards])
             return self._loops(stage, leaves, store)
-        first = next(k for k, iv in enumerate(leaves) if iv in reduces)
+        # A reduction over no axes (``topi.sum(x, axis=())``) updates once after its init.
+        first = next((k for k, iv in enumerate(leaves) if iv in reduces), len(leaves))
         init = self._guard(self._init_stores(stage, body), data_guards)
         update = self._guard(self._update_stores(stage, body), [g for _, g in guards])
         init_leaves = [iv for iv in leaves[first:] if iv not in reduces]
@@ -157,7 +162,7 @@ class _Lowering:
         return body
 
     def _place(self, stage: Stage) -> _Placed:
-        key = stage.op
+        key = stage.origin_op
         if key in self.placed:
             return self.placed[key]
         ranges = self.bounds.root_ranges(stage)
@@ -219,7 +224,8 @@ class _Lowering:
         vmap: dict[Var, PrimExpr] = {}
         for lhs, rhs, old, src in zip(comb.lhs, comb.rhs, olds, sources, strict=True):
             vmap[lhs], vmap[rhs] = old, src
-        news = [substitute(r, vmap) for r in comb.result]
+        # The combiner may use the data axes too (``max(x + y, n)``): bind them to the loops.
+        news = [self._expr(substitute(substitute(r, info.root_value), vmap)) for r in comb.result]
         if len(news) == 1:
             update: S.Stmt = S.BufferStore(placed.buffers[0], news[0], idx)
         else:
@@ -249,18 +255,30 @@ class _Lowering:
     # ------------------------------------------------------------------ function
 
     def run(self) -> PrimFunc:
-        body: S.Stmt | None = None
+        body = self.statement(require_outputs=True)
+        attrs = {"global_symbol": self.name, "tir.noalias": True}
+        return PrimFunc(tuple(self.params), body, self.buffer_map, attrs)
+
+    def statement(self, require_outputs: bool) -> S.Stmt:
+        """The loop nests of every stage; stages not in the args get an allocation."""
         roots = [s for s in self.sch.stages if s.attach == "root"]
         for stage in roots:
-            if stage.attach == "root" and stage.op not in self.arg_ops and stage.is_output:
+            if require_outputs and stage.origin_op not in self.arg_ops and stage.is_output:
                 raise TVMValueError(
                     f"lower {self.name}: output {stage.name} is not in args; pass every output"
                 )
         for stage in self.sch.stages:
+            if stage.threads and stage.attach != "inline":
+                iv, thread = next(iter(stage.threads.items()))
+                raise TVMValueError(
+                    f"lower {self.name}: stage {stage.name} binds {iv.var.name} to "
+                    f"{thread.thread_tag or thread.var.name}; pytvm compiles for CPUs, use "
+                    "parallel() instead of bind()"
+                )
             if stage.attach == "at":
                 self._check_attach(stage)
-            placed = self.placed.get(stage.op)
-            if stage.op in self.arg_ops and placed is not None:
+            placed = self.placed.get(stage.origin_op)
+            if stage.origin_op in self.arg_ops and placed is not None:
                 if len(placed.buffers) != stage.op.num_outputs or any(
                     b is None for b in placed.buffers
                 ):
@@ -272,17 +290,22 @@ class _Lowering:
         allocs: list[Buffer] = []
         for stage in roots:
             placed = self._place(stage)
-            if stage.op not in self.arg_ops:
+            if stage.origin_op not in self.arg_ops:
                 allocs.extend(placed.buffers)
             parts.append(self.nest(stage))
         body = S.seq(*parts)
         for buf in reversed(allocs):
             body = S.Allocate(buf, body)
-        attrs = {"global_symbol": self.name, "tir.noalias": True}
-        return PrimFunc(tuple(self.params), body, self.buffer_map, attrs)
+        return body
 
     def _check_attach(self, stage: Stage) -> None:
         parent = stage.attach_stage
+        if parent is stage:
+            raise TVMValueError(f"stage {stage.name}: compute_at its own loop")
+        if stage.is_output:
+            raise TVMValueError(
+                f"stage {stage.name}: an output cannot be computed at another stage"
+            )
         seen: set[Stage] = set()
         while parent is not None:
             if parent in seen or parent is stage:
@@ -337,6 +360,11 @@ class _ToBuffers(IRMutator):
         placed = self.lowering.placed.get(tensor.op)
         if placed is None:
             stage = self.lowering.sch.stage_of(tensor)
+            if stage is None and self.lowering.standalone:
+                buf = Buffer(Var(tensor.name, "handle"), tensor.dtype, tensor.shape, tensor.name)
+                placed = _Placed([buf], [const(0)] * tensor.ndim)
+                self.lowering.placed[tensor.op] = placed
+                return BufferLoad(buf, node.indices)
             if stage is None:
                 raise TVMValueError(
                     f"lower {self.lowering.name}: tensor {tensor.name} is read but is not in "
@@ -356,6 +384,18 @@ def lower_schedule(sch: Schedule, args: Sequence[Any], name: str = "main") -> Pr
     if not isinstance(sch, Schedule):
         raise TVMValueError(f"lower_schedule expects a te.Schedule, got {type(sch).__name__}")
     return _Lowering(sch, args, name).run()
+
+
+def schedule_ops(sch: Schedule) -> S.Stmt:
+    """The loop nests of ``sch`` as one statement, every buffer allocated (TVM's
+    ``ScheduleOps``: no function, no arguments).
+    """
+    return _Lowering(sch, [], "main", standalone=True).statement(require_outputs=False)
+
+
+def schedule_bounds(sch: Schedule) -> Bounds:
+    """Bound inference of ``sch`` with its inlined stages substituted into their readers."""
+    return _Lowering(sch, [], "main").bounds
 
 
 def create_prim_func(args: Sequence[Any], name: str = "main") -> PrimFunc:

@@ -1,4 +1,4 @@
-"""Schedules: how each stage's loops are split, ordered, fused, vectorized and placed.
+"""Stages: how one computation's loops are split, ordered, fused, vectorized and placed.
 
 ``s = te.create_schedule(C.op)`` makes one ``Stage`` per computation that ``C`` needs; the
 primitives (``split``, ``tile``, ``reorder``, ``fuse``, ``vectorize``, ``parallel``, ``unroll``,
@@ -10,16 +10,14 @@ and the axis.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ffi.errors import TVMValueError
-from ..tir.expr import ExprLike, IterVar, IterVarType, PrimExpr, ProducerLoad, Var, const
-from ..tir.functor import IRMutator
-from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
+from ...ffi.errors import TVMValueError
+from ...tir.expr import ExprLike, IterVar, IterVarType, PrimExpr, Var, const
+from ..tensor import ComputeOp, Operation, Tensor
 
-__all__ = ["Fuse", "Schedule", "Split", "Stage", "create_schedule"]
+__all__ = ["Fuse", "Singleton", "Split", "Stage", "StageGroup"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -31,6 +29,7 @@ class Split:
     inner: IterVar
     factor: PrimExpr | None
     nparts: PrimExpr | None
+    disable_predication: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -40,6 +39,73 @@ class Fuse:
     outer: IterVar
     inner: IterVar
     fused: IterVar
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Singleton:
+    """The one loop (of extent 1) of a stage with no axes, made by ``fuse()`` with no axes."""
+
+    iter: IterVar
+
+
+#: TVM's ``AttachType`` numbers, as ``Stage.attach_type`` reports them.
+ATTACH_TYPES = {"root": 1, "inline": 2, "at": 4}
+
+
+@dataclass(eq=False)
+class StageGroup:
+    """Stages placed together (``Schedule.create_group``): attaching the group attaches them."""
+
+    members: list[Stage] = field(default_factory=list)
+    group: StageGroup | None = None
+    attach: str = "root"  # root | inline | at
+    attach_stage: Stage | None = None
+    attach_ivar: IterVar | None = None
+
+    @property
+    def num_child_stages(self) -> int:
+        """How many stages (nested groups' ones included) the group holds."""
+        return len(self.members)
+
+    @property
+    def attach_type(self) -> int:
+        """TVM's ``AttachType`` number of the group's placement."""
+        return ATTACH_TYPES[self.attach]
+
+    def _direct(self) -> list[Stage]:
+        """Members whose placement this group decides (not those of a nested, placed group)."""
+        out = []
+        for m in self.members:
+            g = m.group
+            while g is not None and g is not self and g.attach == "root":
+                g = g.group
+            if g is self:
+                out.append(m)
+        return out
+
+    def compute_at(self, parent: Stage, iv: IterVar) -> None:
+        """Compute every stage of the group inside ``parent``'s loop ``iv``."""
+        if any(parent is m for m in self.members):
+            raise TVMValueError(f"group: compute_at {parent.name}, a stage of the group itself")
+        parent._leaf(iv, "compute_at of a group")
+        self.attach, self.attach_stage, self.attach_ivar = "at", parent, iv
+        for m in self._direct():
+            if m.attach == "root" or m.placed_by is not None:
+                m.attach, m.attach_stage, m.attach_ivar = "at", parent, iv
+                m.placed_by = self
+
+    def compute_root(self) -> None:
+        """Compute the group's stages at the root."""
+        self.attach, self.attach_stage, self.attach_ivar = "root", None, None
+        for m in self._direct():
+            if m.placed_by is not None:
+                m.compute_root()
+
+    def compute_inline(self) -> None:
+        """Inline every stage of the group."""
+        self.attach, self.attach_stage, self.attach_ivar = "inline", None, None
+        for m in self._direct():
+            m.compute_inline()
 
 
 def _kind_name(iv: IterVar) -> str:
@@ -57,7 +123,7 @@ class Stage:
     reduce_axis: tuple[IterVar, ...]
     scope: str = "global"
     leaf_iter_vars: list[IterVar] = field(default_factory=list)
-    relations: list[Split | Fuse] = field(default_factory=list)
+    relations: list[Split | Fuse | Singleton] = field(default_factory=list)
     all_iter_vars: list[IterVar] = field(default_factory=list)
     kinds: dict[IterVar, str] = field(default_factory=dict)  # leaf -> parallel/vectorize/unroll
     pragmas: dict[IterVar, dict[str, Any]] = field(default_factory=dict)
@@ -66,6 +132,9 @@ class Stage:
     attach_ivar: IterVar | None = None
     align: dict[int, tuple[int, int]] = field(default_factory=dict)  # root axis index -> (f, o)
     is_output: bool = False
+    threads: dict[IterVar, IterVar] = field(default_factory=dict)  # leaf -> bound thread axis
+    group: StageGroup | None = None
+    placed_by: StageGroup | None = None  # the group whose compute_at placed the stage
 
     def __post_init__(self) -> None:
         if not self.leaf_iter_vars:
@@ -76,6 +145,16 @@ class Stage:
     def name(self) -> str:
         """The stage's (operation's) name."""
         return self.op.name
+
+    @property
+    def origin_op(self) -> Operation:
+        """The operation whose tensors the stage computes (``op`` may be a rewritten copy)."""
+        return self.outputs[0].op
+
+    @property
+    def attach_type(self) -> int:
+        """TVM's ``AttachType`` number: 1 root, 2 inline, 4 computed at a loop."""
+        return ATTACH_TYPES[self.attach]
 
     def __repr__(self) -> str:
         return f"stage({self.name})"
@@ -106,9 +185,17 @@ class Stage:
     # ------------------------------------------------------------------ loop structure
 
     def split(
-        self, parent: IterVar, factor: ExprLike | None = None, nparts: ExprLike | None = None
+        self,
+        parent: IterVar,
+        factor: ExprLike | None = None,
+        nparts: ExprLike | None = None,
+        disable_predication: bool = False,
     ) -> tuple[IterVar, IterVar]:
-        """Split ``parent`` into ``(outer, inner)`` with ``inner`` of extent ``factor``."""
+        """Split ``parent`` into ``(outer, inner)`` with ``inner`` of extent ``factor``.
+
+        With ``disable_predication`` no guard is emitted where the factor does not divide the
+        extent: the caller promises the extra iterations are harmless (TVM's flag).
+        """
         if (factor is None) == (nparts is None):
             raise TVMValueError(f"stage {self.name}: split takes exactly one of factor= or nparts=")
         k = self._leaf(parent, "split")
@@ -123,7 +210,7 @@ class Stage:
         inner = self._new_var(f"{name}.inner", parent.iter_type)
         f = const(factor) if isinstance(factor, int) else factor
         p = const(nparts) if isinstance(nparts, int) else nparts
-        self.relations.append(Split(parent, outer, inner, f, p))  # type: ignore[arg-type]
+        self.relations.append(Split(parent, outer, inner, f, p, disable_predication))  # type: ignore[arg-type]
         self.leaf_iter_vars[k : k + 1] = [outer, inner]
         return outer, inner
 
@@ -152,7 +239,15 @@ class Stage:
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = tuple(axes[0])
         if not axes:
-            raise TVMValueError(f"stage {self.name}: fuse needs at least one axis")
+            if self.axis:
+                raise TVMValueError(
+                    f"stage {self.name}: fuse needs at least one axis (only a stage with no "
+                    "axes fuses none, into its one loop)"
+                )
+            single = self._new_var("singleton", IterVarType.DATA_PAR)
+            self.relations.append(Singleton(single))
+            self.leaf_iter_vars = [single]
+            return single
         positions = [self._leaf(iv, "fuse") for iv in axes]
         if positions != list(range(positions[0], positions[0] + len(positions))):
             names = ", ".join(iv.var.name for iv in axes)
@@ -203,11 +298,21 @@ class Stage:
         self.pragmas.setdefault(iv, {})[f"pragma_{key}"] = True if value is None else value
 
     def bind(self, iv: IterVar, thread: IterVar) -> None:
-        """GPU thread binding: not available for CPU targets."""
-        raise TVMValueError(
-            f"stage {self.name}: bind({iv.var.name}, {thread.thread_tag or thread.var.name}): "
-            "pytvm compiles for CPUs; use parallel() instead"
-        )
+        """Run the axis on GPU threads ``thread`` (kept for bound inference; lowering such a
+        schedule raises, as pytvm compiles for CPUs).
+        """
+        self._leaf(iv, "bind")
+        if not isinstance(thread, IterVar):
+            raise TVMValueError(
+                f"stage {self.name}: bind expects a thread axis (te.thread_axis), got {thread!r}"
+            )
+        self.threads[iv] = thread
+
+    def set_scope(self, scope: str) -> None:
+        """Keep this stage's buffer in memory ``scope`` (``global``, ``shared``, ``local``...)."""
+        if not isinstance(scope, str) or not scope:
+            raise TVMValueError(f"stage {self.name}: set_scope expects a scope name, got {scope!r}")
+        self.scope = scope
 
     def storage_align(self, iv: IterVar, factor: int, offset: int) -> None:
         """Pad this stage's buffer so the stride of ``iv``'s dimension is ``k*factor + offset``."""
@@ -231,164 +336,27 @@ class Stage:
         if self.is_output:
             raise TVMValueError(f"stage {self.name}: an output of the schedule cannot be inlined")
         self.attach, self.attach_stage, self.attach_ivar = "inline", None, None
+        self.placed_by = None
 
     def compute_root(self) -> None:
         """Compute this stage on its own, before its consumers (the default)."""
         self.attach, self.attach_stage, self.attach_ivar = "root", None, None
+        self.placed_by = None
 
     def compute_at(self, parent: Stage, iv: IterVar) -> None:
         """Compute this stage inside ``parent``'s loop ``iv`` (just the part that loop needs)."""
         if not isinstance(parent, Stage):
             raise TVMValueError(f"stage {self.name}: compute_at expects a stage, got {parent!r}")
-        if self.is_output:
-            raise TVMValueError(f"stage {self.name}: an output cannot be computed at another stage")
-        if parent is self:
-            raise TVMValueError(f"stage {self.name}: compute_at its own loop")
+        # Attaching to itself, an output attached, cycles: found when lowering, as in TVM.
+        if self.group is not None and parent.group is not self.group:
+            inside = parent.group
+            while inside is not None and inside is not self.group:
+                inside = inside.group
+            if inside is None:
+                raise TVMValueError(
+                    f"stage {self.name}: compute_at {parent.name}, which is outside the stage's "
+                    "group; attach the group instead"
+                )
         parent._leaf(iv, f"compute_at of {self.name}")
         self.attach, self.attach_stage, self.attach_ivar = "at", parent, iv
-
-
-class Schedule:
-    """Stages of the computations that produce ``outputs``, in dependency order."""
-
-    def __init__(self, outputs: Sequence[Operation]) -> None:
-        self.outputs = tuple(outputs)
-        self.stages: list[Stage] = []
-        self._by_op: dict[Operation, Stage] = {}
-        seen: set[Operation] = set()
-        for op in self.outputs:
-            self._visit(op, seen)
-        for op in self.outputs:
-            self[op].is_output = True
-
-    def _visit(self, op: Operation, seen: set[Operation]) -> None:
-        if op in seen or isinstance(op, PlaceholderOp):
-            return
-        seen.add(op)
-        if not isinstance(op, ComputeOp):
-            raise TVMValueError(f"create_schedule: cannot schedule operation {op}")
-        for t in op.input_tensors:
-            self._visit(t.op, seen)
-        outputs = tuple(op.output(k) for k in range(op.num_outputs))
-        stage = Stage(op, outputs, op.body, op.axis, op.reduce_axis)
-        self._add(stage, op)
-
-    def _add(self, stage: Stage, op: Operation, position: int | None = None) -> None:
-        if position is None:
-            self.stages.append(stage)
-        else:
-            self.stages.insert(position, stage)
-        self._by_op[op] = stage
-
-    def __getitem__(self, key: Tensor | Operation) -> Stage:
-        op = key.op if isinstance(key, Tensor) else key
-        stage = self._by_op.get(op)
-        if stage is None:
-            raise TVMValueError(
-                f"schedule has no stage for {op.name}: it is an input or not needed by "
-                f"{', '.join(o.name for o in self.outputs)}"
-            )
-        return stage
-
-    def stage_of(self, tensor: Tensor) -> Stage | None:
-        """The stage computing ``tensor`` (None for inputs)."""
-        return self._by_op.get(tensor.op)
-
-    def readers(self, stage: Stage) -> list[Stage]:
-        """Stages whose bodies read ``stage``'s outputs."""
-        ops = {t.op for t in stage.outputs}
-        return [s for s in self.stages if s is not stage and ops & _ops_read(s.body)]
-
-    # ------------------------------------------------------------------ cache stages
-
-    def cache_write(self, tensor: Tensor, scope: str) -> Tensor:
-        """Compute ``tensor`` into a ``scope`` buffer first, then copy it out (``T.local``)."""
-        stage = self[tensor]
-        if stage.op.num_outputs != 1:
-            raise TVMValueError(
-                f"cache_write of {stage.name}: multi-output stages are not supported"
-            )
-        from ..tir.functor import substitute
-        from .operation import compute
-
-        shape = [iv.dom.extent for iv in stage.axis if iv.dom is not None]
-        body = stage.body[0]
-        axis = stage.axis
-
-        def inner(*idx: PrimExpr) -> PrimExpr:
-            return substitute(body, {iv.var: i for iv, i in zip(axis, idx, strict=True)})  # type: ignore[no-any-return]
-
-        cached: Tensor = compute(shape, inner, name=f"{stage.name}.{scope}")
-        cache_op = cached.op
-        assert isinstance(cache_op, ComputeOp)
-        cache_stage = Stage(
-            cache_op, (cached,), cache_op.body, cache_op.axis, cache_op.reduce_axis, scope
-        )
-        position = self.stages.index(stage)
-        self._add(cache_stage, cached.op, position)
-        # The original stage now copies from the cache, over its own axes (so ``C.op.axis``
-        # still names the stage's loops, as in TVM).
-        data_axis = stage.axis
-        stage.body = (ProducerLoad(cached, tuple(iv.var for iv in data_axis)),)
-        copy_axis = data_axis
-        stage.reduce_axis = ()
-        stage.leaf_iter_vars = list(copy_axis)
-        stage.all_iter_vars = list(copy_axis)
-        stage.relations.clear()
-        stage.kinds.clear()
-        stage.pragmas.clear()
-        return cached
-
-    def cache_read(
-        self, tensor: Tensor, scope: str, readers: Sequence[Tensor | Operation]
-    ) -> Tensor:
-        """Copy ``tensor`` into a ``scope`` buffer that ``readers`` read instead."""
-        from .operation import compute
-
-        cached: Tensor = compute(tensor.shape, lambda *i: tensor[i], name=f"{tensor.name}.{scope}")
-        cache_op = cached.op
-        assert isinstance(cache_op, ComputeOp)
-        cache_stage = Stage(cache_op, (cached,), cache_op.body, cache_op.axis, (), scope)
-        targets = [self[r] for r in readers]
-        position = min(self.stages.index(t) for t in targets)
-        self._add(cache_stage, cached.op, position)
-        for t in targets:
-            t.body = tuple(_replace_loads(b, tensor, cached) for b in t.body)
-        return cached
-
-
-class _ReplaceLoads(IRMutator):
-    def __init__(self, old: Tensor, new: Tensor) -> None:
-        self.old, self.new = old, new
-
-    def visit_ProducerLoad(self, node: ProducerLoad) -> PrimExpr:
-        node = self.generic_visit(node)
-        if node.producer is self.old:
-            return ProducerLoad(self.new, node.indices)
-        return node
-
-
-def _replace_loads(body: PrimExpr, old: Tensor, new: Tensor) -> PrimExpr:
-    result: PrimExpr = _ReplaceLoads(old, new).visit(body)
-    return result
-
-
-def _ops_read(body: Sequence[PrimExpr]) -> set[Operation]:
-    from ..tir.functor import IRVisitor
-
-    found: set[Operation] = set()
-
-    class _Collect(IRVisitor):
-        def visit_ProducerLoad(self, node: ProducerLoad) -> None:
-            found.add(node.producer.op)
-            self.generic_visit(node)
-
-    for b in body:
-        _Collect().visit(b)
-    return found
-
-
-def create_schedule(ops: Operation | Tensor | Sequence[Operation | Tensor]) -> Schedule:
-    """A schedule computing ``ops`` (operations or tensors) with default loops."""
-    items: list[Operation | Tensor] = list(ops) if isinstance(ops, (list, tuple)) else [ops]  # type: ignore[list-item]
-    return Schedule([t.op if isinstance(t, Tensor) else t for t in items])
+        self.placed_by = None

@@ -1,0 +1,33 @@
+"""Schedules (TVM's ``te.schedule``): stages, their primitives, bound inference, loop nests.
+
+``s = te.create_schedule(C.op)`` makes one :class:`Stage` per computation; ``InferBound(s)``
+gives every axis its range and ``ScheduleOps(s, bounds)`` the loop nests, as ``lower`` uses them.
+"""
+
+from __future__ import annotations
+
+from ...tir.expr import Buffer, IterVar
+from .auto_inline import AutoInlineBroadcast, AutoInlineElemWise, AutoInlineInjective
+from .graph import CreateReadGraph, PostDFSOrder
+from .lowering import InferBound, ScheduleOps
+from .schedule import Schedule, create_schedule
+from .stage import Fuse, Singleton, Split, Stage, StageGroup
+
+__all__ = [
+    "AutoInlineBroadcast",
+    "AutoInlineElemWise",
+    "AutoInlineInjective",
+    "Buffer",
+    "CreateReadGraph",
+    "Fuse",
+    "InferBound",
+    "IterVar",
+    "PostDFSOrder",
+    "Schedule",
+    "ScheduleOps",
+    "Singleton",
+    "Split",
+    "Stage",
+    "StageGroup",
+    "create_schedule",
+]
