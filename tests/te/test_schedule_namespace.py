@@ -54,7 +54,7 @@ def test_shared_buffer_covers_every_thread_of_its_block() -> None:
     assert tsch.InferBound(s)[A1.op.axis[0]].extent.value == 32
     s[A1].set_scope("local")
     assert tsch.InferBound(s)[A1.op.axis[0]].extent.value == 1
-    with pytest.raises(ValueError, match="binds i.outer to blockIdx.x"):
+    with pytest.raises(ValueError, match=r"binds i\.outer to blockIdx\.x"):
         tvm.lower(s, [A, A2])
 
 
