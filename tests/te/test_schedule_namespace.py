@@ -146,3 +146,18 @@ def test_read_graph_and_post_order() -> None:
     g = tsch.CreateReadGraph([A2.op])
     assert g[A2.op][0] is A1 or g[A2.op][0].op is A1.op
     assert tsch.PostDFSOrder([A2.op], g) == [A.op, A1.op, A2.op]
+
+
+def test_fusing_no_axes_of_a_scalar_reduction_gives_one_loop() -> None:
+    X = te.placeholder((10,), dtype="int32", name="X")
+    k = te.reduce_axis((0, 10), name="k")
+    Y = te.compute((), lambda: te.sum(X[k], axis=k), name="Y")
+    s = te.create_schedule(Y.op)
+    single = s[Y].fuse()
+    assert isinstance(s[Y].relations[0], tsch.Singleton)
+    assert s[Y].leaf_iter_vars == [single, k]
+    s[Y].split(single, nparts=20)
+    f = tvm.build(s, [X, Y], target="c")
+    out = tvm.nd.empty((), "int32")
+    f(tvm.nd.array(np.arange(10, dtype="int32")), out)
+    assert int(out.numpy()) == 45

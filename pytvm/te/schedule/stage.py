@@ -246,7 +246,7 @@ class Stage:
                 )
             single = self._new_var("singleton", IterVarType.DATA_PAR)
             self.relations.append(Singleton(single))
-            self.leaf_iter_vars = [single]
+            self.leaf_iter_vars.insert(0, single)  # before any reduction loop
             return single
         positions = [self._leaf(iv, "fuse") for iv in axes]
         if positions != list(range(positions[0], positions[0] + len(positions))):
