@@ -15,7 +15,7 @@ Examples
 
 from __future__ import annotations
 
-from . import generic, image, math, nn, tag, x86
+from . import generic, image, math, nn, tag, utils, x86
 from .broadcast import (
     add,
     broadcast_to,
@@ -71,8 +71,10 @@ from .transform import (
     tile,
     transpose,
 )
+from .utils import InvalidShapeError
 
 __all__ = [
+    "InvalidShapeError",
     "abs",
     "acosh",
     "add",
@@ -147,6 +149,7 @@ __all__ = [
     "tanh",
     "tile",
     "transpose",
+    "utils",
     "where",
     "x86",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..elemwise import clip
 from ..transform import flatten
+from . import utils
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_pointwise import conv2d_nchw_pointwise
@@ -53,4 +54,5 @@ __all__ = [
     "prelu",
     "relu",
     "softmax",
+    "utils",
 ]

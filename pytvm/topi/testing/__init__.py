@@ -7,4 +7,118 @@ compared against it.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._conv import (
+    conv1d_ncw_python,
+    conv2d_backward_weight_python,
+    conv2d_hwcn_python,
+    conv2d_nchw_python,
+    conv2d_nhwc_python,
+    conv3d_ncdhw_python,
+    conv3d_ndhwc_python,
+    depthwise_conv2d_python_nchw,
+    depthwise_conv2d_python_nchwc,
+    depthwise_conv2d_python_nhwc,
+    group_conv1d_ncw_python,
+)
+from ._conv_transpose import (
+    conv1d_transpose_ncw_python,
+    conv2d_transpose_nchw_python,
+    conv2d_transpose_nhwc_python,
+    conv3d_transpose_ncdhw_python,
+    group_conv1d_transpose_ncw_python,
+)
+from ._indexing import (
+    gather_nd_python,
+    gather_python,
+    matrix_set_diag,
+    nll_loss,
+    one_hot,
+    searchsorted_ref,
+    sequence_mask,
+    slice_axis_python,
+    strided_set_python,
+    strided_slice_python,
+)
+from ._matmul import (
+    attention_python,
+    batch_matmul,
+    dense,
+    lstm_python,
+)
+from ._normalization import (
+    batch_norm,
+    group_norm_python,
+    instance_norm_python,
+    l2_normalize_python,
+    layer_norm_python,
+    log_softmax_python,
+    lrn_python,
+    rms_norm_python,
+    softmax_python,
+)
+from ._pooling import (
+    adaptive_pool,
+    pool_grad_nchw,
+    poolnd_python,
+)
+from ._rearrange import (
+    batch_to_space_nd_python,
+    depth_to_space_python,
+    reorg_python,
+    space_to_batch_nd_python,
+    space_to_depth_python,
+)
+from ._window import (
+    dilate_python,
+)
+
+__all__ = [
+    "adaptive_pool",
+    "attention_python",
+    "batch_matmul",
+    "batch_norm",
+    "batch_to_space_nd_python",
+    "conv1d_ncw_python",
+    "conv1d_transpose_ncw_python",
+    "conv2d_backward_weight_python",
+    "conv2d_hwcn_python",
+    "conv2d_nchw_python",
+    "conv2d_nhwc_python",
+    "conv2d_transpose_nchw_python",
+    "conv2d_transpose_nhwc_python",
+    "conv3d_ncdhw_python",
+    "conv3d_ndhwc_python",
+    "conv3d_transpose_ncdhw_python",
+    "dense",
+    "depth_to_space_python",
+    "depthwise_conv2d_python_nchw",
+    "depthwise_conv2d_python_nchwc",
+    "depthwise_conv2d_python_nhwc",
+    "dilate_python",
+    "gather_nd_python",
+    "gather_python",
+    "group_conv1d_ncw_python",
+    "group_conv1d_transpose_ncw_python",
+    "group_norm_python",
+    "instance_norm_python",
+    "l2_normalize_python",
+    "layer_norm_python",
+    "log_softmax_python",
+    "lrn_python",
+    "lstm_python",
+    "matrix_set_diag",
+    "nll_loss",
+    "one_hot",
+    "pool_grad_nchw",
+    "poolnd_python",
+    "reorg_python",
+    "rms_norm_python",
+    "searchsorted_ref",
+    "sequence_mask",
+    "slice_axis_python",
+    "softmax_python",
+    "space_to_batch_nd_python",
+    "space_to_depth_python",
+    "strided_set_python",
+    "strided_slice_python",
+]
