@@ -54,11 +54,27 @@ from .elemwise import (
     sqrt,
     tanh,
 )
-from .fast_math import fast_erf, fast_exp
+from .fast_math import fast_erf, fast_exp, fast_tanh
 from .gather import gather, gather_nd
 from .indexing import strided_slice, take, where
 from .layout import layout_axes, layout_transform
-from .math import acosh, asinh, atanh, cos, cosh, logical_not, logical_xor, sign, sin, sinh, tan
+from .math import (
+    acosh,
+    asinh,
+    atanh,
+    cos,
+    cosh,
+    isfinite,
+    isinf,
+    isnan,
+    logical_not,
+    logical_xor,
+    sign,
+    sin,
+    sinh,
+    tan,
+    trunc,
+)
 from .reduction import argmax, argmin, max, mean, min, prod, sum
 from .scan import cumsum
 from .transform import (
@@ -97,6 +113,7 @@ __all__ = [
     "expand_dims",
     "fast_erf",
     "fast_exp",
+    "fast_tanh",
     "floor",
     "floor_divide",
     "floor_mod",
@@ -107,6 +124,9 @@ __all__ = [
     "greater_equal",
     "identity",
     "image",
+    "isfinite",
+    "isinf",
+    "isnan",
     "layout_axes",
     "layout_transform",
     "less",
@@ -149,6 +169,7 @@ __all__ = [
     "tanh",
     "tile",
     "transpose",
+    "trunc",
     "utils",
     "where",
     "x86",

@@ -24,9 +24,10 @@ from ..tir.expr import Cast, PrimExpr, const
 from . import tag
 from ._shape import op_error
 
-__all__ = ["erf_expr", "exp_expr", "fast_erf", "fast_exp"]
+__all__ = ["erf_expr", "exp_expr", "fast_erf", "fast_exp", "fast_tanh", "tanh_expr"]
 
 _F32 = "float32"
+_F16 = "float16"
 #: ``exp`` overflows above this and is subnormal below the lower bound.
 _EXP_HIGH = 88.72283
 _EXP_LOW = -87.33654
@@ -94,13 +95,32 @@ def exp_expr(x: PrimExpr) -> PrimExpr:
 
 
 def erf_expr(x: PrimExpr) -> PrimExpr:
-    """``erf(x)`` as vectorizable arithmetic for float32 (the intrinsic for other dtypes)."""
+    """``erf(x)`` as vectorizable arithmetic for float32 and float16 (computed in float32 and
+    rounded back), the intrinsic for other dtypes.
+    """
+    if x.dtype == _F16:
+        return Cast(_F16, erf_expr(Cast(_F32, x)))
     if x.dtype != _F32:
         return tirop.erf(x)
     xc = tirop.min(_c(_ERF_CLAMP), tirop.max(_c(-_ERF_CLAMP), x))  # NaN passes through
     t = xc * xc
     y = xc * _horner(_ERF_P, t) / _horner(_ERF_Q, t)
     return tirop.min(_c(1.0), tirop.max(_c(-1.0), y))
+
+
+def tanh_expr(x: PrimExpr) -> PrimExpr:
+    """``tanh(x)`` as vectorizable arithmetic for float32 and float16 (computed in float32),
+    the intrinsic for other dtypes: ``sign(x) * (1 - t) / (1 + t)`` with ``t = exp(-2|x|)``,
+    within 1e-7 of the true value.
+    """
+    if x.dtype == _F16:
+        return Cast(_F16, tanh_expr(Cast(_F32, x)))
+    if x.dtype != _F32:
+        return tirop.tanh(x)
+    t = exp_expr(_c(-2.0) * tirop.abs(x))
+    magnitude = (_c(1.0) - t) / (_c(1.0) + t)
+    # the sign as arithmetic (x < 0 gives -1); NaN stays NaN through ``t``
+    return magnitude * (_c(1.0) - _c(2.0) * _flag(x < _c(0.0)))
 
 
 def _elementwise(name: str, fn: object, x: Tensor) -> Tensor:
@@ -130,3 +150,8 @@ def fast_exp(x: Tensor) -> Tensor:
 def fast_erf(x: Tensor) -> Tensor:
     """``erf(x)`` elementwise with :func:`erf_expr`."""
     return _elementwise("fast_erf", erf_expr, x)
+
+
+def fast_tanh(x: Tensor) -> Tensor:
+    """``tanh(x)`` elementwise with :func:`tanh_expr`."""
+    return _elementwise("fast_tanh", tanh_expr, x)

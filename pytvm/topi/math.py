@@ -20,12 +20,16 @@ __all__ = [
     "atanh",
     "cos",
     "cosh",
+    "isfinite",
+    "isinf",
+    "isnan",
     "logical_not",
     "logical_xor",
     "sign",
     "sin",
     "sinh",
     "tan",
+    "trunc",
 ]
 
 
@@ -118,3 +122,43 @@ def atanh(x: Tensor) -> Tensor:
         return tirop.log((_one(v) + v) / (_one(v) - v)) * const(0.5, v.dtype)
 
     return _float_only("atanh", fn, x)
+
+
+def trunc(x: Tensor) -> Tensor:
+    """Round toward zero (integers are unchanged)."""
+    if not str(x.dtype).startswith("float"):
+        return _unary("trunc", lambda v: v, x)
+    return _unary("trunc", _intrin("tir.trunc"), x)
+
+
+def _bool_check(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor, ints: bool) -> Tensor:
+    """A boolean per element: ``fn`` of a float, the constant ``ints`` for other dtypes."""
+    if not str(x.dtype).startswith("float"):
+        return compute(x.shape, lambda *i: const(ints, "bool"), name=f"T_{name}", tag=tag.ELEMWISE)
+    return compute(x.shape, lambda *i: fn(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)
+
+
+def _inf(v: PrimExpr) -> PrimExpr:
+    return const(float("inf"), v.dtype)
+
+
+def isnan(x: Tensor) -> Tensor:
+    """Whether each element is NaN (``x != x``; never for integers).
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> topi.isnan(te.placeholder((3,), name="A")).dtype
+    'bool'
+    """
+    return _bool_check("isnan", lambda v: v != v, x, False)  # noqa: PLR0124
+
+
+def isinf(x: Tensor) -> Tensor:
+    """Whether each element is positive or negative infinity (never for integers)."""
+    return _bool_check("isinf", lambda v: tirop.abs(v) == _inf(v), x, False)
+
+
+def isfinite(x: Tensor) -> Tensor:
+    """Whether each element is neither infinite nor NaN (always for integers)."""
+    return _bool_check("isfinite", lambda v: tirop.abs(v) < _inf(v), x, True)

@@ -37,6 +37,8 @@ __all__ = [
     "LAYER_NORM_OUTPUT",
     "LOG_SOFTMAX_OUTPUT",
     "MATMUL",
+    "POOL_GRAD_AVG",
+    "POOL_GRAD_MAX",
     "POOL_MAX",
     "POOL_SUM",
     "SOFTMAX_EXP",
@@ -80,6 +82,8 @@ POOL_MAX = "pool_max"
 POOL_SUM = "pool_sum"
 ADAPTIVE_POOL_MAX = "adaptive_pool_max"
 ADAPTIVE_POOL_SUM = "adaptive_pool_sum"
+POOL_GRAD_MAX = "pool_grad_max"
+POOL_GRAD_AVG = "pool_grad_avg"
 SOFTMAX_EXP = "softmax_exp"
 SOFTMAX_OUTPUT = "softmax_output"
 LOG_SOFTMAX_OUTPUT = "log_softmax_output"
@@ -112,6 +116,8 @@ KNOWN: frozenset[str] = frozenset(
         POOL_SUM,
         ADAPTIVE_POOL_MAX,
         ADAPTIVE_POOL_SUM,
+        POOL_GRAD_MAX,
+        POOL_GRAD_AVG,
         SOFTMAX_EXP,
         SOFTMAX_OUTPUT,
         LOG_SOFTMAX_OUTPUT,

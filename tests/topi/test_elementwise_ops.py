@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import pytvm
 from pytvm import te, topi
 from pytvm.ffi.errors import TVMTypeError, TVMValueError
 from pytvm.testing.te_eval import evaluate
@@ -169,3 +170,29 @@ def test_comparisons_modulo_and_logic() -> None:
     lv = np.array([True, False, True, False])
     (both,) = evaluate(topi.logical_and(L, topi.greater(B, 1.0)), {L: lv, B: b})
     np.testing.assert_array_equal(both, lv & (b > 1.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int16"])
+def test_isnan_isinf_isfinite_match_numpy(dtype: str) -> None:
+    values = np.random.uniform(0, 1, (8, 8)).astype(dtype)
+    if dtype.startswith("float"):
+        values.ravel()[::3] = np.nan
+        values.ravel()[1::4] = np.inf
+        values.ravel()[2::5] = -np.inf
+    for fn, ref in ((topi.isnan, np.isnan), (topi.isinf, np.isinf), (topi.isfinite, np.isfinite)):
+        x = te.placeholder(values.shape, dtype, "x")
+        y = fn(x)
+        f = pytvm.build(te.create_schedule(y.op), [x, y], "llvm")
+        out = pytvm.nd.empty(values.shape, "bool")
+        f(pytvm.nd.array(values), out)
+        np.testing.assert_array_equal(out.numpy(), ref(values))
+
+
+def test_trunc_rounds_toward_zero() -> None:
+    values = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.7], "float32")
+    x = te.placeholder(values.shape, "float32", "x")
+    y = topi.trunc(x)
+    f = pytvm.build(te.create_schedule(y.op), [x, y], "llvm")
+    out = pytvm.nd.empty(values.shape, "float32")
+    f(pytvm.nd.array(values), out)
+    np.testing.assert_array_equal(out.numpy(), np.trunc(values))

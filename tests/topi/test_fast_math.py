@@ -70,3 +70,26 @@ def test_fast_erf_keeps_nan_and_refuses_integers() -> None:
     assert np.isnan(got[0]) and abs(got[1] - math.erf(0.5)) < 4e-7
     with pytest.raises(TVMValueError, match="float"):
         topi.fast_erf(te.placeholder((4,), "int32", "i"))
+
+
+def _run_dtype(fn: object, values: np.ndarray) -> np.ndarray:
+    x = te.placeholder(values.shape, str(values.dtype), "x")
+    y = fn(x)  # type: ignore[operator]
+    mod = pytvm.build(te.create_schedule(y.op), [x, y], target="llvm", name="f")
+    out = pytvm.nd.empty(values.shape, y.dtype)
+    mod["f"](pytvm.nd.array(values), out)
+    return out.numpy()
+
+
+def test_fast_erf_float16_is_computed_in_float32() -> None:
+    values = np.arange(-10, 10, 0.01).astype("float16")
+    got = _run_dtype(topi.fast_erf, values).astype("float64")
+    want = np.array([math.erf(v) for v in values.astype("float64")])
+    assert np.abs(got - want).max() < 1e-3
+
+
+def test_fast_tanh_is_within_2e7() -> None:
+    values = np.concatenate([np.arange(-10, 10, 0.01), [0.0, 1e-6, -1e-6]]).astype(F32)
+    got = _run_dtype(topi.fast_tanh, values)
+    assert np.abs(got - np.tanh(values.astype("float64"))).max() < 2e-7
+    assert np.isnan(_run_dtype(topi.fast_tanh, np.array([np.nan], F32))).all()

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ... import topi
+from ...topi._shape import const_ints
 from ..attrs import Attrs
 from .define import define_op
 from .registry import OpPattern
@@ -117,7 +118,7 @@ define_op("nn.max_pool2d_with_argmax", 1, OpPattern.OPAQUE, _argmax_pool, _argma
 
 def _pool(kind: str) -> Any:
     def compute(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
-        return topi.nn.pool2d(
+        out = topi.nn.pool2d(
             args[0],
             *_window(attrs),
             kind,
@@ -125,6 +126,15 @@ def _pool(kind: str) -> Any:
             attrs.get("layout", "NCHW"),
             bool(attrs.get("count_include_pad", False)),
         )
+        # topi sizes a ceil-mode output by TVM's rule; this operator's (ONNX's and PyTorch's)
+        # drops a last window that would start in the trailing padding.
+        dims = const_ints("pool2d", "output shape", out.shape)
+        (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = _window(attrs)
+        ceil = bool(attrs.get("ceil_mode", False))
+        h, w = const_ints("pool2d", "input shape", args[0].shape[2:])
+        want = [*dims[:2], _out_size(h, top, bottom, kh, dh, sh, ceil)]
+        want.append(_out_size(w, left, right, kw, dw, sw, ceil))
+        return out if want == dims else topi.strided_slice(out, [0, 0, 0, 0], want)
 
     return compute
 

@@ -8,6 +8,8 @@ from ..elemwise import clip
 from ..transform import flatten
 from . import utils
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
+from .adaptive_pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d, global_pool
+from .argmax_pool import max_pool2d_with_argmax
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw
@@ -18,10 +20,13 @@ from .local_response_norm import lrn
 from .mirror_pad import mirror_pad
 from .normalization import batch_norm, layer_norm, log_softmax, softmax
 from .padding import pad
-from .pooling import adaptive_pool, global_pool, max_pool2d_with_argmax, pool2d
+from .pool_grad import pool_grad
+from .pooling import pool1d, pool2d, pool3d
 
 __all__ = [
     "adaptive_pool",
+    "adaptive_pool1d",
+    "adaptive_pool3d",
     "batch_matmul",
     "batch_norm",
     "clip",
@@ -50,7 +55,10 @@ __all__ = [
     "max_pool2d_with_argmax",
     "mirror_pad",
     "pad",
+    "pool1d",
     "pool2d",
+    "pool3d",
+    "pool_grad",
     "prelu",
     "relu",
     "softmax",
