@@ -29,15 +29,20 @@ from .module import IRModuleBase
 if TYPE_CHECKING:
     from ..tir.expr import PrimExpr, Range
     from ..tir.function import IRModule
+    from ..tir.intrinsic import Op
+    from ..tir.serialization import load_json, save_json
     from ..tir.structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
     "IRModule",
     "IRModuleBase",
+    "Op",
     "PrimExpr",
     "Range",
     "assert_structural_equal",
+    "load_json",
     "module",
+    "save_json",
     "structural_equal",
     "structural_hash",
     "transform",
@@ -48,6 +53,9 @@ _LOOP_IR_NAMES = {
     "PrimExpr": "pytvm.tir.expr",
     "Range": "pytvm.tir.expr",
     "IRModule": "pytvm.tir.function",
+    "Op": "pytvm.tir.intrinsic",
+    "load_json": "pytvm.tir.serialization",
+    "save_json": "pytvm.tir.serialization",
     "assert_structural_equal": "pytvm.tir.structural",
     "structural_equal": "pytvm.tir.structural",
     "structural_hash": "pytvm.tir.structural",

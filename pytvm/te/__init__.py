@@ -43,6 +43,7 @@ from .lower_schedule import create_prim_func, lower_schedule
 from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduction import argmax, argmin, comm_reducer, max, min, sum
 from .schedule import Schedule, Stage, create_schedule
+from .tag import TagScope, tag_scope
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "Range",
     "Schedule",
     "Stage",
+    "TagScope",
     "Tensor",
     "TensorSlice",
     "Var",
@@ -92,6 +94,7 @@ __all__ = [
     "size_var",
     "sqrt",
     "sum",
+    "tag_scope",
     "tanh",
     "thread_axis",
     "truncdiv",

@@ -18,6 +18,7 @@ from ..tir.expr import (
     const,
     convert,
 )
+from .tag import current_tag
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ def compute(
     bodies = tuple(result) if isinstance(result, (list, tuple)) else (result,)
     body = tuple(convert(b) for b in bodies)
     _check_body(name, body)
-    op = ComputeOp(name, tag, dict(attrs or {}), axis, body)
+    op = ComputeOp(name, current_tag(tag, name), dict(attrs or {}), axis, body)
     outputs = [op.output(i) for i in range(op.num_outputs)]
     return outputs[0] if len(outputs) == 1 else outputs
 

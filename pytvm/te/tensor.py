@@ -13,7 +13,18 @@ from types import MappingProxyType
 from typing import Any
 
 from ..ffi.errors import TVMIndexError, TVMTypeError
-from ..tir.expr import ExprLike, ExprOp, IterVar, PrimExpr, ProducerLoad, Reduce, convert
+from ..tir import generic as _generic
+from ..tir.expr import (
+    DataProducer,
+    ExprLike,
+    ExprOp,
+    IterVar,
+    PrimExpr,
+    ProducerLoad,
+    Reduce,
+    const,
+    convert,
+)
 from ..tir.functor import IRVisitor
 
 __all__ = ["ComputeOp", "Operation", "PlaceholderOp", "Tensor", "TensorSlice"]
@@ -132,14 +143,73 @@ class ComputeOp(Operation):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Tensor:
+class Tensor(DataProducer):
     """Output ``value_index`` of ``op``; ``A[i, j]`` reads one element.
 
-    Tensors compare by identity.
+    Two tensors are equal when they are the same output of the same operation
+    (``T.op.output(0) == T``), and hash alike then. Python's arithmetic operators combine a
+    tensor with a number, an expression or another tensor into a new elementwise or
+    broadcasting compute, through :mod:`pytvm.tir.generic` as bound by ``pytvm.topi``.
     """
 
     op: Operation
     value_index: int = 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return self is other or (self.op is other.op and self.value_index == other.value_index)
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.value_index))
+
+    def same_as(self, other: object) -> bool:
+        """Whether ``other`` is this very object."""
+        return self is other
+
+    # Python operators build computes, as TVM's tensor overloads do.
+    def __add__(self, other: Any) -> Any:
+        return _arith("add", self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _arith("add", other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _arith("subtract", self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _arith("subtract", other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _arith("multiply", self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _arith("multiply", other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _arith("divide", self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _arith("divide", other, self)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _arith("floordiv", self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _arith("floordiv", other, self)
+
+    def __neg__(self) -> Any:
+        return _arith("multiply", self, const(-1, self.dtype))
+
+    def astype(self, dtype: str) -> Any:
+        """The tensor converted elementwise to ``dtype`` (a new compute)."""
+        _require_tensor_ops("astype")
+        return _generic.cast(self, dtype)
 
     @property
     def shape(self) -> tuple[PrimExpr, ...]:
@@ -215,6 +285,20 @@ class TensorSlice(ExprOp):
         return self.tensor.dtype
 
     __hash__ = object.__hash__
+
+
+def _require_tensor_ops(what: str) -> None:
+    if _generic.__op_priority__ == 0:
+        raise TVMTypeError(
+            f"te.Tensor {what}: arithmetic on tensors builds topi computes; import pytvm.topi "
+            "first (or write the te.compute yourself)"
+        )
+
+
+def _arith(name: str, lhs: Any, rhs: Any) -> Any:
+    """``generic.<name>(lhs, rhs)`` once a layer has taught it tensors."""
+    _require_tensor_ops(name)
+    return getattr(_generic, name)(lhs, rhs)
 
 
 class _TensorCollector(IRVisitor):

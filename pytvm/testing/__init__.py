@@ -39,6 +39,7 @@ from .features import (
     skip_if_wheel_test,
     uses_gpu,
 )
+from .numerics import assert_prim_expr_equal, check_numerical_grads
 from .parametrize import (
     exclude_targets,
     fixture,
@@ -47,6 +48,7 @@ from .parametrize import (
     parameters,
     parametrize_targets,
 )
+from .span_filling import disable_span_filling, enable_span_filling
 from .targets import DEFAULT_TEST_TARGETS, device_enabled, enabled_targets
 from .tvm_helpers import assert_allclose, main, skip_if_32bit
 
@@ -54,8 +56,12 @@ __all__ = [
     "DEFAULT_TEST_TARGETS",
     "Feature",
     "assert_allclose",
+    "assert_prim_expr_equal",
+    "check_numerical_grads",
     "compile_c",
     "device_enabled",
+    "disable_span_filling",
+    "enable_span_filling",
     "enabled_targets",
     "env",
     "exclude_targets",

@@ -10,9 +10,10 @@ Examples
 
 from __future__ import annotations
 
-from . import arith, transform
+from . import arith, generic, stmt_functor, transform
 from . import printer as _printer  # installs the text renderers
 from .buffer import decl_buffer
+from .call_builtin import call_cpacked, call_extern, call_intrin, call_packed, call_pure_extern
 from .expr import (
     EQ,
     GE,
@@ -28,6 +29,7 @@ from .expr import (
     Call,
     Cast,
     CommReducer,
+    DataProducer,
     Div,
     FloatImm,
     FloorDiv,
@@ -56,11 +58,11 @@ from .expr import (
 )
 from .function import IRModule, PrimFunc
 from .functor import IRMutator, IRVisitor, post_order_visit, substitute
+from .intrinsic import Op
 from .op import (
     abs,
     all,
     any,
-    call_intrin,
     ceil,
     erf,
     exp,
@@ -85,6 +87,7 @@ from .op import (
     truncdiv,
     truncmod,
 )
+from .serialization import load_json, save_json
 from .stmt import (
     Allocate,
     AssertStmt,
@@ -123,6 +126,7 @@ __all__ = [
     "Call",
     "Cast",
     "CommReducer",
+    "DataProducer",
     "Div",
     "Evaluate",
     "FloatImm",
@@ -144,6 +148,7 @@ __all__ = [
     "Mod",
     "Mul",
     "Not",
+    "Op",
     "Or",
     "PrimExpr",
     "PrimFunc",
@@ -162,7 +167,11 @@ __all__ = [
     "any",
     "arith",
     "assert_structural_equal",
+    "call_cpacked",
+    "call_extern",
     "call_intrin",
+    "call_packed",
+    "call_pure_extern",
     "ceil",
     "const",
     "convert",
@@ -173,9 +182,11 @@ __all__ = [
     "floordiv",
     "floormod",
     "fmod",
+    "generic",
     "if_then_else",
     "indexdiv",
     "indexmod",
+    "load_json",
     "log",
     "max",
     "max_value",
@@ -185,9 +196,11 @@ __all__ = [
     "pow",
     "round",
     "rsqrt",
+    "save_json",
     "seq",
     "sigmoid",
     "sqrt",
+    "stmt_functor",
     "structural_equal",
     "structural_hash",
     "substitute",

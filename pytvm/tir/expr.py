@@ -36,6 +36,7 @@ from .expr_operators import (
     Broadcast,
     Cast,
     CmpOp,
+    DataProducer,
     Div,
     ExprLike,
     ExprOp,
@@ -57,6 +58,7 @@ from .expr_operators import (
     match_types,
     set_text_hook,
 )
+from .intrinsic import Op
 
 __all__ = [
     "EQ",
@@ -75,6 +77,7 @@ __all__ = [
     "Cast",
     "CmpOp",
     "CommReducer",
+    "DataProducer",
     "Div",
     "ExprLike",
     "ExprOp",
@@ -170,13 +173,21 @@ class Let(PrimExpr):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Call(PrimExpr):
-    """A call of an intrinsic (``"tir.exp"``, ``"tir.if_then_else"``, ...) or extern function."""
+    """A call of an intrinsic (``"tir.exp"``, ``"tir.if_then_else"``, ...) or extern function.
+
+    ``op`` is an :class:`~pytvm.tir.intrinsic.Op` (a name given as a string becomes one), so
+    ``call.op.name`` and ``call.op == "tir.exp"`` both work.
+    """
 
     dtype: str
     op: str
     args: tuple[PrimExpr, ...]
 
     def __post_init__(self) -> None:
+        if not isinstance(self.op, str):
+            raise TVMTypeError(f"Call: op must be an Op or its name, got {self.op!r}")
+        if not isinstance(self.op, Op):
+            object.__setattr__(self, "op", Op(self.op))
         object.__setattr__(self, "dtype", canonical(self.dtype))
         object.__setattr__(self, "args", tuple(self.args))
 
@@ -207,7 +218,9 @@ class Buffer:
     """Memory holding ``shape`` elements of ``dtype`` at ``data`` (strides empty: compact).
 
     ``scope`` is ``"global"`` for arguments and heap workspaces, ``"local"`` for small buffers
-    a kernel keeps on its stack. ``data_alignment`` is in bytes.
+    a kernel keeps on its stack. ``data_alignment`` is in bytes; ``elem_offset`` (in elements)
+    is a multiple of ``offset_factor`` when that is not 0. ``buffer_type`` is ``""`` or
+    ``"auto_broadcast"`` (a dimension of extent 1 reads index 0).
     """
 
     data: Var
@@ -218,6 +231,8 @@ class Buffer:
     elem_offset: PrimExpr | None = None
     scope: str = "global"
     data_alignment: int = 64
+    offset_factor: int = 0
+    buffer_type: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", tuple(self.shape))

@@ -31,6 +31,7 @@ __all__ = [
     "Broadcast",
     "Cast",
     "CmpOp",
+    "DataProducer",
     "Div",
     "ExprLike",
     "ExprOp",
@@ -57,45 +58,79 @@ __all__ = [
 # ----------------------------------------------------------------------------- operators
 
 
+class DataProducer:
+    """Base of values that produce data but are not expressions (TVM's ``tir.DataProducer``).
+
+    A ``te.Tensor`` is one: an expression's operators give way to its own (``n + A`` of a
+    tensor ``A`` builds a compute, not an expression).
+    """
+
+    __slots__ = ()
+
+
 class ExprOp:
     """Python operators that build expressions (shared by expressions and iteration vars)."""
 
     __slots__ = ()
 
     def __add__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Add, self, other)
 
     def __radd__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Add, other, self)
 
     def __sub__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Sub, self, other)
 
     def __rsub__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Sub, other, self)
 
     def __mul__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Mul, self, other)
 
     def __rmul__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Mul, other, self)
 
     def __truediv__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Div, self, other)
 
     def __rtruediv__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Div, other, self)
 
     def __floordiv__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(FloorDiv, self, other)
 
     def __rfloordiv__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(FloorDiv, other, self)
 
     def __mod__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(FloorMod, self, other)
 
     def __rmod__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(FloorMod, other, self)
 
     def __neg__(self) -> PrimExpr:
@@ -103,15 +138,23 @@ class ExprOp:
         return binary(Sub, const(0, value.dtype), value)
 
     def __lt__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(LT, self, other)
 
     def __le__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(LE, self, other)
 
     def __gt__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(GT, self, other)
 
     def __ge__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(GE, self, other)
 
     def __eq__(self, other: object) -> Any:  # builds an EQ, as TVM's PrimExpr does
@@ -125,15 +168,23 @@ class ExprOp:
         return binary(NE, self, other)
 
     def __and__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(And, self, other)
 
     def __rand__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(And, other, self)
 
     def __or__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Or, self, other)
 
     def __ror__(self, other: ExprLike) -> PrimExpr:
+        if isinstance(other, DataProducer):
+            return NotImplemented
         return binary(Or, other, self)
 
     def __invert__(self) -> PrimExpr:

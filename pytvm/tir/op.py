@@ -11,6 +11,7 @@ from functools import reduce
 
 from ..ffi.dtype import DataType
 from ..ffi.errors import TVMTypeError
+from .call_builtin import call_intrin
 from .expr import (
     And,
     Call,
@@ -74,12 +75,6 @@ FLOAT_INTRINSICS = (
     "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid", "floor", "ceil", "round", "fabs",
     "pow", "fmod", "exp2", "log2", "log10", "sin", "cos", "trunc",
 )  # fmt: skip
-
-
-def call_intrin(dtype: str, name: str, *args: ExprLike) -> PrimExpr:
-    """A call of intrinsic ``name`` (``"tir.exp"`` or ``"exp"``) returning ``dtype``."""
-    op = name if name.startswith("tir.") else f"tir.{name}"
-    return Call(dtype, op, tuple(convert(a) for a in args))
 
 
 def _float_unary(name: str, x: ExprLike) -> PrimExpr:

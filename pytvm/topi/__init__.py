@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 from . import generic, image, math, nn, tag, utils, x86
+from . import generic_op_impl  # Python's operators on te.Tensor build topi computes
 from .broadcast import (
     add,
     broadcast_to,
@@ -120,6 +121,7 @@ __all__ = [
     "gather",
     "gather_nd",
     "generic",
+    "generic_op_impl",
     "greater",
     "greater_equal",
     "identity",
