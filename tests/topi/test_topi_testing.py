@@ -94,7 +94,9 @@ def test_conv2d_transpose_scatters_each_input_point() -> None:
         full[0, :, y * stride : y * stride + 3, z * stride : z * stride + 3] += x[0, c, y, z] * w[c]
     want = full[:, :, pad : full.shape[2] - pad, pad : full.shape[3] - pad]
     got = tt.conv2d_transpose_nchw_python(x, w, stride, pad, (opad, opad))
-    np.testing.assert_allclose(got[:, :, : want.shape[2], : want.shape[3]], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        got[:, :, : want.shape[2], : want.shape[3]], want, rtol=1e-5, atol=1e-6
+    )
     assert got.shape == (1, 3, 6, 8)
     with pytest.raises(TVMValueError, match="less than the stride"):
         tt.conv2d_transpose_nchw_python(x, w, 1, 0, 1)

@@ -27,6 +27,10 @@ from ._conv_transpose import (
     conv3d_transpose_ncdhw_python,
     group_conv1d_transpose_ncw_python,
 )
+from ._grid import (
+    affine_grid_python,
+    grid_sample_python,
+)
 from ._indexing import (
     gather_nd_python,
     gather_python,
@@ -68,12 +72,27 @@ from ._rearrange import (
     space_to_batch_nd_python,
     space_to_depth_python,
 )
+from ._resize import (
+    crop_and_resize_python,
+    resize1d_python,
+    resize2d_python,
+    resize3d_python,
+)
+from ._roi import (
+    correlation_nchw_python,
+    deformable_conv2d_nchw_python,
+    deformable_conv2d_nhwc_python,
+    roi_align_nchw_python,
+    roi_align_nhwc_python,
+    roi_pool_nchw_python,
+)
 from ._window import (
     dilate_python,
 )
 
 __all__ = [
     "adaptive_pool",
+    "affine_grid_python",
     "attention_python",
     "batch_matmul",
     "batch_norm",
@@ -89,6 +108,10 @@ __all__ = [
     "conv3d_ncdhw_python",
     "conv3d_ndhwc_python",
     "conv3d_transpose_ncdhw_python",
+    "correlation_nchw_python",
+    "crop_and_resize_python",
+    "deformable_conv2d_nchw_python",
+    "deformable_conv2d_nhwc_python",
     "dense",
     "depth_to_space_python",
     "depthwise_conv2d_python_nchw",
@@ -97,6 +120,7 @@ __all__ = [
     "dilate_python",
     "gather_nd_python",
     "gather_python",
+    "grid_sample_python",
     "group_conv1d_ncw_python",
     "group_conv1d_transpose_ncw_python",
     "group_norm_python",
@@ -112,7 +136,13 @@ __all__ = [
     "pool_grad_nchw",
     "poolnd_python",
     "reorg_python",
+    "resize1d_python",
+    "resize2d_python",
+    "resize3d_python",
     "rms_norm_python",
+    "roi_align_nchw_python",
+    "roi_align_nhwc_python",
+    "roi_pool_nchw_python",
     "searchsorted_ref",
     "sequence_mask",
     "slice_axis_python",
