@@ -7,6 +7,7 @@ schedule lowers them onto buffers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -83,6 +84,22 @@ class Operation:
         return f"{type(self).__name__}({self.name})"
 
     __repr__ = __str__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by fields (read-only attribute maps travel as dicts)."""
+        assert dataclasses.is_dataclass(self), "operations are dataclasses"
+        state = {
+            f.name: dict(v) if isinstance(v, MappingProxyType) else v
+            for f in dataclasses.fields(self)
+            if f.init
+            for v in (getattr(self, f.name),)
+        }
+        return (_rebuild_operation, (type(self), state))
+
+
+def _rebuild_operation(cls: type[Operation], state: dict[str, Any]) -> Operation:
+    """An unpickled operation."""
+    return cls(**state)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

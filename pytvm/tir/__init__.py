@@ -86,6 +86,7 @@ from .op import (
     tanh,
     truncdiv,
     truncmod,
+    vscale,
 )
 from .serialization import load_json, save_json
 from .stmt import (
@@ -209,4 +210,5 @@ __all__ = [
     "truncdiv",
     "truncmod",
     "verify",
+    "vscale",
 ]

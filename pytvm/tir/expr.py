@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from ..ffi.errors import TVMTypeError, TVMValueError
 from .dtype import canonical, is_float, is_int, lanes_of, scalar_of, with_lanes
@@ -313,16 +313,34 @@ class IterVarType(IntEnum):
     COMM_REDUCE = 2
     ORDERED = 3
     OPAQUE = 4
+    UNROLLED = 5
+    VECTORIZED = 6
+    PARALLELIZED = 7
+    TENSORIZED = 8
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class IterVar(ExprOp):
-    """A loop axis: a variable, its range and its kind; used as an expression, it is its var."""
+    """A loop axis: a variable, its range and its kind; used as an expression, it is its var.
+
+    The kinds are also class constants under TVM's names (``IterVar.DataPar``,
+    ``IterVar.Vectorized``, ...).
+    """
 
     dom: Range | None
     var: Var
     iter_type: IterVarType = IterVarType.DATA_PAR
     thread_tag: str = ""
+
+    DataPar: ClassVar[IterVarType] = IterVarType.DATA_PAR
+    ThreadIndex: ClassVar[IterVarType] = IterVarType.THREAD_INDEX
+    CommReduce: ClassVar[IterVarType] = IterVarType.COMM_REDUCE
+    Ordered: ClassVar[IterVarType] = IterVarType.ORDERED
+    DimInfo: ClassVar[IterVarType] = IterVarType.OPAQUE
+    Unrolled: ClassVar[IterVarType] = IterVarType.UNROLLED
+    Vectorized: ClassVar[IterVarType] = IterVarType.VECTORIZED
+    Parallelized: ClassVar[IterVarType] = IterVarType.PARALLELIZED
+    Tensorized: ClassVar[IterVarType] = IterVarType.TENSORIZED
 
     def __str__(self) -> str:
         return f"iter_var({self.var.name}, {self.dom})"

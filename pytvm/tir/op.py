@@ -68,6 +68,7 @@ __all__ = [
     "tanh",
     "truncdiv",
     "truncmod",
+    "vscale",
 ]
 
 #: Float intrinsics every code generator must provide (one argument unless noted).
@@ -153,6 +154,14 @@ def reinterpret(dtype: str, value: ExprLike) -> PrimExpr:
             f"reinterpret: {v.dtype} and {dtype} differ in width; reinterpret keeps the bits"
         )
     return Call(with_lanes(dtype, src.lanes), "tir.reinterpret", (v,))
+
+
+def vscale() -> PrimExpr:
+    """The hardware's scalable-vector multiplier (``tir.vscale``, an ``int32`` known only at run
+    time, as for Arm SVE); ``4 * vscale()`` is the lane count of a scalable vector of 4 lanes
+    per unit. pytvm's CPU code generators have no scalable vectors, so only analyses see it.
+    """
+    return Call("int32", "tir.vscale", ())
 
 
 def pow(x: ExprLike, y: ExprLike) -> PrimExpr:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -68,3 +70,11 @@ def test_tensors_are_not_expressions() -> None:
     A = te.placeholder((4,), name="A")
     with pytest.raises(TypeError):
         tir.convert(A)  # type: ignore[arg-type]
+
+
+def test_tensors_pickle_with_their_operation() -> None:
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B", attrs={"k": [1, 2]})
+    back = pickle.loads(pickle.dumps(B))
+    assert back.op.name == "B" and dict(back.op.attrs) == {"k": [1, 2]}
+    assert tir.structural_equal(back.op.body[0], B.op.body[0], map_free_vars=True)

@@ -41,3 +41,14 @@ def test_decl_buffer_offset_factor_makes_an_offset_variable() -> None:
     assert plain.dtype == "float32" and plain.scope == "local" and plain.data_alignment == 64
     fixed = tir.decl_buffer((4,), "int32", "C", elem_offset=2)
     assert isinstance(fixed.elem_offset, tir.IntImm) and fixed.elem_offset.value == 2
+
+
+def test_vscale_is_an_int32_intrinsic_call() -> None:
+    lanes = 4 * tir.vscale()
+    assert isinstance(lanes, tir.Mul) and isinstance(lanes.b, tir.Call)
+    assert lanes.b.op == "tir.vscale" and lanes.dtype == "int32"
+
+
+def test_iter_var_kinds_have_tvm_names() -> None:
+    assert tir.IterVar.Vectorized is tir.IterVarType.VECTORIZED and int(tir.IterVar.Vectorized) == 6
+    assert int(tir.IterVar.Unrolled) == 5 and int(tir.IterVar.DataPar) == 0
