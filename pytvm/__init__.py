@@ -43,6 +43,7 @@ from .runtime import NDArray
 
 if TYPE_CHECKING:
     from . import (
+        autotvm,
         codegen,
         contrib,
         crt,
@@ -88,6 +89,7 @@ def trace() -> Trace:
 #: Subpackages loaded on first use by :func:`__getattr__`.
 _LAZY_SUBPACKAGES = frozenset(
     {
+        "autotvm",
         "codegen",
         "contrib",
         "crt",
@@ -140,6 +142,7 @@ __all__ = [
     "TVMTypeError",
     "TVMValueError",
     "__version__",
+    "autotvm",
     "build",
     "codegen",
     "compile",

@@ -89,6 +89,15 @@ from ._roi import (
 from ._window import (
     dilate_python,
 )
+from .common import (
+    dispatch,
+    get_broadcast_schedule,
+    get_conv2d_nchw_implement,
+    get_conv2d_nhwc_implement,
+    get_elemwise_schedule,
+    get_injective_schedule,
+    get_reduce_schedule,
+)
 
 __all__ = [
     "adaptive_pool",
@@ -118,8 +127,15 @@ __all__ = [
     "depthwise_conv2d_python_nchwc",
     "depthwise_conv2d_python_nhwc",
     "dilate_python",
+    "dispatch",
     "gather_nd_python",
     "gather_python",
+    "get_broadcast_schedule",
+    "get_conv2d_nchw_implement",
+    "get_conv2d_nhwc_implement",
+    "get_elemwise_schedule",
+    "get_injective_schedule",
+    "get_reduce_schedule",
     "grid_sample_python",
     "group_conv1d_ncw_python",
     "group_conv1d_transpose_ncw_python",

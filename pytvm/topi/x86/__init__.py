@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from ..generic.injective import schedule_injective, schedule_injective_from_existing
 from ..generic.reduction import schedule_reduce
-from .conv2d import (
-    schedule_conv2d_nchw,
-    schedule_depthwise_conv2d_nchw,
-    schedule_group_conv2d_nchw,
-)
+from . import conv2d_avx_common, depthwise_conv2d
+from .conv2d import schedule_group_conv2d_nchw
 from .conv2d_packed import (
     conv2d_channel_block,
     conv2d_packed_block,
@@ -25,30 +22,62 @@ from .conv2d_pointwise import (
     conv2d_pointwise_fits,
     schedule_conv2d_nchw_pointwise,
 )
+from .conv2d_templates import (
+    conv2d_nchw,
+    conv2d_nhwc,
+    depthwise_conv2d_nchw,
+    schedule_conv2d_nchw,
+    schedule_conv2d_nhwc,
+    schedule_depthwise_conv2d_nchw,
+)
 from .default import anchor_tag, schedule_default
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
+from .dense_templates import (
+    batch_matmul,
+    dense_dynamic,
+    dense_nopack,
+    dense_pack,
+    schedule_dense_dynamic,
+    schedule_dense_nopack,
+)
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
 from .pooling import schedule_adaptive_pool, schedule_pool
 from .strategy import STRATEGY, Implementation, Workload, implementations, select
+
+#: Concatenation is injective: the injective schedule, as in TVM.
+schedule_concatenate = schedule_injective
 
 __all__ = [
     "STRATEGY",
     "Implementation",
     "Workload",
     "anchor_tag",
+    "batch_matmul",
+    "conv2d_avx_common",
     "conv2d_channel_block",
+    "conv2d_nchw",
+    "conv2d_nhwc",
     "conv2d_packed_block",
     "conv2d_pointwise_applies",
     "conv2d_pointwise_fits",
+    "dense_dynamic",
+    "dense_nopack",
+    "dense_pack",
+    "depthwise_conv2d",
+    "depthwise_conv2d_nchw",
     "implementations",
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
+    "schedule_concatenate",
     "schedule_conv2d_nchw",
     "schedule_conv2d_nchw_packed",
     "schedule_conv2d_nchw_pointwise",
+    "schedule_conv2d_nhwc",
     "schedule_default",
     "schedule_dense",
+    "schedule_dense_dynamic",
+    "schedule_dense_nopack",
     "schedule_dense_pack",
     "schedule_depthwise_conv2d_nchw",
     "schedule_depthwise_conv2d_nchw_rows",

@@ -1,0 +1,219 @@
+"""Dispatch contexts (TVM's ``autotvm.task.dispatcher``): which configuration a template gets
+for a (target, workload).
+
+Contexts nest with ``with``: :attr:`DispatchContext.current` is the innermost. ``query`` asks
+the context itself (``_query_inside``) and, when it has nothing (None), the context it was
+entered inside. The root is a :class:`FallbackContext`, which always answers: with a
+:class:`~pytvm.autotvm.task.space.FallbackConfigEntity` it remembers per (target, workload).
+Subclasses override ``_query_inside(target, workload)``; ``FallbackContext`` subclasses may use
+``self.memory``, its cache, keyed by ``(str(target), workload)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from ...ffi.errors import TVMValueError
+from ...target import Target
+from .. import env
+from .space import FallbackConfigEntity
+
+__all__ = [
+    "ApplyConfig",
+    "ApplyHistoryBest",
+    "DispatchContext",
+    "FallbackContext",
+    "clear_fallback_cache",
+    "get_config",
+]
+
+logger = logging.getLogger("autotvm")
+
+
+def _model(target: Any) -> str:
+    return str(target.attrs.get("model", "unknown")) if target is not None else "unknown"
+
+
+class DispatchContext:
+    """Base of dispatch contexts: ``query`` answers from this context or the enclosing one."""
+
+    current: ClassVar[DispatchContext]
+    #: Messages already logged (each fallback warning is logged once).
+    warning_messages: ClassVar[set[str]] = set()
+
+    def __init__(self) -> None:
+        self._old_ctx: DispatchContext | None = getattr(DispatchContext, "current", None)
+
+    def query(self, target: Any, workload: Any) -> Any:
+        """The configuration for ``workload`` on ``target`` (this context, else the outer)."""
+        ret = self._query_inside(target, workload)
+        if ret is None:
+            if self._old_ctx is None:
+                raise TVMValueError(f"no dispatch context has a config for {workload}")
+            ret = self._old_ctx.query(target, workload)
+        return ret
+
+    def update(self, target: Any, workload: Any, cfg: Any) -> None:
+        """Record ``cfg`` as the configuration of ``workload`` on ``target``."""
+        raise NotImplementedError(f"{type(self).__name__} does not record configurations")
+
+    def _query_inside(self, target: Any, workload: Any) -> Any:
+        """The answer of this context alone (None: ask the enclosing context)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _query_inside")
+
+    def __enter__(self) -> Self:
+        self._old_ctx = DispatchContext.current
+        DispatchContext.current = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._old_ctx is not None
+        DispatchContext.current = self._old_ctx
+
+
+class ApplyConfig(DispatchContext):
+    """Answer every query with one configuration (and remember the last workload asked)."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self._config = config
+        self.workload: Any = None
+
+    def _query_inside(self, target: Any, workload: Any) -> Any:
+        self.workload = workload
+        return self._config
+
+    def update(self, target: Any, workload: Any, cfg: Any) -> None:
+        """Replace the configuration."""
+        self.workload = workload
+        self._config = cfg
+
+
+class ApplyHistoryBest(DispatchContext):
+    """Answer with the fastest successful record of a workload, matched by the target's model
+    first, then by its keys (``records``: a log file's path, an open text file, or
+    ``(MeasureInput, MeasureResult)`` pairs; several of them are merged).
+    """
+
+    def __init__(self, records: Any = None) -> None:
+        super().__init__()
+        self.best_by_targetkey: dict[tuple[str, Any], tuple[Any, Any]] = {}
+        self.best_by_model: dict[tuple[str, Any], tuple[Any, Any]] = {}
+        self._best_user_defined: dict[tuple[str, Any], Any] = {}
+        if records:
+            self.load(records)
+
+    def load(self, records: Any) -> None:
+        """Add ``records`` (see the class)."""
+        for inp, res in _unpack_records(records):
+            if res.error_no != 0:
+                continue
+            workload = inp.task.workload
+            for key in inp.target.keys:
+                _keep_faster(self.best_by_targetkey, (key, workload), inp, res)
+            if _model(inp.target) != "unknown":
+                _keep_faster(self.best_by_model, (_model(inp.target), workload), inp, res)
+
+    def _query_inside(self, target: Any, workload: Any) -> Any:
+        if target is None:
+            raise TVMValueError(
+                "ApplyHistoryBest needs a target to find the history best: call the template "
+                "inside `with pytvm.target.Target('llvm'):`"
+            )
+        keys = [_model(target), *target.keys]
+        for i, k in enumerate(keys):
+            key = (k, workload)
+            if key in self._best_user_defined:
+                return self._best_user_defined[key]
+            table = self.best_by_model if i == 0 else self.best_by_targetkey
+            if key in table:
+                return table[key][0].config
+        return None
+
+    def update(self, target: Any, workload: Any, cfg: Any) -> None:
+        """Use ``cfg`` for ``workload`` on ``target`` (ahead of any record)."""
+        cfg.cost = 0
+        for k in (_model(target), *target.keys):
+            self._best_user_defined[(k, workload)] = cfg
+
+
+def _keep_faster(
+    table: dict[tuple[str, Any], tuple[Any, Any]], key: Any, inp: Any, res: Any
+) -> None:
+    old = table.get(key)
+    if old is None or np.mean(old[1].costs) > np.mean(res.costs):
+        table[key] = (inp, res)
+
+
+def _unpack_records(records: Any) -> list[tuple[Any, Any]]:
+    from ..measure import MeasureInput
+    from ..record import load_from_buffer, load_from_file
+
+    if isinstance(records, str | bytes) or hasattr(records, "__fspath__"):
+        return list(load_from_file(records))
+    if hasattr(records, "read"):
+        return list(load_from_buffer(records))
+    out: list[tuple[Any, Any]] = []
+    for item in records if isinstance(records, Iterable) else [records]:
+        if isinstance(item, tuple) and item and isinstance(item[0], MeasureInput):
+            out.append(item)
+        else:
+            out.extend(_unpack_records(item))
+    return out
+
+
+class FallbackContext(DispatchContext):
+    """The root context: a :class:`FallbackConfigEntity` per (target, workload), cached in
+    ``self.memory``; a warning is logged once per miss unless ``GLOBAL_SCOPE.silent``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memory: dict[tuple[Any, Any], Any] = {}
+
+    def _query_inside(self, target: Any, workload: Any) -> Any:
+        key = (str(target), workload)
+        if key in self.memory:
+            return self.memory[key]
+        if not env.GLOBAL_SCOPE.silent:
+            msg = (
+                f"Cannot find config for target={target}, workload={workload}. A fallback "
+                "configuration is used, which may bring great performance regression."
+            )
+            if msg not in DispatchContext.warning_messages:
+                DispatchContext.warning_messages.add(msg)
+                logger.warning(msg)
+        cfg = FallbackConfigEntity()
+        self.memory[key] = cfg
+        return cfg
+
+    def clear_cache(self, target: Any, workload: Any) -> None:
+        """Forget the configuration of ``workload`` on ``target``."""
+        self.memory.pop((str(target), workload), None)
+
+    def update(self, target: Any, workload: Any, cfg: Any) -> None:
+        """Use ``cfg`` for ``workload`` on ``target``."""
+        self.memory[(str(target), workload)] = cfg
+
+
+DispatchContext.current = FallbackContext()
+
+
+def clear_fallback_cache(target: Any, workload: Any) -> None:
+    """Forget the fallback configuration of ``workload`` in the nearest fallback context."""
+    ctx: DispatchContext | None = DispatchContext.current
+    while ctx is not None and not isinstance(ctx, FallbackContext):
+        ctx = ctx._old_ctx
+    if ctx is not None:
+        ctx.clear_cache(target, workload)
+
+
+def get_config() -> Any:
+    """The configuration the current dispatch context gives the current target for no
+    particular workload (TVM's ``autotvm.get_config``; at the root: a fallback configuration).
+    """
+    return DispatchContext.current.query(Target.current(), None)

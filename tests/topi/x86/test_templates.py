@@ -1,0 +1,146 @@
+"""TVM's x86 entry points over pytvm's kernels: the AutoTVM dense and batch-matmul templates
+(called without a configuration), the convolution entries (NCHW, NHWC, depthwise) and the
+default knobs of a convolution workload.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+
+import pytvm
+from pytvm import autotvm, te, topi
+from pytvm.autotvm.task.space import FallbackConfigEntity
+from pytvm.target import Target
+from pytvm.topi.testing import get_conv2d_nchw_implement
+from pytvm.topi.x86.conv2d_avx_common import _fallback_schedule, get_simd_32bit_lanes
+
+
+def _build_run(s: Any, args: list[Any], arrays: list[np.ndarray]) -> np.ndarray:
+    f = pytvm.build(s, args, "llvm")
+    out = pytvm.nd.array(np.zeros([int(d) for d in args[-1].shape], args[-1].dtype))
+    f(*[pytvm.nd.array(a) for a in arrays], out)
+    return out.numpy()
+
+
+@pytest.mark.parametrize(
+    ("compute", "schedule"),
+    [
+        (topi.x86.dense_nopack, topi.x86.schedule_dense_nopack),
+        (topi.x86.dense_pack, topi.x86.schedule_dense_pack),
+        (topi.x86.dense_dynamic, topi.x86.schedule_dense_dynamic),
+    ],
+)
+def test_dense_templates_with_bias_and_relu(compute: Any, schedule: Any) -> None:
+    rng = np.random.default_rng(0)
+    a, b, c = rng.random((3, 40), "float32"), rng.random((24, 40), "float32"), rng.random(24)
+    A, B = te.placeholder(a.shape, name="A"), te.placeholder(b.shape, name="B")
+    C = te.placeholder((24,), name="C")
+    with Target("llvm"):
+        D = topi.nn.relu(compute(A, B, C, "float32"))
+        s = schedule([D])
+    out = _build_run(s, [A, B, C, D], [a, b, c.astype("float32")])
+    np.testing.assert_allclose(out, np.maximum(a @ b.T + c, 0), rtol=1e-5)
+    assert autotvm.task.get_workload(D)[0].endswith(".x86")
+
+
+def test_dense_int8_accumulates_in_int32() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.integers(-128, 127, (2, 16)).astype("int8")
+    b = rng.integers(-128, 127, (8, 16)).astype("int8")
+    A, B = te.placeholder(a.shape, "int8", name="A"), te.placeholder(b.shape, "int8", name="B")
+    with Target("llvm"):
+        D = topi.x86.dense_nopack(A, B, None, "int32")
+        s = topi.x86.schedule_dense_nopack([D])
+    out = _build_run(s, [A, B, D], [a, b])
+    np.testing.assert_array_equal(out, a.astype("int32") @ b.T.astype("int32"))
+
+
+def test_batch_matmul_template() -> None:
+    rng = np.random.default_rng(2)
+    x, y = rng.random((2, 5, 12), "float32"), rng.random((2, 7, 12), "float32")
+    X, Y = te.placeholder(x.shape, name="X"), te.placeholder(y.shape, name="Y")
+    with Target("llvm"):
+        Z = topi.x86.batch_matmul(X, Y, None, "float32")
+        s = topi.x86.schedule_batch_matmul([Z])
+    np.testing.assert_allclose(_build_run(s, [X, Y, Z], [x, y]), x @ y.transpose(0, 2, 1), 1e-5)
+
+
+def _conv_ref(x: np.ndarray, w: np.ndarray, stride: int, pad: tuple[int, ...]) -> np.ndarray:
+    top, left, bottom, right = pad
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    f, _, kh, kw = w.shape
+    oh = (xp.shape[2] - kh) // stride + 1
+    ow = (xp.shape[3] - kw) // stride + 1
+    out = np.zeros((x.shape[0], f, oh, ow), "float32")
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
+            out += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j])
+    return out
+
+
+@pytest.mark.parametrize(("c", "f", "k", "stride", "pad"), [(3, 8, 3, 2, 1), (8, 16, 1, 1, 0)])
+def test_conv2d_nchw_entry(c: int, f: int, k: int, stride: int, pad: int) -> None:
+    rng = np.random.default_rng(3)
+    x, w = rng.random((1, c, 10, 10), "float32"), rng.random((f, c, k, k), "float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    compute, schedule = get_conv2d_nchw_implement("llvm")
+    with Target("llvm"):
+        Y = topi.nn.relu(compute(X, W, (stride, stride), pad, (1, 1), "float32"))
+        s = schedule([Y])
+    ref = np.maximum(_conv_ref(x, w, stride, (pad,) * 4), 0)
+    np.testing.assert_allclose(_build_run(s, [X, W, Y], [x, w]), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_nhwc_entry_with_same_padding() -> None:
+    rng = np.random.default_rng(4)
+    x, w = rng.random((1, 7, 7, 4), "float32"), rng.random((3, 3, 4, 5), "float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    with Target("llvm"):
+        Y = topi.x86.conv2d_nhwc(X, W, 1, "SAME", 1, "float32")
+        s = topi.x86.schedule_conv2d_nhwc([Y])
+    ref = _conv_ref(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), 1, (1, 1, 1, 1))
+    out = _build_run(s, [X, W, Y], [x, w])
+    np.testing.assert_allclose(out, ref.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("pad", [1, 9])
+def test_depthwise_conv2d_nchw_entry(pad: int) -> None:
+    rng = np.random.default_rng(5)
+    x, w = rng.random((1, 4, 8, 8), "float32"), rng.random((4, 2, 3, 3), "float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    with Target("llvm"):
+        Y = topi.x86.depthwise_conv2d_nchw(X, W, 1, pad, 1, "float32")
+        s = topi.x86.schedule_depthwise_conv2d_nchw([Y])
+    full = w.reshape(8, 1, 3, 3)
+    ref = np.concatenate(
+        [_conv_ref(x[:, c // 2 : c // 2 + 1], full[c : c + 1], 1, (pad,) * 4) for c in range(8)],
+        axis=1,
+    )
+    np.testing.assert_allclose(_build_run(s, [X, W, Y], [x, w]), ref, rtol=1e-4, atol=1e-4)
+
+
+class _Workload(NamedTuple):
+    """The fields of TVM's ``topi.nn.conv2d.Workload`` the fallback reads."""
+
+    in_filter: int
+    out_filter: int
+    width: int
+    kernel_w: int
+    dilation_w: int
+    padl: int
+    padr: int
+    stride_w: int
+
+
+def test_fallback_knobs_of_a_convolution_workload() -> None:
+    cfg = FallbackConfigEntity()
+    with Target("llvm"):
+        _fallback_schedule(cfg, _Workload(64, 64, 56, 3, 1, 1, 1, 1))
+        lanes = get_simd_32bit_lanes()
+    assert cfg["tile_ow"].size == [2, 28]
+    assert cfg["tile_oc"].size[1] == max(d for d in range(1, lanes + 1) if 64 % d == 0)
+    assert cfg["unroll_kw"].val is False
