@@ -1,9 +1,10 @@
 """Numpy references of softmax and the normalizations (TVM's ``softmax_python``,
 ``layer_norm_python``, ``group_norm_python``, ``batch_norm`` ...).
 
-Statistics are taken in float32 at least (float64 stays float64) and results come back in the
-input's dtype. A ``gamma`` / ``beta`` of the normalized axes' extents scales those axes, in the
-order ``axis`` lists them.
+Statistics are taken in float32 at least (float64 stays float64); the normalized value is
+rounded to the input's dtype before ``gamma`` and ``beta`` apply in that dtype, as topi's
+kernels do (``rms_norm`` scales in float32 and rounds once). A ``gamma`` / ``beta`` of the
+normalized axes' extents scales those axes, in the order ``axis`` lists them.
 """
 
 from __future__ import annotations
@@ -75,11 +76,13 @@ def _standardize(data: Array, axes: tuple[int, ...], epsilon: float) -> Array:
 def _affine(
     x: Array, gamma: Array | None, beta: Array | None, axes: Sequence[int], dtype: Any
 ) -> Array:
+    """Scale and shift ``x`` in ``dtype`` (the input's), rounding where topi's kernels do."""
+    x = x.astype(dtype)
     if gamma is not None:
         x = x * _on_axes(gamma, axes, x.ndim)
     if beta is not None:
         x = x + _on_axes(beta, axes, x.ndim)
-    return x.astype(dtype)
+    return x
 
 
 def layer_norm_python(
@@ -126,7 +129,8 @@ def rms_norm_python(data: Array, weight: Array, axis: Any, epsilon: float = 1e-5
     axes = _axes(axis, data.ndim)
     x = _wide(data)
     normed = x / np.sqrt(np.mean(np.square(x), axes, keepdims=True) + epsilon)
-    return _affine(normed, _wide(np.asarray(weight)), None, axes, data.dtype)
+    out: Array = (normed * _on_axes(_wide(np.asarray(weight)), axes, x.ndim)).astype(data.dtype)
+    return out
 
 
 def l2_normalize_python(a_np: Array, eps: float, axis: Any = None) -> Array:
