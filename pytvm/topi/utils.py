@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..ffi.errors import TVMValueError
+from ..target import Target
 from ..te.operation import compute
 from ..te.tensor import ComputeOp, Operation, Tensor
 from ..tir.arith.analyzer import Analyzer
@@ -49,6 +50,7 @@ __all__ = [
     "get_shape",
     "is_dynamic_shape",
     "is_empty_shape",
+    "is_target",
     "make_idx",
     "nchw_pack_layout",
     "nchw_xc_layout",
@@ -294,6 +296,15 @@ def ceil_div(a: Any, b: Any) -> Any:
 def swap(arr: list[Any], axis: int) -> list[Any]:
     """``arr`` with items ``axis`` and ``-1`` exchanged."""
     return [*arr[:axis], arr[-1], *arr[axis + 1 : -1], arr[axis]]
+
+
+def is_target(names: str | Sequence[str]) -> bool:
+    """Whether the current target (``with Target(...)``) has one of ``names`` among its keys."""
+    wanted = [names] if isinstance(names, str) else list(names)
+    target = Target.current(allow_none=False)
+    if target is None:  # allow_none=False raises first; this narrows the type
+        raise TVMValueError("is_target: no current target; call it inside `with Target(...)`")
+    return any(name in target.keys for name in wanted)
 
 
 def is_dynamic_shape(shape: Sequence[Any]) -> bool:

@@ -9,6 +9,7 @@ import pytest
 
 from pytvm import te, tir, topi
 from pytvm.ffi.errors import TVMValueError
+from pytvm.target import Target
 from pytvm.testing.te_eval import evaluate
 from pytvm.topi.nn.utils import (
     get_pad_tuple,
@@ -29,6 +30,7 @@ from pytvm.topi.utils import (
     get_float_tuple,
     get_shape,
     is_empty_shape,
+    is_target,
     nchw_xc_layout,
     prod,
     ravel_index,
@@ -137,3 +139,8 @@ def test_infer_pad_and_stride_from_stages() -> None:
     assert infer_pad3d(d3, p3, "NDHWC") == (2, 0, 2)
     with pytest.raises(TVMValueError, match="not supported"):
         infer_pad3d(d3, p3, "DHWNC")
+
+
+def test_is_target_reads_the_current_target_keys() -> None:
+    with Target("llvm"):
+        assert is_target("cpu") and is_target(["gpu", "cpu"]) and not is_target("cuda")
