@@ -15,7 +15,6 @@ Examples
 
 from __future__ import annotations
 
-from . import generic, image, math, nn, tag, utils, x86
 from . import generic_op_impl  # Python's operators on te.Tensor build topi computes
 from .broadcast import (
     add,
@@ -57,7 +56,7 @@ from .elemwise import (
 )
 from .fast_math import fast_erf, fast_exp, fast_tanh
 from .gather import gather, gather_nd
-from .indexing import strided_slice, take, where
+from .indexing import dynamic_strided_slice, strided_slice, take, where
 from .layout import layout_axes, layout_transform
 from .math import (
     acosh,
@@ -76,7 +75,7 @@ from .math import (
     tan,
     trunc,
 )
-from .reduction import argmax, argmin, max, mean, min, prod, sum
+from .reduction import argmax, argmin, collapse_sum, max, mean, min, prod, sum
 from .scan import cumsum
 from .transform import (
     concatenate,
@@ -103,11 +102,13 @@ __all__ = [
     "cast",
     "ceil",
     "clip",
+    "collapse_sum",
     "concatenate",
     "cos",
     "cosh",
     "cumsum",
     "divide",
+    "dynamic_strided_slice",
     "equal",
     "erf",
     "exp",

@@ -15,7 +15,7 @@ from . import tag
 from ._shape import const_int, normalize_axis, op_error
 from .broadcast import broadcast_shape
 
-__all__ = ["strided_slice", "take", "where"]
+__all__ = ["dynamic_strided_slice", "strided_slice", "take", "where"]
 
 _TAKE_MODES = ("fast", "clip", "wrap")
 
@@ -31,52 +31,21 @@ def _slice_axis(n: int, b: int, e: int, s: int) -> tuple[int, int]:
     return b, max(0, -(-(b - e) // -s))
 
 
-def strided_slice(
-    a: Tensor,
-    begin: Sequence[int],
-    end: Sequence[int],
-    strides: Sequence[int] | None = None,
-    axes: Sequence[int] | None = None,
-    slice_mode: str = "end",
-    assume_inbound: bool = True,
-) -> Tensor:
-    """``a[begin:end:strides]`` per axis, with numpy's rules for negative and large values.
-
-    ``axes`` names the axes the lists refer to (default: the first ``len(begin)`` axes);
-    with ``slice_mode="size"``, ``end`` holds sizes (-1: to the end) and strides are 1.
-
-    Examples
-    --------
-    >>> from pytvm import te, topi
-    >>> A = te.placeholder((10, 6), name="A")
-    >>> [str(d) for d in topi.strided_slice(A, [8, 0], [1, 6], [-3, 2]).shape]
-    ['3', '3']
-    """
+def _static_slice(
+    a: Tensor, ax: list[int], begin: list[int], end: list[int | None], st: list[int], mode: str
+) -> Tensor | None:
+    """The slice with constant bounds on constant axes (numpy's rules), or None."""
     nd = a.ndim
-    if slice_mode not in ("end", "size"):
-        raise op_error("strided_slice", "slice_mode", slice_mode, "'end' or 'size'")
-    ax = list(range(len(begin))) if axes is None else list(axes)
-    ax = [normalize_axis("strided_slice", x, nd, "axes") for x in ax]
-    st = [1] * len(ax) if strides is None or slice_mode == "size" else list(strides)
-    if strides is not None and slice_mode == "end" and len(st) == 1 and len(ax) > 1:
-        st = st * len(ax)
-    if not len(begin) == len(end) == len(st) == len(ax):
-        raise op_error(
-            "strided_slice",
-            "begin/end/strides/axes",
-            (list(begin), list(end), st, ax),
-            "lists of one length",
-        )
     starts: list[PrimExpr] = [const(0)] * nd
     steps = [1] * nd
     shape = list(a.shape)
     for k, b, e, s in zip(ax, begin, end, st, strict=True):
         n = const_int(a.shape[k])
         if n is None:
-            raise op_error("strided_slice", f"extent of axis {k}", str(a.shape[k]), "a constant")
-        if s == 0:
-            raise op_error("strided_slice", "strides", list(st), "non-zero strides")
-        if slice_mode == "size":
+            return None
+        if e is None:
+            e = n if s > 0 else -n - 1  # noqa: PLW2901 - to the end in the step's direction
+        elif mode == "size":
             e = n if e < 0 else b + e  # noqa: PLW2901 - size becomes an end
         start, length = _slice_axis(n, b, e, s)
         starts[k], steps[k], shape[k] = const(start), s, const(length)
@@ -85,6 +54,158 @@ def strided_slice(
         return a(*[starts[k] + idx[k] * steps[k] for k in range(nd)])
 
     return compute(shape, body, name="T_strided_slice", tag=tag.INJECTIVE)
+
+
+def _extent(b: PrimExpr, e: PrimExpr, s: int) -> PrimExpr:
+    """``ceil((e - b) / s)`` for a non-zero constant ``s``."""
+    if s == 1:
+        return e - b
+    if s > 0:
+        return (e - b + (s - 1)) // s
+    return (b - e + (-s - 1)) // -s
+
+
+def strided_slice(
+    a: Tensor,
+    begin: Sequence[ExprLike | None] | Tensor,
+    end: Sequence[ExprLike | None] | Tensor,
+    strides: Sequence[ExprLike] | Tensor | None = None,
+    axes: Sequence[int] | None = None,
+    slice_mode: str = "end",
+    assume_inbound: bool = True,
+) -> Tensor:
+    """``a[begin:end:strides]`` per axis, with numpy's rules for negative and large values.
+
+    ``axes`` names the axes the lists refer to (default: the first ``len(begin)`` axes);
+    with ``slice_mode="size"``, ``end`` holds sizes (-1: to the end) and strides are 1; an
+    ``end`` of None runs to the end. Bounds that are expressions (``tir.Var``) give an output
+    of extent ``ceil((end - begin) / stride)`` read from ``begin`` on; 1-d tensors of bounds
+    (one entry per leading axis) are read when the kernel runs: see
+    :func:`dynamic_strided_slice`.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> A = te.placeholder((10, 6), name="A")
+    >>> [str(d) for d in topi.strided_slice(A, [8, 0], [1, 6], [-3, 2]).shape]
+    ['3', '3']
+    """
+    op = "strided_slice"
+    if isinstance(begin, Tensor) or isinstance(end, Tensor) or isinstance(strides, Tensor):
+        if axes is not None:
+            raise op_error(op, "axes", axes, "None when begin/end/strides are tensors")
+        return _tensor_bounds_slice(a, begin, end, strides)
+    nd = a.ndim
+    if slice_mode not in ("end", "size"):
+        raise op_error(op, "slice_mode", slice_mode, "'end' or 'size'")
+    ax = list(range(len(begin))) if axes is None else list(axes)
+    ax = [normalize_axis(op, x, nd, "axes") for x in ax]
+    st: list[Any] = [1] * len(ax) if strides is None or slice_mode == "size" else list(strides)
+    if strides is not None and slice_mode == "end" and len(st) == 1 and len(ax) > 1:
+        st = st * len(ax)
+    if not len(begin) == len(end) == len(st) == len(ax):
+        raise op_error(
+            op, "begin/end/strides/axes", (list(begin), list(end), st, ax), "lists of one length"
+        )
+    steps = [const_int(v) for v in st]
+    if any(v is None or v == 0 for v in steps):
+        raise op_error(op, "strides", list(st), "non-zero constant strides")
+    lo = [0 if b is None else const_int(b) for b in begin]
+    hi = [None if e is None else const_int(e) for e in end]
+    if all(v is not None for v in lo) and all(
+        e is None or v is not None for e, v in zip(end, hi, strict=True)
+    ):
+        static = _static_slice(a, ax, lo, hi, steps, slice_mode)  # type: ignore[arg-type]
+        if static is not None:
+            return static
+    return _expr_slice(a, ax, begin, end, [v for v in steps if v is not None], slice_mode)
+
+
+def _expr_slice(
+    a: Tensor,
+    ax: list[int],
+    begin: Sequence[ExprLike | None],
+    end: Sequence[ExprLike | None],
+    steps: list[int],
+    slice_mode: str,
+) -> Tensor:
+    """The slice whose bounds or sliced extents are expressions (taken as in bounds)."""
+    starts: list[PrimExpr] = [const(0)] * a.ndim
+    step_of = [1] * a.ndim
+    shape = list(a.shape)
+    for k, b, e, s in zip(ax, begin, end, steps, strict=True):
+        n = convert(a.shape[k])
+        bx = convert(0 if b is None else b)
+        if e is None:
+            ex = n if s > 0 else const(-1, bx.dtype)
+        else:
+            ex = convert(e) if slice_mode == "end" else bx + convert(e)
+        starts[k], step_of[k], shape[k] = bx, s, _extent(bx, ex, s)
+
+    def at(k: int, i: Var) -> PrimExpr:
+        if k not in ax:
+            return i
+        return (i if step_of[k] == 1 else i * step_of[k]) + starts[k]
+
+    def body(*idx: Var) -> PrimExpr:
+        return a(*[at(k, i) for k, i in enumerate(idx)])
+
+    return compute(shape, body, name="T_dynamic_strided_slice_with_axes", tag=tag.INJECTIVE)
+
+
+def _bound_reads(a: Tensor, t: Any, default: int) -> list[PrimExpr]:
+    """One expression per leading axis: a read of tensor ``t``, or a constant list's entry."""
+    if isinstance(t, Tensor):
+        if t.ndim != 1 or const_int(t.shape[0]) is None:
+            raise op_error("strided_slice", "bound tensor shape", str(t.shape), "a 1-d constant")
+        return [t(const(i, t.shape[0].dtype)) for i in range(const_int(t.shape[0]) or 0)]
+    values = [default] * a.ndim if t is None else list(t)
+    return [convert(v) for v in values]
+
+
+def _tensor_bounds_slice(a: Tensor, begin: Any, end: Any, strides: Any) -> Tensor:
+    """A slice of the leading axes by bounds read at run time; each sliced extent is a new
+    variable bound by the output buffer the caller passes.
+    """
+    b, e, s = _bound_reads(a, begin, 0), _bound_reads(a, end, 0), _bound_reads(a, strides, 1)
+    if not len(b) == len(e) == len(s) or len(b) > a.ndim:
+        raise op_error("strided_slice", "bounds", (len(b), len(e), len(s)), "one length <= ndim")
+    shape = [Var("dim", "int32") for _ in b] + list(a.shape[len(b) :])
+    return _read_slice(a, b, s, shape, "T_strided_slice_dynamic")
+
+
+def _read_slice(
+    a: Tensor, b: list[PrimExpr], s: list[PrimExpr], shape: Sequence[ExprLike], name: str
+) -> Tensor:
+    def body(*idx: Var) -> PrimExpr:
+        at: list[PrimExpr] = list(idx)
+        for k, (bk, sk) in enumerate(zip(b, s, strict=True)):
+            n = convert(a.shape[k])
+            start: PrimExpr = Select(bk < 0, bk + n.astype(bk.dtype), bk)
+            start = _min(_max(start, const(0, bk.dtype)), n.astype(bk.dtype) - 1)
+            at[k] = (idx[k].astype(bk.dtype) * sk.astype(bk.dtype) + start).astype(idx[k].dtype)
+        return a(*at)
+
+    return compute(list(shape), body, name=name, tag=tag.INJECTIVE)
+
+
+def dynamic_strided_slice(
+    a: Tensor,
+    begin: Tensor,
+    end: Tensor,
+    strides: Tensor,
+    output_shape: Sequence[ExprLike],
+) -> Tensor:
+    """A slice of every axis of ``a`` by 1-d tensors of bounds read at run time, into a tensor of
+    ``output_shape`` (the caller's: ``ceil((end - begin) / strides)`` clamped per axis).
+    ``end`` only sizes the output, so it is not read.
+    """
+    if len(output_shape) != a.ndim:
+        raise op_error("dynamic_strided_slice", "output_shape", output_shape, f"{a.ndim} extents")
+    b, s = _bound_reads(a, begin, 0), _bound_reads(a, strides, 1)
+    if not len(b) == len(s) == a.ndim or _bound_reads(a, end, 0).__len__() != a.ndim:
+        raise op_error("dynamic_strided_slice", "bounds", len(b), f"{a.ndim} entries each")
+    return _read_slice(a, b, s, output_shape, "T_strided_slice_dynamic")
 
 
 def take(

@@ -15,10 +15,10 @@ from ..te.tensor import Tensor
 from ..tir.expr import Cast, IterVar, PrimExpr, Select, Var, const
 from ..tir.op import max_value, min_value
 from . import tag
-from ._shape import normalize_axes
+from ._shape import const_int, normalize_axes, op_error
 from ._shape import prod as shape_prod
 
-__all__ = ["argmax", "argmin", "max", "mean", "min", "prod", "sum"]
+__all__ = ["argmax", "argmin", "collapse_sum", "max", "mean", "min", "prod", "sum"]
 
 Axis = int | Sequence[int] | None
 
@@ -155,3 +155,45 @@ def argmin(
 ) -> Tensor:
     """Index (int32) of the smallest element over ``axis``."""
     return _arg_reduce("argmin", data, axis, keepdims, select_last_index)
+
+
+def collapse_sum(data: Tensor, target_shape: Sequence[Any]) -> Tensor:
+    """``data`` summed back to ``target_shape``, the shape it was broadcast from: over its
+    leading axes beyond ``target_shape``'s rank and over the axes where ``target_shape`` has 1.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> A = te.placeholder((2, 3, 4), name="A")
+    >>> [str(d) for d in topi.collapse_sum(A, (3, 1)).shape]
+    ['3', '1']
+    """
+    lead = data.ndim - len(target_shape)
+    if lead < 0:
+        raise op_error("collapse_sum", "target_shape", list(target_shape), f"rank <= {data.ndim}")
+    summed: list[int] = list(range(lead))
+    for k, t in enumerate(target_shape):
+        d = data.shape[lead + k]
+        if const_int(t) == 1 and const_int(d) != 1:
+            summed.append(lead + k)
+        elif const_int(t) != 1 and not _same_extent(t, d):
+            raise op_error(
+                "collapse_sum", "target_shape", [str(v) for v in target_shape],
+                f"a shape that broadcasts to {[str(v) for v in data.shape]}",
+            )  # fmt: skip
+    red = {a: reduce_axis((0, data.shape[a]), name=f"k{a}") for a in summed}
+
+    def body(*out: Var) -> PrimExpr:
+        at = [red[a].var if a in red else out[a - lead] for a in range(data.ndim)]
+        return te_red.sum(data(*at), axis=list(red.values()))  # type: ignore[no-any-return]
+
+    if not red:
+        return compute(list(target_shape), data, name="T_collapse_sum")
+    return compute(list(target_shape), body, name="T_collapse_sum", tag=tag.COMM_REDUCE)
+
+
+def _same_extent(a: Any, b: Any) -> bool:
+    ca, cb = const_int(a), const_int(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a is b or str(a) == str(b)
