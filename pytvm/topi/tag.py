@@ -21,6 +21,7 @@ __all__ = [
     "COMM_REDUCE",
     "COMM_REDUCE_IDX",
     "CONV2D_NCHW",
+    "CONV2D_NCHWC",
     "CONV2D_NCHW_PACKED",
     "CONV2D_NCHW_POINTWISE",
     "CONV2D_TRANSPOSE_NCHW",
@@ -56,6 +57,8 @@ COMM_REDUCE = "comm_reduce"
 COMM_REDUCE_IDX = "comm_reduce_idx"
 # Convolutions.
 CONV2D_NCHW = "conv2d_nchw"
+#: TVM's ``conv2d_NCHWc``: data ``[N, C // cb, H, W, cb]`` to ``[N, F // fb, OH, OW, fb]``.
+CONV2D_NCHWC = "conv2d_NCHWc"
 #: The channel-blocked product stage ``[N, F // fb, OH, OW, fb]`` of ``conv2d_nchw_packed``.
 CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
 #: The product stage ``[N, F, H * W]`` of ``conv2d_nchw_pointwise``.
@@ -99,6 +102,7 @@ KNOWN: frozenset[str] = frozenset(
         COMM_REDUCE,
         COMM_REDUCE_IDX,
         CONV2D_NCHW,
+        CONV2D_NCHWC,
         CONV2D_NCHW_PACKED,
         CONV2D_NCHW_POINTWISE,
         CONV2D_TRANSPOSE_NCHW,

@@ -12,6 +12,7 @@ from ..generic.injective import schedule_injective, schedule_injective_from_exis
 from ..generic.reduction import schedule_reduce
 from . import conv2d_avx_common, depthwise_conv2d
 from .conv2d import schedule_group_conv2d_nchw
+from .conv2d_nchwc import conv2d_NCHWc, schedule_conv2d_NCHWc
 from .conv2d_packed import (
     conv2d_channel_block,
     conv2d_packed_block,
@@ -54,6 +55,7 @@ __all__ = [
     "Workload",
     "anchor_tag",
     "batch_matmul",
+    "conv2d_NCHWc",
     "conv2d_avx_common",
     "conv2d_channel_block",
     "conv2d_nchw",
@@ -70,6 +72,7 @@ __all__ = [
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
     "schedule_concatenate",
+    "schedule_conv2d_NCHWc",
     "schedule_conv2d_nchw",
     "schedule_conv2d_nchw_packed",
     "schedule_conv2d_nchw_pointwise",

@@ -144,3 +144,67 @@ def test_fallback_knobs_of_a_convolution_workload() -> None:
     assert cfg["tile_ow"].size == [2, 28]
     assert cfg["tile_oc"].size[1] == max(d for d in range(1, lanes + 1) if 64 % d == 0)
     assert cfg["unroll_kw"].val is False
+
+
+def _nchwc(a: np.ndarray, block: int) -> np.ndarray:
+    n, c, h, w = a.shape
+    return a.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2)
+
+
+@pytest.mark.parametrize(
+    ("c", "f", "k", "stride", "pad", "dil", "groups", "ib", "ob"),
+    [(3, 16, 5, 2, 2, 1, 1, 3, 8), (8, 16, 3, 1, 1, 2, 1, 4, 8), (16, 8, 3, 2, 1, 1, 2, 4, 4)],
+)
+def test_conv2d_nchwc_template(
+    c: int, f: int, k: int, stride: int, pad: int, dil: int, groups: int, ib: int, ob: int
+) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.random((1, c, 9, 9), "float32")
+    w = rng.random((f, c // groups, k, k), "float32")
+    b = rng.random((f, 1, 1), "float32")
+    X = te.placeholder((1, c // ib, 9, 9, ib), name="X")
+    W = te.placeholder((f // ob, c // groups // ib, k, k, ib, ob), name="W")
+    B = te.placeholder((f // ob, 1, 1, ob), name="B")
+    with Target("llvm"):
+        conv = topi.x86.conv2d_NCHWc(
+            X, W, (stride, stride), pad, (dil, dil), f"NCHW{ib}c", f"NCHW{ob}c", "float32"
+        )
+        Y = topi.nn.relu(topi.add(conv, B))
+        s = topi.x86.schedule_conv2d_NCHWc([Y])
+    wk = w.reshape(f // ob, ob, c // groups // ib, ib, k, k).transpose(0, 2, 4, 5, 3, 1)
+    bk = b.reshape(f // ob, ob, 1, 1).transpose(0, 2, 3, 1)
+    out = _build_run(s, [X, W, B, Y], [_nchwc(x, ib), wk, bk])
+    dw = np.zeros((f, c // groups, (k - 1) * dil + 1, (k - 1) * dil + 1), "float32")
+    dw[:, :, ::dil, ::dil] = w
+    per = c // groups
+    ref = np.concatenate(
+        [
+            _conv_ref(x[:, g * per : (g + 1) * per], dw[g * f // groups : (g + 1) * f // groups],
+                      stride, (pad,) * 4)
+            for g in range(groups)
+        ],
+        axis=1,
+    )  # fmt: skip
+    np.testing.assert_allclose(out, _nchwc(np.maximum(ref + b, 0), ob), rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_nchwc_reads_the_configured_knobs() -> None:
+    X = te.placeholder((1, 2, 8, 8, 4), name="X")
+    W = te.placeholder((1, 2, 3, 3, 4, 8), name="W")
+    record = {
+        "index": 0,
+        "code_hash": None,
+        "entity": [
+            ["tile_ic", "sp", [-1, 4]],
+            ["tile_oc", "sp", [-1, 8]],
+            ["tile_ow", "sp", [-1, 2]],
+            ["unroll_kw", "ot", True],
+        ],
+    }
+    cfg = autotvm.task.space.ConfigEntity.from_json_dict(record)
+    with Target("llvm"), autotvm.ApplyConfig(cfg):
+        Y = topi.x86.conv2d_NCHWc(X, W, 1, 1, 1, "NCHW4c", "NCHW8c", "float32")
+        s = topi.x86.schedule_conv2d_NCHWc([Y])
+    text = str(pytvm.lower(s, [X, W, Y]))
+    assert "x.outer: int32, 0, 4)" in text  # 8 columns in blocks of 2
+    assert text.count("ic.inner: int32, 0, 4)") == 3  # the kernel's columns unrolled

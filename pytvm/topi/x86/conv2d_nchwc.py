@@ -1,0 +1,176 @@
+"""TVM's x86 blocked convolution ``conv2d_NCHWc`` and its schedule, an AutoTVM template.
+
+Data ``[N, C // cb, H, W, cb]`` (layout ``NCHW<cb>c``) is convolved with a kernel
+``[F // fb, C // groups // cb, KH, KW, cb, fb]`` (``OIHW<cb>i<fb>o``) into
+``[N, F // fb, OH, OW, fb]`` (``NCHW<fb>c``). The knobs are TVM's: ``tile_ic``, ``tile_oc``
+(the channel blocks, fixed here by the layouts), ``tile_ow`` (output columns kept in registers:
+its inner size) and ``unroll_kw`` (unroll the kernel's columns). A block of ``ow`` columns times
+``fb`` channels accumulates locally over the reduction (input-channel blocks, kernel rows and
+columns, then the ``cb`` channels of a block), columns unrolled and channels vectorized; rows
+of every (batch, channel block) run in parallel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ... import autotvm
+from ...te.operation import compute, reduce_axis
+from ...te.reduction import sum as _sum
+from ...te.tensor import ComputeOp, Tensor
+from ...tir.expr import PrimExpr, Var
+from .. import tag
+from .._shape import const_shape, op_error, pair
+from .._target import vector_lanes
+from ..generic._tiling import extent, fuse_parallel, product, vectorize_block
+from ..generic._traverse import is_inlinable
+from ..generic.anchored import schedule_anchored
+from ..nn.padding import pad
+from .conv2d_avx_common import fallback_schedule
+from .conv2d_templates import pad_tuple
+
+__all__ = ["Workload", "conv2d_NCHWc", "schedule_conv2d_NCHWc"]
+
+_OP = "conv2d_NCHWc"
+#: Widest register block of output columns a tuned configuration may choose.
+_MAX_OW_BLOCK = 64
+
+
+class Workload(NamedTuple):
+    """A convolution's sizes, as TVM's ``topi.nn.conv2d.Workload`` names them."""
+
+    in_dtype: str
+    out_dtype: str
+    height: int
+    width: int
+    in_filter: int
+    groups: int
+    out_filter: int
+    kernel_h: int
+    kernel_w: int
+    padt: int
+    padl: int
+    padb: int
+    padr: int
+    dilation_h: int
+    dilation_w: int
+    stride_h: int
+    stride_w: int
+
+
+def _block_of(layout: str, what: str) -> int | None:
+    m = re.fullmatch(r"NCHW(\d+)c", layout)
+    if m is None:
+        raise op_error(_OP, what, layout, "'NCHW<n>c'")
+    return int(m.group(1))
+
+
+@autotvm.register_topi_compute("conv2d_NCHWc.x86")
+def conv2d_NCHWc(
+    cfg: Any,
+    data: Tensor,
+    kernel: Tensor,
+    strides: int | Sequence[int],
+    padding: int | str | Sequence[int],
+    dilation: int | Sequence[int],
+    layout: str,
+    out_layout: str,
+    out_dtype: str = "float32",
+) -> Tensor:
+    """Blocked convolution (see the module); ``layout`` / ``out_layout`` are ``NCHW<n>c``."""
+    n, ic_chunk, ih, iw, ic_bn = const_shape(_OP, "data", data, 5)
+    oc_chunk, icg_chunk, kh, kw, kic_bn, oc_bn = const_shape(_OP, "kernel", kernel, 6)
+    if kic_bn != ic_bn or _block_of(layout, "layout") != ic_bn:
+        raise op_error(_OP, "input channel block", (layout, kic_bn), f"NCHW{ic_bn}c, {ic_bn}")
+    if _block_of(out_layout, "out_layout") != oc_bn:
+        raise op_error(_OP, "out_layout", out_layout, f"NCHW{oc_bn}c (the kernel's block)")
+    in_channel, per_group, num_filter = ic_chunk * ic_bn, icg_chunk * ic_bn, oc_chunk * oc_bn
+    if per_group < 1 or in_channel % per_group or num_filter % (in_channel // per_group):
+        raise op_error(_OP, "kernel input channels", per_group, f"a divisor of {in_channel}")
+    groups = in_channel // per_group
+    sh, sw = pair(_OP, "strides", strides)
+    dh, dw = pair(_OP, "dilation", dilation)
+    dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    pt, pl, pb, pr = pad_tuple(padding, (dkh, dkw))
+    oh, ow = (ih + pt + pb - dkh) // sh + 1, (iw + pl + pr - dkw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise op_error(_OP, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")
+
+    cfg.define_split("tile_ic", in_channel, num_outputs=2)
+    cfg.define_split("tile_oc", num_filter, num_outputs=2)
+    cfg.define_split("tile_ow", ow, num_outputs=2, filter=lambda e: e.size[-1] <= _MAX_OW_BLOCK)
+    cfg.define_knob("unroll_kw", [True, False])
+    if cfg.is_fallback:
+        wkl = Workload(data.dtype, out_dtype, ih, iw, in_channel, groups, num_filter, kh, kw,
+                       pt, pl, pb, pr, dh, dw, sh, sw)  # fmt: skip
+        fallback_schedule(cfg, wkl)
+
+    padded = data
+    if pt or pl or pb or pr:
+        padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], name="data_pad")
+    ic = reduce_axis((0, per_group), name="ic")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    filters_per_group = num_filter // groups
+
+    def body(b: Var, occ: Var, y: Var, x: Var, ocb: Var) -> PrimExpr:
+        channel: Any = ic
+        if groups > 1:
+            channel = (occ * oc_bn + ocb) // filters_per_group * per_group + ic
+        a = padded[b, channel // ic_bn, y * sh + ry * dh, x * sw + rx * dw, channel % ic_bn]
+        k = kernel[occ, ic // ic_bn, ry, rx, ic % ic_bn, ocb]
+        return _sum(a.astype(out_dtype) * k.astype(out_dtype), axis=[ic, ry, rx])  # type: ignore[no-any-return]
+
+    return compute((n, oc_chunk, oh, ow, oc_bn), body, name="conv2d_NCHWc", tag=tag.CONV2D_NCHWC)
+
+
+def _carrier(conv: ComputeOp, outputs: list[Tensor]) -> Tensor:
+    """The single elementwise output of ``conv``'s shape (bias, activation), else ``conv``."""
+    out = conv.output(0)
+    if len(outputs) == 1 and outputs[0].op is not conv and is_inlinable(outputs[0].op):
+        if [extent(a) for a in outputs[0].op.axis] == [extent(a) for a in conv.axis]:
+            return outputs[0]
+    return out
+
+
+@autotvm.register_topi_schedule("conv2d_NCHWc.x86")
+def schedule_conv2d_NCHWc(cfg: Any, outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of :func:`conv2d_NCHWc` and the elementwise stages after it, from ``cfg``'s
+    ``tile_ow`` and ``unroll_kw``.
+    """
+    reg_n = int(cfg["tile_ow"].size[-1])
+    unroll_kw = bool(cfg["unroll_kw"].val)
+
+    def block(s: Any, conv: ComputeOp, out: Tensor) -> None:
+        lanes = vector_lanes(out.dtype)
+        c = conv.output(0)
+        oc_bn = extent(conv.axis[4]) or 1
+        cc = s.cache_write(c, "local")
+        if out.op is not conv:
+            s[c].compute_inline()
+        stage = s[out.op]
+        b, occ, y, x, ocb = stage.op.axis
+        xo, xi = stage.split(x, factor=reg_n)
+        stage.reorder(b, occ, y, xo, xi, ocb)
+        work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
+        fuse_parallel(stage, [b, occ, y], work)
+        s[cc].compute_at(stage, xo)
+        vectorize_block(stage, ocb, oc_bn, lanes)
+        _, _, _, cx, cocb = s[cc].op.axis
+        ic, ry, rx = s[cc].op.reduce_axis
+        ico, ici = s[cc].split(ic, factor=_input_block(conv))
+        s[cc].reorder(ico, ry, rx, ici, cx, cocb)
+        if unroll_kw:
+            s[cc].unroll(rx)
+        s[cc].unroll(cx)
+        vectorize_block(s[cc], cocb, oc_bn, lanes)
+
+    return schedule_anchored(outs, tag.CONV2D_NCHWC, _carrier, block, keep_pads=True)
+
+
+def _input_block(conv: ComputeOp) -> int:
+    """The kernel's input-channel block ``cb`` (its fifth axis)."""
+    kernel = next(t for t in conv.input_tensors if t.ndim == 6)  # noqa: PLR2004
+    return int(const_shape(_OP, "kernel", kernel, 6)[4])
