@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+from . import generic, image, math, nn, tag, utils, x86
 from . import generic_op_impl  # Python's operators on te.Tensor build topi computes
 from .broadcast import (
     add,
