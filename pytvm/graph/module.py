@@ -40,3 +40,10 @@ class IRModule(IRModuleBase[Function]):
         from .printer import astext
 
         return astext(self)
+
+    def astext(self, show_meta_data: bool = True) -> str:
+        """The module as text (TVM's ``IRModule.astext``); the text shows constants inline,
+        so there is no metadata section for ``show_meta_data`` to add or leave out.
+        """
+        del show_meta_data
+        return str(self)

@@ -1,8 +1,10 @@
 """TVM's ``tvm.ir`` names: the module of kernels (``IRModule``), structural equality and hashing
-of IR, ``PrimExpr`` and ``Range``, and ``transform`` (the pass infrastructure of both IRs:
-``PassContext``, ``Pass``, ``Sequential``, ``PassInstrument``).
+of IR, ``PrimExpr`` and ``Range``, ``SourceName`` and ``Span``, and ``transform`` (the pass
+infrastructure of both IRs: ``PassContext``, ``Pass``, ``Sequential``, ``PassInstrument``).
 
-``module`` and ``transform`` are the base both IRs build on (:mod:`pytvm.tir` and
+``structural_equal``, ``assert_structural_equal`` and ``structural_hash`` take nodes of either
+IR and compare them with that IR's own comparison. ``SourceName`` and ``Span`` name places in a
+source. ``module`` and ``transform`` are the base both IRs build on (:mod:`pytvm.tir` and
 :mod:`pytvm.graph` import them); the other names are the loop IR's (:mod:`pytvm.tir`), loaded on
 first use so that the loop IR can import this package's base while it loads. The dataflow graph
 IR has its own module and comparison in :mod:`pytvm.graph`.
@@ -25,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import module, transform
 from .module import IRModuleBase
+from .span import SourceName, Span
+from .structural import assert_structural_equal, structural_equal, structural_hash
 
 if TYPE_CHECKING:
     from ..tir.expr import PrimExpr, Range
     from ..tir.function import IRModule
     from ..tir.intrinsic import Op
     from ..tir.serialization import load_json, save_json
-    from ..tir.structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
     "IRModule",
@@ -39,6 +42,8 @@ __all__ = [
     "Op",
     "PrimExpr",
     "Range",
+    "SourceName",
+    "Span",
     "assert_structural_equal",
     "load_json",
     "module",
@@ -56,9 +61,6 @@ _LOOP_IR_NAMES = {
     "Op": "pytvm.tir.intrinsic",
     "load_json": "pytvm.tir.serialization",
     "save_json": "pytvm.tir.serialization",
-    "assert_structural_equal": "pytvm.tir.structural",
-    "structural_equal": "pytvm.tir.structural",
-    "structural_hash": "pytvm.tir.structural",
 }
 
 

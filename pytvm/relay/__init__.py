@@ -7,83 +7,148 @@
         lib = relay.build(mod, target="llvm", params=params)
     m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
 
-The graph IR nodes (``relay.var``, ``relay.Function``, ...) are :mod:`pytvm.graph`'s.
+or, to run a function from Python at once,
+``relay.create_executor("graph", mod, tvm.cpu(), "llvm").evaluate()(x, **params)``.
+
+The graph IR nodes (``relay.var``, ``relay.Function``, ...) are :mod:`pytvm.graph`'s; the
+operator functions are in :mod:`.op` (``relay.add``, ...) and :mod:`.nn` (``relay.nn.conv2d``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Any as _AnyType
 
-from .. import frontend
-from ..ffi.errors import TVMValueError
 from ..graph import (
     Call,
     Constant,
+    Expr,
     Function,
     IRModule,
-    TensorType,
     Tuple,
     TupleGetItem,
-    TupleType,
+    Type,
     Var,
+    astext,
     const,
     transform,
 )
-from ..graph import build as _graph_build
-from ..runtime.graph_executor import GraphExecutorFactoryModule
+from ..ir.span import SourceName, Span
+from . import build_module, frontend, nn, op, testing
+from .build_module import bind_params_by_name, build, create_executor
+from .nn import TupleWrapper
+from .op import (
+    abs,
+    add,
+    cast,
+    clip,
+    concatenate,
+    cos,
+    divide,
+    equal,
+    exp,
+    expand_dims,
+    floor,
+    greater,
+    less,
+    log,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    multiply,
+    negative,
+    power,
+    reshape,
+    sigmoid,
+    sin,
+    sqrt,
+    squeeze,
+    subtract,
+    sum,
+    tanh,
+    transpose,
+    where,
+)
+from .ty import Any, TensorType, TupleType
 
 __all__ = [
+    "Any",
     "Call",
     "Constant",
+    "Expr",
     "Function",
     "IRModule",
+    "SourceName",
+    "Span",
     "TensorType",
     "Tuple",
     "TupleGetItem",
     "TupleType",
+    "TupleWrapper",
+    "Type",
     "Var",
+    "abs",
+    "add",
+    "astext",
+    "bind_params_by_name",
     "build",
+    "build_module",
+    "cast",
+    "clip",
+    "concatenate",
     "const",
+    "cos",
+    "create_executor",
+    "divide",
+    "equal",
+    "exp",
+    "expand_dims",
+    "floor",
     "frontend",
+    "greater",
+    "less",
+    "log",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "multiply",
+    "negative",
+    "nn",
+    "op",
+    "power",
+    "reshape",
+    "sigmoid",
+    "sin",
+    "sqrt",
+    "squeeze",
+    "subtract",
+    "sum",
+    "tanh",
+    "testing",
     "transform",
+    "transpose",
     "var",
+    "where",
 ]
 
 
 def var(
-    name_hint: str, shape: Any = (), dtype: str = "float32", type_annotation: Any = None
+    name_hint: str,
+    type_annotation: _AnyType = None,
+    shape: _AnyType = None,
+    dtype: str = "float32",
+    span: Span | None = None,
 ) -> Var:
-    """A graph input: ``relay.var("x", shape=(1, 3, 224, 224))``."""
-    ty = type_annotation if type_annotation is not None else TensorType(tuple(shape), dtype)
-    return Var(name_hint, ty)
-
-
-def build(
-    ir_mod: Any,
-    target: Any = None,
-    target_host: Any = None,
-    executor: Any = None,
-    runtime: Any = None,
-    params: Mapping[str, Any] | None = None,
-    mod_name: str = "default",
-) -> GraphExecutorFactoryModule:
-    """TVM's ``relay.build``: compile ``ir_mod`` for the graph executor (see
-    :func:`pytvm.graph.build`). ``target_host`` may only name the host the target already is;
-    ``executor`` and ``runtime`` may only be the graph executor and the C++-free runtime.
+    """A graph input (TVM's signature): ``relay.var("x", shape=(1, 3, 224, 224))`` or
+    ``relay.var("x", relay.TensorType((4,), "int32"))``; a shape with no type is a scalar.
     """
-    for name, value, allowed in (
-        ("executor", executor, ("graph",)),
-        ("runtime", runtime, ("cpp", "crt")),
-    ):
-        kind = getattr(value, "name", value)
-        if value is not None and str(kind) not in allowed:
-            raise TVMValueError(
-                f"relay.build: {name}={kind!r} is not supported; use {allowed[0]!r}"
-            )
-    if isinstance(target, dict):
-        if len(target) != 1:
-            raise TVMValueError("relay.build: heterogeneous targets by dict are not supported")
-        (target,) = target.values()
-    del target_host  # kernels are built for the host the target names
-    return _graph_build(ir_mod, target=target, params=params, mod_name=mod_name)
+    del span  # graph nodes carry no spans
+    if type_annotation is not None and shape is not None:
+        raise TypeError("relay.var: give type_annotation or shape, not both")
+    if isinstance(type_annotation, str):  # relay.var("x", "float32"): a scalar of that dtype
+        type_annotation = TensorType((), type_annotation)
+    ty = type_annotation if type_annotation is not None else TensorType(tuple(shape or ()), dtype)
+    return Var(name_hint, ty)

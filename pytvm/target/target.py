@@ -68,18 +68,49 @@ class Target:
     text: str
     kind: TargetKind = field(init=False)
     attrs: Mapping[str, Any] = field(init=False)
+    host: Target | None = field(init=False)
 
-    def __init__(self, target: str | Mapping[str, Any] | Target) -> None:
+    def __init__(
+        self,
+        target: str | Mapping[str, Any] | Target,
+        host: str | Mapping[str, Any] | Target | None = None,
+    ) -> None:
+        own_host: Target | None = None
         if isinstance(target, Target):
+            own_host = target.host
             target = target.text
         if isinstance(target, Mapping):
-            target = _from_dict(target)
+            if "host" in target:
+                own_host = Target(target["host"])
+            target = _from_dict({k: v for k, v in target.items() if k != "host"})
         if not isinstance(target, str):
             raise TVMValueError(f"Target expects a string or a dict, got {type(target).__name__}")
         kind, attrs = _parse(target)
+        if host is not None:
+            own_host = host if isinstance(host, Target) else Target(host)
+        if own_host is not None and own_host.host is not None:
+            raise TVMValueError(
+                f"Target {target!r}: its host {own_host!r} has a host of its own; a host target "
+                "runs the kernels' launch code and cannot have another host"
+            )
         object.__setattr__(self, "text", _canonical(kind, attrs))
         object.__setattr__(self, "kind", TargetKind(kind))
         object.__setattr__(self, "attrs", MappingProxyType(attrs))
+        object.__setattr__(self, "host", own_host)
+
+    def with_host(self, host: str | Mapping[str, Any] | Target | None = None) -> Target:
+        """A copy of this target with ``host`` as its host (TVM's ``Target.with_host``)."""
+        return Target(self.text, host)
+
+    @staticmethod
+    def canon_target_and_host(
+        target: Any, target_host: Any = None
+    ) -> tuple[Target | None, Target | None]:
+        """TVM's helper: ``(target, host)`` as Targets, ``target_host`` becoming its host."""
+        if target is None:
+            return None, None if target_host is None else Target(target_host)
+        tgt = Target(target, target_host) if target_host is not None else Target(target)
+        return tgt, tgt.host
 
     # ------------------------------------------------------------------ options
 
@@ -175,13 +206,15 @@ class Target:
         return self.text
 
     def __repr__(self) -> str:
-        return f"Target({self.text!r})"
+        if self.host is None:
+            return f"Target({self.text!r})"
+        return f"Target({self.text!r}, host={self.host.text!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Target) and other.text == self.text
+        return isinstance(other, Target) and (other.text, other.host) == (self.text, self.host)
 
     def __hash__(self) -> int:
-        return hash(self.text)
+        return hash((self.text, self.host))
 
 
 _STACK: list[Target] = []

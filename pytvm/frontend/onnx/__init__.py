@@ -9,6 +9,7 @@ from .errors import (
     ConstantSizeError,
     DynamicValueError,
     OnnxImportError,
+    UnknownInputError,
     UnsupportedOperatorsError,
 )
 from .importer import from_onnx, load_model
@@ -17,6 +18,7 @@ __all__ = [
     "ConstantSizeError",
     "DynamicValueError",
     "OnnxImportError",
+    "UnknownInputError",
     "UnsupportedOperatorsError",
     "from_onnx",
     "load_model",

@@ -10,6 +10,7 @@ __all__ = [
     "ConstantSizeError",
     "DynamicValueError",
     "OnnxImportError",
+    "UnknownInputError",
     "UnsupportedOperatorsError",
     "bytes_text",
 ]
@@ -19,6 +20,19 @@ class OnnxImportError(TVMValueError):
     """An ONNX model could not be imported (it does not parse, a shape is unknown, a node's
     attributes or inputs are invalid).
     """
+
+
+class UnknownInputError(OnnxImportError, AssertionError):
+    """``shape_dict`` names inputs the graph does not have; ``names`` lists them (TVM raises an
+    ``AssertionError`` here, so this is one too).
+    """
+
+    def __init__(self, names: Sequence[str], graph_inputs: Sequence[str]) -> None:
+        self.names = sorted(names)
+        super().__init__(
+            f"from_onnx: shape_dict gives shapes for {self.names}, which are not inputs of the "
+            f"graph; its inputs are {list(graph_inputs)}: fix the names in shape_dict"
+        )
 
 
 class UnsupportedOperatorsError(OnnxImportError, OpNotImplemented):

@@ -35,10 +35,20 @@ from ...graph.transform.fold_constant import max_constant_bytes as constant_limi
 from ...graph.ty import MAX_ELEMENTS, TensorType
 from . import validation
 from .converters import CONVERTERS
-from .errors import DynamicValueError, OnnxImportError, UnsupportedOperatorsError
+from .errors import (
+    DynamicValueError,
+    OnnxImportError,
+    UnknownInputError,
+    UnsupportedOperatorsError,
+)
 from .node import NodeContext
 
-__all__ = ["from_onnx", "load_model"]
+__all__ = ["CONVERT_CONFIG", "from_onnx", "load_model"]
+
+#: The options of ``from_onnx(convert_config=...)`` and their defaults (TVM's names):
+#: ``use_nt_batch_matmul`` emits a batched MatMul as ``nn.batch_matmul`` with its second
+#: operand transposed to (batch, N, K) (``transpose_b=True``); False keeps it (batch, K, N).
+CONVERT_CONFIG: Mapping[str, Any] = {"use_nt_batch_matmul": True}
 
 _ONNX_DOMAINS = ("", "ai.onnx")
 
@@ -154,8 +164,10 @@ class _Importer:
         opset: int | None,
         freeze_params: bool,
         max_constant_bytes: int,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         self.graph = model.graph
+        self.config = _convert_config(config)
         self.opset = int(opset) if opset is not None else _model_opset(model)
         validation.check_opset(self.opset, "the model" if opset is None else "from_onnx(opset=...)")
         self.max_constant_bytes = max_constant_bytes
@@ -204,6 +216,10 @@ class _Importer:
         return _checked_type(name, dims, dtype, "the model declares")
 
     def _declare_inputs(self) -> None:
+        declared = [info.name for info in self.graph.input]
+        unknown = [name for name in self.shape_dict if name not in declared]
+        if unknown:
+            raise UnknownInputError(unknown, declared)
         for info in self.graph.input:
             self.sources[info.name] = frozenset()
             if info.name in self.initializers:
@@ -292,7 +308,15 @@ class _Importer:
         self._validate(node, where)
         attrs = _attributes(node, where)
         return NodeContext(
-            node, reader, self.opset, attrs, makers, values, sources, self.max_constant_bytes
+            node,
+            reader,
+            self.opset,
+            attrs,
+            makers,
+            values,
+            sources,
+            self.max_constant_bytes,
+            self.config,
         )
 
     def _convert(self, node: Any, index: int) -> None:
@@ -342,6 +366,7 @@ def from_onnx(
     dtype: str | Mapping[str, str] = "float32",
     opset: int | None = None,
     freeze_params: bool = False,
+    convert_config: Mapping[str, Any] | None = None,
     *,
     shape: Mapping[str, Any] | None = None,
     max_constant_bytes: int | None = None,
@@ -352,14 +377,16 @@ def from_onnx(
     ``model`` is an ``onnx.ModelProto``, a path or the file's bytes. ``shape_dict`` (or
     ``shape``, TVM's keyword) fixes the shapes of inputs with dynamic dimensions; ``dtype``
     is the type of inputs the model leaves untyped (one for all, or by name); ``opset``
-    overrides the model's opset. With ``freeze_params`` every weight becomes a constant of the
-    graph and ``params`` is empty. ``max_constant_bytes`` bounds each constant the import makes
-    (a shape filled, a range, folded shape arithmetic; default: ``PassContext`` option
-    ``graph.max_constant_bytes``, else 512 MiB): a larger one raises
-    :class:`ConstantSizeError` before it is allocated. The model's opset must be one onnx
+    overrides the model's opset. ``convert_config`` sets options of the conversion
+    (:data:`CONVERT_CONFIG` lists them with their defaults). With ``freeze_params`` every
+    weight becomes a constant of the graph and ``params`` is empty. ``max_constant_bytes``
+    bounds each constant the import makes (a shape filled, a range, folded shape arithmetic;
+    default: ``PassContext`` option ``graph.max_constant_bytes``, else 512 MiB): a larger one
+    raises :class:`ConstantSizeError` before it is allocated. The model's opset must be one onnx
     knows; nodes are checked against onnx's schemas (attribute types, inputs sharing a type).
     Unsupported operators raise one :class:`UnsupportedOperatorsError` listing each with its
-    node name and opset.
+    node name and opset; a ``shape_dict`` name the graph has no input of raises
+    :class:`UnknownInputError`.
 
     Examples
     --------
@@ -383,7 +410,24 @@ def from_onnx(
 
         proto = inline_local_functions(proto)
     limit = constant_limit(given=max_constant_bytes)
-    return _Importer(proto, shape_dict, dtype, opset, freeze_params, limit).run()
+    return _Importer(proto, shape_dict, dtype, opset, freeze_params, limit, convert_config).run()
+
+
+def _convert_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``config`` over :data:`CONVERT_CONFIG`'s defaults; an unknown option raises."""
+    if config is None:
+        return dict(CONVERT_CONFIG)
+    if not isinstance(config, Mapping):
+        raise OnnxImportError(
+            f"from_onnx: convert_config must be a dict, got {type(config).__name__}"
+        )
+    unknown = sorted(set(config) - set(CONVERT_CONFIG))
+    if unknown:
+        raise OnnxImportError(
+            f"from_onnx: unknown convert_config option(s) {unknown}; known: "
+            f"{sorted(CONVERT_CONFIG)}"
+        )
+    return {**CONVERT_CONFIG, **config}
 
 
 def _checked_type(name: str, dims: Any, dtype: str, source: str) -> TensorType:

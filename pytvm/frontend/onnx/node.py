@@ -15,7 +15,7 @@ model of a few bytes cannot make the importer allocate gigabytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,8 +44,11 @@ class NodeContext:
         values: Sequence[Callable[[], np.ndarray | None]],
         sources: Sequence[Collection[str]],
         max_constant_bytes: int = DEFAULT_MAX_CONSTANT_BYTES,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         self.node = node
+        #: The import's ``convert_config`` (``importer.CONVERT_CONFIG`` lists the options).
+        self.config: Mapping[str, Any] = dict(config or {})
         self.opset = opset
         self.op_type = node.op_type
         self.name = name  # the node's name, or ``<op_type>_<index>`` for an unnamed node

@@ -223,9 +223,12 @@ def _matmul(ctx: NodeContext) -> Expr:
                 x = ctx.call("broadcast_to", x, shape=(*batch, *shape[-2:]))
             return ctx.call("reshape", x, newshape=(nb, *shape[-2:]))
 
-        out = ctx.call(
-            "nn.batch_matmul", batched(a, sa), batched(b, sb), transpose_a=False, transpose_b=False
-        )
+        lhs, rhs = batched(a, sa), batched(b, sb)
+        if ctx.config.get("use_nt_batch_matmul", True):  # TVM's default: B in (batch, n, k)
+            rhs = ctx.call("transpose", rhs, axes=(0, 2, 1))
+            out = ctx.call("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=True)
+        else:
+            out = ctx.call("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=False)
         out = ctx.call("reshape", out, newshape=(*batch, m, n))
     if squeeze:
         rank = len(batch) + 2

@@ -19,7 +19,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -154,6 +154,10 @@ class GraphExecutorFactory(Module):
     def get_executor_config(self) -> str:
         """The graph JSON (TVM's name for the executor's configuration)."""
         return self.graph_json
+
+    def __iter__(self) -> Iterator[Any]:
+        """TVM's legacy unpacking: ``graph_json, lib, params = relay.build(...)``."""
+        return iter((self.graph_json, self.lib, self.get_params()))
 
     def export_library(
         self,

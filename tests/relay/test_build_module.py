@@ -1,0 +1,34 @@
+"""relay.build: the factory, TVM's legacy (graph, lib, params) unpacking, and binding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import pytvm
+from pytvm import relay
+from pytvm.contrib import graph_executor
+
+
+def test_build_unpacks_as_graph_lib_params() -> None:
+    x = relay.var("x", shape=(4,))
+    w = relay.var("w", shape=(4,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.multiply(x, w)))
+    weight = np.arange(4, dtype="float32")
+    with pytvm.transform.PassContext(opt_level=1):
+        graph, lib, params = relay.build(mod, "llvm", params={"w": weight})
+    assert isinstance(graph, str) and '"nodes"' in graph
+    m = graph_executor.create(graph, lib, pytvm.cpu())
+    m.set_input("x", np.full(4, 2.0, "float32"))
+    m.set_input(**params)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), 2.0 * weight)
+
+
+def test_bind_params_by_name_makes_constants() -> None:
+    x = relay.var("x", shape=(2,))
+    w = relay.var("w", shape=(2,))
+    func = relay.build_module.bind_params_by_name(
+        relay.Function([x, w], relay.add(x, w)), {"w": np.ones(2, "float32")}
+    )
+    assert [p.name for p in func.params] == ["x"]
+    assert isinstance(func.body.args[1], relay.Constant)
