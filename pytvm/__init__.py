@@ -89,6 +89,8 @@ def trace() -> Trace:
 #: Subpackages loaded on first use by :func:`__getattr__`.
 _LAZY_SUBPACKAGES = frozenset(
     {
+        "_ffi",
+        "arith",
         "autotvm",
         "codegen",
         "contrib",
@@ -113,6 +115,8 @@ _LAZY_SUBPACKAGES = frozenset(
 #: The compiler's entry functions (TVM's ``tvm.build``/``tvm.lower``/``tvm.compile``), loaded
 #: from :mod:`pytvm.driver` on first use.
 _LAZY_FUNCTIONS = frozenset({"build", "compile", "lower"})
+#: Modules TVM names at the top that live in a subpackage here (``tvm.container``).
+_LAZY_ALIASES = {"container": f"{__name__}.ir.container"}
 
 
 def __getattr__(name: str) -> Any:
@@ -120,11 +124,13 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"{__name__}.{name}")
     if name in _LAZY_FUNCTIONS:
         return getattr(importlib.import_module(f"{__name__}.driver"), name)
+    if name in _LAZY_ALIASES:
+        return importlib.import_module(_LAZY_ALIASES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_SUBPACKAGES, *_LAZY_FUNCTIONS})
+    return sorted({*globals(), *_LAZY_SUBPACKAGES, *_LAZY_FUNCTIONS, *_LAZY_ALIASES})
 
 
 __all__ = [

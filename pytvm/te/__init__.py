@@ -43,10 +43,12 @@ from .lower_schedule import create_prim_func, lower_schedule
 from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduction import argmax, argmin, comm_reducer, max, min, sum
 from .schedule import Schedule, Stage, create_schedule
+from .schedule.layout_map import AXIS_SEPARATOR
 from .tag import TagScope, tag_scope
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice
 
 __all__ = [
+    "AXIS_SEPARATOR",
     "ComputeOp",
     "IterVar",
     "Operation",

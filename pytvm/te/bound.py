@@ -28,7 +28,7 @@ from ..tir.functor import IRVisitor, substitute
 from ..tir.op import max as max_of
 from ..tir.op import min as min_of
 from .schedule.schedule import Schedule
-from .schedule.stage import Singleton, Split, Stage
+from .schedule.stage import Singleton, Split, Stage, Transform
 from .tensor import Operation
 
 __all__ = ["Bounds", "StageBounds", "infer_bound"]
@@ -89,7 +89,7 @@ class Bounds:
         ana: Analyzer | None = None,
     ) -> None:
         if bodies is None:
-            inlined = [s.name for s in sch.stages if s.attach == "inline"]
+            inlined = [s.name for s in sch.compute_stages if s.attach == "inline"]
             if inlined:
                 raise TVMValueError(
                     f"infer_bound: stages {', '.join(inlined)} are inlined; pass the bodies "
@@ -274,6 +274,17 @@ class Bounds:
                 info.extent[rel.inner] = self.ana.simplify(inner)
             elif isinstance(rel, Singleton):
                 info.extent[rel.iter] = const(1)
+            elif isinstance(rel, Transform):
+                for old in rel.original:
+                    assert old.dom is not None
+                    if not self.ana.can_prove(info.extent[old] == old.dom.extent):
+                        raise TVMValueError(
+                            f"stage {stage.name}: its layout is transformed, so it must cover "
+                            "its whole domain (compute it at the root)"
+                        )
+                for new in rel.transformed:
+                    assert new.dom is not None
+                    info.extent[new] = new.dom.extent
             else:
                 info.extent[rel.fused] = self.ana.simplify(
                     info.extent[rel.outer] * info.extent[rel.inner]
@@ -293,10 +304,18 @@ class Bounds:
                     info.guards.append((rel.parent, offset[rel.parent] < parent_ext))
             elif isinstance(rel, Singleton):
                 continue
+            elif isinstance(rel, Transform):
+                values = {new.var: offset[new] for new in rel.transformed}
+                for old, logical in zip(rel.original, rel.logical, strict=True):
+                    offset[old] = self.ana.simplify(substitute(logical, values))
             else:
                 inner_ext = info.extent[rel.inner]
                 offset[rel.outer] = offset[rel.fused] // inner_ext
                 offset[rel.inner] = offset[rel.fused] % inner_ext
+        for rel in stage.relations:
+            if isinstance(rel, Transform):
+                for iv in rel.transformed:
+                    info.offset[iv] = offset[iv]
         for iv in (*stage.axis, *stage.reduce_axis):
             info.offset[iv] = offset[iv]
             info.root_value[iv.var] = self.ana.simplify(info.root_min[iv] + offset[iv])

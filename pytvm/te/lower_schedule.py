@@ -34,8 +34,9 @@ from ..tir.expr import (
 from ..tir.function import PrimFunc
 from ..tir.functor import IRMutator, substitute
 from .bound import Bounds
+from .schedule.layout_map import LayoutMap, physical_indices, physical_shape
 from .schedule.schedule import Schedule
-from .schedule.stage import Stage
+from .schedule.stage import Stage, Transform
 from .tensor import Operation, Tensor
 
 __all__ = ["create_prim_func", "lower_schedule", "schedule_bounds", "schedule_ops"]
@@ -54,6 +55,15 @@ class _Placed:
     buffers: list[Buffer]
     mins: list[PrimExpr]
     extents: list[PrimExpr] = field(default_factory=list)
+    layouts: list[LayoutMap] = field(default_factory=list)  # logical -> buffer indices
+
+    def indices(self, logical: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
+        """The buffer indices of the logical (absolute) ``logical`` indices."""
+        rel = [
+            i - lo if not (isinstance(lo, IntImm) and lo.value == 0) else i
+            for i, lo in zip(logical, self.mins, strict=True)
+        ]
+        return physical_indices(self.layouts, rel)
 
 
 class _Lowering:
@@ -79,11 +89,15 @@ class _Lowering:
             return
         if not isinstance(arg, Tensor):
             raise TVMValueError(f"lower {self.name}: args must be tensors or vars, got {arg!r}")
-        buf = Buffer(Var(arg.name, "handle"), arg.dtype, arg.shape, arg.name)
+        key = arg.op
+        stage = self.sch._by_op.get(key)
+        layouts = list(stage.layout_maps) if stage is not None else []
+        what = f"lower {self.name}: buffer {arg.name}"
+        shape = physical_shape(layouts, arg.shape, what)
+        buf = Buffer(Var(arg.name, "handle"), arg.dtype, shape, arg.name)
         self.params.append(buf.data)
         self.buffer_map[buf.data] = buf
-        key = arg.op
-        placed = self.placed.setdefault(key, _Placed([], [const(0)] * arg.ndim))
+        placed = self.placed.setdefault(key, _Placed([], [const(0)] * arg.ndim, [], layouts))
         while len(placed.buffers) <= arg.value_index:
             placed.buffers.append(None)  # type: ignore[arg-type]  # filled by the other outputs
         placed.buffers[arg.value_index] = buf
@@ -95,7 +109,7 @@ class _Lowering:
         """Each stage's body with the inlined stages it reads substituted."""
         bodies: dict[Stage, tuple[PrimExpr, ...]] = {}
         inlined: dict[Operation, Stage] = {}
-        for stage in self.sch.stages:
+        for stage in self.sch.compute_stages:
             body = tuple(_Inline(inlined, bodies).visit(b) for b in stage.body)
             bodies[stage] = body
             if stage.attach == "inline":
@@ -167,6 +181,14 @@ class _Lowering:
             return self.placed[key]
         ranges = self.bounds.root_ranges(stage)
         shape = tuple(ext for _, ext in ranges)
+        layouts = list(stage.layout_maps)
+        if layouts:
+            if stage.attach == "at":
+                raise TVMValueError(
+                    f"stage {stage.name}: a stage whose layout is transformed cannot be "
+                    "computed at another stage; compute it at the root"
+                )
+            shape = physical_shape(layouts, shape, f"lower {self.name}: stage {stage.name}")
         scope = (
             stage.scope
             if stage.scope in ("local", "global")
@@ -178,13 +200,20 @@ class _Lowering:
             buffers.append(
                 Buffer(Var(t.name, "handle"), t.dtype, shape, t.name, strides, None, scope)
             )
-        placed = _Placed(buffers, [lo for lo, _ in ranges], list(shape))
+        placed = _Placed(buffers, [lo for lo, _ in ranges], list(shape), layouts)
         self.placed[key] = placed
         return placed
 
     def _indices(self, stage: Stage) -> tuple[PrimExpr, ...]:
         info = self.bounds.leaf(stage)
-        return tuple(self.ana.simplify(info.offset[iv]) for iv in stage.axis)
+        placed = self._place(stage)
+        transform = next((r for r in stage.relations if isinstance(r, Transform)), None)
+        if transform is not None and len(placed.layouts) == 1:
+            # The loops run over the physical layout: their offsets are the buffer indices.
+            idx = tuple(info.offset[iv] for iv in transform.transformed)
+        else:
+            idx = physical_indices(placed.layouts, [info.offset[iv] for iv in stage.axis])
+        return tuple(self.ana.simplify(i) for i in idx)
 
     def _stores(self, stage: Stage, body: tuple[PrimExpr, ...]) -> S.Stmt:
         placed = self._place(stage)
@@ -261,13 +290,13 @@ class _Lowering:
 
     def statement(self, require_outputs: bool) -> S.Stmt:
         """The loop nests of every stage; stages not in the args get an allocation."""
-        roots = [s for s in self.sch.stages if s.attach == "root"]
+        roots = [s for s in self.sch.compute_stages if s.attach == "root"]
         for stage in roots:
             if require_outputs and stage.origin_op not in self.arg_ops and stage.is_output:
                 raise TVMValueError(
                     f"lower {self.name}: output {stage.name} is not in args; pass every output"
                 )
-        for stage in self.sch.stages:
+        for stage in self.sch.compute_stages:
             if stage.threads and stage.attach != "inline":
                 iv, thread = next(iter(stage.threads.items()))
                 raise TVMValueError(
@@ -361,10 +390,9 @@ class _ToBuffers(IRMutator):
         if placed is None:
             stage = self.lowering.sch.stage_of(tensor)
             if stage is None and self.lowering.standalone:
-                buf = Buffer(Var(tensor.name, "handle"), tensor.dtype, tensor.shape, tensor.name)
-                placed = _Placed([buf], [const(0)] * tensor.ndim)
-                self.lowering.placed[tensor.op] = placed
-                return BufferLoad(buf, node.indices)
+                self.lowering._add_arg(tensor)
+                placed = self.lowering.placed[tensor.op]
+                return BufferLoad(placed.buffers[0], placed.indices(node.indices))
             if stage is None:
                 raise TVMValueError(
                     f"lower {self.lowering.name}: tensor {tensor.name} is read but is not in "
@@ -372,10 +400,7 @@ class _ToBuffers(IRMutator):
                 )
             placed = self.lowering._place(stage)
         buf = placed.buffers[tensor.value_index]
-        idx = tuple(
-            self.lowering.ana.simplify(i - lo)
-            for i, lo in zip(node.indices, placed.mins, strict=True)
-        )
+        idx = tuple(self.lowering.ana.simplify(i) for i in placed.indices(node.indices))
         return BufferLoad(buf, idx)
 
 

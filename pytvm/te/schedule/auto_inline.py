@@ -40,7 +40,7 @@ def _is_broadcast(stage: Stage) -> bool:
 
 
 def _inline_where(sch: Schedule, test: Callable[[Stage], bool]) -> None:
-    for stage in sch.stages:
+    for stage in sch.compute_stages:
         if not stage.is_output and stage.attach == "root" and test(stage):
             stage.compute_inline()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ...ir.container import Map
 from ...tir import stmt as S
 from ...tir.expr import IterVar, PrimExpr, Range, Var
 from ...tir.functor import substitute
@@ -12,7 +13,7 @@ from .schedule import Schedule
 __all__ = ["InferBound", "ScheduleOps"]
 
 
-def InferBound(sch: Schedule) -> dict[IterVar, Range]:
+def InferBound(sch: Schedule) -> Map[IterVar, Range]:
     """The range of every axis of every (not inlined) stage, in the stages' axis variables.
 
     Examples
@@ -30,13 +31,13 @@ def InferBound(sch: Schedule) -> dict[IterVar, Range]:
     from ..lower_schedule import schedule_bounds
 
     bounds = schedule_bounds(sch)
-    stages = [s for s in sch.stages if s.attach != "inline"]
+    stages = [s for s in sch.compute_stages if s.attach != "inline"]
     names: dict[Var, PrimExpr] = {}
     for stage in stages:
         info = bounds.leaf(stage)
         for iv, var in info.loop_var.items():
             names[var] = iv.var
-    out: dict[IterVar, Range] = {}
+    out: Map[IterVar, Range] = Map()
     for stage in stages:
         for iv, rng in bounds.ranges(stage).items():
             lo = bounds.ana.simplify(substitute(rng.min, names))

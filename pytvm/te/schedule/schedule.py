@@ -43,9 +43,13 @@ class Schedule:
             self[op].is_output = True
 
     def _visit(self, op: Operation, seen: set[Operation]) -> None:
-        if op in seen or isinstance(op, PlaceholderOp):
+        if op in seen:
             return
         seen.add(op)
+        if isinstance(op, PlaceholderOp):
+            # An input has a stage too (``s[A].transform_layout``), with no loops.
+            self._add(Stage(op, (op.output(0),), (), (), ()), op)
+            return
         if not isinstance(op, ComputeOp):
             raise TVMValueError(f"create_schedule: cannot schedule operation {op}")
         for t in op.input_tensors:
@@ -74,7 +78,18 @@ class Schedule:
 
     def stage_of(self, tensor: Tensor) -> Stage | None:
         """The stage computing ``tensor`` (None for inputs)."""
-        return self._by_op.get(tensor.op)
+        stage = self._by_op.get(tensor.op)
+        return None if stage is None or stage.is_input else stage
+
+    def input_stage(self, tensor: Tensor) -> Stage | None:
+        """The stage of input ``tensor`` (None for computed tensors and unknown inputs)."""
+        stage = self._by_op.get(tensor.op)
+        return stage if stage is not None and stage.is_input else None
+
+    @property
+    def compute_stages(self) -> list[Stage]:
+        """The stages that run loops (every stage but the inputs'), in dependency order."""
+        return [s for s in self.stages if not s.is_input]
 
     def readers(self, stage: Stage) -> list[Stage]:
         """Stages whose bodies read ``stage``'s outputs."""
@@ -94,6 +109,8 @@ class Schedule:
         """
         tensors = [tensor] if isinstance(tensor, Tensor) else list(tensor)
         stage = self[tensors[0]]
+        if stage.is_input:
+            raise TVMValueError(f"cache_write of {stage.name}: it is an input, not computed")
         if any(self[t] is not stage for t in tensors) or len(tensors) != stage.op.num_outputs:
             raise TVMValueError(
                 f"cache_write of {stage.name}: pass every output of the stage "
@@ -160,6 +177,8 @@ class Schedule:
         reduces that dimension. Returns the new (partial) tensor.
         """
         stage = self[tensor]
+        if stage.is_input:
+            raise TVMValueError(f"rfactor of {stage.name}: it is an input, not a reduction")
         partial, final_op = rfactor(stage, axis, factor_axis)
         self._add(partial, partial.op, self.stages.index(stage))
         self._reset(stage, final_op)
@@ -182,7 +201,7 @@ class Schedule:
 
         def walk(op: Operation) -> None:
             stage = self._by_op.get(op)
-            if stage is None or any(stage is m for m in members):
+            if stage is None or stage.is_input or any(stage is m for m in members):
                 return
             if op in stop:
                 if include_inputs:

@@ -10,14 +10,16 @@ and the axis.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...ffi.errors import TVMValueError
-from ...tir.expr import ExprLike, IterVar, IterVarType, PrimExpr, Var, const
-from ..tensor import ComputeOp, Operation, Tensor
+from ...tir.expr import ExprLike, IterVar, IterVarType, PrimExpr, Range, Var, const
+from ..tensor import ComputeOp, Operation, PlaceholderOp, Tensor
+from .layout_map import LayoutMap
 
-__all__ = ["Fuse", "Singleton", "Split", "Stage", "StageGroup"]
+__all__ = ["Fuse", "Singleton", "Split", "Stage", "StageGroup", "Transform"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -46,6 +48,17 @@ class Singleton:
     """The one loop (of extent 1) of a stage with no axes, made by ``fuse()`` with no axes."""
 
     iter: IterVar
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Transform:
+    """``transform_layout`` of a compute stage: its data axes ``original`` are iterated as the
+    physical axes ``transformed``; ``logical`` gives each original axis in those axes' vars.
+    """
+
+    original: tuple[IterVar, ...]
+    transformed: tuple[IterVar, ...]
+    logical: tuple[PrimExpr, ...]
 
 
 #: TVM's ``AttachType`` numbers, as ``Stage.attach_type`` reports them.
@@ -116,14 +129,14 @@ def _kind_name(iv: IterVar) -> str:
 class Stage:
     """One computation's loop nest: leaf loops, their kinds, where it is computed."""
 
-    op: ComputeOp
+    op: Operation
     outputs: tuple[Tensor, ...]
     body: tuple[PrimExpr, ...]
     axis: tuple[IterVar, ...]
     reduce_axis: tuple[IterVar, ...]
     scope: str = "global"
     leaf_iter_vars: list[IterVar] = field(default_factory=list)
-    relations: list[Split | Fuse | Singleton] = field(default_factory=list)
+    relations: list[Split | Fuse | Singleton | Transform] = field(default_factory=list)
     all_iter_vars: list[IterVar] = field(default_factory=list)
     kinds: dict[IterVar, str] = field(default_factory=dict)  # leaf -> parallel/vectorize/unroll
     pragmas: dict[IterVar, dict[str, Any]] = field(default_factory=dict)
@@ -135,6 +148,7 @@ class Stage:
     threads: dict[IterVar, IterVar] = field(default_factory=dict)  # leaf -> bound thread axis
     group: StageGroup | None = None
     placed_by: StageGroup | None = None  # the group whose compute_at placed the stage
+    layout_maps: list[LayoutMap] = field(default_factory=list)  # transform_layout, in order
 
     def __post_init__(self) -> None:
         if not self.leaf_iter_vars:
@@ -155,6 +169,16 @@ class Stage:
     def attach_type(self) -> int:
         """TVM's ``AttachType`` number: 1 root, 2 inline, 4 computed at a loop."""
         return ATTACH_TYPES[self.attach]
+
+    @property
+    def is_input(self) -> bool:
+        """Whether the stage is a placeholder's (data the function receives; no loops)."""
+        return isinstance(self.op, PlaceholderOp)
+
+    @property
+    def layout_transforms(self) -> list[LayoutMap]:
+        """The ``transform_layout`` maps applied to the stage's buffer, in order."""
+        return list(self.layout_maps)
 
     def __repr__(self) -> str:
         return f"stage({self.name})"
@@ -326,6 +350,40 @@ class Stage:
             f"stage {self.name}: storage_align needs one of the stage's own axes "
             f"({', '.join(v.var.name for v in self.axis)}), got {iv.var.name}"
         )
+
+    def transform_layout(self, mapping_function: Callable[..., Any]) -> list[IterVar] | None:
+        """Store the stage's tensor in the layout ``mapping_function`` gives (TVM's semantics).
+
+        ``mapping_function`` takes the logical indices and returns the physical ones (a split
+        or fusion of them: ``lambda i, j: [j, i]``, ``lambda *idx, n: [*idx, n // 4, n % 4]``).
+        For a compute stage the data axes are replaced by loops over the physical layout, which
+        are returned; for an input the loops are unchanged and ``None`` is returned.
+        """
+        what = f"stage {self.name}: transform_layout"
+        shape = self.outputs[0].shape
+        layout = LayoutMap.from_func(mapping_function, len(shape))
+        if not isinstance(self.op, ComputeOp):
+            for done in self.layout_maps:
+                shape = done.inverse(shape, what)[0]
+            layout.inverse(shape, what)  # raises unless the map is a bijection
+            self.layout_maps.append(layout)
+            return None
+        if self.layout_maps:
+            raise TVMValueError(f"{what}: the stage's layout was already transformed")
+        positions = [self._leaf(iv, "transform_layout") for iv in self.axis]
+        first = min(positions, default=len(self.leaf_iter_vars))
+        if sorted(positions) != list(range(first, first + len(positions))):
+            raise TVMValueError(f"{what}: the data axes were reordered; transform the layout first")
+        new_shape, new_vars, logical = layout.inverse(shape, what)
+        transformed = tuple(
+            IterVar(Range(const(0, ext.dtype), ext), var, IterVarType.DATA_PAR)
+            for ext, var in zip(new_shape, new_vars, strict=True)
+        )
+        self.layout_maps.append(layout)
+        self.all_iter_vars.extend(transformed)
+        self.leaf_iter_vars[first : first + len(positions)] = list(transformed)
+        self.relations.append(Transform(tuple(self.axis), transformed, logical))
+        return list(transformed)
 
     # ------------------------------------------------------------------ placement
 
