@@ -76,7 +76,7 @@ from .math import (
     tan,
     trunc,
 )
-from .reduction import argmax, argmin, collapse_sum, max, mean, min, prod, sum
+from .reduction import all, any, argmax, argmin, collapse_sum, max, mean, min, prod, sum
 from .scan import cumsum
 from .transform import (
     concatenate,
@@ -95,6 +95,8 @@ __all__ = [
     "abs",
     "acosh",
     "add",
+    "all",
+    "any",
     "argmax",
     "argmin",
     "asinh",

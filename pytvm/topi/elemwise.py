@@ -39,8 +39,12 @@ def _unary(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:
 
 
 def _float_only(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor) -> Tensor:
-    if not is_float(x.dtype):
-        raise TVMTypeError(f"topi.{name}: input {x.name} has type {x.dtype}; expected a float")
+    """``fn`` elementwise on a float tensor; on another dtype, TVM's intrinsic call
+    ``tir.<name>`` of that dtype, as TVM builds it (a code generator without it refuses it
+    when the kernel is built, so an unused stage costs nothing).
+    """
+    if isinstance(x, Tensor) and not is_float(x.dtype):
+        return _unary(name, lambda v: tirop.call_intrin(v.dtype, f"tir.{name}", v), x)
     return _unary(name, fn, x)
 
 

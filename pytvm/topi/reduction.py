@@ -18,11 +18,13 @@ from . import tag
 from ._shape import const_int, normalize_axes, op_error
 from ._shape import prod as shape_prod
 
-__all__ = ["argmax", "argmin", "collapse_sum", "max", "mean", "min", "prod", "sum"]
+__all__ = ["all", "any", "argmax", "argmin", "collapse_sum", "max", "mean", "min", "prod", "sum"]
 
 Axis = int | Sequence[int] | None
 
 _prod = te_red.comm_reducer(lambda x, y: x * y, lambda t: const(1, t), name="prod")
+_all = te_red.comm_reducer(lambda x, y: x & y, lambda t: const(True, "bool"), name="all")
+_any = te_red.comm_reducer(lambda x, y: x | y, lambda t: const(False, "bool"), name="any")
 
 
 def _reduce_shape(
@@ -93,6 +95,25 @@ def min(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
 def prod(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Product over ``axis``."""
     return _comm_reduce("prod", _prod, data, axis, keepdims)
+
+
+def _truth(data: Tensor) -> Tensor:
+    if data.dtype == "bool":
+        return data
+    def nonzero(*i: Var) -> PrimExpr:
+        return data(*i) != const(0, data.dtype)  # type: ignore[no-any-return]
+
+    return compute(data.shape, nonzero, name="T_ne_zero", tag=tag.ELEMWISE)
+
+
+def all(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Whether every element over ``axis`` is true (non-zero), as a bool tensor."""
+    return _comm_reduce("all", _all, _truth(data), axis, keepdims)
+
+
+def any(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Whether some element over ``axis`` is true (non-zero), as a bool tensor."""
+    return _comm_reduce("any", _any, _truth(data), axis, keepdims)
 
 
 def mean(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
