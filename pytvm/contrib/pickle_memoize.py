@@ -31,7 +31,7 @@ import pickle
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..ffi import compile_cache, libinfo
 from ..ffi.cache_folder import trusted_folder
@@ -51,7 +51,7 @@ class Cache:
     saved at exit.
     """
 
-    cache_by_key: dict[str, Cache] = {}
+    cache_by_key: ClassVar[dict[str, Cache]] = {}
 
     def __init__(self, key: str, save_at_exit: bool) -> None:
         self.key = key
