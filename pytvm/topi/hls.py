@@ -1,0 +1,13 @@
+"""TVM's ``topi.hls`` (HLS (FPGA) schedules), for dispatch tables that name them.
+
+pytvm does not compile for HLS (FPGA): every function named here raises
+:class:`~pytvm.ffi.errors.TVMError` when called (:mod:`pytvm.topi._other_targets`).
+"""
+
+from __future__ import annotations
+
+from ._other_targets import namespace_getattr
+
+__getattr__ = namespace_getattr(
+    "hls", "pytvm has no HLS (FPGA) code generator; it compiles for CPUs"
+)

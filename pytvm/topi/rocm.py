@@ -1,0 +1,11 @@
+"""TVM's ``topi.rocm`` (ROCm schedules), for dispatch tables that name them.
+
+pytvm does not compile for ROCm: every function named here raises
+:class:`~pytvm.ffi.errors.TVMError` when called (:mod:`pytvm.topi._other_targets`).
+"""
+
+from __future__ import annotations
+
+from ._other_targets import namespace_getattr
+
+__getattr__ = namespace_getattr("rocm", "pytvm has no ROCm code generator; it compiles for CPUs")
