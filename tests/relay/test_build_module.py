@@ -32,3 +32,15 @@ def test_bind_params_by_name_makes_constants() -> None:
     )
     assert [p.name for p in func.params] == ["x"]
     assert isinstance(func.body.args[1], relay.Constant)
+
+
+def test_export_library_to_tar_loads_as_the_factory(tmp_path: object) -> None:
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(1.0))))
+    lib = relay.build(mod, "llvm")
+    path = f"{tmp_path}/deploy_lib.tar"
+    lib.export_library(path)
+    loaded = pytvm.runtime.load_module(path)
+    m = graph_executor.GraphModule(loaded["default"](pytvm.cpu()))
+    m.run(x=np.zeros(3, "float32"))
+    np.testing.assert_allclose(m.get_output(0).numpy(), np.ones(3))

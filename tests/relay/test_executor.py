@@ -1,5 +1,6 @@
 """relay.create_executor: the interpreter and the compiled kinds agree, arguments bind by
-position and name, and bad arguments raise."""
+position and name, and bad arguments raise.
+"""
 
 from __future__ import annotations
 

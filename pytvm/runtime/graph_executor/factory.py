@@ -28,6 +28,8 @@ from ...ffi.errors import TVMTypeError, TVMValueError
 from ...ffi.function import PyFunction
 from ...ffi.libinfo import compile_shared
 from ...ffi.registry import get_global_func, register_func
+from ...support.cc import create_shared
+from ...support.tar import tar
 from ..module import LibraryModule, Module
 from ..ndarray import NDArray, array
 from .artifact import embedded_graph_c_source, read_embedded_graph
@@ -175,6 +177,9 @@ class GraphExecutorFactory(Module):
         compiler (cross compiling; ``options`` is passed on when given) and its result is
         returned; else ``options`` (default: the flags the kernels were built with) go to the
         system compiler. ``workspace_dir`` keeps the intermediate files (default: removed).
+        A ``file_name`` ending in ``.tar`` (and no ``fcompile``) gets TVM's archive: the kernels
+        (C source or object code) and the graph compiled to an object, linked by
+        ``load_module``.
         """
         if self.artifact_path is not None:  # loaded from one: it already holds all three
             shutil.copyfile(self.artifact_path, file_name)
@@ -192,6 +197,7 @@ class GraphExecutorFactory(Module):
                 f"export_library: the library imports {len(self.lib.imported_modules)} "
                 "module(s); only a single C library can be linked with the graph here"
             )
+        to_tar = fcompile is None and os.fspath(file_name).endswith(".tar")
         with tempfile.TemporaryDirectory(prefix="pytvm-export-") as scratch:
             tmp = workspace_dir if workspace_dir is not None else scratch
             # ELF assemblers include the parameters as a file (.incbin): fast for large models.
@@ -209,6 +215,11 @@ class GraphExecutorFactory(Module):
                 kernels = Path(tmp) / "kernels.c"
                 kernels.write_text(get_source())  # type: ignore[misc]
             graph.write_text(blob)
+            if to_tar:  # the graph as an object: its .incbin reads a file of this folder
+                graph_object = Path(tmp) / "graph.o"
+                create_shared(graph_object, [graph], options=["-c", *_EXPORT_FLAGS])
+                tar(file_name, [*(addons or ()), str(kernels), str(graph_object)])
+                return None
             files = [*(addons or ()), str(kernels), str(graph)]
             if fcompile is not None:
                 if options is not None:
