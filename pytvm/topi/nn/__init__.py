@@ -15,6 +15,7 @@ from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
+from .feature_norm import group_norm, instance_norm, rms_norm
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
 from .local_response_norm import lrn
 from .mirror_pad import mirror_pad
@@ -45,8 +46,10 @@ __all__ = [
     "gelu",
     "global_pool",
     "group_conv2d_nchw",
+    "group_norm",
     "hard_sigmoid",
     "hard_swish",
+    "instance_norm",
     "layer_norm",
     "leaky_relu",
     "log_softmax",
@@ -61,6 +64,7 @@ __all__ = [
     "pool_grad",
     "prelu",
     "relu",
+    "rms_norm",
     "softmax",
     "utils",
 ]

@@ -24,6 +24,11 @@ from ..fast_math import exp_expr
 __all__ = ["batch_norm", "layer_norm", "log_softmax", "softmax"]
 
 
+def stats_dtype(dtype: str) -> str:
+    """The type statistics of ``dtype`` data are taken in: float32 for narrower floats."""
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
 def _along(idx: Sequence[Var], axis: int, value: PrimExpr) -> list[PrimExpr]:
     out: list[PrimExpr] = list(idx)
     out[axis] = value
@@ -164,7 +169,11 @@ def layer_norm(
     keep = [k for k in range(data.ndim) if k not in axes]
     outer = [data.shape[k] for k in keep]
     dtype = data.dtype
-    count = prod([data.shape[a] for a in axes]).astype(dtype)
+    wide = stats_dtype(dtype)
+    count = prod([data.shape[a] for a in axes]).astype(wide)
+
+    def x(*i: PrimExpr) -> PrimExpr:
+        return data(*i).astype(wide)
 
     def point(i: Sequence[Var], red: Sequence[IterVar]) -> list[PrimExpr]:
         res: list[PrimExpr] = [const(0)] * data.ndim
@@ -179,25 +188,25 @@ def layer_norm(
         n = data.shape[axes[0]]
 
         def centered(i: Sequence[PrimExpr], k: PrimExpr) -> PrimExpr:
-            d = data(*i, k) - mean(*i)
+            d = x(*i, k) - mean(*i)
             return d * d / count
 
         mean = _row_reduce(
-            outer, n, lanes, lambda i, k: data(*i, k) / count, _sum, "T_layer_norm_mean"
+            outer, n, lanes, lambda i, k: x(*i, k) / count, _sum, "T_layer_norm_mean"
         )
         var = _row_reduce(outer, n, lanes, centered, _sum, "T_layer_norm_var")
     else:
         r1 = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
         mean = compute(
             outer,
-            lambda *i: _sum(data(*point(i, r1)) / count, axis=r1),
+            lambda *i: _sum(x(*point(i, r1)) / count, axis=r1),
             name="T_layer_norm_mean",
             tag=tag.COMM_REDUCE,
         )
         r2 = [reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
 
         def sq(*i: Var) -> PrimExpr:
-            d = data(*point(i, r2)) - mean(*i)
+            d = x(*point(i, r2)) - mean(*i)
             return _sum(d * d / count, axis=r2)  # type: ignore[no-any-return]
 
         var = compute(outer, sq, name="T_layer_norm_var", tag=tag.COMM_REDUCE)
@@ -205,8 +214,13 @@ def layer_norm(
     def body(*i: Var) -> PrimExpr:
         rest = [i[k] for k in keep]
         norm_idx = [i[a] for a in axes]
-        scale = rsqrt(var(*rest) + const(epsilon, dtype)) * gamma(*norm_idx)
-        v: PrimExpr = (data(*i) - mean(*rest)) * scale
+        v: PrimExpr
+        if wide == dtype:
+            scale = rsqrt(var(*rest) + const(epsilon, dtype)) * gamma(*norm_idx)
+            v = (data(*i) - mean(*rest)) * scale
+        else:  # statistics in float32; the normalized value rounds before gamma and beta
+            v = (x(*i) - mean(*rest)) * rsqrt(var(*rest) + const(epsilon, wide))
+            v = v.astype(dtype) * gamma(*norm_idx)
         return v + beta(*norm_idx) if beta is not None else v
 
     trailing = axes == list(range(len(keep), data.ndim))
