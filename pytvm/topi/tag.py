@@ -29,6 +29,7 @@ __all__ = [
     "DENSE_PACK",
     "DENSE_PACK_WEIGHT",
     "DEPTHWISE_CONV2D_NCHW",
+    "DEPTHWISE_CONV2D_NCHWC",
     "DEPTHWISE_CONV2D_NCHW_ROWS",
     "DEPTHWISE_PAD_ROWS",
     "ELEMWISE",
@@ -66,6 +67,8 @@ CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
 GROUP_CONV2D_NCHW = "group_conv2d_nchw"
 DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
+#: TVM's ``depthwise_conv2d_NCHWc``: blocked data and output channels, as ``conv2d_NCHWc``.
+DEPTHWISE_CONV2D_NCHWC = "depthwise_conv2d_NCHWc"
 #: The product stage (over whole padded rows) of ``depthwise_conv2d_nchw_rows``.
 DEPTHWISE_CONV2D_NCHW_ROWS = "depthwise_conv2d_nchw_rows"
 #: The padded plane stage of ``depthwise_conv2d_nchw_rows``.
@@ -108,6 +111,7 @@ KNOWN: frozenset[str] = frozenset(
         CONV2D_TRANSPOSE_NCHW,
         GROUP_CONV2D_NCHW,
         DEPTHWISE_CONV2D_NCHW,
+        DEPTHWISE_CONV2D_NCHWC,
         DEPTHWISE_CONV2D_NCHW_ROWS,
         DEPTHWISE_PAD_ROWS,
         DENSE,

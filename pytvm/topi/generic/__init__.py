@@ -5,7 +5,7 @@ written, for targets without a tuned schedule).
 
 from __future__ import annotations
 
-from . import default, nn
+from . import conv2d, default, nn
 from .default import default_schedule
 from .injective import (
     schedule_broadcast,
@@ -55,6 +55,7 @@ from .nn import (
 from .reduction import schedule_reduce
 
 __all__ = [
+    "conv2d",
     "default",
     "default_schedule",
     "nn",

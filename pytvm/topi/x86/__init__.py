@@ -42,6 +42,7 @@ from .dense_templates import (
     schedule_dense_nopack,
 )
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
+from .depthwise_nchwc import depthwise_conv2d_NCHWc, schedule_depthwise_conv2d_NCHWc
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
 from .pooling import schedule_adaptive_pool, schedule_pool
 from .strategy import STRATEGY, Implementation, Workload, implementations, select
@@ -67,6 +68,7 @@ __all__ = [
     "dense_nopack",
     "dense_pack",
     "depthwise_conv2d",
+    "depthwise_conv2d_NCHWc",
     "depthwise_conv2d_nchw",
     "implementations",
     "schedule_adaptive_pool",
@@ -82,6 +84,7 @@ __all__ = [
     "schedule_dense_dynamic",
     "schedule_dense_nopack",
     "schedule_dense_pack",
+    "schedule_depthwise_conv2d_NCHWc",
     "schedule_depthwise_conv2d_nchw",
     "schedule_depthwise_conv2d_nchw_rows",
     "schedule_group_conv2d_nchw",

@@ -31,7 +31,14 @@ from ..nn.padding import pad
 from .conv2d_avx_common import fallback_schedule
 from .conv2d_templates import pad_tuple
 
-__all__ = ["Workload", "conv2d_NCHWc", "schedule_conv2d_NCHWc"]
+__all__ = [
+    "Workload",
+    "block_of",
+    "conv2d_NCHWc",
+    "declare_knobs",
+    "schedule_blocked",
+    "schedule_conv2d_NCHWc",
+]
 
 _OP = "conv2d_NCHWc"
 #: Widest register block of output columns a tuned configuration may choose.
@@ -60,10 +67,23 @@ class Workload(NamedTuple):
     stride_w: int
 
 
-def _block_of(layout: str, what: str) -> int | None:
+def declare_knobs(cfg: Any, wkl: Workload, out_width: int) -> None:
+    """Declare TVM's knobs of a blocked convolution on ``cfg`` (and set the fallback's)."""
+    cfg.define_split("tile_ic", wkl.in_filter, num_outputs=2)
+    cfg.define_split("tile_oc", wkl.out_filter, num_outputs=2)
+    cfg.define_split(
+        "tile_ow", out_width, num_outputs=2, filter=lambda e: e.size[-1] <= _MAX_OW_BLOCK
+    )
+    cfg.define_knob("unroll_kw", [True, False])
+    if cfg.is_fallback:
+        fallback_schedule(cfg, wkl)
+
+
+def block_of(layout: str, what: str, op: str = _OP) -> int:
+    """The channel block ``n`` of a layout ``NCHW<n>c`` (raises naming ``op`` and ``what``)."""
     m = re.fullmatch(r"NCHW(\d+)c", layout)
     if m is None:
-        raise op_error(_OP, what, layout, "'NCHW<n>c'")
+        raise op_error(op, what, layout, "'NCHW<n>c'")
     return int(m.group(1))
 
 
@@ -82,9 +102,9 @@ def conv2d_NCHWc(
     """Blocked convolution (see the module); ``layout`` / ``out_layout`` are ``NCHW<n>c``."""
     n, ic_chunk, ih, iw, ic_bn = const_shape(_OP, "data", data, 5)
     oc_chunk, icg_chunk, kh, kw, kic_bn, oc_bn = const_shape(_OP, "kernel", kernel, 6)
-    if kic_bn != ic_bn or _block_of(layout, "layout") != ic_bn:
+    if kic_bn != ic_bn or block_of(layout, "layout") != ic_bn:
         raise op_error(_OP, "input channel block", (layout, kic_bn), f"NCHW{ic_bn}c, {ic_bn}")
-    if _block_of(out_layout, "out_layout") != oc_bn:
+    if block_of(out_layout, "out_layout") != oc_bn:
         raise op_error(_OP, "out_layout", out_layout, f"NCHW{oc_bn}c (the kernel's block)")
     in_channel, per_group, num_filter = ic_chunk * ic_bn, icg_chunk * ic_bn, oc_chunk * oc_bn
     if per_group < 1 or in_channel % per_group or num_filter % (in_channel // per_group):
@@ -98,14 +118,9 @@ def conv2d_NCHWc(
     if oh < 1 or ow < 1:
         raise op_error(_OP, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")
 
-    cfg.define_split("tile_ic", in_channel, num_outputs=2)
-    cfg.define_split("tile_oc", num_filter, num_outputs=2)
-    cfg.define_split("tile_ow", ow, num_outputs=2, filter=lambda e: e.size[-1] <= _MAX_OW_BLOCK)
-    cfg.define_knob("unroll_kw", [True, False])
-    if cfg.is_fallback:
-        wkl = Workload(data.dtype, out_dtype, ih, iw, in_channel, groups, num_filter, kh, kw,
-                       pt, pl, pb, pr, dh, dw, sh, sw)  # fmt: skip
-        fallback_schedule(cfg, wkl)
+    wkl = Workload(data.dtype, out_dtype, ih, iw, in_channel, groups, num_filter, kh, kw,
+                   pt, pl, pb, pr, dh, dw, sh, sw)  # fmt: skip
+    declare_knobs(cfg, wkl, ow)
 
     padded = data
     if pt or pl or pb or pr:
@@ -135,10 +150,10 @@ def _carrier(conv: ComputeOp, outputs: list[Tensor]) -> Tensor:
     return out
 
 
-@autotvm.register_topi_schedule("conv2d_NCHWc.x86")
-def schedule_conv2d_NCHWc(cfg: Any, outs: Tensor | Sequence[Tensor]) -> Any:
-    """Schedule of :func:`conv2d_NCHWc` and the elementwise stages after it, from ``cfg``'s
-    ``tile_ow`` and ``unroll_kw``.
+def schedule_blocked(cfg: Any, outs: Tensor | Sequence[Tensor], anchor_tag: str) -> Any:
+    """Schedule a blocked convolution (``conv2d_NCHWc``, ``depthwise_conv2d_NCHWc``; the stage
+    tagged ``anchor_tag``) and the elementwise stages after it, from ``cfg``'s ``tile_ow`` and
+    ``unroll_kw``.
     """
     reg_n = int(cfg["tile_ow"].size[-1])
     unroll_kw = bool(cfg["unroll_kw"].val)
@@ -159,15 +174,26 @@ def schedule_conv2d_NCHWc(cfg: Any, outs: Tensor | Sequence[Tensor]) -> Any:
         s[cc].compute_at(stage, xo)
         vectorize_block(stage, ocb, oc_bn, lanes)
         _, _, _, cx, cocb = s[cc].op.axis
-        ic, ry, rx = s[cc].op.reduce_axis
-        ico, ici = s[cc].split(ic, factor=_input_block(conv))
-        s[cc].reorder(ico, ry, rx, ici, cx, cocb)
+        *channels, ry, rx = s[cc].op.reduce_axis
+        if channels:  # the input channels of a dense convolution, by the kernel's block
+            ico, ici = s[cc].split(channels[0], factor=_input_block(conv))
+            s[cc].reorder(ico, ry, rx, ici, cx, cocb)
+        else:
+            s[cc].reorder(ry, rx, cx, cocb)
         if unroll_kw:
             s[cc].unroll(rx)
         s[cc].unroll(cx)
         vectorize_block(s[cc], cocb, oc_bn, lanes)
 
-    return schedule_anchored(outs, tag.CONV2D_NCHWC, _carrier, block, keep_pads=True)
+    return schedule_anchored(outs, anchor_tag, _carrier, block, keep_pads=True)
+
+
+@autotvm.register_topi_schedule("conv2d_NCHWc.x86")
+def schedule_conv2d_NCHWc(cfg: Any, outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of :func:`conv2d_NCHWc` and the elementwise stages after it, from ``cfg``'s
+    ``tile_ow`` and ``unroll_kw``.
+    """
+    return schedule_blocked(cfg, outs, tag.CONV2D_NCHWC)
 
 
 def _input_block(conv: ComputeOp) -> int:

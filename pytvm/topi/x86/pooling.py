@@ -1,6 +1,7 @@
 """CPU schedules of pooling (``pool2d``, ``adaptive_pool``, ``global_pool``).
 
-Output rows of every (batch, channel) run in parallel; the window reduction is innermost. An
+All output axes but the innermost run in parallel (in any layout: rows of every batch and
+channel for NCHW); the window reduction is innermost. An
 average's sum is computed point by point inside the division stage (``compute_at``).
 """
 
@@ -39,8 +40,9 @@ def schedule_pool(outs: Tensor | Sequence[Tensor], layout: str = "NCHW") -> Any:
                 s[op].compute_at(s[avg], s[avg].op.axis[-1])
                 continue
         if op.tag in _MAX_TAGS or op.tag in _SUM_TAGS or "avg" in op.tag:
-            n, c, y, _ = s[op].op.axis
-            fuse_parallel(s[op], [n, c, y], product([extent(a) for a in op.axis]))
+            # Every axis but the innermost (any layout, 1-d to 3-d windows) in parallel.
+            outer = list(s[op].op.axis)[:-1]
+            fuse_parallel(s[op], outer, product([extent(a) for a in op.axis]))
         elif id(op) in output_ops:
             schedule_injective_from_existing(s, op.output(0))
     return s

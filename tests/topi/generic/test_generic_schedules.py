@@ -86,3 +86,18 @@ def test_a_target_pytvm_cannot_compile_for_is_an_error() -> None:
     A = te.placeholder((4,), name="A")
     with Target("llvm -keys=gpu"), pytest.raises(TVMValueError, match="CPUs only"):
         topi.generic.schedule_dense(topi.exp(A))
+
+
+def test_generic_conv2d_module_schedules_with_inlined_stages() -> None:
+    x = np.random.default_rng(3).random((1, 4, 4, 2), "float32")
+    X = te.placeholder(x.shape, name="X")
+    padded = topi.nn.pad(X, [0, 1, 1, 0], [0, 1, 1, 0])
+    Y = te.compute(
+        (1, 4, 4, 2),
+        lambda n, h, w, c: padded[n, h, w, c] + padded[n, h + 2, w + 2, c],
+        name="Y",
+        tag="injective",
+    )
+    out = _run(Y, [X], [x], topi.generic.conv2d.schedule_depthwise_conv2d_nhwc)
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    np.testing.assert_allclose(out, xp[:, :4, :4] + xp[:, 2:, 2:])

@@ -208,3 +208,36 @@ def test_conv2d_nchwc_reads_the_configured_knobs() -> None:
     text = str(pytvm.lower(s, [X, W, Y]))
     assert "x.outer: int32, 0, 4)" in text  # 8 columns in blocks of 2
     assert text.count("ic.inner: int32, 0, 4)") == 3  # the kernel's columns unrolled
+
+
+@pytest.mark.parametrize(
+    ("mult", "stride", "pad", "dil"), [(1, 1, 1, 1), (2, 2, "SAME", 1), (1, 1, 2, 2)]
+)
+def test_depthwise_conv2d_nchwc_template(mult: int, stride: int, pad: Any, dil: int) -> None:
+    rng = np.random.default_rng(7)
+    c, ib, ob = 8, 4, 8
+    x = rng.random((1, c, 10, 10), "float32")
+    w = rng.random((c, mult, 3, 3), "float32")
+    X = te.placeholder((1, c // ib, 10, 10, ib), name="X")
+    W = te.placeholder((c * mult // ob, 1, 3, 3, 1, ob), name="W")
+    with Target("llvm"):
+        Y = topi.nn.relu(
+            topi.x86.depthwise_conv2d_NCHWc(
+                X, W, stride, pad, dil, f"NCHW{ib}c", f"NCHW{ob}c", "float32"
+            )
+        )
+        s = topi.x86.schedule_depthwise_conv2d_NCHWc([Y])
+    wk = w.reshape(c * mult // ob, ob, 1, 3, 3).transpose(0, 2, 3, 4, 1)[:, :, :, :, None, :]
+    out = _build_run(s, [X, W, Y], [_nchwc(x, ib), wk])
+    dk = (3 - 1) * dil + 1
+    pads = pytvm.topi.x86.conv2d_templates.pad_tuple(pad, (dk, dk))
+    dw = np.zeros((c * mult, 1, dk, dk), "float32")
+    dw[:, :, ::dil, ::dil] = w.reshape(c * mult, 1, 3, 3)
+    ref = np.concatenate(
+        [
+            _conv_ref(x[:, o // mult : o // mult + 1], dw[o : o + 1], stride, pads)
+            for o in range(c * mult)
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(out, _nchwc(np.maximum(ref, 0), ob), rtol=1e-4, atol=1e-4)
