@@ -42,6 +42,7 @@ from ..tir.op import (
 from .lower_schedule import create_prim_func, lower_schedule
 from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduction import argmax, argmin, comm_reducer, max, min, sum
+from .scan import ScanOp, scan
 from .schedule import Schedule, Stage, create_schedule
 from .schedule.layout_map import AXIS_SEPARATOR
 from .tag import TagScope, tag_scope
@@ -55,6 +56,7 @@ __all__ = [
     "PlaceholderOp",
     "PrimExpr",
     "Range",
+    "ScanOp",
     "Schedule",
     "Stage",
     "TagScope",
@@ -92,6 +94,7 @@ __all__ = [
     "reduce_axis",
     "round",
     "rsqrt",
+    "scan",
     "sigmoid",
     "size_var",
     "sqrt",

@@ -27,6 +27,7 @@ from ..tir.expr import IntImm, IterVar, PrimExpr, ProducerLoad, Range, Var, cons
 from ..tir.functor import IRVisitor, substitute
 from ..tir.op import max as max_of
 from ..tir.op import min as min_of
+from .scan import ScanOp
 from .schedule.schedule import Schedule
 from .schedule.stage import Singleton, Split, Stage, Transform
 from .tensor import Operation
@@ -122,12 +123,23 @@ class Bounds:
             for iv in parent.leaf_iter_vars[pos + 1 :]
         }
         inner.update(self._shared_thread_loops(stage))
+        if isinstance(parent.op, ScanOp):
+            # One step of a scan computes its rows over every spatial index.
+            for iv in parent.op.spatial_axis_:
+                assert iv.dom is not None
+                inner[iv.var] = iv.dom
         reads: list[_Read] = [
             (idx, info.root_value, inner) for idx in reads_of(self.bodies[parent], stage)
         ]
         parent_reads = bool(reads)
-        for reader in self.sch.readers(stage):
-            if reader is not parent and reader.attach != "inline":
+        # Readers through inlined stages count: their bodies have those substituted.
+        readers = [
+            r
+            for r in self.sch.compute_stages
+            if r is not stage and r.attach != "inline" and reads_of(self.bodies[r], stage)
+        ]
+        for reader in readers:
+            if reader is not parent:
                 reads += self._reads_at_same_loop(stage, reader, parent, pos, inner, parent_reads)
         if not reads:
             raise TVMValueError(
@@ -237,6 +249,11 @@ class Bounds:
             assert iv.dom is not None
             info.extent[iv] = iv.dom.extent
             info.root_min[iv] = iv.dom.min
+        if isinstance(stage.op, ScanOp):
+            scan_axis = stage.op.scan_axis
+            assert scan_axis.dom is not None
+            info.extent[scan_axis] = scan_axis.dom.extent
+            info.root_min[scan_axis] = scan_axis.dom.min
         self._pass_down(stage, info)
         for iv in stage.leaf_iter_vars:
             info.loop_var[iv] = Var(iv.var.name, "int32")
@@ -316,7 +333,10 @@ class Bounds:
             if isinstance(rel, Transform):
                 for iv in rel.transformed:
                     info.offset[iv] = offset[iv]
-        for iv in (*stage.axis, *stage.reduce_axis):
+        roots = [*stage.axis, *stage.reduce_axis]
+        if isinstance(stage.op, ScanOp):
+            roots.append(stage.op.scan_axis)
+        for iv in roots:
             info.offset[iv] = offset[iv]
             info.root_value[iv.var] = self.ana.simplify(info.root_min[iv] + offset[iv])
 

@@ -12,7 +12,6 @@ The result has multi-dimensional buffers; the tir pipeline flattens and optimise
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..ffi.errors import TVMValueError
@@ -34,7 +33,10 @@ from ..tir.expr import (
 from ..tir.function import PrimFunc
 from ..tir.functor import IRMutator, substitute
 from .bound import Bounds
-from .schedule.layout_map import LayoutMap, physical_indices, physical_shape
+from .lower_scan import alias_scan_buffers
+from .placement import Placed
+from .scan import ScanOp
+from .schedule.layout_map import physical_indices, physical_shape
 from .schedule.schedule import Schedule
 from .schedule.stage import Stage, Transform
 from .tensor import Operation, Tensor
@@ -48,24 +50,6 @@ _KINDS = {
 }
 
 
-@dataclass
-class _Placed:
-    """Where a stage's outputs live: one buffer each, and the region's start per dimension."""
-
-    buffers: list[Buffer]
-    mins: list[PrimExpr]
-    extents: list[PrimExpr] = field(default_factory=list)
-    layouts: list[LayoutMap] = field(default_factory=list)  # logical -> buffer indices
-
-    def indices(self, logical: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
-        """The buffer indices of the logical (absolute) ``logical`` indices."""
-        rel = [
-            i - lo if not (isinstance(lo, IntImm) and lo.value == 0) else i
-            for i, lo in zip(logical, self.mins, strict=True)
-        ]
-        return physical_indices(self.layouts, rel)
-
-
 class _Lowering:
     def __init__(
         self, sch: Schedule, args: Sequence[Any], name: str, standalone: bool = False
@@ -74,7 +58,7 @@ class _Lowering:
         self.standalone = standalone  # inputs get buffers when read (no function arguments)
         self.name = name
         self.ana = Analyzer()
-        self.placed: dict[Operation, _Placed] = {}
+        self.placed: dict[Operation, Placed] = {}
         self.params: list[Var] = []
         self.buffer_map: dict[Var, Buffer] = {}
         self.arg_ops: set[Operation] = set()
@@ -82,6 +66,8 @@ class _Lowering:
             self._add_arg(arg)
         self.bodies = self._resolve_bodies()
         self.bounds = Bounds(sch, self.bodies, self.ana)
+        self.aliased: set[Operation] = set()  # write another op's buffer (a scan's)
+        alias_scan_buffers(self.sch, self.placed, self.aliased)
 
     def _add_arg(self, arg: Any) -> None:
         if isinstance(arg, Var):
@@ -97,7 +83,7 @@ class _Lowering:
         buf = Buffer(Var(arg.name, "handle"), arg.dtype, shape, arg.name)
         self.params.append(buf.data)
         self.buffer_map[buf.data] = buf
-        placed = self.placed.setdefault(key, _Placed([], [const(0)] * arg.ndim, [], layouts))
+        placed = self.placed.setdefault(key, Placed([], [const(0)] * arg.ndim, [], layouts))
         while len(placed.buffers) <= arg.value_index:
             placed.buffers.append(None)  # type: ignore[arg-type]  # filled by the other outputs
         placed.buffers[arg.value_index] = buf
@@ -123,6 +109,9 @@ class _Lowering:
     # ------------------------------------------------------------------ statements
 
     def nest(self, stage: Stage) -> S.Stmt:
+        if isinstance(stage.op, ScanOp):
+            # The scan's loop holds its body's stages (attached at the scan axis).
+            return self._loops(stage, stage.leaf_iter_vars, S.seq())
         info = self.bounds.leaf(stage)
         leaves = stage.leaf_iter_vars
         body = self.bodies[stage]
@@ -170,12 +159,12 @@ class _Lowering:
         for child in reversed(children):
             placed = self._place(child)
             inner = S.seq(self.nest(child), body)
-            for buf in reversed(placed.buffers):
+            for buf in reversed(placed.buffers if child.origin_op not in self.aliased else []):
                 inner = S.Allocate(buf, inner)
             body = inner
         return body
 
-    def _place(self, stage: Stage) -> _Placed:
+    def _place(self, stage: Stage) -> Placed:
         key = stage.origin_op
         if key in self.placed:
             return self.placed[key]
@@ -200,13 +189,16 @@ class _Lowering:
             buffers.append(
                 Buffer(Var(t.name, "handle"), t.dtype, shape, t.name, strides, None, scope)
             )
-        placed = _Placed(buffers, [lo for lo, _ in ranges], list(shape), layouts)
+        placed = Placed(buffers, [lo for lo, _ in ranges], list(shape), layouts)
         self.placed[key] = placed
         return placed
 
     def _indices(self, stage: Stage) -> tuple[PrimExpr, ...]:
         info = self.bounds.leaf(stage)
         placed = self._place(stage)
+        if stage.origin_op in self.aliased:
+            # A scan's init or update writes the scan's buffer at absolute indices.
+            return tuple(self.ana.simplify(info.root_value[iv.var]) for iv in stage.axis)
         transform = next((r for r in stage.relations if isinstance(r, Transform)), None)
         if transform is not None and len(placed.layouts) == 1:
             # The loops run over the physical layout: their offsets are the buffer indices.
@@ -284,18 +276,15 @@ class _Lowering:
     # ------------------------------------------------------------------ function
 
     def run(self) -> PrimFunc:
-        body = self.statement(require_outputs=True)
+        body = self.statement()
         attrs = {"global_symbol": self.name, "tir.noalias": True}
         return PrimFunc(tuple(self.params), body, self.buffer_map, attrs)
 
-    def statement(self, require_outputs: bool) -> S.Stmt:
-        """The loop nests of every stage; stages not in the args get an allocation."""
+    def statement(self) -> S.Stmt:
+        """The loop nests of every stage; stages not in the args (outputs too, as in TVM) get
+        an allocation.
+        """
         roots = [s for s in self.sch.compute_stages if s.attach == "root"]
-        for stage in roots:
-            if require_outputs and stage.origin_op not in self.arg_ops and stage.is_output:
-                raise TVMValueError(
-                    f"lower {self.name}: output {stage.name} is not in args; pass every output"
-                )
         for stage in self.sch.compute_stages:
             if stage.threads and stage.attach != "inline":
                 iv, thread = next(iter(stage.threads.items()))
@@ -319,7 +308,7 @@ class _Lowering:
         allocs: list[Buffer] = []
         for stage in roots:
             placed = self._place(stage)
-            if stage.origin_op not in self.arg_ops:
+            if stage.origin_op not in self.arg_ops and stage.origin_op not in self.aliased:
                 allocs.extend(placed.buffers)
             parts.append(self.nest(stage))
         body = S.seq(*parts)
@@ -415,7 +404,7 @@ def schedule_ops(sch: Schedule) -> S.Stmt:
     """The loop nests of ``sch`` as one statement, every buffer allocated (TVM's
     ``ScheduleOps``: no function, no arguments).
     """
-    return _Lowering(sch, [], "main", standalone=True).statement(require_outputs=False)
+    return _Lowering(sch, [], "main", standalone=True).statement()
 
 
 def schedule_bounds(sch: Schedule) -> Bounds:

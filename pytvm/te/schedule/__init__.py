@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from ...tir.expr import Buffer, IterVar
 from .auto_inline import AutoInlineBroadcast, AutoInlineElemWise, AutoInlineInjective
-from .graph import CreateReadGraph, PostDFSOrder
+from .graph import CreateReadGraph, GetSubGraph, PostDFSOrder
 from .lowering import InferBound, ScheduleOps
+from .scan_graph import CreateAttachPath, ScanFixPointAnalysis, ScanGetBody
 from .schedule import Schedule, create_schedule
 from .stage import Fuse, Singleton, Split, Stage, StageGroup
 
@@ -18,11 +19,15 @@ __all__ = [
     "AutoInlineElemWise",
     "AutoInlineInjective",
     "Buffer",
+    "CreateAttachPath",
     "CreateReadGraph",
     "Fuse",
+    "GetSubGraph",
     "InferBound",
     "IterVar",
     "PostDFSOrder",
+    "ScanFixPointAnalysis",
+    "ScanGetBody",
     "Schedule",
     "ScheduleOps",
     "Singleton",

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from ..tensor import Operation, Tensor
 
-__all__ = ["CreateReadGraph", "PostDFSOrder"]
+__all__ = ["CreateReadGraph", "GetSubGraph", "PostDFSOrder"]
 
 
 def CreateReadGraph(roots: Sequence[Operation]) -> dict[Operation, list[Tensor]]:
@@ -50,3 +50,33 @@ def PostDFSOrder(
     for op in roots:
         visit(op)
     return order
+
+
+def GetSubGraph(
+    outputs: Sequence[Tensor], inputs: Sequence[Tensor], include_inputs: bool = False
+) -> list[Operation]:
+    """The operations on a path from ``outputs`` to ``inputs``, each after what it reads."""
+    boundary = {t.op for t in inputs}
+    reaches: dict[Operation, bool] = {}
+    result: list[Operation] = []
+
+    def visit(op: Operation) -> bool:
+        if op in reaches:
+            return reaches[op]
+        if op in boundary:
+            reaches[op] = True
+            if include_inputs:
+                result.append(op)
+            return True
+        reaches[op] = False  # a cycle cannot reach through itself
+        found = False
+        for t in op.input_tensors:
+            found = visit(t.op) or found
+        reaches[op] = found
+        if found:
+            result.append(op)
+        return found
+
+    for t in outputs:
+        visit(t.op)
+    return result

@@ -8,6 +8,7 @@ from ...ir.container import Map
 from ...tir import stmt as S
 from ...tir.expr import IterVar, PrimExpr, Range, Var
 from ...tir.functor import substitute
+from ..scan import ScanOp
 from .schedule import Schedule
 
 __all__ = ["InferBound", "ScheduleOps"]
@@ -36,7 +37,9 @@ def InferBound(sch: Schedule) -> Map[IterVar, Range]:
     for stage in stages:
         info = bounds.leaf(stage)
         for iv, var in info.loop_var.items():
-            names[var] = iv.var
+            # A scan's loop runs from 0; its axis (the row) starts where the init rows end.
+            start = info.root_min[iv] if isinstance(stage.op, ScanOp) else None
+            names[var] = iv.var - start if start is not None else iv.var
     out: Map[IterVar, Range] = Map()
     for stage in stages:
         for iv, rng in bounds.ranges(stage).items():

@@ -21,7 +21,9 @@ from ...tir.expr import (
     const,
 )
 from ...tir.functor import IRMutator, IRVisitor, substitute
+from ..scan import ScanOp
 from ..tensor import ComputeOp, Operation, PlaceholderOp, Tensor
+from .graph import GetSubGraph
 from .rfactor import rfactor
 from .stage import Stage, StageGroup
 
@@ -41,6 +43,9 @@ class Schedule:
             self._visit(op, seen)
         for op in self.outputs:
             self[op].is_output = True
+        for stage in list(self.stages):
+            if isinstance(stage.op, ScanOp):
+                self._group_scan_body(stage, stage.op)
 
     def _visit(self, op: Operation, seen: set[Operation]) -> None:
         if op in seen:
@@ -50,10 +55,13 @@ class Schedule:
             # An input has a stage too (``s[A].transform_layout``), with no loops.
             self._add(Stage(op, (op.output(0),), (), (), ()), op)
             return
-        if not isinstance(op, ComputeOp):
+        if not isinstance(op, (ComputeOp, ScanOp)):
             raise TVMValueError(f"create_schedule: cannot schedule operation {op}")
         for t in op.input_tensors:
             self._visit(t.op, seen)
+        if isinstance(op, ScanOp):
+            self._add(_scan_stage(op), op)
+            return
         outputs = tuple(op.output(k) for k in range(op.num_outputs))
         stage = Stage(op, outputs, op.body, op.axis, op.reduce_axis)
         self._add(stage, op)
@@ -64,6 +72,16 @@ class Schedule:
         else:
             self.stages.insert(position, stage)
         self._by_op[op] = stage
+
+    def _group_scan_body(self, stage: Stage, op: ScanOp) -> None:
+        """Group the scan's body (TVM's scan group) and run it inside the scan's loop."""
+        body = GetSubGraph(op.update, [*op.state_placeholder, *op.inputs])
+        members = [self._by_op[b] for b in body if b in self._by_op]
+        group = StageGroup(members=members)
+        for m in members:
+            m.group = group
+        self.groups.append(group)
+        group.compute_at(stage, op.scan_axis)
 
     def __getitem__(self, key: Tensor | Operation) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -226,6 +244,25 @@ class Schedule:
                 m.group = group
         self.groups.append(group)
         return group
+
+
+def _scan_stage(op: ScanOp) -> Stage:
+    """The stage of a scan: one loop over the scan axis; its body reads each update's row."""
+    spatial = iter(op.spatial_axis_)
+    reads = tuple(
+        ProducerLoad(u, (op.scan_axis.var, *(next(spatial).var for _ in u.shape[1:])))
+        for u in op.update
+    )
+    outputs = tuple(op.output(k) for k in range(op.num_outputs))
+    return Stage(
+        op,
+        outputs,
+        reads,
+        (),
+        (),
+        leaf_iter_vars=[op.scan_axis],
+        all_iter_vars=[op.scan_axis, *op.spatial_axis_],
+    )
 
 
 def rebind_body(body: tuple[PrimExpr, ...], vmap: dict[Var, PrimExpr]) -> tuple[PrimExpr, ...]:
