@@ -18,6 +18,7 @@ from .depthwise import depthwise_conv2d_nchw_rows
 from .feature_norm import group_norm, instance_norm, rms_norm
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
 from .local_response_norm import lrn
+from .loss import nll_loss
 from .mirror_pad import mirror_pad
 from .normalization import batch_norm, layer_norm, log_softmax, softmax
 from .padding import pad
@@ -57,6 +58,7 @@ __all__ = [
     "matmul",
     "max_pool2d_with_argmax",
     "mirror_pad",
+    "nll_loss",
     "pad",
     "pool1d",
     "pool2d",
