@@ -11,6 +11,14 @@ from __future__ import annotations
 from ..generic.injective import schedule_injective, schedule_injective_from_existing
 from ..generic.reduction import schedule_reduce
 from . import conv2d_avx_common, depthwise_conv2d
+from .conv1d import (
+    conv2d_transpose_nchw,
+    schedule_conv1d_ncw,
+    schedule_conv1d_nwc,
+    schedule_conv2d_transpose_nchw,
+    schedule_group_conv1d_ncw,
+    schedule_group_conv1d_nwc,
+)
 from .conv2d import schedule_group_conv2d_nchw
 from .conv2d_nchwc import conv2d_NCHWc, schedule_conv2d_NCHWc
 from .conv2d_packed import (
@@ -64,6 +72,7 @@ __all__ = [
     "conv2d_packed_block",
     "conv2d_pointwise_applies",
     "conv2d_pointwise_fits",
+    "conv2d_transpose_nchw",
     "dense_dynamic",
     "dense_nopack",
     "dense_pack",
@@ -74,11 +83,14 @@ __all__ = [
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
     "schedule_concatenate",
+    "schedule_conv1d_ncw",
+    "schedule_conv1d_nwc",
     "schedule_conv2d_NCHWc",
     "schedule_conv2d_nchw",
     "schedule_conv2d_nchw_packed",
     "schedule_conv2d_nchw_pointwise",
     "schedule_conv2d_nhwc",
+    "schedule_conv2d_transpose_nchw",
     "schedule_default",
     "schedule_dense",
     "schedule_dense_dynamic",
@@ -87,6 +99,8 @@ __all__ = [
     "schedule_depthwise_conv2d_NCHWc",
     "schedule_depthwise_conv2d_nchw",
     "schedule_depthwise_conv2d_nchw_rows",
+    "schedule_group_conv1d_ncw",
+    "schedule_group_conv1d_nwc",
     "schedule_group_conv2d_nchw",
     "schedule_injective",
     "schedule_injective_from_existing",

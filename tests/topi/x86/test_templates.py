@@ -241,3 +241,20 @@ def test_depthwise_conv2d_nchwc_template(mult: int, stride: int, pad: Any, dil: 
         axis=1,
     )
     np.testing.assert_allclose(out, _nchwc(np.maximum(ref, 0), ob), rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_transpose_nchw_entry_with_relu() -> None:
+    rng = np.random.default_rng(8)
+    x, w = rng.random((1, 3, 5, 5), "float32"), rng.random((3, 4, 3, 3), "float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    with Target("llvm"):
+        Y = topi.nn.relu(topi.x86.conv2d_transpose_nchw(X, W, (2, 2), (1, 1, 1, 1), "float32", 1))
+        s = topi.x86.schedule_conv2d_transpose_nchw([Y])
+    full = np.zeros((1, 4, 2 * 4 + 3 + 1, 2 * 4 + 3 + 1), "float32")
+    for i in range(5):
+        for j in range(5):
+            full[0, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3] += np.einsum(
+                "c,cfhw->fhw", x[0, :, i, j], w
+            )
+    ref = full[:, :, 1:11, 1:11]
+    np.testing.assert_allclose(_build_run(s, [X, W, Y], [x, w]), ref, rtol=1e-5, atol=1e-5)
