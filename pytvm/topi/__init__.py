@@ -55,6 +55,7 @@ from .broadcast import (
     power,
     subtract,
 )
+from .einsum import einsum
 from .elemwise import (
     abs,
     cast,
@@ -133,6 +134,7 @@ __all__ = [
     "cumsum",
     "divide",
     "dynamic_strided_slice",
+    "einsum",
     "equal",
     "erf",
     "exp",

@@ -100,6 +100,7 @@ def prod(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
 def _truth(data: Tensor) -> Tensor:
     if data.dtype == "bool":
         return data
+
     def nonzero(*i: Var) -> PrimExpr:
         return data(*i) != const(0, data.dtype)  # type: ignore[no-any-return]
 
