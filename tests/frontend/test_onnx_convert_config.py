@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -26,9 +28,7 @@ def _batched_matmul() -> object:
 
 @pytest.mark.parametrize("nt", [True, False])
 def test_use_nt_batch_matmul_chooses_the_layout_not_the_result(nt: bool) -> None:
-    mod, _ = relay.frontend.from_onnx(
-        _batched_matmul(), convert_config={"use_nt_batch_matmul": nt}
-    )
+    mod, _ = relay.frontend.from_onnx(_batched_matmul(), convert_config={"use_nt_batch_matmul": nt})
     text = mod.astext()
     assert ("transpose_b=True" in text) == nt
     rng = np.random.default_rng(0)
@@ -44,3 +44,11 @@ def test_unknown_options_and_inputs_are_refused() -> None:
     with pytest.raises(AssertionError, match="not inputs of the graph"):
         relay.frontend.from_onnx(_batched_matmul(), shape={"z": [5]})
     assert issubclass(UnknownInputError, OnnxImportError)
+
+
+def test_export_node_renamed_model_names_unnamed_nodes(tmp_path: Path) -> None:
+    import onnx
+
+    relay.frontend.from_onnx(_batched_matmul(), export_node_renamed_model_path=str(tmp_path))
+    (saved,) = [f for f in tmp_path.iterdir() if f.name.startswith("tvm_exported_model_")]
+    assert onnx.load(str(saved)).graph.node[0].name == "MatMul_0"

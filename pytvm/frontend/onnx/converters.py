@@ -13,6 +13,7 @@ from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
 from .ops_indexing import INDEXING_CONVERTERS
 from .ops_math import MATH_CONVERTERS
+from .ops_microsoft import MICROSOFT_CONVERTERS, MICROSOFT_DOMAIN
 from .ops_nn import NN_CONVERTERS
 from .ops_normalization import NORMALIZATION_CONVERTERS
 from .ops_pool import POOL_CONVERTERS
@@ -21,7 +22,7 @@ from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
 
-__all__ = ["CONVERTERS", "supported_operators"]
+__all__ = ["CONVERTERS", "DOMAIN_CONVERTERS", "supported_operators"]
 
 CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **MATH_CONVERTERS,
@@ -34,6 +35,11 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **INDEXING_CONVERTERS,
     **NORMALIZATION_CONVERTERS,
     **QUANTIZE_CONVERTERS,
+}
+
+#: Converters of operators of other domains than ONNX's own, by domain.
+DOMAIN_CONVERTERS: dict[str, dict[str, tuple[int, Callable[[NodeContext], Any]]]] = {
+    MICROSOFT_DOMAIN: MICROSOFT_CONVERTERS,
 }
 
 

@@ -34,7 +34,7 @@ from ...graph import Constant, Expr, Function, IRModule, Tuple, Var
 from ...graph.transform.fold_constant import max_constant_bytes as constant_limit
 from ...graph.ty import MAX_ELEMENTS, TensorType
 from . import validation
-from .converters import CONVERTERS
+from .converters import CONVERTERS, DOMAIN_CONVERTERS
 from .errors import (
     DynamicValueError,
     OnnxImportError,
@@ -42,6 +42,7 @@ from .errors import (
     UnsupportedOperatorsError,
 )
 from .node import NodeContext
+from .renamed_export import export_renamed_model
 
 __all__ = ["CONVERT_CONFIG", "from_onnx", "load_model"]
 
@@ -265,7 +266,8 @@ class _Importer:
         for k, node in enumerate(self.graph.node):
             name = node.name or f"{node.op_type}_{k}"
             if node.domain not in _ONNX_DOMAINS:
-                missing.append((f"{node.domain}.{node.op_type}", name, self.opset))
+                if node.op_type not in DOMAIN_CONVERTERS.get(node.domain, {}):
+                    missing.append((f"{node.domain}.{node.op_type}", name, self.opset))
                 continue
             entry = CONVERTERS.get(node.op_type)
             if entry is None or self.opset < entry[0]:
@@ -282,6 +284,8 @@ class _Importer:
         return None if value is None else str(value.dtype)
 
     def _validate(self, node: Any, where: str) -> None:
+        if node.domain not in _ONNX_DOMAINS:
+            return  # onnx has no schemas of other domains' operators
         validation.check_operator_version(node.op_type, self.opset, where)
         schema = validation.schema_of(node.op_type, self.opset)
         validation.check_attribute_types(node, schema, where)
@@ -322,7 +326,8 @@ class _Importer:
     def _convert(self, node: Any, index: int) -> None:
         ctx = self._context(node, index)
         try:
-            result = CONVERTERS[node.op_type][1](ctx)
+            table = CONVERTERS if node.domain in _ONNX_DOMAINS else DOMAIN_CONVERTERS[node.domain]
+            result = table[node.op_type][1](ctx)
         except (OnnxImportError, DynamicValueError):
             raise
         except (
@@ -367,6 +372,7 @@ def from_onnx(
     opset: int | None = None,
     freeze_params: bool = False,
     convert_config: Mapping[str, Any] | None = None,
+    export_node_renamed_model_path: str | os.PathLike[str] | None = None,
     *,
     shape: Mapping[str, Any] | None = None,
     max_constant_bytes: int | None = None,
@@ -378,11 +384,14 @@ def from_onnx(
     ``shape``, TVM's keyword) fixes the shapes of inputs with dynamic dimensions; ``dtype``
     is the type of inputs the model leaves untyped (one for all, or by name); ``opset``
     overrides the model's opset. ``convert_config`` sets options of the conversion
-    (:data:`CONVERT_CONFIG` lists them with their defaults). With ``freeze_params`` every
-    weight becomes a constant of the graph and ``params`` is empty. ``max_constant_bytes``
-    bounds each constant the import makes (a shape filled, a range, folded shape arithmetic;
-    default: ``PassContext`` option ``graph.max_constant_bytes``, else 512 MiB): a larger one
-    raises :class:`ConstantSizeError` before it is allocated. The model's opset must be one onnx
+    (:data:`CONVERT_CONFIG` lists them with their defaults). With
+    ``export_node_renamed_model_path``, a copy of the model whose unnamed nodes are named
+    ``<op_type>_<k>`` is saved into that folder (TVM's ``tvm_exported_model_<time>.onnx``).
+    With ``freeze_params`` every weight becomes a constant of the graph and ``params`` is
+    empty. ``max_constant_bytes`` bounds each constant the import makes (a shape filled, a
+    range, folded shape arithmetic; default: ``PassContext`` option
+    ``graph.max_constant_bytes``, else 512 MiB): a larger one raises
+    :class:`ConstantSizeError` before it is allocated. The model's opset must be one onnx
     knows; nodes are checked against onnx's schemas (attribute types, inputs sharing a type).
     Unsupported operators raise one :class:`UnsupportedOperatorsError` listing each with its
     node name and opset; a ``shape_dict`` name the graph has no input of raises
@@ -409,6 +418,8 @@ def from_onnx(
         from onnx.inliner import inline_local_functions
 
         proto = inline_local_functions(proto)
+    if export_node_renamed_model_path is not None:
+        export_renamed_model(proto, export_node_renamed_model_path)
     limit = constant_limit(given=max_constant_bytes)
     return _Importer(proto, shape_dict, dtype, opset, freeze_params, limit, convert_config).run()
 
