@@ -39,6 +39,7 @@ from ..tir.op import (
     truncdiv,
     truncmod,
 )
+from .extern import ExternOp, extern
 from .lower_schedule import create_prim_func, lower_schedule
 from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduction import argmax, argmin, comm_reducer, max, min, sum
@@ -51,6 +52,7 @@ from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorSlice
 __all__ = [
     "AXIS_SEPARATOR",
     "ComputeOp",
+    "ExternOp",
     "IterVar",
     "Operation",
     "PlaceholderOp",
@@ -76,6 +78,7 @@ __all__ = [
     "create_schedule",
     "erf",
     "exp",
+    "extern",
     "floor",
     "floordiv",
     "floormod",

@@ -33,6 +33,8 @@ from ..tir.expr import (
 from ..tir.function import PrimFunc
 from ..tir.functor import IRMutator, substitute
 from .bound import Bounds
+from .extern import ExternOp
+from .lower_extern import bind_extern_body, extern_placement
 from .lower_scan import alias_scan_buffers
 from .placement import Placed
 from .scan import ScanOp
@@ -112,6 +114,9 @@ class _Lowering:
         if isinstance(stage.op, ScanOp):
             # The scan's loop holds its body's stages (attached at the scan axis).
             return self._loops(stage, stage.leaf_iter_vars, S.seq())
+        if isinstance(stage.op, ExternOp):
+            ins = [self.buffer_of(t) for t in stage.op.inputs]
+            return bind_extern_body(stage.op, ins, self._place(stage).buffers)
         info = self.bounds.leaf(stage)
         leaves = stage.leaf_iter_vars
         body = self.bodies[stage]
@@ -167,6 +172,9 @@ class _Lowering:
     def _place(self, stage: Stage) -> Placed:
         key = stage.origin_op
         if key in self.placed:
+            return self.placed[key]
+        if isinstance(stage.op, ExternOp):
+            self.placed[key] = extern_placement(stage.op)
             return self.placed[key]
         ranges = self.bounds.root_ranges(stage)
         shape = tuple(ext for _, ext in ranges)
@@ -269,6 +277,26 @@ class _Lowering:
         for cond in reversed(conds):
             body = S.IfThenElse(Call("bool", "tir.likely", (cond,)), body)
         return body
+
+    def placement_of(self, tensor: Tensor) -> Placed:
+        """Where ``tensor`` lives: an argument, a stage's buffer, or (standalone) a new input."""
+        placed = self.placed.get(tensor.op)
+        if placed is not None:
+            return placed
+        stage = self.sch.stage_of(tensor)
+        if stage is None and self.standalone:
+            self._add_arg(tensor)
+            return self.placed[tensor.op]
+        if stage is None:
+            raise TVMValueError(
+                f"lower {self.name}: tensor {tensor.name} is read but is not in args; pass "
+                "every input tensor"
+            )
+        return self._place(stage)
+
+    def buffer_of(self, tensor: Tensor) -> Buffer:
+        """The buffer ``tensor`` lives in."""
+        return self.placement_of(tensor).buffers[tensor.value_index]
 
     def _expr(self, e: PrimExpr) -> PrimExpr:
         return _ToBuffers(self).visit(e)  # type: ignore[no-any-return]
@@ -375,19 +403,7 @@ class _ToBuffers(IRMutator):
     def visit_ProducerLoad(self, node: ProducerLoad) -> PrimExpr:
         node = self.generic_visit(node)
         tensor = node.producer
-        placed = self.lowering.placed.get(tensor.op)
-        if placed is None:
-            stage = self.lowering.sch.stage_of(tensor)
-            if stage is None and self.lowering.standalone:
-                self.lowering._add_arg(tensor)
-                placed = self.lowering.placed[tensor.op]
-                return BufferLoad(placed.buffers[0], placed.indices(node.indices))
-            if stage is None:
-                raise TVMValueError(
-                    f"lower {self.lowering.name}: tensor {tensor.name} is read but is not in "
-                    "args; pass every input tensor"
-                )
-            placed = self.lowering._place(stage)
+        placed = self.lowering.placement_of(tensor)
         buf = placed.buffers[tensor.value_index]
         idx = tuple(self.lowering.ana.simplify(i) for i in placed.indices(node.indices))
         return BufferLoad(buf, idx)

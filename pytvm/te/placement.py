@@ -22,6 +22,8 @@ class Placed:
 
     def indices(self, logical: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
         """The buffer indices of the logical (absolute) ``logical`` indices."""
+        if not self.mins:  # every region starts at 0 (an extern op's outputs)
+            return physical_indices(self.layouts, logical)
         rel = [
             i - lo if not (isinstance(lo, IntImm) and lo.value == 0) else i
             for i, lo in zip(logical, self.mins, strict=True)

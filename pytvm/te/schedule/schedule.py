@@ -21,6 +21,7 @@ from ...tir.expr import (
     const,
 )
 from ...tir.functor import IRMutator, IRVisitor, substitute
+from ..extern import ExternOp
 from ..scan import ScanOp
 from ..tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from .graph import GetSubGraph
@@ -55,10 +56,14 @@ class Schedule:
             # An input has a stage too (``s[A].transform_layout``), with no loops.
             self._add(Stage(op, (op.output(0),), (), (), ()), op)
             return
-        if not isinstance(op, (ComputeOp, ScanOp)):
+        if not isinstance(op, (ComputeOp, ScanOp, ExternOp)):
             raise TVMValueError(f"create_schedule: cannot schedule operation {op}")
         for t in op.input_tensors:
             self._visit(t.op, seen)
+        if isinstance(op, ExternOp):
+            outs = tuple(op.output(k) for k in range(op.num_outputs))
+            self._add(Stage(op, outs, (), (), ()), op)
+            return
         if isinstance(op, ScanOp):
             self._add(_scan_stage(op), op)
             return
