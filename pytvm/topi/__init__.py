@@ -96,6 +96,7 @@ from .math import (
 )
 from .reduction import all, any, argmax, argmin, collapse_sum, max, mean, min, prod, sum
 from .scan import cumsum
+from .signal import dft
 from .transform import (
     concatenate,
     expand_dims,
@@ -132,6 +133,7 @@ __all__ = [
     "cosh",
     "cuda",
     "cumsum",
+    "dft",
     "divide",
     "dynamic_strided_slice",
     "einsum",
