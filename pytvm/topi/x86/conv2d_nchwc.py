@@ -28,8 +28,8 @@ from ..generic._tiling import extent, fuse_parallel, product, vectorize_block
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
 from ..nn.padding import pad
+from ..nn.utils import get_pad_tuple
 from .conv2d_avx_common import fallback_schedule
-from .conv2d_templates import pad_tuple
 
 __all__ = [
     "Workload",
@@ -113,7 +113,7 @@ def conv2d_NCHWc(
     sh, sw = pair(_OP, "strides", strides)
     dh, dw = pair(_OP, "dilation", dilation)
     dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    pt, pl, pb, pr = pad_tuple(padding, (dkh, dkw))
+    pt, pl, pb, pr = (int(p) for p in get_pad_tuple(padding, (dkh, dkw)))
     oh, ow = (ih + pt + pb - dkh) // sh + 1, (iw + pl + pr - dkw) // sw + 1
     if oh < 1 or ow < 1:
         raise op_error(_OP, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")

@@ -18,6 +18,7 @@ from ...ffi.errors import TVMValueError
 from ...te.tensor import Tensor
 from .. import nn
 from .._shape import const_int
+from ..nn.utils import get_pad_tuple
 from ..transform import transpose
 from .default import schedule_default
 from .strategy import Workload, select
@@ -26,49 +27,23 @@ __all__ = [
     "conv2d_nchw",
     "conv2d_nhwc",
     "depthwise_conv2d_nchw",
-    "pad_tuple",
     "schedule_conv2d_nchw",
     "schedule_conv2d_nhwc",
     "schedule_depthwise_conv2d_nchw",
 ]
 
-_PADS = 4
 
-
-def pad_tuple(padding: int | str | Sequence[int], kernel: Sequence[int]) -> tuple[int, ...]:
-    """``(top, left, bottom, right)`` of a convolution's ``padding``: an int, one value per
-    axis, four values, ``"VALID"`` or ``"SAME"`` (``kernel - 1`` in all, the odd one after).
-
-    Examples
-    --------
-    >>> pad_tuple("SAME", (3, 3))
-    (1, 1, 1, 1)
-    >>> pad_tuple((1, 2), (3, 3))
-    (1, 2, 1, 2)
+def _pads(
+    padding: int | str | Sequence[int], kernel: Tensor, dilation: int | Sequence[int]
+) -> tuple[int, ...]:
+    """``(top, left, bottom, right)`` of ``padding`` for the dilated window of ``kernel``
+    (``"SAME"`` pads the dilated kernel's size less one, as TVM).
     """
-    if isinstance(padding, str):
-        if padding == "VALID":
-            return (0, 0, 0, 0)
-        if padding == "SAME":
-            ph, pw = kernel[0] - 1, kernel[1] - 1
-            top, left = (ph + 1) // 2, (pw + 1) // 2
-            return (top, left, ph - top, pw - left)
-        raise TVMValueError(f"padding {padding!r}; expected 'SAME', 'VALID' or ints")
-    vals = [padding] if isinstance(padding, int) else [int(p) for p in padding]
-    if len(vals) == 1:
-        vals = vals * _PADS
-    elif len(vals) == 2:  # noqa: PLR2004
-        vals = vals * 2
-    if len(vals) != _PADS:
-        raise TVMValueError(f"padding {padding!r}; expected 1, 2 or 4 ints, 'SAME' or 'VALID'")
-    return tuple(vals)
-
-
-def _kernel_hw(kernel: Tensor) -> tuple[int, int]:
     kh, kw = const_int(kernel.shape[2]), const_int(kernel.shape[3])
     if kh is None or kw is None:
         raise TVMValueError(f"convolution kernel shape {kernel.shape}: expected constant KH, KW")
-    return kh, kw
+    dh, dw = (dilation, dilation) if isinstance(dilation, int) else tuple(dilation)
+    return tuple(int(p) for p in get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1)))
 
 
 def conv2d_nchw(
@@ -82,7 +57,7 @@ def conv2d_nchw(
     """Convolution of ``data [N, C, H, W]`` with ``kernel [F, C, KH, KW]``."""
     attrs = {
         "strides": strides,
-        "padding": pad_tuple(padding, _kernel_hw(kernel)),
+        "padding": _pads(padding, kernel, dilation),
         "dilation": dilation,
         "groups": 1,
         "out_dtype": out_dtype,
@@ -107,7 +82,7 @@ def depthwise_conv2d_nchw(
     out_dtype: str | None = None,
 ) -> Tensor:
     """Depthwise convolution of ``data [N, C, H, W]`` with ``kernel [C, M, KH, KW]``."""
-    pads = pad_tuple(padding, _kernel_hw(kernel))
+    pads = _pads(padding, kernel, dilation)
     width = const_int(data.shape[3])
     if width is not None and max(pads[1], pads[3]) <= width:
         return nn.depthwise_conv2d_nchw_rows(data, kernel, strides, pads, dilation, out_dtype)

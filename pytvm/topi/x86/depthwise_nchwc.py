@@ -18,8 +18,8 @@ from ...tir.expr import PrimExpr, Var
 from .. import tag
 from .._shape import const_shape, op_error, pair
 from ..nn.padding import pad
+from ..nn.utils import get_pad_tuple
 from .conv2d_nchwc import Workload, block_of, declare_knobs, schedule_blocked
-from .conv2d_templates import pad_tuple
 
 __all__ = ["depthwise_conv2d_NCHWc", "schedule_depthwise_conv2d_NCHWc"]
 
@@ -53,7 +53,7 @@ def depthwise_conv2d_NCHWc(
     sh, sw = pair(_OP, "strides", strides)
     dh, dw = pair(_OP, "dilation", dilation)
     dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    pt, pl, pb, pr = pad_tuple(padding, (dkh, dkw))
+    pt, pl, pb, pr = (int(p) for p in get_pad_tuple(padding, (dkh, dkw)))
     oh, ow = (ih + pt + pb - dkh) // sh + 1, (iw + pl + pr - dkw) // sw + 1
     if oh < 1 or ow < 1:
         raise op_error(_OP, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")

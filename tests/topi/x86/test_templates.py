@@ -14,7 +14,9 @@ import pytvm
 from pytvm import autotvm, te, topi
 from pytvm.autotvm.task.space import FallbackConfigEntity
 from pytvm.target import Target
+from pytvm.topi.nn.utils import get_pad_tuple
 from pytvm.topi.testing import get_conv2d_nchw_implement
+from pytvm.topi.utils import get_const_tuple
 from pytvm.topi.x86.conv2d_avx_common import _fallback_schedule, get_simd_32bit_lanes
 
 
@@ -230,7 +232,7 @@ def test_depthwise_conv2d_nchwc_template(mult: int, stride: int, pad: Any, dil: 
     wk = w.reshape(c * mult // ob, ob, 1, 3, 3).transpose(0, 2, 3, 4, 1)[:, :, :, :, None, :]
     out = _build_run(s, [X, W, Y], [_nchwc(x, ib), wk])
     dk = (3 - 1) * dil + 1
-    pads = pytvm.topi.x86.conv2d_templates.pad_tuple(pad, (dk, dk))
+    pads = get_pad_tuple(pad, (dk, dk))
     dw = np.zeros((c * mult, 1, dk, dk), "float32")
     dw[:, :, ::dil, ::dil] = w.reshape(c * mult, 1, 3, 3)
     ref = np.concatenate(
@@ -258,3 +260,14 @@ def test_conv2d_transpose_nchw_entry_with_relu() -> None:
             )
     ref = full[:, :, 1:11, 1:11]
     np.testing.assert_allclose(_build_run(s, [X, W, Y], [x, w]), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_same_padding_covers_the_dilated_kernel() -> None:
+    X = te.placeholder((1, 4, 5, 5), name="X")
+    W = te.placeholder((4, 4, 2, 2), name="W")
+    D = te.placeholder((4, 1, 3, 3), name="D")
+    with Target("llvm"):
+        Y = topi.x86.conv2d_nchw(X, W, 1, "SAME", 2, "float32")
+        Z = topi.x86.depthwise_conv2d_nchw(X, D, 1, "SAME", 2, "float32")
+    assert get_const_tuple(Y.shape) == (1, 4, 5, 5)
+    assert get_const_tuple(Z.shape) == (1, 4, 5, 5)
