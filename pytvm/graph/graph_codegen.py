@@ -139,13 +139,16 @@ def layout_graph(  # noqa: PLR0912, PLR0915
     entries: dict[int, list[NodeEntry]] = {}
     names = {p.name for p in main.params}
     reads: dict[int, int] = {}  # eid -> last step reading it
+    for param in main.params:  # as TVM: every parameter is an input, read or not, in order
+        ty = param.type_annotation
+        if not isinstance(ty, TensorType):
+            raise TVMValueError(f"graph input {param.name} is a tuple; inputs must be tensors")
+        entries[id(param)] = layout.add_node(GraphNode("null", param.name), [ty], device(param))
     node: Expr
     for node in post_order(main.body):
         if isinstance(node, Var):
-            ty = node.type_annotation
-            if not isinstance(ty, TensorType):
-                raise TVMValueError(f"graph input {node.name} is a tuple; inputs must be tensors")
-            entries[id(node)] = layout.add_node(GraphNode("null", node.name), [ty], device(node))
+            if id(node) not in entries:
+                raise TVMValueError(f"graph codegen: {node.name} is no parameter of main")
         elif isinstance(node, Constant):
             name = f"p{len(layout.params)}"
             while name in names:
