@@ -7,6 +7,8 @@ live on :class:`~pytvm.te.schedule.stage.Stage`.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Sequence
 
 from ...ffi.errors import TVMValueError
@@ -25,6 +27,7 @@ from ..extern import ExternOp
 from ..scan import ScanOp
 from ..tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from .graph import GetSubGraph
+from .record import keep_record, recorded
 from .rfactor import rfactor
 from .stage import Stage, StageGroup
 
@@ -47,6 +50,10 @@ class Schedule:
         for stage in list(self.stages):
             if isinstance(stage.op, ScanOp):
                 self._group_scan_body(stage, stage.op)
+        self.schedule_record: list[Schedule] = []
+        self.primitive_record: list[str] = []
+        self.keep_schedule_record = keep_record()
+        self.record("vanilla")
 
     def _visit(self, op: Operation, seen: set[Operation]) -> None:
         if op in seen:
@@ -71,7 +78,28 @@ class Schedule:
         stage = Stage(op, outputs, op.body, op.axis, op.reduce_axis)
         self._add(stage, op)
 
+    def record(self, primitive: str) -> None:
+        """Snapshot the schedule after ``primitive`` when it keeps a record."""
+        if self.keep_schedule_record:
+            self.schedule_record.append(self.copy())
+            self.primitive_record.append(primitive)
+
+    def copy(self) -> Schedule:
+        """A copy whose stages can be scheduled further without changing this one."""
+        twin = copy.copy(self)
+        twin.keep_schedule_record = False
+        twin.stages = [_copy_stage(s) for s in self.stages]
+        by_stage = {id(old): new for old, new in zip(self.stages, twin.stages, strict=True)}
+        twin._by_op = {op: by_stage[id(st)] for op, st in self._by_op.items()}
+        twin.groups = list(self.groups)
+        for st in twin.stages:
+            st.attach_sch = twin
+            if st.attach_stage is not None:
+                st.attach_stage = by_stage.get(id(st.attach_stage), st.attach_stage)
+        return twin
+
     def _add(self, stage: Stage, op: Operation, position: int | None = None) -> None:
+        stage.attach_sch = self
         if position is None:
             self.stages.append(stage)
         else:
@@ -125,6 +153,7 @@ class Schedule:
 
     # ------------------------------------------------------------------ cache stages
 
+    @recorded("cache_write")
     def cache_write(self, tensor: Tensor | Sequence[Tensor], scope: str) -> Tensor | list[Tensor]:
         """Compute ``tensor`` into a ``scope`` buffer first, then copy it out (``T.local``).
 
@@ -174,6 +203,7 @@ class Schedule:
         stage.threads.clear()
         self._by_op[op] = stage
 
+    @recorded("cache_read")
     def cache_read(
         self, tensor: Tensor, scope: str, readers: Tensor | Operation | Sequence[Tensor | Operation]
     ) -> Tensor:
@@ -194,6 +224,7 @@ class Schedule:
 
     # ------------------------------------------------------------------ rfactor, groups
 
+    @recorded("rfactor")
     def rfactor(self, tensor: Tensor, axis: IterVar, factor_axis: int = 0) -> Tensor:
         """Split ``tensor``'s reduction: a new stage reduces everything but ``axis``, keeping
         ``axis`` as a data dimension (at position ``factor_axis``); ``tensor``'s stage then
@@ -249,6 +280,20 @@ class Schedule:
                 m.group = group
         self.groups.append(group)
         return group
+
+
+def _copy_stage(stage: Stage) -> Stage:
+    return dataclasses.replace(
+        stage,
+        leaf_iter_vars=list(stage.leaf_iter_vars),
+        relations=list(stage.relations),
+        all_iter_vars=list(stage.all_iter_vars),
+        kinds=dict(stage.kinds),
+        pragmas={iv: dict(p) for iv, p in stage.pragmas.items()},
+        align=dict(stage.align),
+        threads=dict(stage.threads),
+        layout_maps=list(stage.layout_maps),
+    )
 
 
 def _scan_stage(op: ScanOp) -> Stage:

@@ -18,6 +18,7 @@ from ...ffi.errors import TVMValueError
 from ...tir.expr import ExprLike, IterVar, IterVarType, PrimExpr, Range, Var, const
 from ..tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from .layout_map import LayoutMap
+from .record import Recorder, recorded
 
 __all__ = ["Fuse", "Singleton", "Split", "Stage", "StageGroup", "Transform"]
 
@@ -121,6 +122,10 @@ class StageGroup:
             m.compute_inline()
 
 
+def _schedule_of(stage: Stage) -> Recorder | None:
+    return stage.attach_sch
+
+
 def _kind_name(iv: IterVar) -> str:
     return "reduction axis" if iv.iter_type is IterVarType.COMM_REDUCE else "axis"
 
@@ -149,6 +154,7 @@ class Stage:
     group: StageGroup | None = None
     placed_by: StageGroup | None = None  # the group whose compute_at placed the stage
     layout_maps: list[LayoutMap] = field(default_factory=list)  # transform_layout, in order
+    attach_sch: Recorder | None = field(default=None, repr=False)  # the schedule holding it
 
     def __post_init__(self) -> None:
         if not self.leaf_iter_vars:
@@ -208,6 +214,7 @@ class Stage:
 
     # ------------------------------------------------------------------ loop structure
 
+    @recorded("split", _schedule_of)
     def split(
         self,
         parent: IterVar,
@@ -247,6 +254,7 @@ class Stage:
         self.reorder(xo, yo, xi, yi)
         return xo, yo, xi, yi
 
+    @recorded("reorder", _schedule_of)
     def reorder(self, *order: IterVar) -> None:
         """Put the given leaf axes in this order (the other leaves keep their places)."""
         positions = [self._leaf(iv, "reorder") for iv in order]
@@ -258,6 +266,7 @@ class Stage:
             leaves[slot] = iv
         self.leaf_iter_vars = leaves
 
+    @recorded("fuse", _schedule_of)
     def fuse(self, *axes: IterVar) -> IterVar:
         """Fuse adjacent leaf axes (outermost first) into one axis."""
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
@@ -304,23 +313,28 @@ class Stage:
             )
         self.kinds[iv] = kind
 
+    @recorded("vectorize", _schedule_of)
     def vectorize(self, iv: IterVar) -> None:
         """Run the axis as SIMD lanes (its extent should be a small constant)."""
         self._mark(iv, "vectorize")
 
+    @recorded("parallel", _schedule_of)
     def parallel(self, iv: IterVar) -> None:
         """Split the axis's iterations across the runtime's threads."""
         self._mark(iv, "parallel")
 
+    @recorded("unroll", _schedule_of)
     def unroll(self, iv: IterVar) -> None:
         """Unroll the axis (its extent must be a constant)."""
         self._mark(iv, "unroll")
 
+    @recorded("pragma", _schedule_of)
     def pragma(self, iv: IterVar, key: str, value: Any = None) -> None:
         """Annotate the axis's loop with ``pragma_<key>`` (e.g. ``auto_unroll_max_step``)."""
         self._leaf(iv, "pragma")
         self.pragmas.setdefault(iv, {})[f"pragma_{key}"] = True if value is None else value
 
+    @recorded("bind", _schedule_of)
     def bind(self, iv: IterVar, thread: IterVar) -> None:
         """Run the axis on GPU threads ``thread`` (kept for bound inference; lowering such a
         schedule raises, as pytvm compiles for CPUs).
@@ -332,12 +346,14 @@ class Stage:
             )
         self.threads[iv] = thread
 
+    @recorded("set_scope", _schedule_of)
     def set_scope(self, scope: str) -> None:
         """Keep this stage's buffer in memory ``scope`` (``global``, ``shared``, ``local``...)."""
         if not isinstance(scope, str) or not scope:
             raise TVMValueError(f"stage {self.name}: set_scope expects a scope name, got {scope!r}")
         self.scope = scope
 
+    @recorded("storage_align", _schedule_of)
     def storage_align(self, iv: IterVar, factor: int, offset: int) -> None:
         """Pad this stage's buffer so the stride of ``iv``'s dimension is ``k*factor + offset``."""
         for k, root in enumerate(self.axis):
@@ -351,6 +367,7 @@ class Stage:
             f"({', '.join(v.var.name for v in self.axis)}), got {iv.var.name}"
         )
 
+    @recorded("transform_layout", _schedule_of)
     def transform_layout(self, mapping_function: Callable[..., Any]) -> list[IterVar] | None:
         """Store the stage's tensor in the layout ``mapping_function`` gives (TVM's semantics).
 
@@ -387,6 +404,7 @@ class Stage:
 
     # ------------------------------------------------------------------ placement
 
+    @recorded("compute_inline", _schedule_of)
     def compute_inline(self) -> None:
         """Substitute this stage's expression into its consumers (no loops of its own)."""
         if self.reduce_axis:
@@ -396,11 +414,13 @@ class Stage:
         self.attach, self.attach_stage, self.attach_ivar = "inline", None, None
         self.placed_by = None
 
+    @recorded("compute_root", _schedule_of)
     def compute_root(self) -> None:
         """Compute this stage on its own, before its consumers (the default)."""
         self.attach, self.attach_stage, self.attach_ivar = "root", None, None
         self.placed_by = None
 
+    @recorded("compute_at", _schedule_of)
     def compute_at(self, parent: Stage, iv: IterVar) -> None:
         """Compute this stage inside ``parent``'s loop ``iv`` (just the part that loop needs)."""
         if not isinstance(parent, Stage):
