@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ffi.errors import TVMValueError
+from ...ir.container import Map
 from ...tir.expr import ExprLike, IterVar, IterVarType, PrimExpr, Range, Var, const
 from ..tensor import ComputeOp, Operation, PlaceholderOp, Tensor
+from .iter_var_attr import IterVarAttr, iter_var_attrs
 from .layout_map import LayoutMap
 from .record import Recorder, recorded
 
@@ -330,9 +332,19 @@ class Stage:
 
     @recorded("pragma", _schedule_of)
     def pragma(self, iv: IterVar, key: str, value: Any = None) -> None:
-        """Annotate the axis's loop with ``pragma_<key>`` (e.g. ``auto_unroll_max_step``)."""
+        """Annotate the axis's loop with ``pragma_<key>`` (e.g. ``auto_unroll_max_step``);
+        the keys ``unroll`` and ``vectorize`` mark the loop so instead, as in TVM.
+        """
+        if key in ("unroll", "vectorize"):
+            self._mark(iv, key)
+            return
         self._leaf(iv, "pragma")
         self.pragmas.setdefault(iv, {})[f"pragma_{key}"] = True if value is None else value
+
+    @property
+    def iter_var_attrs(self) -> Map[IterVar, IterVarAttr]:
+        """TVM's per-axis records: each marked axis's kind, bound thread and pragmas."""
+        return iter_var_attrs(self.kinds, self.threads, self.pragmas)
 
     @recorded("bind", _schedule_of)
     def bind(self, iv: IterVar, thread: IterVar) -> None:
