@@ -70,5 +70,6 @@ def build(
             raise TVMValueError(
                 f"relay.build: host {tgt.host} is not a CPU target; use 'llvm' or 'c'"
             )
+        tgt.check_buildable()
         target = Target(tgt.text)
     return _graph_build(ir_mod, target=target, params=params, mod_name=mod_name)

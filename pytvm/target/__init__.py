@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .target import Target, TargetKind, host_simd_bits
+from .target import GPU_KINDS, Target, TargetKind, cuda, host_simd_bits
 
-__all__ = ["Target", "TargetKind", "host_simd_bits"]
+__all__ = ["GPU_KINDS", "Target", "TargetKind", "cuda", "host_simd_bits"]

@@ -31,9 +31,13 @@ from typing import Any
 
 from ..ffi.errors import TVMValueError
 
-__all__ = ["DEFAULT_LLVM_BACKEND", "Target", "TargetKind", "host_simd_bits"]
+__all__ = ["DEFAULT_LLVM_BACKEND", "GPU_KINDS", "Target", "TargetKind", "cuda", "host_simd_bits"]
 
 _KINDS = ("c", "llvm")
+#: GPU kinds a target may name (TVM code constructs them, checks ``kind.name``, keys and
+#: device facts); pytvm has no code generator for them, so building for one raises.
+GPU_KINDS = ("cuda", "rocm", "opencl", "vulkan", "metal")
+_GPU_OPTIONS = ("arch", "max_num_threads", "thread_warp_size", "max_shared_memory_per_block")
 _FLAGS = ("system-lib",)
 _OPTIONS = (
     "mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "model", "opt-level", "backend",
@@ -131,8 +135,9 @@ class Target:
 
     @property
     def keys(self) -> tuple[str, ...]:
-        """Keys that pick schedules (``("cpu",)`` for CPU targets)."""
-        return tuple(str(self.attrs.get("keys", "cpu")).split(","))
+        """Keys that pick schedules (``("cpu",)`` for CPU targets, ``(kind, "gpu")`` for GPUs)."""
+        default = f"{self.kind.name},gpu" if self.kind.name in GPU_KINDS else "cpu"
+        return tuple(str(self.attrs.get("keys", default)).split(","))
 
     @property
     def backend(self) -> str:
@@ -141,6 +146,7 @@ class Target:
         and cross targets always use C; ``"llvm"`` uses :data:`DEFAULT_LLVM_BACKEND` unless
         ``-backend=`` names one.
         """
+        self.check_buildable()
         explicit = self.attrs.get("backend")
         if explicit:
             return str(explicit)
@@ -148,10 +154,18 @@ class Target:
             return "c"
         return DEFAULT_LLVM_BACKEND
 
+    def check_buildable(self) -> None:
+        """Raise ``TVMValueError`` when pytvm has no code generator for this target (a GPU)."""
+        if self.kind.name in GPU_KINDS:
+            raise TVMValueError(
+                f"target '{self}': pytvm generates code for CPUs only ('llvm', 'c'); there is no "
+                f"{self.kind.name} code generator: build for 'llvm' and run on pytvm.cpu()"
+            )
+
     @property
     def is_host(self) -> bool:
-        """Whether code for this target runs on this machine (no cross triple)."""
-        return not self.mtriple
+        """Whether code for this target runs on this machine (a CPU target, no cross triple)."""
+        return self.kind.name not in GPU_KINDS and not self.mtriple
 
     # ------------------------------------------------------------------ facts for schedules
 
@@ -220,6 +234,18 @@ class Target:
 _STACK: list[Target] = []
 
 
+def cuda(model: str = "unknown", arch: str | None = None, options: Any = None) -> Target:
+    """TVM's ``tvm.target.cuda()``: a CUDA target (``-arch=sm_80``, ...); pytvm can describe it
+    but has no CUDA code generator, so a build for it raises.
+    """
+    parts = ["cuda", f"-model={model}"]
+    if arch:
+        parts.append(f"-arch={arch}")
+    if options:
+        parts.extend([options] if isinstance(options, str) else list(options))
+    return Target(" ".join(parts))
+
+
 def _from_dict(config: Mapping[str, Any]) -> str:
     kind = config.get("kind")
     if not isinstance(kind, str):
@@ -240,7 +266,7 @@ def _parse(text: str) -> tuple[str, dict[str, Any]]:
     if not words:
         raise TVMValueError("empty target string; expected e.g. 'c', 'llvm -mcpu=native'")
     kind = words[0]
-    if kind not in _KINDS:
+    if kind not in (*_KINDS, *GPU_KINDS):
         raise TVMValueError(
             f"unknown target kind {kind!r} in {text!r}; pytvm compiles for {', '.join(_KINDS)} "
             "(both build for the CPU through the C compiler)"
@@ -254,7 +280,7 @@ def _parse(text: str) -> tuple[str, dict[str, Any]]:
             )
         if name in _FLAGS and not eq:
             attrs[name] = True
-        elif name in _OPTIONS and eq and value:
+        elif (name in _OPTIONS or (kind in GPU_KINDS and name in _GPU_OPTIONS)) and eq and value:
             attrs[name] = value
         else:
             known = ", ".join([*(f"--{f}" for f in _FLAGS), *(f"-{o}=..." for o in _OPTIONS)])

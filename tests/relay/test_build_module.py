@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pytvm
 from pytvm import relay
 from pytvm.contrib import graph_executor
+from pytvm.ffi.errors import TVMValueError
 
 
 def test_build_unpacks_as_graph_lib_params() -> None:
@@ -44,3 +46,10 @@ def test_export_library_to_tar_loads_as_the_factory(tmp_path: object) -> None:
     m = graph_executor.GraphModule(loaded["default"](pytvm.cpu()))
     m.run(x=np.zeros(3, "float32"))
     np.testing.assert_allclose(m.get_output(0).numpy(), np.ones(3))
+
+
+def test_building_for_a_gpu_raises_before_compiling() -> None:
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+    with pytest.raises(TVMValueError, match="no cuda code generator"):
+        relay.build(mod, pytvm.target.cuda())

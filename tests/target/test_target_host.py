@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytvm.ffi.errors import TVMValueError
-from pytvm.target import Target
+from pytvm.target import Target, cuda
 
 
 def test_host_is_a_target_of_its_own() -> None:
@@ -32,3 +32,13 @@ def test_target_is_the_current_one_inside_with() -> None:
     with Target("llvm", host="llvm") as t:
         assert Target.current() is t
     assert Target.current() is None
+
+
+def test_a_gpu_target_is_described_but_not_built() -> None:
+    t = cuda(arch="sm_80")
+    assert t.kind.name == "cuda" and t.keys == ("cuda", "gpu") and not t.is_host
+    assert Target("cuda", host="llvm").host == Target("llvm")
+    with pytest.raises(TVMValueError, match="no cuda code generator"):
+        t.check_buildable()
+    with pytest.raises(TVMValueError, match="no cuda code generator"):
+        _ = t.backend
