@@ -32,6 +32,7 @@ from . import (  # adreno ... rocm: names of targets pytvm refuses (topi._other_
     rocm,
     tag,
     utils,
+    vision,
     x86,
 )
 from .broadcast import (
@@ -207,6 +208,7 @@ __all__ = [
     "transpose",
     "trunc",
     "utils",
+    "vision",
     "where",
     "x86",
 ]

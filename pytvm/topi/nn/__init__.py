@@ -24,6 +24,13 @@ from .normalization import batch_norm, layer_norm, log_softmax, softmax
 from .padding import pad
 from .pool_grad import pool_grad
 from .pooling import pool1d, pool2d, pool3d
+from .space_rearrange import (
+    batch_to_space_nd,
+    depth_to_space,
+    dilate,
+    space_to_batch_nd,
+    space_to_depth,
+)
 
 __all__ = [
     "adaptive_pool",
@@ -31,6 +38,7 @@ __all__ = [
     "adaptive_pool3d",
     "batch_matmul",
     "batch_norm",
+    "batch_to_space_nd",
     "clip",
     "conv2d",
     "conv2d_kernel_pack",
@@ -41,8 +49,10 @@ __all__ = [
     "dense",
     "dense_pack",
     "dense_pack_weight",
+    "depth_to_space",
     "depthwise_conv2d_nchw",
     "depthwise_conv2d_nchw_rows",
+    "dilate",
     "flatten",
     "gelu",
     "global_pool",
@@ -68,5 +78,7 @@ __all__ = [
     "relu",
     "rms_norm",
     "softmax",
+    "space_to_batch_nd",
+    "space_to_depth",
     "utils",
 ]
