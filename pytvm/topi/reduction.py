@@ -70,7 +70,8 @@ def _comm_reduce(
 
 
 def sum(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
-    """Sum over ``axis``.
+    """Sum over ``axis``; of booleans, their logical or (numpy's ``sum(dtype=bool)``: a bool
+    sum saturates at True rather than wrapping).
 
     Examples
     --------
@@ -79,6 +80,8 @@ def sum(data: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     >>> [str(d) for d in topi.sum(A, axis=1, keepdims=True).shape]
     ['2', '1', '4']
     """
+    if data.dtype == "bool":
+        return _comm_reduce("sum", _any, data, axis, keepdims)
     return _comm_reduce("sum", te_red.sum, data, axis, keepdims)
 
 

@@ -29,3 +29,15 @@ def test_logical_reduction_matches_numpy(
     out = tvm.nd.empty(want.shape, "bool")
     f(tvm.nd.array(x), out)
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_sum_of_booleans_is_their_logical_or() -> None:
+    A = te.placeholder((4, 5), "bool", "A")
+    B = topi.sum(A, axis=1)
+    f = tvm.build(te.create_schedule(B.op), [A, B], "llvm")
+    x = np.ones((4, 5), "bool")
+    x[0] = False
+    x[1, 1:] = False
+    out = tvm.nd.empty((4,), "bool")
+    f(tvm.nd.array(x), out)
+    np.testing.assert_array_equal(out.numpy(), x.sum(axis=1, dtype="bool"))
