@@ -4,8 +4,8 @@ A row: ``{"input": [target, task_name, task_args, task_kwargs], "config": {"inde
 "entity"}, "result": [costs, error_no, all_cost, timestamp], "version": 0.2, ...}``.
 
 Only the JSON protocol is read and written (TVM's pickle rows would run code from the log).
-A row whose target pytvm cannot compile for (``cuda``, ...) is skipped with one warning per
-file, since no pytvm template can ask for it.
+A row whose target pytvm cannot parse (a kind or option it does not know) is skipped, with one
+warning per file: no target pytvm builds for can ask for it.
 """
 
 from __future__ import annotations

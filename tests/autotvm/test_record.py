@@ -58,7 +58,7 @@ def test_history_best_reads_an_open_buffer_and_pairs() -> None:
 
 def test_rows_for_targets_pytvm_cannot_parse_are_skipped(tmp_path: Path) -> None:
     row = json.loads(_row(2, 0.3))
-    row["input"][0] = "cuda -keys=cuda,gpu"
+    row["input"][0] = "sdaccel -keys=fpga"
     log = tmp_path / "gpu.log"
     log.write_text(json.dumps(row) + "\n" + _row(4, 0.2) + "\n")
     assert len(load_from_file(log)) == 1

@@ -5,13 +5,20 @@ written, for targets without a tuned schedule).
 
 from __future__ import annotations
 
-from . import conv2d, default, nn
+from . import conv2d, default, image, math, nn, search, sort, vision
 from .default import default_schedule
+from .image import (
+    schedule_dilation2d_nchw,
+    schedule_dilation2d_nhwc,
+)
 from .injective import (
     schedule_broadcast,
     schedule_elemwise,
     schedule_injective,
     schedule_injective_from_existing,
+)
+from .math import (
+    schedule_einsum,
 )
 from .nn import (
     schedule_adaptive_pool,
@@ -53,13 +60,38 @@ from .nn import (
     schedule_softmax,
 )
 from .reduction import schedule_reduce
+from .search import (
+    schedule_argwhere,
+    schedule_sparse_fill_empty_rows,
+    schedule_unique,
+)
+from .sort import (
+    schedule_argsort,
+    schedule_sort,
+    schedule_topk,
+)
+from .vision import (
+    schedule_get_valid_counts,
+    schedule_multibox_detection,
+    schedule_multibox_prior,
+    schedule_multibox_transform_loc,
+    schedule_nms,
+    schedule_proposal,
+    schedule_reorg,
+    schedule_roi_align,
+    schedule_roi_pool,
+)
 
 __all__ = [
     "conv2d",
     "default",
     "default_schedule",
+    "image",
+    "math",
     "nn",
     "schedule_adaptive_pool",
+    "schedule_argsort",
+    "schedule_argwhere",
     "schedule_batch_matmul",
     "schedule_batch_norm",
     "schedule_broadcast",
@@ -82,9 +114,13 @@ __all__ = [
     "schedule_depthwise_conv2d_NCHWc",
     "schedule_depthwise_conv2d_nchw",
     "schedule_depthwise_conv2d_nhwc",
+    "schedule_dilation2d_nchw",
+    "schedule_dilation2d_nhwc",
+    "schedule_einsum",
     "schedule_elemwise",
     "schedule_extern",
     "schedule_fast_softmax",
+    "schedule_get_valid_counts",
     "schedule_group_conv1d_ncw",
     "schedule_group_conv1d_nwc",
     "schedule_group_conv1d_transpose_ncw",
@@ -97,8 +133,23 @@ __all__ = [
     "schedule_lrn",
     "schedule_lstm",
     "schedule_matmul",
+    "schedule_multibox_detection",
+    "schedule_multibox_prior",
+    "schedule_multibox_transform_loc",
+    "schedule_nms",
     "schedule_pool",
     "schedule_pool_grad",
+    "schedule_proposal",
     "schedule_reduce",
+    "schedule_reorg",
+    "schedule_roi_align",
+    "schedule_roi_pool",
     "schedule_softmax",
+    "schedule_sort",
+    "schedule_sparse_fill_empty_rows",
+    "schedule_topk",
+    "schedule_unique",
+    "search",
+    "sort",
+    "vision",
 ]

@@ -4,7 +4,7 @@ optionally with its injective stages inlined and the output's loops fused into o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...ffi.errors import TVMValueError
@@ -12,7 +12,7 @@ from ...target import Target
 from ...te.tensor import Tensor
 from ._traverse import as_outputs, create_schedule, traverse_inline
 
-__all__ = ["check_cpu_target", "default_schedule"]
+__all__ = ["as_written", "check_cpu_target", "default_schedule"]
 
 #: Target keys of accelerators pytvm has no code generator for.
 _ACCELERATOR_KEYS = frozenset({"gpu", "cuda", "rocm", "opencl", "vulkan", "metal", "hls"})
@@ -53,3 +53,18 @@ def default_schedule(outs: Tensor | Sequence[Tensor], auto_inline: bool) -> Any:
         if len(first.op.axis) > 1:
             s[first].fuse(*first.op.axis)
     return s
+
+
+def as_written(name: str, operator: str) -> Callable[..., Any]:
+    """TVM's generic schedule ``name`` of ``operator``: ``default_schedule(outs, False)``
+    (extra arguments, such as ``schedule_pool``'s layout, are accepted and not needed).
+    """
+
+    def schedule(outs: Tensor | Sequence[Tensor], *args: object) -> Any:
+        return default_schedule(outs, False)
+
+    schedule.__name__ = schedule.__qualname__ = name
+    schedule.__doc__ = (
+        f"Schedule of ``{operator}`` (TVM's generic default: the computation as written)."
+    )
+    return schedule

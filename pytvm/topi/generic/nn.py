@@ -7,12 +7,12 @@ TVM's portable defaults, for tests and for comparing against the tuned ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ...te.tensor import ComputeOp, Tensor
 from ._traverse import as_outputs, create_schedule, traverse_inline
-from .default import check_cpu_target, default_schedule
+from .default import as_written, check_cpu_target, default_schedule
 
 __all__ = [
     "schedule_adaptive_pool",
@@ -54,79 +54,63 @@ __all__ = [
     "schedule_softmax",
 ]
 
-Schedule = Callable[..., Any]
-
-
-def _as_written(name: str, operator: str) -> Schedule:
-    """TVM's generic schedule ``name`` of ``operator``: the computation as written."""
-
-    def schedule(outs: Tensor | Sequence[Tensor], *layout: object) -> Any:
-        return default_schedule(outs, False)
-
-    schedule.__name__ = schedule.__qualname__ = name
-    schedule.__doc__ = (
-        f"Schedule of ``{operator}`` (TVM's generic default: the computation as written)."
-    )
-    return schedule
-
-
-schedule_conv1d_ncw = _as_written("schedule_conv1d_ncw", "topi.nn.conv1d_ncw")
-schedule_conv1d_nwc = _as_written("schedule_conv1d_nwc", "topi.nn.conv1d_nwc")
-schedule_group_conv1d_ncw = _as_written("schedule_group_conv1d_ncw", "topi.nn.group_conv1d_ncw")
-schedule_group_conv1d_nwc = _as_written("schedule_group_conv1d_nwc", "topi.nn.group_conv1d_nwc")
-schedule_conv2d_hwcn = _as_written("schedule_conv2d_hwcn", "topi.nn.conv2d_hwcn")
-schedule_conv2d_nchw = _as_written("schedule_conv2d_nchw", "topi.nn.conv2d_nchw")
-schedule_conv2d_nhwc = _as_written("schedule_conv2d_nhwc", "topi.nn.conv2d_nhwc")
-schedule_conv2d_NCHWc = _as_written("schedule_conv2d_NCHWc", "topi.nn.conv2d_NCHWc")
-schedule_conv3d_ncdhw = _as_written("schedule_conv3d_ncdhw", "topi.nn.conv3d_ncdhw")
-schedule_conv3d_ndhwc = _as_written("schedule_conv3d_ndhwc", "topi.nn.conv3d_ndhwc")
-schedule_conv3d_transpose_ncdhw = _as_written(
+schedule_conv1d_ncw = as_written("schedule_conv1d_ncw", "topi.nn.conv1d_ncw")
+schedule_conv1d_nwc = as_written("schedule_conv1d_nwc", "topi.nn.conv1d_nwc")
+schedule_group_conv1d_ncw = as_written("schedule_group_conv1d_ncw", "topi.nn.group_conv1d_ncw")
+schedule_group_conv1d_nwc = as_written("schedule_group_conv1d_nwc", "topi.nn.group_conv1d_nwc")
+schedule_conv2d_hwcn = as_written("schedule_conv2d_hwcn", "topi.nn.conv2d_hwcn")
+schedule_conv2d_nchw = as_written("schedule_conv2d_nchw", "topi.nn.conv2d_nchw")
+schedule_conv2d_nhwc = as_written("schedule_conv2d_nhwc", "topi.nn.conv2d_nhwc")
+schedule_conv2d_NCHWc = as_written("schedule_conv2d_NCHWc", "topi.nn.conv2d_NCHWc")
+schedule_conv3d_ncdhw = as_written("schedule_conv3d_ncdhw", "topi.nn.conv3d_ncdhw")
+schedule_conv3d_ndhwc = as_written("schedule_conv3d_ndhwc", "topi.nn.conv3d_ndhwc")
+schedule_conv3d_transpose_ncdhw = as_written(
     "schedule_conv3d_transpose_ncdhw", "topi.nn.conv3d_transpose_ncdhw"
 )
-schedule_conv2d_transpose_nchw = _as_written(
+schedule_conv2d_transpose_nchw = as_written(
     "schedule_conv2d_transpose_nchw", "topi.nn.conv2d_transpose_nchw"
 )
-schedule_conv1d_transpose_ncw = _as_written(
+schedule_conv1d_transpose_ncw = as_written(
     "schedule_conv1d_transpose_ncw", "topi.nn.conv1d_transpose_ncw"
 )
-schedule_group_conv1d_transpose_ncw = _as_written(
+schedule_group_conv1d_transpose_ncw = as_written(
     "schedule_group_conv1d_transpose_ncw", "topi.nn.group_conv1d_transpose_ncw"
 )
-schedule_depthwise_conv2d_nchw = _as_written(
+schedule_depthwise_conv2d_nchw = as_written(
     "schedule_depthwise_conv2d_nchw", "topi.nn.depthwise_conv2d_nchw"
 )
-schedule_depthwise_conv2d_nhwc = _as_written(
+schedule_depthwise_conv2d_nhwc = as_written(
     "schedule_depthwise_conv2d_nhwc", "topi.nn.depthwise_conv2d_nhwc"
 )
-schedule_depthwise_conv2d_NCHWc = _as_written(
+schedule_depthwise_conv2d_NCHWc = as_written(
     "schedule_depthwise_conv2d_NCHWc", "topi.nn.depthwise_conv2d_NCHWc"
 )
-schedule_group_conv2d_nchw = _as_written("schedule_group_conv2d_nchw", "topi.nn.group_conv2d_nchw")
-schedule_group_conv2d_nhwc = _as_written("schedule_group_conv2d_nhwc", "topi.nn.group_conv2d_nhwc")
-schedule_group_conv2d_transpose_nchw = _as_written(
+schedule_group_conv2d_nchw = as_written("schedule_group_conv2d_nchw", "topi.nn.group_conv2d_nchw")
+schedule_group_conv2d_nhwc = as_written("schedule_group_conv2d_nhwc", "topi.nn.group_conv2d_nhwc")
+schedule_group_conv2d_transpose_nchw = as_written(
     "schedule_group_conv2d_transpose_nchw", "topi.nn.group_conv2d_transpose_nchw"
 )
-schedule_group_conv3d_transpose_ncdhw = _as_written(
+schedule_group_conv3d_transpose_ncdhw = as_written(
     "schedule_group_conv3d_transpose_ncdhw", "topi.nn.group_conv3d_transpose_ncdhw"
 )
-schedule_deformable_conv2d_nchw = _as_written(
+schedule_deformable_conv2d_nchw = as_written(
     "schedule_deformable_conv2d_nchw", "topi.nn.deformable_conv2d_nchw"
 )
-schedule_deformable_conv2d_nhwc = _as_written(
+schedule_deformable_conv2d_nhwc = as_written(
     "schedule_deformable_conv2d_nhwc", "topi.nn.deformable_conv2d_nhwc"
 )
-schedule_correlation_nchw = _as_written("schedule_correlation_nchw", "topi.nn.correlation_nchw")
-schedule_softmax = _as_written("schedule_softmax", "topi.nn.softmax")
-schedule_fast_softmax = _as_written("schedule_fast_softmax", "topi.nn.fast_softmax")
-schedule_matmul = _as_written("schedule_matmul", "topi.nn.matmul")
-schedule_dense = _as_written("schedule_dense", "topi.nn.dense")
-schedule_batch_matmul = _as_written("schedule_batch_matmul", "topi.nn.batch_matmul")
-schedule_pool = _as_written("schedule_pool", "topi.nn.pool2d")
-schedule_pool_grad = _as_written("schedule_pool_grad", "topi.nn.pool_grad")
-schedule_adaptive_pool = _as_written("schedule_adaptive_pool", "topi.nn.adaptive_pool")
-schedule_lrn = _as_written("schedule_lrn", "topi.nn.lrn")
-schedule_batch_norm = _as_written("schedule_batch_norm", "topi.nn.batch_norm")
-schedule_lstm = _as_written("schedule_lstm", "topi.nn.lstm")
+schedule_correlation_nchw = as_written("schedule_correlation_nchw", "topi.nn.correlation_nchw")
+schedule_softmax = as_written("schedule_softmax", "topi.nn.softmax")
+schedule_fast_softmax = as_written("schedule_fast_softmax", "topi.nn.fast_softmax")
+schedule_matmul = as_written("schedule_matmul", "topi.nn.matmul")
+schedule_dense = as_written("schedule_dense", "topi.nn.dense")
+schedule_batch_matmul = as_written("schedule_batch_matmul", "topi.nn.batch_matmul")
+schedule_pool = as_written("schedule_pool", "topi.nn.pool2d")
+schedule_pool_grad = as_written("schedule_pool_grad", "topi.nn.pool_grad")
+schedule_adaptive_pool = as_written("schedule_adaptive_pool", "topi.nn.adaptive_pool")
+schedule_lrn = as_written("schedule_lrn", "topi.nn.lrn")
+schedule_batch_norm = as_written("schedule_batch_norm", "topi.nn.batch_norm")
+schedule_lstm = as_written("schedule_lstm", "topi.nn.lstm")
 
 
 def schedule_concatenate(outs: Tensor | Sequence[Tensor]) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..generic.injective import schedule_injective, schedule_injective_from_existing
 from ..generic.reduction import schedule_reduce
 from . import conv2d_avx_common, depthwise_conv2d
+from .batch_norm import schedule_batch_norm
 from .conv1d import (
     conv2d_transpose_nchw,
     schedule_conv1d_ncw,
@@ -82,6 +83,7 @@ __all__ = [
     "implementations",
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
+    "schedule_batch_norm",
     "schedule_concatenate",
     "schedule_conv1d_ncw",
     "schedule_conv1d_nwc",

@@ -101,3 +101,24 @@ def test_generic_conv2d_module_schedules_with_inlined_stages() -> None:
     out = _run(Y, [X], [x], topi.generic.conv2d.schedule_depthwise_conv2d_nhwc)
     xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
     np.testing.assert_allclose(out, xp[:, :4, :4] + xp[:, 2:, 2:])
+
+
+@pytest.mark.parametrize(
+    "sched",
+    [
+        topi.generic.schedule_unique,
+        topi.generic.schedule_argwhere,
+        topi.generic.schedule_sort,
+        topi.generic.schedule_topk,
+        topi.generic.schedule_nms,
+        topi.generic.schedule_roi_align,
+        topi.generic.schedule_einsum,
+        topi.generic.schedule_dilation2d_nchw,
+    ],
+)
+def test_search_sort_vision_math_image_schedules_run_as_written(sched: Any) -> None:
+    x = np.random.default_rng(4).random((3, 4), "float32")
+    X = te.placeholder(x.shape, name="X")
+    out = _run(topi.sum(X, axis=1), [X], [x], sched)
+    np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-5)
+    assert sched.__name__.startswith("schedule_")

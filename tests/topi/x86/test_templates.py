@@ -271,3 +271,18 @@ def test_same_padding_covers_the_dilated_kernel() -> None:
         Z = topi.x86.depthwise_conv2d_nchw(X, D, 1, "SAME", 2, "float32")
     assert get_const_tuple(Y.shape) == (1, 4, 5, 5)
     assert get_const_tuple(Z.shape) == (1, 4, 5, 5)
+
+
+def test_schedule_batch_norm_runs_the_normalized_output() -> None:
+    rng = np.random.default_rng(9)
+    x = rng.random((2, 3, 4, 5), "float32")
+    g, b, m = rng.random(3, "float32"), rng.random(3, "float32"), rng.random(3, "float32")
+    v = rng.random(3, "float32") + 0.5
+    X, G, B, M, V = (te.placeholder(a.shape, name=n) for a, n in zip([x, g, b, m, v], "xgbmv"))
+    with Target("llvm"):
+        out = topi.nn.batch_norm(X, G, B, M, V, 1, 0.01, True, True, False, 0.1)[0]
+        s = topi.x86.schedule_batch_norm([out])
+    res = _build_run(s, [X, G, B, M, V, out], [x, g, b, m, v])
+    shape = (1, 3, 1, 1)
+    ref = (x - m.reshape(shape)) / np.sqrt(v.reshape(shape) + 0.01) * g.reshape(shape)
+    np.testing.assert_allclose(res, ref + b.reshape(shape), rtol=1e-5, atol=1e-6)
