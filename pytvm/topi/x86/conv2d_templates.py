@@ -18,9 +18,10 @@ from ...ffi.errors import TVMValueError
 from ...te.tensor import Tensor
 from .. import nn
 from .._shape import const_int
+from ..generic.reduction import schedule_reduce
 from ..nn.utils import get_pad_tuple
 from ..transform import transpose
-from .default import schedule_default
+from .default import anchor_tag, schedule_default
 from .strategy import Workload, select
 
 __all__ = [
@@ -112,5 +113,10 @@ def conv2d_nhwc(
 
 
 def schedule_conv2d_nhwc(outs: Tensor | Sequence[Tensor]) -> Any:
-    """Schedule of :func:`conv2d_nhwc`."""
-    return schedule_default(outs)
+    """Schedule of an NHWC convolution: :func:`conv2d_nhwc`'s NCHW kernel by its anchor, any
+    other convolution stage (``topi.nn.conv2d_nhwc``) as a reduction (all data-parallel axes
+    in parallel, the window innermost).
+    """
+    if anchor_tag(outs) is not None:
+        return schedule_default(outs)
+    return schedule_reduce(outs)

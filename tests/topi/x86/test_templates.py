@@ -286,3 +286,21 @@ def test_schedule_batch_norm_runs_the_normalized_output() -> None:
     shape = (1, 3, 1, 1)
     ref = (x - m.reshape(shape)) / np.sqrt(v.reshape(shape) + 0.01) * g.reshape(shape)
     np.testing.assert_allclose(res, ref + b.reshape(shape), rtol=1e-5, atol=1e-6)
+
+
+def test_schedule_conv2d_nhwc_takes_a_plain_nhwc_convolution() -> None:
+    x = np.random.default_rng(10).random((1, 5, 5, 3), "float32")
+    w = np.random.default_rng(11).random((3, 3, 3, 2), "float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    ry, rx, rc = te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx"), te.reduce_axis((0, 3))
+    Y = te.compute(
+        (1, 3, 3, 2),
+        lambda n, y, x_, f: te.sum(X[n, y + ry, x_ + rx, rc] * W[ry, rx, rc, f], axis=[ry, rx, rc]),
+        name="Y",
+    )
+    R = topi.nn.relu(Y)
+    with Target("llvm"):
+        s = topi.x86.schedule_conv2d_nhwc([R])
+    out = _build_run(s, [X, W, R], [x, w])
+    ref = _conv_ref(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), 1, (0, 0, 0, 0))
+    np.testing.assert_allclose(out, np.maximum(ref, 0).transpose(0, 2, 3, 1), rtol=1e-5)
