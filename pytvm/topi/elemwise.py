@@ -24,6 +24,7 @@ __all__ = [
     "identity",
     "log",
     "negative",
+    "reinterpret",
     "round",
     "rsqrt",
     "sigmoid",
@@ -150,3 +151,8 @@ def cast(x: Tensor, dtype: str) -> Tensor:
     """``x`` converted to ``dtype`` (floats to integers round toward zero)."""
     target = str(const(0, dtype).dtype)
     return _unary("cast", lambda v: v if v.dtype == target else Cast(target, v), x)
+
+
+def reinterpret(x: Tensor, dtype: str) -> Tensor:
+    """The bits of each element read as ``dtype`` (of the same width)."""
+    return _unary("reinterpret", lambda v: tirop.reinterpret(dtype, v), x)

@@ -12,18 +12,42 @@ from ..tir.expr import ExprLike, PrimExpr, Var, const, convert
 from ..tir.op import if_then_else
 from . import tag
 from ._shape import const_int, normalize_axes, normalize_axis, op_error, prod
+from .masking import matrix_set_diag, one_hot, sequence_mask, sparse_to_dense, strided_set, trilu
+from .reordering import (
+    adv_index,
+    expand_like,
+    flip,
+    repeat,
+    reverse_sequence,
+    stack,
+    tensordot,
+    unravel_index,
+)
 
 __all__ = [
+    "adv_index",
     "concatenate",
     "expand_dims",
+    "expand_like",
     "flatten",
+    "flip",
     "matmul",
+    "matrix_set_diag",
+    "one_hot",
     "ravel_index",
+    "repeat",
     "reshape",
+    "reverse_sequence",
+    "sequence_mask",
+    "sparse_to_dense",
     "split",
     "squeeze",
+    "stack",
+    "strided_set",
+    "tensordot",
     "tile",
     "transpose",
+    "trilu",
     "unravel_index",
 ]
 
@@ -36,7 +60,7 @@ def ravel_index(indices: Sequence[PrimExpr], shape: Sequence[PrimExpr]) -> PrimE
     return flat
 
 
-def unravel_index(flat: PrimExpr, shape: Sequence[PrimExpr]) -> list[PrimExpr]:
+def _unravel(flat: PrimExpr, shape: Sequence[PrimExpr]) -> list[PrimExpr]:
     """The row-major indices of linear position ``flat`` in ``shape``."""
     out: list[PrimExpr] = []
     for d in reversed(shape):
@@ -85,7 +109,7 @@ def reshape(a: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
 
     def body(*idx: Var) -> PrimExpr:
         if groups is None:
-            return a(*unravel_index(ravel_index(list(idx), dims), list(a.shape)))
+            return a(*_unravel(ravel_index(list(idx), dims), list(a.shape)))
         src: list[PrimExpr] = [const(0, "int32")] * a.ndim
         for group_in, group_out in groups:
             # Unit dimensions index 0; a group of one dimension on each side passes through.
@@ -212,7 +236,7 @@ def flatten(data: Tensor) -> Tensor:
     rest = list(data.shape[1:])
     return compute(
         [data.shape[0], prod(rest)],
-        lambda b, j: data(b, *unravel_index(j, rest)),
+        lambda b, j: data(b, *_unravel(j, rest)),
         name="T_flatten",
         tag=tag.INJECTIVE,
     )

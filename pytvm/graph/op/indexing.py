@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ...topi.gather import gather, gather_nd
+from ...topi.gather import gather
+from ...topi.gather import gather_nd_last_axis as gather_nd
 from ...topi.scan import cumsum
 from ..attrs import Attrs
 from .define import define_op
