@@ -4,6 +4,12 @@ layer norm; injective operators and reductions use :mod:`pytvm.topi.generic`'s.
 Vector widths, tile sizes and whether to run in parallel come from the current target
 (``pytvm.target.Target.current()``) and the operator's shape. Which implementation computes a
 convolution or matrix product is the strategy table's choice (:mod:`.strategy`).
+
+TVM's x86 entry points are here under TVM's names and signatures: the AutoTVM templates
+``dense_nopack``, ``dense_pack``, ``dense_dynamic``, ``batch_matmul``, ``conv2d_NCHWc`` and
+``depthwise_conv2d_NCHWc`` (called without a configuration: the dispatch context of
+:mod:`pytvm.autotvm` supplies it), ``conv2d_nchw``, ``conv2d_nhwc``, ``depthwise_conv2d_nchw``,
+``conv2d_transpose_nchw`` and their ``schedule_*`` functions.
 """
 
 from __future__ import annotations
