@@ -18,18 +18,31 @@ __all__ = [
     "schedule_adaptive_pool",
     "schedule_batch_matmul",
     "schedule_batch_norm",
+    "schedule_binarize_pack",
+    "schedule_binary_dense",
+    "schedule_bitpack",
+    "schedule_bitserial_conv2d_nchw",
+    "schedule_bitserial_conv2d_nhwc",
+    "schedule_bitserial_dense",
     "schedule_concatenate",
     "schedule_conv1d_ncw",
     "schedule_conv1d_nwc",
     "schedule_conv1d_transpose_ncw",
     "schedule_conv2d_NCHWc",
+    "schedule_conv2d_NCHWc_int8",
+    "schedule_conv2d_gemm_weight_transform",
     "schedule_conv2d_hwcn",
     "schedule_conv2d_nchw",
     "schedule_conv2d_nhwc",
+    "schedule_conv2d_nhwc_pack",
     "schedule_conv2d_transpose_nchw",
+    "schedule_conv2d_winograd_nnpack_weight_transform",
+    "schedule_conv2d_winograd_weight_transform",
+    "schedule_conv2d_winograd_without_weight_transform",
     "schedule_conv3d_ncdhw",
     "schedule_conv3d_ndhwc",
     "schedule_conv3d_transpose_ncdhw",
+    "schedule_conv3d_winograd_weight_transform",
     "schedule_correlation_nchw",
     "schedule_deformable_conv2d_nchw",
     "schedule_deformable_conv2d_nhwc",
@@ -52,6 +65,9 @@ __all__ = [
     "schedule_pool",
     "schedule_pool_grad",
     "schedule_softmax",
+    "schedule_sparse_conv2d",
+    "schedule_sparse_dense",
+    "schedule_sparse_transpose",
 ]
 
 schedule_conv1d_ncw = as_written("schedule_conv1d_ncw", "topi.nn.conv1d_ncw")
@@ -111,6 +127,41 @@ schedule_adaptive_pool = as_written("schedule_adaptive_pool", "topi.nn.adaptive_
 schedule_lrn = as_written("schedule_lrn", "topi.nn.lrn")
 schedule_batch_norm = as_written("schedule_batch_norm", "topi.nn.batch_norm")
 schedule_lstm = as_written("schedule_lstm", "topi.nn.lstm")
+
+schedule_conv2d_nhwc_pack = as_written(
+    "schedule_conv2d_nhwc_pack", "topi.nn.conv2d_nhwc (packed int8)"
+)
+schedule_conv2d_NCHWc_int8 = as_written("schedule_conv2d_NCHWc_int8", "topi.nn.conv2d_NCHWc_int8")
+schedule_conv2d_winograd_weight_transform = as_written(
+    "schedule_conv2d_winograd_weight_transform", "topi.nn.conv2d_winograd_weight_transform"
+)
+schedule_conv2d_gemm_weight_transform = as_written(
+    "schedule_conv2d_gemm_weight_transform", "topi.nn.conv2d_gemm_weight_transform"
+)
+schedule_conv3d_winograd_weight_transform = as_written(
+    "schedule_conv3d_winograd_weight_transform", "topi.nn.conv3d_winograd_weight_transform"
+)
+schedule_conv2d_winograd_without_weight_transform = as_written(
+    "schedule_conv2d_winograd_without_weight_transform",
+    "topi.nn.conv2d_winograd_without_weight_transform",
+)
+schedule_conv2d_winograd_nnpack_weight_transform = as_written(
+    "schedule_conv2d_winograd_nnpack_weight_transform",
+    "topi.nn.conv2d_winograd_nnpack_weight_transform",
+)
+schedule_bitserial_conv2d_nchw = as_written(
+    "schedule_bitserial_conv2d_nchw", "topi.nn.bitserial_conv2d_nchw"
+)
+schedule_bitserial_conv2d_nhwc = as_written(
+    "schedule_bitserial_conv2d_nhwc", "topi.nn.bitserial_conv2d_nhwc"
+)
+schedule_bitserial_dense = as_written("schedule_bitserial_dense", "topi.nn.bitserial_dense")
+schedule_binarize_pack = as_written("schedule_binarize_pack", "topi.nn.binarize_pack")
+schedule_bitpack = as_written("schedule_bitpack", "topi.nn.bitpack")
+schedule_binary_dense = as_written("schedule_binary_dense", "topi.nn.binary_dense")
+schedule_sparse_dense = as_written("schedule_sparse_dense", "topi.nn.sparse_dense")
+schedule_sparse_transpose = as_written("schedule_sparse_transpose", "topi.nn.sparse_transpose")
+schedule_sparse_conv2d = as_written("schedule_sparse_conv2d", "topi.nn.sparse_conv2d")
 
 
 def schedule_concatenate(outs: Tensor | Sequence[Tensor]) -> Any:
