@@ -90,6 +90,7 @@ from ._window import (
     dilate_python,
 )
 from .common import (
+    compare_numpy_tvm,
     dispatch,
     get_broadcast_schedule,
     get_conv2d_nchw_implement,
@@ -106,6 +107,7 @@ __all__ = [
     "batch_matmul",
     "batch_norm",
     "batch_to_space_nd_python",
+    "compare_numpy_tvm",
     "conv1d_ncw_python",
     "conv1d_transpose_ncw_python",
     "conv2d_backward_weight_python",

@@ -17,6 +17,7 @@ from ...target import Target
 from .. import generic, nn, x86
 
 __all__ = [
+    "compare_numpy_tvm",
     "dispatch",
     "get_broadcast_schedule",
     "get_conv2d_nchw_implement",
@@ -111,3 +112,28 @@ def get_conv2d_nchw_implement(target: Target | str) -> tuple[Callable[..., Any],
 def get_conv2d_nhwc_implement(target: Target | str) -> tuple[Callable[..., Any], Schedule]:
     """``(compute, schedule)`` of an NHWC convolution for ``target``."""
     return dispatch(target, _conv2d_nhwc_implement)
+
+
+def compare_numpy_tvm(
+    inputs: list[Any],
+    output: Any,
+    target: Target | str,
+    device: Any,
+    compute: Callable[..., Any],
+    schedule: Schedule,
+) -> None:
+    """Build ``compute`` over placeholders shaped like the numpy ``inputs`` with ``schedule``
+    for ``target``, run it on ``device`` and check its result against ``output`` (1e-4).
+    """
+    import numpy as np
+
+    from ... import build, nd, te
+    from ...testing import assert_allclose
+
+    placeholders = [te.placeholder(shape=x.shape, dtype=str(x.dtype)) for x in inputs]
+    result = nd.array(np.zeros(output.shape, dtype=output.dtype), device=device)
+    with Target(target) if isinstance(target, str) else target:
+        out = compute(*placeholders)
+        func = build(schedule([out]), [*placeholders, out])
+    func(*[nd.array(x, device=device) for x in inputs], result)
+    assert_allclose(result.numpy(), output, atol=1e-4, rtol=1e-4)
