@@ -52,3 +52,21 @@ def test_export_node_renamed_model_names_unnamed_nodes(tmp_path: Path) -> None:
     relay.frontend.from_onnx(_batched_matmul(), export_node_renamed_model_path=str(tmp_path))
     (saved,) = [f for f in tmp_path.iterdir() if f.name.startswith("tvm_exported_model_")]
     assert onnx.load(str(saved)).graph.node[0].name == "MatMul_0"
+
+
+def test_pow_with_an_exponent_given_at_run_time() -> None:
+    node = helper.make_node("Pow", ["x", "y"], ["out"])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])],
+    )
+    mod, _ = relay.frontend.from_onnx(helper.make_model(graph))
+    rng = np.random.default_rng(0)
+    x, y = (rng.uniform(0.5, 2, (2, 3)).astype("float32") for _ in range(2))
+    out = relay.create_executor("graph", mod).evaluate()(x, y).numpy()
+    np.testing.assert_allclose(out, np.power(x, y), rtol=1e-5)

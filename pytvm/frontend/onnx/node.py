@@ -147,6 +147,12 @@ class NodeContext:
         v = self.value(i, what)
         return None if v.size == 0 and v.ndim == 1 else v
 
+    def known_value(self, i: int) -> np.ndarray | None:
+        """The value of input ``i`` when it is known at import time, else None (also when the
+        input is not given): for converters with a special case of constant inputs.
+        """
+        return self._values[i]() if self.has(i) else None
+
     def ints(self, i: int, what: str = "") -> list[int]:
         """Input ``i``'s value as a list of ints."""
         return [int(v) for v in np.asarray(self.value(i, what)).reshape(-1)]

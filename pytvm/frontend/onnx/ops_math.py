@@ -70,7 +70,7 @@ def _pow(ctx: NodeContext) -> Expr:
     dtype = ctx.dtype(0)
     if ctx.dtype(1) != dtype:
         exponent = ctx.call("cast", exponent, dtype=dtype)
-    value = ctx.optional_value(1)
+    value = ctx.known_value(1)  # x ** 2 as x * x when the exponent is a constant 2
     if (
         value is not None
         and value.size == 1
