@@ -20,20 +20,30 @@ __all__ = [
     "BROADCAST",
     "COMM_REDUCE",
     "COMM_REDUCE_IDX",
+    "CONV1D_NCW",
+    "CONV1D_NWC",
+    "CONV2D_HWCN",
     "CONV2D_NCHW",
     "CONV2D_NCHWC",
     "CONV2D_NCHW_PACKED",
     "CONV2D_NCHW_POINTWISE",
+    "CONV2D_NHWC",
     "CONV2D_TRANSPOSE_NCHW",
+    "CONV3D_NCDHW",
+    "CONV3D_NDHWC",
     "DENSE",
     "DENSE_PACK",
     "DENSE_PACK_WEIGHT",
     "DEPTHWISE_CONV2D_NCHW",
     "DEPTHWISE_CONV2D_NCHWC",
     "DEPTHWISE_CONV2D_NCHW_ROWS",
+    "DEPTHWISE_CONV2D_NHWC",
     "DEPTHWISE_PAD_ROWS",
     "ELEMWISE",
+    "GROUP_CONV1D_NCW",
+    "GROUP_CONV1D_NWC",
     "GROUP_CONV2D_NCHW",
+    "GROUP_CONV2D_NHWC",
     "INJECTIVE",
     "KNOWN",
     "LAYER_NORM_OUTPUT",
@@ -66,6 +76,16 @@ CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
 CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
 GROUP_CONV2D_NCHW = "group_conv2d_nchw"
+CONV1D_NCW = "conv1d_ncw"
+CONV1D_NWC = "conv1d_nwc"
+GROUP_CONV1D_NCW = "group_conv1d_ncw"
+GROUP_CONV1D_NWC = "group_conv1d_nwc"
+CONV2D_NHWC = "conv2d_nhwc"
+CONV2D_HWCN = "conv2d_hwcn"
+GROUP_CONV2D_NHWC = "group_conv2d_nhwc"
+DEPTHWISE_CONV2D_NHWC = "depthwise_conv2d_nhwc"
+CONV3D_NCDHW = "conv3d_ncdhw"
+CONV3D_NDHWC = "conv3d_ndhwc"
 DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
 #: TVM's ``depthwise_conv2d_NCHWc``: blocked data and output channels, as ``conv2d_NCHWc``.
 DEPTHWISE_CONV2D_NCHWC = "depthwise_conv2d_NCHWc"
@@ -110,6 +130,16 @@ KNOWN: frozenset[str] = frozenset(
         CONV2D_NCHW_POINTWISE,
         CONV2D_TRANSPOSE_NCHW,
         GROUP_CONV2D_NCHW,
+        CONV1D_NCW,
+        CONV1D_NWC,
+        GROUP_CONV1D_NCW,
+        GROUP_CONV1D_NWC,
+        CONV2D_NHWC,
+        CONV2D_HWCN,
+        GROUP_CONV2D_NHWC,
+        DEPTHWISE_CONV2D_NHWC,
+        CONV3D_NCDHW,
+        CONV3D_NDHWC,
         DEPTHWISE_CONV2D_NCHW,
         DEPTHWISE_CONV2D_NCHWC,
         DEPTHWISE_CONV2D_NCHW_ROWS,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ..elemwise import clip
 from ..transform import flatten
+from . import conv2d as _conv2d_module  # noqa: F401 - TVM's module name
+from . import depthwise_conv2d as _depthwise_module  # noqa: F401
 from . import utils
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
 from .adaptive_pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d, global_pool
@@ -13,6 +15,20 @@ from .argmax_pool import max_pool2d_with_argmax
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw
+from .conv_nd import (
+    conv,
+    conv1d,
+    conv1d_ncw,
+    conv1d_nwc,
+    conv2d_hwcn,
+    conv2d_nhwc,
+    conv3d_ncdhw,
+    conv3d_ndhwc,
+    depthwise_conv2d_nhwc,
+    group_conv1d_ncw,
+    group_conv1d_nwc,
+    group_conv2d_nhwc,
+)
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
 from .feature_norm import group_norm, instance_norm, rms_norm
@@ -40,23 +56,35 @@ __all__ = [
     "batch_norm",
     "batch_to_space_nd",
     "clip",
+    "conv",
+    "conv1d",
+    "conv1d_ncw",
+    "conv1d_nwc",
     "conv2d",
+    "conv2d_hwcn",
     "conv2d_kernel_pack",
     "conv2d_nchw",
     "conv2d_nchw_packed",
     "conv2d_nchw_pointwise",
+    "conv2d_nhwc",
     "conv2d_transpose_nchw",
+    "conv3d_ncdhw",
+    "conv3d_ndhwc",
     "dense",
     "dense_pack",
     "dense_pack_weight",
     "depth_to_space",
     "depthwise_conv2d_nchw",
     "depthwise_conv2d_nchw_rows",
+    "depthwise_conv2d_nhwc",
     "dilate",
     "flatten",
     "gelu",
     "global_pool",
+    "group_conv1d_ncw",
+    "group_conv1d_nwc",
     "group_conv2d_nchw",
+    "group_conv2d_nhwc",
     "group_norm",
     "hard_sigmoid",
     "hard_swish",

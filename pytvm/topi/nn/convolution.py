@@ -7,6 +7,7 @@ own stage named ``pad_temp`` (a schedule inlines it or computes it where it is r
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import sum as _sum
@@ -14,6 +15,7 @@ from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var
 from .. import tag
 from .._shape import const_shape, op_error
+from .conv_nd import conv, conv2d_hwcn, conv2d_nhwc
 from .conv_window import conv_window
 
 __all__ = [
@@ -140,15 +142,19 @@ def conv2d(
     input: Tensor,
     filter: Tensor,
     strides: int | Sequence[int],
-    padding: int | Sequence[int],
+    padding: Any,
     dilation: int | Sequence[int],
     data_layout: str = "NCHW",
     kernel_layout: str = "",
     out_dtype: str | None = None,
 ) -> Tensor:
-    """Convolution in ``data_layout`` (NCHW with an OIHW kernel is supported)."""
-    if data_layout != "NCHW" or kernel_layout not in ("", "OIHW"):
-        raise op_error(
-            "conv2d", "layout", (data_layout, kernel_layout), "NCHW data with an OIHW kernel"
-        )
-    return conv2d_nchw(input, filter, strides, padding, dilation, out_dtype)
+    """Convolution in ``data_layout``: ``NCHW`` (``OIHW`` kernel), ``NHWC`` or ``HWCN``
+    (``HWIO`` kernels); other layout pairs go through :func:`conv`.
+    """
+    if data_layout == "NCHW" and kernel_layout in ("", "OIHW") and not isinstance(padding, str):
+        return conv2d_nchw(input, filter, strides, padding, dilation, out_dtype)
+    if data_layout == "NHWC" and kernel_layout in ("", "HWIO"):
+        return conv2d_nhwc(input, filter, strides, padding, dilation, out_dtype)
+    if data_layout == "HWCN" and kernel_layout in ("", "HWIO"):
+        return conv2d_hwcn(input, filter, strides, padding, dilation, out_dtype)
+    return conv(input, filter, strides, padding, dilation, 1, data_layout, kernel_layout, out_dtype)
