@@ -81,6 +81,25 @@ def _pow(ctx: NodeContext) -> Expr:
     return ctx.call("power", base, exponent)
 
 
+def _bit_shift(ctx: NodeContext) -> Expr:
+    """``x << s`` as ``x * 2**s`` and ``x >> s`` as ``x // 2**s``: exact for the unsigned types
+    BitShift is defined on (the product wraps as a shift does); ``2**s`` is read from a table
+    of the powers of two of the type's width (a shift by the width or more is undefined).
+    """
+    direction = ctx.require("direction")
+    direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+    if direction not in ("LEFT", "RIGHT"):
+        raise ctx.error(f"direction {direction!r}; expected 'LEFT' or 'RIGHT'")
+    dtype = ctx.dtype(0)
+    if not dtype.startswith("uint"):
+        raise ctx.error(f"BitShift is defined on unsigned integers, got {dtype}")
+    bits = np.dtype(dtype).itemsize * 8
+    powers = ctx.const(np.array([1 << k for k in range(bits)], dtype=dtype))
+    scale = ctx.call("take", powers, ctx.expr(1), axis=0, mode="clip")
+    op = "multiply" if direction == "LEFT" else "floor_divide"
+    return ctx.call(op, ctx.expr(0), scale)
+
+
 def _mod(ctx: NodeContext) -> Expr:
     op = "mod" if ctx.attr("fmod", 0) else "floor_mod"
     return ctx.call(op, ctx.expr(0), ctx.expr(1))
@@ -329,6 +348,7 @@ _MIN_OPSET = {"LessOrEqual": 12, "GreaterOrEqual": 12, "Sign": 9, "Erf": 9}
 MATH_CONVERTERS: ConverterTable = {
     **{k: (_MIN_OPSET.get(k, 1), _unary(v)) for k, v in _UNARY.items()},
     **{k: (_MIN_OPSET.get(k, 1), _binary(v)) for k, v in _BINARY.items()},
+    "BitShift": (11, _bit_shift),
     "Sum": (1, _variadic("add")),
     "Max": (1, _variadic("maximum")),
     "Min": (1, _variadic("minimum")),
