@@ -125,7 +125,36 @@ def _compress(ctx: NodeContext) -> Expr:
     return ctx.call("take", x, ctx.const(picked), axis=axis, mode="fast")
 
 
+def _reverse_sequence(ctx: NodeContext) -> Expr:
+    """Each batch entry's first ``sequence_lens[b]`` time steps reversed: a gather along the
+    time axis at ``lens - 1 - t`` where ``t < lens``, else ``t`` (the lengths may be given at
+    run time; the shapes do not depend on them).
+    """
+    shape = ctx.shape(0)
+    if len(shape) < 2:  # noqa: PLR2004
+        raise ctx.error(f"the input has rank {len(shape)}; ReverseSequence needs rank >= 2")
+    batch_axis, time_axis = int(ctx.attr("batch_axis", 1)), int(ctx.attr("time_axis", 0))
+    if {batch_axis, time_axis} != {0, 1}:
+        raise ctx.error(f"batch_axis {batch_axis} and time_axis {time_axis}: expected 0 and 1")
+    ones = [1] * len(shape)
+    steps = np.arange(shape[time_axis], dtype="int64").reshape(
+        [shape[time_axis] if k == time_axis else 1 for k in range(len(shape))]
+    )
+    t = ctx.const(steps)
+    lens_shape = list(ones)
+    lens_shape[batch_axis] = shape[batch_axis]
+    lens = ctx.call(
+        "reshape", ctx.call("cast", ctx.expr(1), dtype="int64"), newshape=tuple(lens_shape)
+    )
+    one = ctx.const(np.int64(1))
+    reversed_t = ctx.call("subtract", ctx.call("subtract", lens, one), t)
+    index = ctx.call("where", ctx.call("less", t, lens), reversed_t, t)
+    index = ctx.call("broadcast_to", index, shape=tuple(shape))
+    return ctx.call("gather", ctx.expr(0), index, axis=time_axis)
+
+
 INDEXING_CONVERTERS: ConverterTable = {
+    "ReverseSequence": (10, _reverse_sequence),
     "GatherElements": (11, _gather_elements),
     "GatherND": (11, _gather_nd),
     "CumSum": (11, _cumsum),
