@@ -39,7 +39,9 @@ from ..tir.op import (
     truncdiv,
     truncmod,
 )
+from . import hybrid
 from .extern import ExternOp, extern
+from .hybrid.op import HybridOp
 from .lower_schedule import create_prim_func, lower_schedule
 from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduction import argmax, argmin, comm_reducer, max, min, sum
@@ -53,6 +55,7 @@ __all__ = [
     "AXIS_SEPARATOR",
     "ComputeOp",
     "ExternOp",
+    "HybridOp",
     "IterVar",
     "Operation",
     "PlaceholderOp",
@@ -83,6 +86,7 @@ __all__ = [
     "floordiv",
     "floormod",
     "fmod",
+    "hybrid",
     "if_then_else",
     "indexdiv",
     "indexmod",

@@ -34,7 +34,9 @@ from ..tir.function import PrimFunc
 from ..tir.functor import IRMutator, substitute
 from .bound import Bounds
 from .extern import ExternOp
+from .hybrid.op import HybridOp
 from .lower_extern import bind_extern_body, extern_placement
+from .lower_hybrid import bind_hybrid_body
 from .lower_scan import alias_scan_buffers
 from .placement import Placed
 from .scan import ScanOp
@@ -114,6 +116,9 @@ class _Lowering:
         if isinstance(stage.op, ScanOp):
             # The scan's loop holds its body's stages (attached at the scan axis).
             return self._loops(stage, stage.leaf_iter_vars, S.seq())
+        if isinstance(stage.op, HybridOp):
+            ins = [self.buffer_of(t) for t in stage.op.inputs]
+            return bind_hybrid_body(stage.op, ins, self._place(stage).buffers)
         if isinstance(stage.op, ExternOp):
             ins = [self.buffer_of(t) for t in stage.op.inputs]
             return bind_extern_body(stage.op, ins, self._place(stage).buffers)

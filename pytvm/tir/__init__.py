@@ -88,6 +88,7 @@ from .op import (
     truncmod,
     vscale,
 )
+from .producer import ProducerRealize, ProducerStore
 from .serialization import load_json, save_json
 from .stmt import (
     Allocate,
@@ -154,6 +155,8 @@ __all__ = [
     "PrimExpr",
     "PrimFunc",
     "ProducerLoad",
+    "ProducerRealize",
+    "ProducerStore",
     "Ramp",
     "Range",
     "Reduce",

@@ -163,6 +163,16 @@ class SeqStmt(Stmt):
     def __post_init__(self) -> None:
         object.__setattr__(self, "seq", tuple(self.seq))
 
+    def __getitem__(self, index: int) -> Stmt:
+        """Statement ``index`` of the sequence (TVM's ``SeqStmt[i]``)."""
+        return self.seq[index]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def __bool__(self) -> bool:
+        return True  # a statement, even an empty sequence, is never falsy
+
 
 def seq(*stmts: Stmt | None) -> Stmt:
     """Statements in order, with nested sequences flattened and ``None`` dropped."""
