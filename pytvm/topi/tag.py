@@ -22,6 +22,7 @@ __all__ = [
     "COMM_REDUCE_IDX",
     "CONV1D_NCW",
     "CONV1D_NWC",
+    "CONV1D_TRANSPOSE_NCW",
     "CONV2D_HWCN",
     "CONV2D_NCHW",
     "CONV2D_NCHWC",
@@ -31,6 +32,7 @@ __all__ = [
     "CONV2D_TRANSPOSE_NCHW",
     "CONV3D_NCDHW",
     "CONV3D_NDHWC",
+    "CONV3D_TRANSPOSE_NCDHW",
     "DENSE",
     "DENSE_PACK",
     "DENSE_PACK_WEIGHT",
@@ -42,8 +44,10 @@ __all__ = [
     "ELEMWISE",
     "GROUP_CONV1D_NCW",
     "GROUP_CONV1D_NWC",
+    "GROUP_CONV1D_TRANSPOSE_NCW",
     "GROUP_CONV2D_NCHW",
     "GROUP_CONV2D_NHWC",
+    "GROUP_CONV3D_TRANSPOSE_NCDHW",
     "INJECTIVE",
     "KNOWN",
     "LAYER_NORM_OUTPUT",
@@ -76,6 +80,10 @@ CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
 CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
 GROUP_CONV2D_NCHW = "group_conv2d_nchw"
+CONV1D_TRANSPOSE_NCW = "conv1d_transpose_ncw"
+GROUP_CONV1D_TRANSPOSE_NCW = "group_conv1d_transpose_ncw"
+CONV3D_TRANSPOSE_NCDHW = "conv3d_transpose_ncdhw"
+GROUP_CONV3D_TRANSPOSE_NCDHW = "group_conv3d_transpose_ncdhw"
 CONV1D_NCW = "conv1d_ncw"
 CONV1D_NWC = "conv1d_nwc"
 GROUP_CONV1D_NCW = "group_conv1d_ncw"
@@ -130,6 +138,10 @@ KNOWN: frozenset[str] = frozenset(
         CONV2D_NCHW_POINTWISE,
         CONV2D_TRANSPOSE_NCHW,
         GROUP_CONV2D_NCHW,
+        CONV1D_TRANSPOSE_NCW,
+        GROUP_CONV1D_TRANSPOSE_NCW,
+        CONV3D_TRANSPOSE_NCDHW,
+        GROUP_CONV3D_TRANSPOSE_NCDHW,
         CONV1D_NCW,
         CONV1D_NWC,
         GROUP_CONV1D_NCW,

@@ -29,6 +29,13 @@ from .conv_nd import (
     group_conv1d_nwc,
     group_conv2d_nhwc,
 )
+from .conv_transpose_nd import (
+    conv1d_transpose_ncw,
+    conv3d_transpose_ncdhw,
+    group_conv1d_transpose_ncw,
+    group_conv2d_transpose_nchw,
+    group_conv3d_transpose_ncdhw,
+)
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
 from .feature_norm import group_norm, instance_norm, rms_norm
@@ -60,6 +67,7 @@ __all__ = [
     "conv1d",
     "conv1d_ncw",
     "conv1d_nwc",
+    "conv1d_transpose_ncw",
     "conv2d",
     "conv2d_hwcn",
     "conv2d_kernel_pack",
@@ -70,6 +78,7 @@ __all__ = [
     "conv2d_transpose_nchw",
     "conv3d_ncdhw",
     "conv3d_ndhwc",
+    "conv3d_transpose_ncdhw",
     "dense",
     "dense_pack",
     "dense_pack_weight",
@@ -83,8 +92,11 @@ __all__ = [
     "global_pool",
     "group_conv1d_ncw",
     "group_conv1d_nwc",
+    "group_conv1d_transpose_ncw",
     "group_conv2d_nchw",
     "group_conv2d_nhwc",
+    "group_conv2d_transpose_nchw",
+    "group_conv3d_transpose_ncdhw",
     "group_norm",
     "hard_sigmoid",
     "hard_swish",
