@@ -4,7 +4,7 @@ TVM v0.18 is the last release with ``te.create_schedule``, Relay and the graph e
 files are not part of pytvm; take them from a TVM checkout, for example::
 
     git -C tvm archive v0.18.0 conftest.py tests/python/te tests/python/topi \
-        tests/python/frontend/onnx gallery | tar -x -C /tmp/tvm018
+        tests/python/frontend/onnx tests/python/relay/utils gallery | tar -x -C /tmp/tvm018
 
 Then::
 
@@ -22,7 +22,8 @@ Run:
   ``test_forward.py``) in its own pytest subprocess, ``--jobs`` at a time, with a per-test alarm
   and a per-file wall-clock limit;
 - each tutorial (``tensor_expr_get_started``, ``relay_quick_start``, ``from_onnx``) as a script;
-  it passes when it exits with 0.
+  it passes when it exits with 0; one that declares ``sphinx_gallery_requires_cuda = True`` (its
+  own mark that it needs a GPU) is skipped.
 
 :data:`SKIPS` lists what is skipped besides TVM's own marks, each with its reason; the reasons
 are limited to GPU targets, ``tensorize``, AutoTVM tuning, microTVM, PyTorch and the internet.
@@ -38,6 +39,7 @@ import collections
 import fnmatch
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +66,9 @@ TEST_GLOBS = (
 )
 #: Modules the test files import from their own folder.
 HELPER_GLOBS = ("tests/python/topi/common.py",)
+#: Helper folders the test files import as packages (``from relay.utils.tag_span import ...``,
+#: with ``tests/python`` on the path), and where they go beside the copied test file.
+HELPER_TREES = {"tests/python/relay/utils": "relay/utils"}
 TUTORIALS = (
     "gallery/tutorial/tensor_expr_get_started.py",
     "gallery/tutorial/relay_quick_start.py",
@@ -106,12 +111,17 @@ def _skips_for(name: str) -> dict[str, str]:
     return SKIPS.get(name, {})
 
 
+def _copy_renamed(files: list[tuple[Path, Path]]) -> None:
+    for source, destination in files:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_text(substitute(source.read_text()))
+
+
 def _run_test_file(
-    source: Path, helpers: list[Path], root: Path, limit: int, total: int, tmp: Path
+    source: Path, helpers: list[tuple[Path, str]], root: Path, limit: int, total: int, tmp: Path
 ) -> FileResult:
     work = Path(tempfile.mkdtemp(prefix=source.stem + "_", dir=tmp))
-    for path in [source, *helpers]:
-        (work / path.name).write_text(substitute(path.read_text()))
+    _copy_renamed([(source, work / source.name), *[(p, work / rel) for p, rel in helpers]])
     skips = _skips_for(source.name)
     where = write_conftest(work, limit=limit, skips=skips, plugins=["pytvm.testing.plugin"])
     if skips.get("*"):
@@ -139,6 +149,9 @@ def _run_tutorial(source: Path, root: Path, total: int, tmp: Path) -> FileResult
     skips = _skips_for(source.name)
     if skips.get("*"):
         return FileResult(source.name, [Row(source.stem, "skipped", skips["*"])])
+    if re.search(r"^# sphinx_gallery_requires_cuda = True", source.read_text(), re.M):
+        why = f"{_GPU}; the tutorial declares sphinx_gallery_requires_cuda"
+        return FileResult(source.name, [Row(source.stem, "skipped", why)])
     work = Path(tempfile.mkdtemp(prefix=source.stem + "_", dir=tmp))
     script = work / source.name
     script.write_text(substitute(source.read_text()))
@@ -156,10 +169,14 @@ def _run_tutorial(source: Path, root: Path, total: int, tmp: Path) -> FileResult
     return FileResult(source.name, [Row(source.stem, "failed", (lines or ["?"])[-1][:300])])
 
 
-def collect(tree: Path, only: str | None) -> tuple[list[Path], list[Path], list[Path]]:
-    """The test files, helper modules and tutorials found under ``tree`` (filtered by ``only``)."""
+def collect(tree: Path, only: str | None) -> tuple[list[Path], list[tuple[Path, str]], list[Path]]:
+    """The test files, the helper modules (with where each goes beside a copied test file) and
+    the tutorials found under ``tree``, filtered by ``only``.
+    """
     tests = sorted(p for g in TEST_GLOBS for p in tree.glob(g))
-    helpers = sorted(p for g in HELPER_GLOBS for p in tree.glob(g))
+    helpers = [(p, p.name) for g in HELPER_GLOBS for p in sorted(tree.glob(g))]
+    for folder, dest in HELPER_TREES.items():
+        helpers += [(p, f"{dest}/{p.name}") for p in sorted((tree / folder).glob("*.py"))]
     tutorials = [tree / t for t in TUTORIALS if (tree / t).exists()]
     if only:
         tests = [p for p in tests if fnmatch.fnmatch(p.name, only)]

@@ -37,10 +37,20 @@ def size_var(name: str = "size", dtype: str = "int32") -> Var:
     return Var(name, dtype)
 
 
-def _shape(shape: ExprLike | Sequence[ExprLike], what: str) -> tuple[PrimExpr, ...]:
+def _shape(
+    shape: ExprLike | Sequence[ExprLike], what: str, whole_floats: bool = False
+) -> tuple[PrimExpr, ...]:
+    """The dimensions as expressions; with ``whole_floats`` a float with no fraction counts as
+    its int (TVM's ``compute`` takes ``N / bn``), any other float is refused.
+    """
     dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
     out = []
-    for i, d in enumerate(dims):
+    for i, given in enumerate(dims):
+        d = (
+            int(given)
+            if whole_floats and isinstance(given, float) and given.is_integer()
+            else given
+        )
         if isinstance(d, float) or (isinstance(d, int) and d < 0):
             raise TVMValueError(
                 f"{what}: dimension {i} is {d!r}; expected a non-negative int or var"
@@ -159,7 +169,7 @@ def compute(
     >>> lo.op is hi.op, hi.name
     (True, 'C.v1')
     """
-    dims = _shape(shape, f"compute {name!r}")
+    dims = _shape(shape, f"compute {name!r}", whole_floats=True)
     names = _axis_names(fcompute, len(dims))
     axis = tuple(
         IterVar(Range(const(0, d.dtype), d), Var(n, d.dtype), IterVarType.DATA_PAR)

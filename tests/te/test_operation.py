@@ -8,6 +8,7 @@ import pytest
 from mypy import api as mypy_api
 
 from pytvm import te, tir
+from pytvm.ffi.errors import TVMValueError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,3 +129,13 @@ def test_bad_shapes_and_indices_are_named() -> None:
         te.compute((4,), lambda i: A[i, 0, 1], name="B")
     with pytest.raises(ValueError, match="2 index argument"):
         te.compute((4,), lambda i, j: A[i, j], name="B")
+
+
+def test_compute_takes_whole_floats_as_shapes_and_refuses_fractions() -> None:
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8 / 2, 2), lambda i, j: A[i * 2 + j], name="B")  # TVM's tutorial: N / bn
+    assert [int(d) for d in B.shape] == [4, 2]
+    with pytest.raises(TVMValueError, match=r"dimension 0 is 2\.66"):
+        te.compute((8 / 3,), lambda i: A[i])
+    with pytest.raises(TVMValueError, match=r"dimension 0 is 4\.0"):
+        te.placeholder((4.0,), name="P")
