@@ -5,42 +5,78 @@ rewrites it over buffers (each input and output tensor becomes the op's placehol
 each realized tensor an allocation) and then binds the placeholders to the real buffers
 exactly as an extern's statement is bound (:func:`pytvm.te.lower_extern.bind_extern_body`).
 A realized tensor of constant size up to 1 KiB lives on the stack (TVM's limit for stack
-allocations on CPUs), any other in a workspace.
+allocations on CPUs), any other in a workspace. The statement sits in an ``extern_scope``
+attribute, as TVM's does.
+
+A hybrid op's axes are its loops, so its stage can be scheduled (split, fuse, reorder, loop
+kinds) when those loops form one perfect nest: the nest is rebuilt over the stage's leaf axes
+with the extents and root values bound inference gives, as a compute's loops are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..ffi.dtype import DataType
 from ..ffi.errors import TVMValueError
 from ..tir import stmt as S
-from ..tir.expr import Buffer, BufferLoad, IntImm, IterVar, PrimExpr, ProducerLoad, Var
-from ..tir.functor import IRMutator
+from ..tir.expr import (
+    Buffer,
+    BufferLoad,
+    Call,
+    IntImm,
+    IterVar,
+    PrimExpr,
+    ProducerLoad,
+    Var,
+    const,
+)
+from ..tir.functor import IRMutator, substitute
 from ..tir.producer import ProducerRealize, ProducerStore
+from .bound import Bounds
 from .extern import ExternOp
 from .hybrid.op import HybridOp
 from .lower_extern import bind_extern_body
+from .schedule.stage import Stage
 from .tensor import Tensor
 
 __all__ = ["bind_hybrid_body", "hybrid_buffer_body"]
 
 _MAX_STACK_BYTES = 1024
+_KINDS = {
+    "parallel": S.ForKind.PARALLEL,
+    "vectorize": S.ForKind.VECTORIZED,
+    "unroll": S.ForKind.UNROLLED,
+}
 
 
-def hybrid_buffer_body(op: HybridOp) -> S.Stmt:
-    """``op``'s body over its placeholder buffers, scratch tensors allocated."""
+def hybrid_buffer_body(op: HybridOp, body: S.Stmt | None = None) -> S.Stmt:
+    """``op``'s body (or ``body``, a rescheduled one) over its placeholder buffers, scratch
+    tensors allocated.
+    """
     bmap: dict[Tensor, Buffer] = {}
     for t, b in zip(op.inputs, op.input_placeholders, strict=True):
         bmap[t] = b
     for t, b in zip(op.outputs, op.output_placeholders, strict=True):
         bmap[t] = b
-    body: S.Stmt = _ToBuffers(op.name, bmap).visit(op.body)
-    return body
+    result: S.Stmt = _ToBuffers(op.name, bmap).visit(op.body if body is None else body)
+    return result
 
 
-def bind_hybrid_body(op: HybridOp, inputs: Sequence[Buffer], outputs: Sequence[Buffer]) -> S.Stmt:
-    """``op``'s statement reading ``inputs`` and writing ``outputs`` (the real buffers)."""
+def bind_hybrid_body(
+    op: HybridOp,
+    inputs: Sequence[Buffer],
+    outputs: Sequence[Buffer],
+    stage: Stage | None = None,
+    bounds: Bounds | None = None,
+) -> S.Stmt:
+    """``op``'s statement reading ``inputs`` and writing ``outputs`` (the real buffers), its
+    loops as ``stage`` schedules them (bound by ``bounds``).
+    """
+    body = op.body
+    if stage is not None and bounds is not None and _is_scheduled(stage):
+        body = schedule_loops(op, stage, bounds)
     extern = ExternOp(
         op.name,
         op.tag,
@@ -48,9 +84,56 @@ def bind_hybrid_body(op: HybridOp, inputs: Sequence[Buffer], outputs: Sequence[B
         op.inputs,
         op.input_placeholders,
         op.output_placeholders,
-        hybrid_buffer_body(op),
+        hybrid_buffer_body(op, body),
     )
-    return bind_extern_body(extern, inputs, outputs)
+    bound = bind_extern_body(extern, inputs, outputs)
+    return S.AttrStmt(const(0), "extern_scope", const(0), bound)
+
+
+def _is_scheduled(stage: Stage) -> bool:
+    return bool(
+        stage.relations or stage.kinds or stage.pragmas or stage.leaf_iter_vars != list(stage.axis)
+    )
+
+
+def schedule_loops(op: HybridOp, stage: Stage, bounds: Bounds) -> S.Stmt:
+    """``op``'s body with its loop nest rebuilt over ``stage``'s leaf axes."""
+    axes = [iv.var for iv in stage.axis]
+    found: list[S.For] = []
+
+    class _Nest(IRMutator):
+        def visit_For(self, node: S.For) -> S.Stmt:
+            if node.loop_var is not axes[0]:
+                result: S.Stmt = self.generic_visit(node)
+                return result
+            loop: S.Stmt = node
+            for var in axes:
+                if not isinstance(loop, S.For) or loop.loop_var is not var:
+                    raise TVMValueError(
+                        f"hybrid {op.name!r}: its loops {', '.join(v.name for v in axes)} are "
+                        "not one perfect nest, so they cannot be scheduled"
+                    )
+                found.append(loop)
+                loop = loop.body
+            return _rebuild(stage, bounds, loop, {f.loop_var: f.kind for f in found})
+
+    body: S.Stmt = _Nest().visit(op.body)
+    if not found:
+        raise TVMValueError(f"hybrid {op.name!r}: its loops were not found in its statement")
+    return body
+
+
+def _rebuild(stage: Stage, bounds: Bounds, inner: S.Stmt, kinds: dict[Var, S.ForKind]) -> S.Stmt:
+    info = bounds.leaf(stage)
+    vmap: dict[Var, Any] = dict(info.root_value)
+    body: S.Stmt = substitute(inner, vmap)
+    for _, cond in reversed(info.guards):
+        body = S.IfThenElse(Call("bool", "tir.likely", (cond,)), body)
+    for iv in reversed(stage.leaf_iter_vars):
+        kind = _KINDS.get(stage.kinds.get(iv, ""), kinds.get(iv.var, S.ForKind.SERIAL))
+        extent = substitute(info.extent[iv], vmap)
+        body = S.For(info.loop_var[iv], const(0), extent, kind, body, stage.pragmas.get(iv, {}))
+    return body
 
 
 def _scope(tensor: Tensor, requested: str) -> str:

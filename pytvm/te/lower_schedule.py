@@ -118,7 +118,8 @@ class _Lowering:
             return self._loops(stage, stage.leaf_iter_vars, S.seq())
         if isinstance(stage.op, HybridOp):
             ins = [self.buffer_of(t) for t in stage.op.inputs]
-            return bind_hybrid_body(stage.op, ins, self._place(stage).buffers)
+            outs = self._place(stage).buffers
+            return bind_hybrid_body(stage.op, ins, outs, stage, self.bounds)
         if isinstance(stage.op, ExternOp):
             ins = [self.buffer_of(t) for t in stage.op.inputs]
             return bind_extern_body(stage.op, ins, self._place(stage).buffers)

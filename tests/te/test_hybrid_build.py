@@ -144,3 +144,58 @@ def test_gpu_thread_binding_is_refused_on_cpu() -> None:
     np.testing.assert_allclose(threaded(np.ones(8, "float32")), np.ones(8))
     with pytest.raises(TVMValueError, match=r"threadIdx\.x.*parallel"):
         pytvm.lower(te.create_schedule(b.op), [a, b])
+
+
+@script
+def outer(a: Any, b: Any) -> Any:
+    c = output_tensor((8, 8), a.dtype)
+    for i in range(8):
+        for j in range(8):
+            c[i, j] = a[i] * b[j]
+    return c
+
+
+def test_scheduled_loops_are_rebuilt() -> None:
+    a, b = te.placeholder((8,), name="a"), te.placeholder((8,), name="b")
+    c = outer(a, b)
+    s = te.create_schedule(c.op)
+    i, j = c.op.axis
+    io, ii = s[c].split(i, 3)
+    s[c].reorder(j, io, ii)
+    s[c].parallel(j)
+    body = pytvm.lower(s, [a, b, c])["main"].body
+    assert isinstance(body, pytvm.tir.AttrStmt) and body.key == "extern_scope"
+    loop = body.body
+    assert isinstance(loop, pytvm.tir.For) and loop.loop_var.name == "j"
+    assert loop.kind is pytvm.tir.ForKind.PARALLEL
+    x, y = np.arange(8, dtype="float32"), np.arange(8, 16, dtype="float32")
+    (got,) = _run(s, [a, b, c], [x, y])
+    np.testing.assert_allclose(got, np.outer(x, y))
+
+
+def test_scheduling_needs_one_perfect_nest() -> None:
+    @script
+    def two_nests(a: Any) -> Any:
+        b = output_tensor((4,), a.dtype)
+        for i in range(4):
+            b[i] = a[i]
+        for k in range(4):
+            b[k] = b[k] * 2.0
+        return b
+
+    a = te.placeholder((4,), name="a")
+    b = two_nests(a)
+    s = te.create_schedule(b.op)
+    s[b].split(b.op.axis[0], 2)
+    with pytest.raises(TVMValueError, match="not one perfect nest"):
+        pytvm.lower(s, [a, b])
+
+
+def test_nothing_can_be_computed_at_a_hybrid_loop() -> None:
+    a = te.placeholder((8,), name="a")
+    a2 = te.compute((8,), lambda i: a[i] + 1.0, name="a2")
+    c = outer(a2, a)
+    s = te.create_schedule(c.op)
+    s[a2].compute_at(s[c], c.op.axis[0])
+    with pytest.raises(TVMValueError, match="does not read it"):
+        pytvm.lower(s, [a, c])

@@ -69,7 +69,8 @@ class Schedule:
             self._visit(t.op, seen)
         if isinstance(op, ExternOp):
             outs = tuple(op.output(k) for k in range(op.num_outputs))
-            self._add(Stage(op, outs, (), (), ()), op)
+            # A hybrid op (an extern) has axes: the loops of its statement, to schedule.
+            self._add(Stage(op, outs, (), op.axis, ()), op)
             return
         if isinstance(op, ScanOp):
             self._add(_scan_stage(op), op)
