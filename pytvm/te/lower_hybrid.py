@@ -15,7 +15,7 @@ with the extents and root values bound inference gives, as a compute's loops are
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ffi.dtype import DataType
@@ -51,16 +51,21 @@ _KINDS = {
 }
 
 
-def hybrid_buffer_body(op: HybridOp, body: S.Stmt | None = None) -> S.Stmt:
+def hybrid_buffer_body(
+    op: HybridOp,
+    body: S.Stmt | None = None,
+    buffer_of: Callable[[Tensor], Buffer] | None = None,
+) -> S.Stmt:
     """``op``'s body (or ``body``, a rescheduled one) over its placeholder buffers, scratch
-    tensors allocated.
+    tensors allocated; ``buffer_of`` gives the buffer of any other tensor it reads (those that
+    inlined inputs read).
     """
     bmap: dict[Tensor, Buffer] = {}
     for t, b in zip(op.inputs, op.input_placeholders, strict=True):
         bmap[t] = b
     for t, b in zip(op.outputs, op.output_placeholders, strict=True):
         bmap[t] = b
-    result: S.Stmt = _ToBuffers(op.name, bmap).visit(op.body if body is None else body)
+    result: S.Stmt = _ToBuffers(op.name, bmap, buffer_of).visit(op.body if body is None else body)
     return result
 
 
@@ -70,13 +75,17 @@ def bind_hybrid_body(
     outputs: Sequence[Buffer],
     stage: Stage | None = None,
     bounds: Bounds | None = None,
+    buffer_of: Callable[[Tensor], Buffer] | None = None,
 ) -> S.Stmt:
     """``op``'s statement reading ``inputs`` and writing ``outputs`` (the real buffers), its
-    loops as ``stage`` schedules them (bound by ``bounds``).
+    loops as ``stage`` schedules them (bound by ``bounds``), inlined inputs substituted (reading
+    tensors that ``buffer_of`` places).
     """
     body = op.body
+    if bounds is not None:
+        body = inline_inputs(op, body, bounds)
     if stage is not None and bounds is not None and _is_scheduled(stage):
-        body = schedule_loops(op, stage, bounds)
+        body = schedule_loops(op, stage, bounds, body)
     extern = ExternOp(
         op.name,
         op.tag,
@@ -84,7 +93,7 @@ def bind_hybrid_body(
         op.inputs,
         op.input_placeholders,
         op.output_placeholders,
-        hybrid_buffer_body(op, body),
+        hybrid_buffer_body(op, body, buffer_of),
     )
     bound = bind_extern_body(extern, inputs, outputs)
     return S.AttrStmt(const(0), "extern_scope", const(0), bound)
@@ -96,8 +105,44 @@ def _is_scheduled(stage: Stage) -> bool:
     )
 
 
-def schedule_loops(op: HybridOp, stage: Stage, bounds: Bounds) -> S.Stmt:
-    """``op``'s body with its loop nest rebuilt over ``stage``'s leaf axes."""
+def inline_inputs(op: HybridOp, body: S.Stmt, bounds: Bounds) -> S.Stmt:
+    """``body`` with each read of an inlined input replaced by what that input computes."""
+    inlined: dict[Tensor, tuple[Stage, PrimExpr]] = {}
+    for t in op.inputs:
+        st = bounds.sch.stage_of(t)
+        if st is not None and st.attach == "inline":
+            inlined[t] = (st, bounds.bodies[st][t.value_index])
+    if not inlined:
+        return body
+
+    class _Inline(IRMutator):
+        def visit_ProducerLoad(self, node: ProducerLoad) -> PrimExpr:
+            node = self.generic_visit(node)
+            found = inlined.get(node.producer)
+            if found is None:
+                return node
+            st, value = found
+            vmap = {iv.var: i for iv, i in zip(st.axis, node.indices, strict=True)}
+            result: PrimExpr = substitute(value, vmap)
+            return result
+
+        def visit_ProducerStore(self, node: ProducerStore) -> S.Stmt:
+            if node.producer in inlined:
+                raise TVMValueError(
+                    f"hybrid {op.name!r} writes {node.producer.name}, which is inlined; "
+                    "compute it at the root"
+                )
+            result: S.Stmt = self.generic_visit(node)
+            return result
+
+    result: S.Stmt = _Inline().visit(body)
+    return result
+
+
+def schedule_loops(
+    op: HybridOp, stage: Stage, bounds: Bounds, body: S.Stmt | None = None
+) -> S.Stmt:
+    """``op``'s body (or ``body``) with its loop nest rebuilt over ``stage``'s leaf axes."""
     axes = [iv.var for iv in stage.axis]
     found: list[S.For] = []
 
@@ -117,10 +162,10 @@ def schedule_loops(op: HybridOp, stage: Stage, bounds: Bounds) -> S.Stmt:
                 loop = loop.body
             return _rebuild(stage, bounds, loop, {f.loop_var: f.kind for f in found})
 
-    body: S.Stmt = _Nest().visit(op.body)
+    result: S.Stmt = _Nest().visit(op.body if body is None else body)
     if not found:
         raise TVMValueError(f"hybrid {op.name!r}: its loops were not found in its statement")
-    return body
+    return result
 
 
 def _rebuild(stage: Stage, bounds: Bounds, inner: S.Stmt, kinds: dict[Var, S.ForKind]) -> S.Stmt:
@@ -149,12 +194,17 @@ def _scope(tensor: Tensor, requested: str) -> str:
 
 
 class _ToBuffers(IRMutator):
-    def __init__(self, name: str, bmap: dict[Tensor, Buffer]) -> None:
+    def __init__(
+        self, name: str, bmap: dict[Tensor, Buffer], buffer_of: Callable[[Tensor], Buffer] | None
+    ) -> None:
         self.name = name
         self.bmap = bmap
+        self.buffer_of = buffer_of
 
     def _buffer(self, tensor: Tensor) -> Buffer:
         buf = self.bmap.get(tensor)
+        if buf is None and self.buffer_of is not None:
+            buf = self.buffer_of(tensor)
         if buf is None:
             raise TVMValueError(
                 f"hybrid {self.name!r}: tensor {tensor.name} is used but is neither an input, "

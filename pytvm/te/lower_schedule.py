@@ -80,6 +80,14 @@ class _Lowering:
         if not isinstance(arg, Tensor):
             raise TVMValueError(f"lower {self.name}: args must be tensors or vars, got {arg!r}")
         key = arg.op
+        known = self.placed.get(key)
+        if known is not None and arg.value_index < len(known.buffers):
+            if known.buffers[arg.value_index] is not None:
+                raise TVMValueError(
+                    f"lower {self.name}: tensor {arg.name} is given twice in args; each "
+                    "argument is its own buffer (pass a copy, e.g. te.compute of it, to have "
+                    "two)"
+                )
         stage = self.sch._by_op.get(key)
         layouts = list(stage.layout_maps) if stage is not None else []
         what = f"lower {self.name}: buffer {arg.name}"
@@ -119,7 +127,7 @@ class _Lowering:
         if isinstance(stage.op, HybridOp):
             ins = [self.buffer_of(t) for t in stage.op.inputs]
             outs = self._place(stage).buffers
-            return bind_hybrid_body(stage.op, ins, outs, stage, self.bounds)
+            return bind_hybrid_body(stage.op, ins, outs, stage, self.bounds, self.buffer_of)
         if isinstance(stage.op, ExternOp):
             ins = [self.buffer_of(t) for t in stage.op.inputs]
             return bind_extern_body(stage.op, ins, self._place(stage).buffers)

@@ -199,3 +199,14 @@ def test_nothing_can_be_computed_at_a_hybrid_loop() -> None:
     s[a2].compute_at(s[c], c.op.axis[0])
     with pytest.raises(TVMValueError, match="does not read it"):
         pytvm.lower(s, [a, c])
+
+
+def test_inlined_inputs_are_substituted_into_the_script() -> None:
+    a = te.placeholder((8,), name="a")
+    c = te.compute((8,), lambda x: a[x] + 1.0, name="c")
+    d = outer(c, c)
+    s = te.create_schedule(d.op)
+    s[c].compute_inline()
+    x = np.arange(8, dtype="float32")
+    (got,) = _run(s, [a, d], [x])
+    np.testing.assert_allclose(got, np.outer(x + 1, x + 1))
