@@ -1,13 +1,6 @@
-"""Resizing images in NCHW (``topi.image.resize2d``): nearest and linear interpolation with
-the coordinate transformations ONNX ``Resize`` defines.
-
-An output coordinate ``x`` maps to an input coordinate by ``coordinate_transformation_mode``
-(with ``in``/``out`` the extents): ``half_pixel``: ``(x + 0.5) * in / out - 0.5``;
-``pytorch_half_pixel``: the same, or 0 when ``out == 1``; ``align_corners``:
-``x * (in - 1) / (out - 1)``; ``asymmetric``: ``x * in / out``; ``tf_half_pixel_for_nn``:
-``(x + 0.5) * in / out``; ``half_pixel_symmetric``: ``half_pixel`` shifted to keep the
-image centred when ``out`` was rounded from a scale. Nearest picks a neighbour by
-``rounding_method``; linear blends the two neighbours on each axis, clamped to the image.
+"""Resizing images (TVM's ``topi.image``): ``resize1d``, ``resize2d``, ``resize3d`` in any
+layout whose spatial axes are ``D``/``H``/``W`` (``NCW``, ``NHWC``, ``NCHW16c``, ``NDHWC``...),
+and ``crop_and_resize``. The coordinate modes and interpolation are :mod:`.resize_core`'s.
 """
 
 from __future__ import annotations
@@ -15,96 +8,188 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...ffi.errors import OpAttributeUnImplemented
 from ...te.operation import compute
 from ...te.tensor import Tensor
-from ...tir.expr import PrimExpr, Var, const
-from ...tir.op import ceil, floor, round
-from ...tir.op import max as emax
-from ...tir.op import min as emin
+from ...tir.expr import ExprLike, PrimExpr, Var, const, convert
+from ...tir.op import any as _any
+from ...tir.op import if_then_else
 from .. import tag
 from .._shape import const_int, op_error
+from .resize_core import COORDINATE_MODES, ROUNDING_METHODS, AxisMap, interpolate, source_coord
 
-__all__ = ["resize2d"]
+__all__ = ["crop_and_resize", "resize1d", "resize2d", "resize3d"]
 
-COORDINATE_MODES = (
-    "half_pixel",
-    "pytorch_half_pixel",
-    "align_corners",
-    "asymmetric",
-    "tf_half_pixel_for_nn",
-    "half_pixel_symmetric",
-)
-ROUNDING_METHODS = ("round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-_METHODS = {"nearest_neighbor": "nearest", "nearest": "nearest", "linear": "linear"}
-_METHODS["bilinear"] = "linear"
-_NCHW = 4
-
-
-def _source_coord(
-    x: PrimExpr, size: int, out: int, mode: str, scale: float | None = None
-) -> PrimExpr:
-    """Input coordinate (float32) of output coordinate ``x``; ``scale`` (output over input
-    extent) replaces ``out / size`` where a caller gave the scale rather than the size, as
-    ONNX ``Resize`` does.
-    """
-    xf = x.astype("float32")
-    ratio = const(1.0 / scale) if scale else const(float(size)) / const(float(out))
-    if mode == "align_corners":
-        span = size * scale - 1 if scale else out - 1  # ONNX: the unrounded resized length
-        return xf * const((size - 1) / span) if out > 1 and span > 0 else const(0.0)
-    if mode == "asymmetric":
-        return xf * ratio
-    if mode == "tf_half_pixel_for_nn":
-        return (xf + const(0.5)) * ratio
-    if mode == "pytorch_half_pixel" and out == 1:
-        return const(0.0)
-    if mode == "half_pixel_symmetric":
-        adjust = out / ((scale or out / size) * size)
-        offset = size / 2 * (1 - adjust)
-        return const(offset) + (xf + const(0.5)) * ratio - const(0.5)
-    return (xf + const(0.5)) * ratio - const(0.5)
+_METHODS = {
+    "nearest_neighbor": "nearest",
+    "nearest": "nearest",
+    "linear": "linear",
+    "bilinear": "linear",
+    "trilinear": "linear",
+    "cubic": "cubic",
+    "bicubic": "cubic",
+}
+_SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 
 
-def _nearest(v: PrimExpr, method: str) -> PrimExpr:
-    if method == "round_prefer_floor":
-        return ceil(v - const(0.5))
-    if method == "round_prefer_ceil":
-        return floor(v + const(0.5))
-    if method == "floor":
-        return floor(v)
-    if method == "ceil":
-        return ceil(v)
-    return round(v)
+def _axes(op: str, data: Tensor, layout: str, ndim: int) -> tuple[list[int], int]:
+    """Positions of the spatial axes and of the batch axis ``N``."""
+    letters = [ch for ch in layout if ch.isalpha()]
+    if len(letters) != data.ndim or "N" not in letters:
+        raise op_error(op, "layout", layout, f"one letter per axis of the {data.ndim}-d input")
+    axes = []
+    for name in _SPATIAL[ndim]:
+        if letters.count(name) != 1 or name.lower() in letters:
+            raise op_error(op, "layout", layout, f"one unsplit {name} axis")
+        axes.append(letters.index(name))
+    return axes, letters.index("N")
 
 
-def _clamp(i: PrimExpr, size: int) -> PrimExpr:
-    return emin(emax(i, const(0)), const(size - 1))
+def _check(op: str, method: str, mode: str, rounding: str) -> str:
+    if method not in _METHODS:
+        raise op_error(op, "method", method, f"one of {sorted(_METHODS)}")
+    if mode not in COORDINATE_MODES:
+        raise op_error(op, "coordinate_transformation_mode", mode, f"one of {COORDINATE_MODES}")
+    if rounding and rounding not in ROUNDING_METHODS:
+        raise op_error(op, "rounding_method", rounding, f"one of {ROUNDING_METHODS}")
+    kind = _METHODS[method]
+    if rounding:
+        return rounding
+    if kind == "nearest" and mode in ("align_corners", "tf_half_pixel_for_nn"):
+        return "round"
+    return "floor" if kind == "nearest" else "round"
+
+
+def _resize_nd(
+    op: str,
+    data: Tensor,
+    roi: Any,
+    size: Sequence[ExprLike],
+    layout: str,
+    method: str,
+    mode: str,
+    rounding_method: str,
+    alpha: float,
+    exclude: int,
+    extrapolation_value: float | None,
+    out_dtype: str | None,
+    output_shape: Sequence[ExprLike] | None,
+    scales: Sequence[float] | None,
+    ndim: int,
+) -> Tensor:
+    rounding = _check(op, method, mode, rounding_method)
+    kind = _METHODS[method]
+    axes, _ = _axes(op, data, layout, ndim)
+    if output_shape is not None:
+        shape = [convert(d) for d in output_shape]
+        targets = [shape[a] for a in axes]
+    else:
+        if len(size) != ndim:
+            raise op_error(op, "size", list(size), f"{ndim} output extents")
+        targets = [convert(s) for s in size]
+        shape = list(data.shape)
+        for a, t in zip(axes, targets, strict=True):
+            shape[a] = t
+    for t in targets:
+        v = const_int(t)
+        if v is not None and v < 1:
+            raise op_error(op, "size", list(size), "positive extents")
+    if scales is not None and (
+        len(scales) != ndim or any(not isinstance(v, (int, float)) or v <= 0 for v in scales)
+    ):
+        raise op_error(op, "scales", scales, f"{ndim} positive numbers")
+    rois = list(roi) if roi is not None else [0.0] * ndim + [1.0] * ndim
+    maps = [
+        AxisMap(
+            data.shape[a],
+            targets[i],
+            mode,
+            rois[i],
+            rois[i + ndim],
+            float(scales[i]) if scales is not None else None,
+        )
+        for i, a in enumerate(axes)
+    ]
+    int_div = [
+        m.integer_ratio() if (kind, mode, rounding) == ("nearest", "asymmetric", "floor") else None
+        for m in maps
+    ]
+    dtype = out_dtype or data.dtype
+    sizes = [data.shape[a] for a in axes]
+
+    def body(*idx: Var) -> PrimExpr:
+        coords = [source_coord(idx[a], m) for a, m in zip(axes, maps, strict=True)]
+
+        def read(at: Sequence[PrimExpr]) -> PrimExpr:
+            full: list[PrimExpr] = list(idx)
+            for a, v in zip(axes, at, strict=True):
+                full[a] = v
+            return data(*full)
+
+        value = interpolate(
+            read, coords, sizes, kind, rounding, alpha, bool(exclude), int_div,
+            [idx[a] for a in axes],
+        )  # fmt: skip
+        if mode == "tf_crop_and_resize" and extrapolation_value is not None:
+            outside = _any(
+                *[c < const(0.0, "float32") for c in coords],
+                *[
+                    c > convert(s).astype("float32") - 1.0
+                    for c, s in zip(coords, sizes, strict=True)
+                ],
+            )
+            value = if_then_else(outside, const(extrapolation_value, "float32"), value)
+        return value.astype(dtype)
+
+    return compute(shape, body, name="resize", tag=tag.INJECTIVE)
+
+
+def resize1d(
+    data: Tensor,
+    roi: Any,
+    size: Sequence[ExprLike],
+    layout: str = "NCW",
+    method: str = "linear",
+    coordinate_transformation_mode: str = "half_pixel",
+    rounding_method: str = "",
+    bicubic_alpha: float = -0.5,
+    bicubic_exclude: int = 0,
+    extrapolation_value: float = 0.0,
+    out_dtype: str | None = None,
+    output_shape: Sequence[ExprLike] | None = None,
+) -> Tensor:
+    """``data`` resized along W to ``size = (out_w,)``; see :func:`resize2d`."""
+    return _resize_nd(
+        "resize1d", data, roi, size, layout, method, coordinate_transformation_mode,
+        rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype,
+        output_shape, None, 1,
+    )  # fmt: skip
 
 
 def resize2d(
     data: Tensor,
     roi: Any,
-    size: Sequence[int],
+    size: Sequence[ExprLike],
     layout: str = "NCHW",
     method: str = "linear",
     coordinate_transformation_mode: str = "half_pixel",
     rounding_method: str = "",
-    bicubic_alpha: float = -0.75,
+    bicubic_alpha: float = -0.5,
     bicubic_exclude: int = 0,
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
-    output_shape: Sequence[int] | None = None,
+    output_shape: Sequence[ExprLike] | None = None,
     scales: Sequence[float] | None = None,
 ) -> Tensor:
-    """``data [N, C, H, W]`` resized to ``size = (out_h, out_w)``.
+    """``data`` resized along H and W to ``size = (out_h, out_w)``.
 
-    ``method`` is ``"nearest_neighbor"`` (or ``"nearest"``) or ``"linear"``; ``roi``,
-    ``bicubic_*`` and ``extrapolation_value`` are accepted for TVM compatibility (they apply
-    to modes not supported here). ``rounding_method`` defaults to ``"round"`` for
-    ``align_corners`` and ``tf_half_pixel_for_nn``, else ``"floor"``, as in TVM.
-    ``scales`` ``(scale_h, scale_w)``, when given, map coordinates by those factors instead
-    of ``size / input size`` (ONNX ``Resize`` given ``scales`` rather than ``sizes``).
+    ``method`` is ``"nearest_neighbor"``, ``"linear"`` or ``"cubic"`` (``bicubic_alpha``,
+    and ``bicubic_exclude`` to renormalize the weights of taps outside the image).
+    ``rounding_method`` defaults to ``"round"`` for ``align_corners`` and
+    ``tf_half_pixel_for_nn``, else ``"floor"``, as in TVM. ``roi`` is
+    ``(start_h, start_w, end_h, end_w)`` for ``tf_crop_and_resize``, whose points outside the
+    image take ``extrapolation_value``. ``scales`` ``(scale_h, scale_w)``, when given, map
+    coordinates by those factors instead of ``size / input size`` (ONNX ``Resize`` given
+    ``scales`` rather than ``sizes``).
 
     Examples
     --------
@@ -114,65 +199,88 @@ def resize2d(
     >>> [str(d) for d in y.shape]
     ['1', '3', '8', '6']
     """
-    op = "resize2d"
-    if layout != "NCHW":
-        raise op_error(op, "layout", layout, "'NCHW'")
-    if method not in _METHODS:
-        if method in ("cubic", "bicubic"):
-            raise OpAttributeUnImplemented(f"resize2d: method {method!r} is not supported")
-        raise op_error(op, "method", method, f"one of {sorted(_METHODS)}")
-    if coordinate_transformation_mode not in COORDINATE_MODES:
-        raise op_error(
-            op, "coordinate_transformation_mode", coordinate_transformation_mode,
-            f"one of {COORDINATE_MODES}",
-        )  # fmt: skip
-    if rounding_method and rounding_method not in ROUNDING_METHODS:
-        raise op_error(op, "rounding_method", rounding_method, f"one of {ROUNDING_METHODS}")
-    if data.ndim != _NCHW:
-        raise op_error(op, "input rank", data.ndim, "4 (NCHW)")
-    h, w = const_int(data.shape[2]), const_int(data.shape[3])
-    if h is None or w is None:
-        raise op_error(op, "input H/W", (str(data.shape[2]), str(data.shape[3])), "constants")
-    out_hw = list(size) if output_shape is None else list(output_shape)[2:]
-    if len(out_hw) != 2 or any(not isinstance(s, int) or s < 1 for s in out_hw):  # noqa: PLR2004
-        raise op_error(op, "size", size, "two positive ints (out_h, out_w)")
-    oh, ow = out_hw
-    mode = coordinate_transformation_mode
-    kind = _METHODS[method]
+    return _resize_nd(
+        "resize2d", data, roi, size, layout, method, coordinate_transformation_mode,
+        rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype,
+        output_shape, scales, 2,
+    )  # fmt: skip
+
+
+def resize3d(
+    data: Tensor,
+    roi: Any,
+    size: Sequence[ExprLike],
+    layout: str = "NCDHW",
+    method: str = "linear",
+    coordinate_transformation_mode: str = "half_pixel",
+    rounding_method: str = "",
+    bicubic_alpha: float = -0.5,
+    bicubic_exclude: int = 0,
+    extrapolation_value: float = 0.0,
+    out_dtype: str | None = None,
+    output_shape: Sequence[ExprLike] | None = None,
+) -> Tensor:
+    """``data`` resized along D, H and W to ``size = (out_d, out_h, out_w)``; see
+    :func:`resize2d`.
+    """
+    return _resize_nd(
+        "resize3d", data, roi, size, layout, method, coordinate_transformation_mode,
+        rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype,
+        output_shape, None, 3,
+    )  # fmt: skip
+
+
+def crop_and_resize(
+    data: Tensor,
+    boxes: Tensor,
+    box_indices: Tensor,
+    crop_size: Sequence[int],
+    layout: str = "NCHW",
+    method: str = "bilinear",
+    extrapolation_value: float | None = None,
+    out_dtype: str | None = None,
+) -> Tensor:
+    """For each box ``[y1, x1, y2, x2]`` (fractions of the image) of ``boxes [B, 4]``, the crop
+    of image ``box_indices[b]`` resized to ``crop_size`` (``"bilinear"`` or
+    ``"nearest_neighbor"``, which rounds); points outside the image take
+    ``extrapolation_value`` when given, else the nearest edge.
+    """
+    op = "crop_and_resize"
+    kind = _METHODS.get(method)
+    if kind not in ("linear", "nearest"):
+        raise op_error(op, "method", method, "bilinear or nearest_neighbor")
+    (ha, wa), na = _axes(op, data, layout, 2)
+    th, tw = (int(v) for v in crop_size)
+    shape = list(data.shape)
+    shape[na], shape[ha], shape[wa] = boxes.shape[0], const(th), const(tw)
     dtype = out_dtype or data.dtype
-    rounding = rounding_method or (
-        "round" if mode in ("align_corners", "tf_half_pixel_for_nn") else "floor"
-    )
-    _ = (roi, bicubic_alpha, bicubic_exclude, extrapolation_value)
+    h, w = data.shape[ha], data.shape[wa]
 
-    if scales is not None and (
-        len(scales) != 2 or any(not isinstance(v, (int, float)) or v <= 0 for v in scales)  # noqa: PLR2004
-    ):
-        raise op_error(op, "scales", scales, "two positive numbers (scale_h, scale_w)")
-    scale_h, scale_w = (None, None) if scales is None else (float(scales[0]), float(scales[1]))
+    def body(*idx: Var) -> PrimExpr:
+        b = idx[na]
+        coords = []
+        for k, (size, target, o) in enumerate(((h, th, idx[ha]), (w, tw, idx[wa]))):
+            start, end = boxes(b, k).astype("float32"), boxes(b, k + 2).astype("float32")
+            last = convert(size).astype("float32") - 1.0
+            if target > 1:
+                step = (end - start) * last / float(target - 1)
+                coords.append(start * last + step * o.astype("float32"))
+            else:  # one output point: the box's centre
+                coords.append((start + end) * last * 0.5)
 
-    def nearest(b: Var, c: Var, y: Var, x: Var) -> PrimExpr:
-        iy = _nearest(_source_coord(y, h, oh, mode, scale_h), rounding).astype("int32")
-        ix = _nearest(_source_coord(x, w, ow, mode, scale_w), rounding).astype("int32")
-        return data(b, c, _clamp(iy, h), _clamp(ix, w)).astype(dtype)
+        def read(at: Sequence[PrimExpr]) -> PrimExpr:
+            full: list[PrimExpr] = list(idx)
+            full[na], full[ha], full[wa] = box_indices(b), at[0], at[1]
+            return data(*full)
 
-    def linear(b: Var, c: Var, y: Var, x: Var) -> PrimExpr:
-        sy = _source_coord(y, h, oh, mode, scale_h)
-        sx = _source_coord(x, w, ow, mode, scale_w)
-        fy, fx = floor(sy), floor(sx)
-        ty, tx = sy - fy, sx - fx
-        y0, x0 = fy.astype("int32"), fx.astype("int32")
-        ya, yb = _clamp(y0, h), _clamp(y0 + 1, h)
-        xa, xb = _clamp(x0, w), _clamp(x0 + 1, w)
+        value = interpolate(read, coords, [h, w], kind, "round")
+        if extrapolation_value is not None:
+            outside = _any(
+                *[c < const(0.0, "float32") for c in coords],
+                coords[0] > convert(h).astype("float32") - 1.0,
+                coords[1] > convert(w).astype("float32") - 1.0,
+            )
+            value = if_then_else(outside, const(float(extrapolation_value), "float32"), value)
+        return value.astype(dtype)
 
-        def px(yy: PrimExpr, xx: PrimExpr) -> PrimExpr:
-            return data(b, c, yy, xx).astype("float32")
-
-        top = px(ya, xa) + (px(ya, xb) - px(ya, xa)) * tx
-        bottom = px(yb, xa) + (px(yb, xb) - px(yb, xa)) * tx
-        return (top + (bottom - top) * ty).astype(dtype)
-
-    body = nearest if kind == "nearest" else linear
-    return compute(
-        (data.shape[0], data.shape[1], oh, ow), body, name="resize", tag=f"{tag.INJECTIVE},resize"
-    )
+    return compute(shape, body, name="crop_and_resize", tag=tag.INJECTIVE)

@@ -54,6 +54,7 @@ from .space_rearrange import (
     space_to_batch_nd,
     space_to_depth,
 )
+from .upsampling import upsampling, upsampling3d
 
 __all__ = [
     "adaptive_pool",
@@ -120,5 +121,7 @@ __all__ = [
     "softmax",
     "space_to_batch_nd",
     "space_to_depth",
+    "upsampling",
+    "upsampling3d",
     "utils",
 ]
