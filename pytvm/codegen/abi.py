@@ -15,14 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..ffi.dtype import DataType
+from ..runtime.module import KERNEL_SYMBOL_PREFIX
 from ..tir import expr as E
 from ..tir.function import PrimFunc
 from ..tir.functor import IRVisitor
+from .libc_names import C_LIBRARY_NAMES
 
 __all__ = [
     "CPU_DEVICE",
     "DTYPE_KINDS",
     "ENTRY_SYMBOL",
+    "EXTERNAL_CALL_OPS",
     "FFI_OBJECT_HEADER_BYTES",
     "FFI_TENSOR_TYPE_INDEX",
     "MSG_ARGUMENTS",
@@ -56,9 +59,12 @@ PACKED_LIBRARY_MARKER = "__pytvm_packed_library"
 
 def export_symbol(name: str) -> str:
     """The C symbol of kernel ``name``: itself, except ``main`` (C's program entry), which is
-    exported as the library's entry function ``__tvm_main__``.
+    exported as the library's entry function ``__tvm_main__``, and a C library name (``exp``,
+    ``sin``, ``isnan`` ...), exported as ``pytvm_kernel_<name>`` (the loaders look there first).
     """
-    return ENTRY_SYMBOL if name == "main" else name
+    if name == "main":
+        return ENTRY_SYMBOL
+    return KERNEL_SYMBOL_PREFIX + name if name in C_LIBRARY_NAMES else name
 
 
 def tvm_ffi_symbol(name: str) -> str:
@@ -79,6 +85,20 @@ def entry_kernel(names: Sequence[str]) -> str | None:
 def internal_name(name: str) -> str:
     """Prefix of the kernel's static helper functions (``<prefix>_compute`` ...)."""
     return "pytvm_kernel_main" if name == "main" else name
+
+
+#: Calls out of a kernel (packed functions, C functions) and the stack values they pass; each
+#: backend's ``calls`` module emits them.
+EXTERNAL_CALL_OPS = frozenset(
+    {
+        "tir.tvm_call_packed",
+        "tir.tvm_call_cpacked",
+        "tir.call_extern",
+        "tir.call_pure_extern",
+        "tir.tvm_stack_make_array",
+        "tir.tvm_stack_make_shape",
+    }
+)
 
 
 # ------------------------------------------------------------------------- the body function

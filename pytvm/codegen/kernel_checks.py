@@ -5,19 +5,7 @@ from __future__ import annotations
 from ..ffi.errors import TVMValueError
 from ..tir.function import PrimFunc
 
-__all__ = ["LIBM_FUNCTIONS", "check_kernel_name", "check_lowered"]
-
-#: The C math library's functions generated code calls (as ``name`` and ``namef``).
-LIBM_FUNCTIONS = (
-    "exp", "exp2", "log", "log2", "log10", "sqrt", "tanh", "erf", "pow", "fabs", "floor",
-    "ceil", "nearbyint", "trunc", "fmod", "sin", "cos", "round",
-)  # fmt: skip
-
-#: C library names a kernel may not take (its symbol would clash with the function).
-_RESERVED = frozenset(
-    {f"{base}{suffix}" for base in LIBM_FUNCTIONS for suffix in ("", "f")}
-    | {"memcpy", "memset", "malloc", "free", "abort", "exit", "printf", "abs", "labs"}
-)
+__all__ = ["check_kernel_name", "check_lowered"]
 
 
 def check_kernel_name(name: str) -> None:
@@ -26,11 +14,6 @@ def check_kernel_name(name: str) -> None:
         raise TVMValueError(
             f"kernel name {name!r} is not a C identifier (letters, digits, '_'; not starting "
             "with a digit or 'pytvm_')"
-        )
-    if name in _RESERVED:
-        raise TVMValueError(
-            f"kernel name {name!r} is the name of a C library function the generated code "
-            f"calls; choose another (e.g. {name}_kernel)"
         )
 
 

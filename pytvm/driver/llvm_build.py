@@ -34,7 +34,7 @@ from .llvm_compiler import (
     optimized_part,
     parts_in_parallel,
 )
-from .llvm_jit_module import LLVMModule
+from .llvm_jit_module import MODULE_CTX_SYMBOL, LLVMModule
 
 __all__ = ["build_with_llvm"]
 
@@ -88,7 +88,14 @@ def build_with_llvm(
             )
     compiled = time.perf_counter()
     entry = [ENTRY_SYMBOL] if entry_kernel(exported) is not None else []
-    library, addresses = jit_link(code, [*(export_symbol(name) for name in exported), *entry])
+    symbols = [*(export_symbol(name) for name in exported), *entry, MODULE_CTX_SYMBOL]
+    library, by_symbol = jit_link(code, symbols)
+    # Looked up by kernel name: ``exp`` is exported as ``pytvm_kernel_exp`` (libm has ``exp``).
+    addresses = {name: by_symbol[export_symbol(name)] for name in exported if name != "main"}
+    addresses.update((symbol, by_symbol[symbol]) for symbol in entry)
+    if "main" in exported:
+        addresses[ENTRY_SYMBOL] = by_symbol[ENTRY_SYMBOL]
+    addresses[MODULE_CTX_SYMBOL] = by_symbol[MODULE_CTX_SYMBOL]
     done = time.perf_counter()
     _LOG.info(
         "built %s for %s in %d part(s): lower + codegen %.1f ms, then llvm %.1f ms, "

@@ -52,6 +52,9 @@ RUNTIME_HOOKS = (
     "pytvm_TVMBackendAllocWorkspace",
     "pytvm_TVMBackendFreeWorkspace",
     "pytvm_TVMBackendParallelLaunch",
+    "pytvm_TVMBackendGetFuncFromEnv",
+    "pytvm_TVMFuncCall",
+    "pytvm_TVMFuncFree",
 )
 _LOCK = threading.RLock()
 _LIBRARY_NAMES = itertools.count()

@@ -8,6 +8,7 @@ function, ``time_evaluator``, ``get_source()`` (the LLVM IR text), ``save`` and
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,14 +20,18 @@ from ..ffi.errors import TVMValueError
 from ..runtime.module import ENTRY_FUNC, Module, check_exportable, export_with_fcompile
 from .llvm_compiler import link_shared_object
 
-__all__ = ["LLVMModule"]
+__all__ = ["MODULE_CTX_SYMBOL", "LLVMModule"]
+
+#: The library's module context: kernels calling packed functions look them up on it.
+MODULE_CTX_SYMBOL = "__tvm_module_ctx"
 
 
 class LLVMModule(Module):
     """Kernels compiled in process by LLVM: call them, time them, read their IR, export them.
 
-    ``library`` keeps the JIT-linked code alive; ``addresses`` maps each exported symbol to its
-    address; ``source`` is the IR text and ``code`` the object code it compiled to.
+    ``library`` keeps the JIT-linked code alive; ``addresses`` maps each kernel's name (and the
+    entry symbol) to its address, and ``__tvm_module_ctx`` to the module context this module
+    sets to itself; ``source`` is the IR text and ``code`` the object code it compiled to.
     """
 
     def __init__(
@@ -35,6 +40,9 @@ class LLVMModule(Module):
         super().__init__()
         self._library = library
         self._addresses = dict(addresses)
+        context = self._addresses.pop(MODULE_CTX_SYMBOL, 0)
+        if context:  # packed calls of the kernels look functions up on this module
+            ctypes.c_void_p.from_address(context).value = self.handle
         self._source = source
         self._code = code
         #: The target the kernels were built for.

@@ -28,6 +28,7 @@ from .time_evaluator import make_evaluator
 __all__ = [
     "ENTRY_FUNC",
     "GRAPH_ARTIFACT_SYMBOL",
+    "KERNEL_SYMBOL_PREFIX",
     "LibraryModule",
     "Module",
     "check_exportable",
@@ -39,6 +40,10 @@ __all__ = [
 #: Symbol of a library's entry function, called by ``mod(...)`` (TVM's ``__tvm_main__``).
 ENTRY_FUNC = "__tvm_main__"
 _MODULE_CTX = "__tvm_module_ctx"
+#: Prefix of the symbol of a kernel named after a C library function (``exp`` is exported as
+#: ``pytvm_kernel_exp``, since ``exp`` is libm's); a library's function ``name`` is looked up
+#: under ``KERNEL_SYMBOL_PREFIX + name`` first.
+KERNEL_SYMBOL_PREFIX = "pytvm_kernel_"
 
 
 @register_object("ffi.Module")
@@ -282,8 +287,13 @@ class LibraryModule(Module):
             if func is not None:
                 self._functions[name] = func
             return func
+        try:  # a kernel named after a C library function first (else dlsym finds libm's)
+            symbol = self._lib[KERNEL_SYMBOL_PREFIX + name]
+        except AttributeError:
+            symbol = None
         try:
-            symbol = self._lib[name]  # item access: getattr refuses dunder names (__tvm_main__)
+            if symbol is None:  # item access: getattr refuses dunder names (__tvm_main__)
+                symbol = self._lib[name]
         except AttributeError:
             if name != self.entry_name:
                 return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ffi.errors import TVMTypeError
-from .expr import Call, PrimExpr, StringImm, convert
+from .expr import Buffer, Call, IntImm, PrimExpr, StringImm, const, convert
 from .intrinsic import Op
 
 __all__ = ["call_cpacked", "call_extern", "call_intrin", "call_packed", "call_pure_extern"]
@@ -32,6 +32,24 @@ def _arg(value: Any) -> PrimExpr:
     return convert(value)
 
 
+def _packed_arg(value: Any) -> PrimExpr:
+    """An argument of a packed call: a buffer becomes TVM's ``tvm_stack_make_array`` of its
+    data, shape, strides (0: compact), ndim, element type (a zero of it) and element offset, so
+    the callee receives a ``DLTensor*``.
+    """
+    if not isinstance(value, Buffer):
+        return _arg(value)
+    shape = Call("handle", Op.get("tir.tvm_stack_make_shape"), value.shape)
+    strides: PrimExpr = (
+        Call("handle", Op.get("tir.tvm_stack_make_shape"), value.strides)
+        if value.strides
+        else IntImm("int32", 0)
+    )
+    offset = value.elem_offset if value.elem_offset is not None else IntImm("int32", 0)
+    fields = (value.data, shape, strides, IntImm("int32", value.ndim), const(0, value.dtype))
+    return Call("handle", Op.get("tir.tvm_stack_make_array"), (*fields, offset))
+
+
 def _named_call(dtype: str, op_name: str, func_name: Any, args: tuple[Any, ...]) -> Call:
     if not isinstance(func_name, str):
         raise TVMTypeError(f"{op_name}: the function name must be a string, got {func_name!r}")
@@ -39,13 +57,17 @@ def _named_call(dtype: str, op_name: str, func_name: Any, args: tuple[Any, ...])
 
 
 def call_packed(func_name: str, *args: Any, span: Any = None) -> Call:
-    """Call the packed function ``func_name`` (looked up in the global registry at run time)."""
-    return _named_call("int32", "tir.tvm_call_packed", func_name, args)
+    """Call the packed function ``func_name`` (looked up in the global registry at run time);
+    a buffer argument is passed as a ``DLTensor*`` (``tvm_stack_make_array``).
+    """
+    packed = tuple(_packed_arg(a) for a in args)
+    return _named_call("int32", "tir.tvm_call_packed", func_name, packed)
 
 
 def call_cpacked(func_name: str, *args: Any, span: Any = None) -> Call:
     """Call the packed-signature C function ``func_name`` linked into the module."""
-    return _named_call("int32", "tir.tvm_call_cpacked", func_name, args)
+    packed = tuple(_packed_arg(a) for a in args)
+    return _named_call("int32", "tir.tvm_call_cpacked", func_name, packed)
 
 
 def call_extern(dtype: str, func_name: str, *args: Any, span: Any = None) -> Call:

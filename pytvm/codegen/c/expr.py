@@ -15,6 +15,7 @@ from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.expr import is_float, lanes_of, scalar_of
 from ..libm import LIBM_FUNCTIONS
+from .calls import CALL_OPS, c_string, print_call
 from .types import c_scalar_type, c_vector_type
 
 __all__ = ["ExprPrinter", "has_vector_type"]
@@ -30,7 +31,18 @@ class ExprPrinter:
         self.emit = emit
         self.vector_types: set[str] = set()
         self.minmax_types: set[str] = set()
+        #: Prototypes of the extern C functions called (``calls``), by name.
+        self.extern_decls: dict[str, str] = {}
+        #: A statement leaving the function with rc = -1 (None: calls out are refused).
+        self.fail: Callable[[], str] | None = None
+        #: The C expression of the kernel's device id (arrays built for packed calls).
+        self.dev_id = "0"
         self._temps = 0
+
+    def new_temp(self) -> int:
+        """A number for the names of a new temporary."""
+        self._temps += 1
+        return self._temps
 
     # ------------------------------------------------------------------ scalars
 
@@ -46,6 +58,8 @@ class ExprPrinter:
             return _int_literal(e)
         if isinstance(e, E.FloatImm):
             return _float_literal(e)
+        if isinstance(e, E.StringImm):
+            return c_string(e.value)
         if isinstance(e, E.Cast):
             return self._cast(e)
         if isinstance(e, (E.FloorDiv, E.FloorMod)):
@@ -96,8 +110,10 @@ class ExprPrinter:
             return f"({a} {'/' if kind == 'floordiv' else '%'} {b})"
         return f"pytvm_{kind}_i{bits}({a}, {b})"
 
-    def _call(self, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
+    def _call(self, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:  # noqa: PLR0911
         op = e.op
+        if op in CALL_OPS:
+            return print_call(self, e, arg)
         if op == "tir.if_then_else":
             c, t, f = (arg(a) for a in e.args)
             return f"({c} ? {t} : {f})"
@@ -146,8 +162,8 @@ class ExprPrinter:
 
     def _lanewise(self, e: E.PrimExpr) -> str:
         """Compute ``e`` lane by lane into a new temporary; return its name."""
-        self._temps += 1
-        temp, lane = f"pytvm_v{self._temps}", f"pytvm_l{self._temps}"
+        k = self.new_temp()
+        temp, lane = f"pytvm_v{k}", f"pytvm_l{k}"
         lanes = lanes_of(e.dtype)
         value = self.lane(e, lane)
         self.emit(f"{c_vector_type(e.dtype)} {temp};")

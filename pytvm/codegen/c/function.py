@@ -20,6 +20,7 @@ from ...tir.expr import IntImm, lanes_of
 from ...tir.function import PrimFunc
 from ..abi import STACK_LIMIT_BYTES, compute_params, dl_type_fields
 from ..closure_vars import parallel_captures
+from ..libc_names import C_LIBRARY_NAMES
 from ..scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
 from .expr import ExprPrinter, has_vector_type
 from .types import c_scalar_type
@@ -27,6 +28,18 @@ from .types import c_scalar_type
 __all__ = ["CFunctionEmitter", "CNames"]
 
 _INDENT = "  "
+#: C's keywords and the names the prelude's headers define, which no variable may take.
+_C_RESERVED = (
+    frozenset(
+        """auto break case char const continue default do double else enum extern float for goto
+    if inline int long register restrict return short signed sizeof static struct switch
+    typedef union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof
+    _Atomic _Generic _Noreturn _Static_assert _Thread_local asm typeof bool true false NULL
+    INFINITY NAN rc c penv task_id cdata args type_codes num_args out_ret_value out_ret_tcode
+    resource_handle""".split()
+    )
+    | C_LIBRARY_NAMES
+)
 
 
 class CNames:
@@ -45,7 +58,7 @@ class CNames:
             if base[0].isdigit():
                 base = "v_" + base
             name, n = base, 0
-            while name in self._taken or name.startswith("pytvm_"):
+            while name in self._taken or name.startswith("pytvm_") or name in _C_RESERVED:
                 n += 1
                 name = f"{base}_{n}"
             self._names[id(var)] = name
@@ -82,10 +95,16 @@ class CFunctionEmitter:
         self.names = names
         self.functions: list[str] = []
         self._scope = _Scope()
-        self.expr = ExprPrinter(names, self._emit_pre)
+        self.dev_id = E.Var("dev_id", "int32")
+        self.expr = self._printer(ExprPrinter(names, self._emit_pre))
         self._pointer_types: dict[int, str] = {}
         self._closures = 0
-        self.dev_id = E.Var("dev_id", "int32")
+
+    def _printer(self, printer: ExprPrinter) -> ExprPrinter:
+        """``printer``, able to call out of the kernel (failures leave through the cleanups)."""
+        printer.fail = self._fail
+        printer.dev_id = self.names(self.dev_id)
+        return printer
 
     # ------------------------------------------------------------------ output
 
@@ -296,10 +315,11 @@ class CFunctionEmitter:
         outer_expr = self.expr
         # The closure's own function.
         self._scope = _Scope()
-        self.expr = ExprPrinter(self.names, self._emit_pre)
-        self.expr.vector_types, self.expr.minmax_types = (
+        self.expr = self._printer(ExprPrinter(self.names, self._emit_pre))
+        self.expr.vector_types, self.expr.minmax_types, self.expr.extern_decls = (
             outer_expr.vector_types,
             outer_expr.minmax_types,
+            outer_expr.extern_decls,
         )
         self.expr._temps = outer_expr._temps + 1000 * self._closures
         for v in captured:

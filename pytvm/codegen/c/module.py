@@ -32,7 +32,9 @@ def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -
     bodies: list[str] = []
     vector_types: set[str] = set()
     minmax_types: set[str] = set()
+    extern_decls: dict[str, str] = {}
     exported: list[str] = []
+    public: list[str] = []
     devices = SYSTEM_LIB_DEVICES if system_lib else (1,)
     for func_name, func in mod.functions.items():
         check_kernel_name(func_name)
@@ -45,26 +47,31 @@ def codegen_c(mod: IRModule, system_lib: bool = False, target_text: str = "c") -
         bodies.append(tvm_ffi_adapter(func_name, symbol, len(func.params)))
         vector_types |= emitter.expr.vector_types
         minmax_types |= emitter.expr.minmax_types
+        extern_decls = {**emitter.expr.extern_decls, **extern_decls}
         exported.append(symbol)
+        public.append(func_name)
     entry = entry_kernel(list(mod.functions))
     if entry is not None:
-        bodies.append(entry_functions_c(entry))
+        bodies.append(entry_functions_c(entry, export_symbol(entry)))
     parts = [f"// pytvm target: {target_text}", PRELUDE, TYPE_NAMES_C, TVM_FFI_HEAD]
     parts += [_vector_helpers(t) for t in sorted(vector_types)]
     parts += [_minmax_helpers(t) for t in sorted(minmax_types)]
+    parts += list(extern_decls.values())
     parts += bodies
     if system_lib:
-        parts.append(system_lib_registry(exported))
+        parts.append(system_lib_registry(exported, public))
     return "\n".join(parts) + "\n"
 
 
-def system_lib_registry(symbols: list[str]) -> str:
+def system_lib_registry(symbols: list[str], names: list[str] | None = None) -> str:
     """The C runtime's registry of the kernels exported as ``symbols``; each is registered under
-    its kernel name (``main`` for ``__tvm_main__``). ``TVMSystemLibEntryPoint`` returns it.
+    its kernel name ``names`` (default: the symbol, ``main`` for ``__tvm_main__``).
+    ``TVMSystemLibEntryPoint`` returns it.
     """
     if len(symbols) > _MAX_FUNCTIONS:
         raise TVMValueError(f"a system library holds at most 255 functions, got {len(symbols)}")
-    names = ["main" if s == ENTRY_SYMBOL else s for s in symbols]
+    if names is None:
+        names = ["main" if s == ENTRY_SYMBOL else s for s in symbols]
     blob = "".join(f'"{n}\\0" ' for n in names)
     funcs = ", ".join(f"(TVMBackendPackedCFunc){s}" for s in symbols)
     return "\n".join(

@@ -31,12 +31,25 @@ PYTVM_HELPER int pytvm_ws_free(int dev_id, void* ptr) {
 PYTVM_HELPER int pytvm_parallel(FTVMParallelLambda f, void* cdata) {
   return TVMBackendParallelLaunch(f, cdata, 0);
 }
+/* A packed call: the function found once (the system library, then the globals). */
+PYTVM_HELPER int pytvm_call_packed(TVMFunctionHandle* cache, const char* name, TVMValue* args,
+                                   int* codes, int n, TVMValue* ret, int* ret_code) {
+  if (*cache == NULL && TVMBackendGetFuncFromEnv(NULL, name, cache) != 0) return -1;
+  return TVMFuncCall(*cache, args, codes, n, ret, ret_code);
+}
 #else
 /* pytvm's host runtime: private names, found when the library is loaded by pytvm. */
 extern void pytvm_TVMAPISetLastError(const char*) __attribute__((weak));
 extern void* pytvm_TVMBackendAllocWorkspace(int, int, uint64_t, int, int) __attribute__((weak));
 extern int pytvm_TVMBackendFreeWorkspace(int, int, void*) __attribute__((weak));
 extern int pytvm_TVMBackendParallelLaunch(FTVMParallelLambda, void*, int) __attribute__((weak));
+extern int pytvm_TVMBackendGetFuncFromEnv(void*, const char*, TVMFunctionHandle*)
+    __attribute__((weak));
+extern int pytvm_TVMFuncCall(TVMFunctionHandle, TVMValue*, int*, int, TVMValue*, int*)
+    __attribute__((weak));
+extern int pytvm_TVMFuncFree(TVMFunctionHandle) __attribute__((weak));
+/* The module the library is loaded as (set by pytvm's loader): packed calls look there first. */
+TVM_DLL void* __tvm_module_ctx = NULL;
 /* Apache TVM 0.27: its loader fills these context pointers of a library it loads. */
 TVM_DLL void* __TVMFFIErrorSetRaisedFromCStr = NULL;
 TVM_DLL void* __TVMBackendAllocWorkspace = NULL;
@@ -73,6 +86,26 @@ PYTVM_HELPER int pytvm_ws_free(int dev_id, void* ptr) {
   if (__TVMBackendFreeWorkspace != NULL)
     return ((pytvm_free_fn)__TVMBackendFreeWorkspace)(1, dev_id, ptr);
   return -1;
+}
+/* A packed call: the function found once per call site (TVMBackendGetFuncFromEnv on the
+ * module: its functions, its imports, the globals), kept in *cache; then TVMFuncCall. */
+PYTVM_HELPER int pytvm_call_packed(TVMFunctionHandle* cache, const char* name, TVMValue* args,
+                                   int* codes, int n, TVMValue* ret, int* ret_code) {
+  TVMFunctionHandle f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    TVMFunctionHandle expected = NULL;
+    if (pytvm_TVMBackendGetFuncFromEnv == NULL || pytvm_TVMFuncCall == NULL) {
+      pytvm_set_error("RuntimeError: a kernel calling a packed function needs pytvm's runtime");
+      return -1;
+    }
+    if (pytvm_TVMBackendGetFuncFromEnv(__tvm_module_ctx, name, &f) != 0) return -1;
+    if (!__atomic_compare_exchange_n(cache, &expected, f, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+      (void)pytvm_TVMFuncFree(f); /* another thread found it first */
+      f = expected;
+    }
+  }
+  return pytvm_TVMFuncCall(f, args, codes, n, ret, ret_code);
 }
 PYTVM_HELPER int pytvm_parallel(FTVMParallelLambda f, void* cdata) {
   if (pytvm_TVMBackendParallelLaunch != NULL) return pytvm_TVMBackendParallelLaunch(f, cdata, 0);

@@ -77,16 +77,18 @@ TVM_DLL int {tvm_ffi_symbol(name)}(void* self, const pytvm_ffi_any* args, int32_
 #endif"""
 
 
-def entry_functions_c(name: str) -> str:
-    """The library's entry functions, both calling kernel ``name``: ``__tvm_main__`` (the packed
-    convention's, for pytvm) and ``__tvm_ffi_main`` (tvm-ffi's, for TVM 0.27). Weak, as TVM's,
-    so objects of several one-kernel libraries still link into one program.
+def entry_functions_c(name: str, symbol: str | None = None) -> str:
+    """The library's entry functions, both calling kernel ``name`` (exported as ``symbol``,
+    default ``name``): ``__tvm_main__`` (the packed convention's, for pytvm) and
+    ``__tvm_ffi_main`` (tvm-ffi's, for TVM 0.27). Weak, as TVM's, so objects of several
+    one-kernel libraries still link into one program.
     """
     return f"""#if !defined(PYTVM_CRT)
 /* The library's entry function (mod(...)): its only kernel, {name}. */
 TVM_DLL __attribute__((weak)) int32_t {ENTRY_SYMBOL}(TVMValue* args, int* type_codes, int num_args,
     TVMValue* out_ret_value, int* out_ret_tcode, void* resource_handle) {{
-  return {name}(args, type_codes, num_args, out_ret_value, out_ret_tcode, resource_handle);
+  return {symbol or name}(args, type_codes, num_args, out_ret_value, out_ret_tcode,
+      resource_handle);
 }}
 TVM_DLL __attribute__((weak)) int {TVM_FFI_ENTRY_SYMBOL}(void* self, const pytvm_ffi_any* args,
     int32_t num_args, pytvm_ffi_any* result) {{

@@ -23,6 +23,7 @@ from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.expr import is_float, lanes_of, scalar_of
 from ...tir.functor import IRVisitor
+from ..abi import EXTERNAL_CALL_OPS
 from .intrinsics import FLOAT_FLAGS, MathCalls
 from .types import I1, I32, PTR, const_int, element_bytes, is_signed, memory_type, value_type
 
@@ -39,6 +40,8 @@ class ExprEmitter:
         self.builder = builder
         self.math = math
         self.values: dict[int, ir.Value] = {}
+        #: Emits the calls out of the kernel (``EXTERNAL_CALL_OPS``; None: refused).
+        self.calls: Callable[[ExprEmitter, E.Call], ir.Value] | None = None
         self._keep: list[E.Var] = []  # variables made here, so their ids stay unique
 
     def truth(self, e: E.PrimExpr) -> ir.Value:
@@ -295,6 +298,10 @@ class ExprEmitter:
         return self.conditional(first, lambda: ir.Constant(I1, 1), lambda: self.truth(e.b))
 
     def _call(self, e: E.Call) -> ir.Value:
+        if e.op in EXTERNAL_CALL_OPS:
+            if self.calls is None:
+                raise TVMValueError(f"the LLVM code generator cannot call {e.op} here")
+            return self.calls(self, e)
         if e.op == "tir.if_then_else":
             cond, t, f = e.args
             return self._select(e, cond, t, f)

@@ -28,6 +28,7 @@ from ...tir.function import PrimFunc
 from ..abi import STACK_LIMIT_BYTES, compute_params, dl_type_fields
 from ..closure_vars import parallel_captures
 from ..scalar_return import FLOAT_CODE, RETURNED, has_return, return_type_code, return_value
+from .calls import ExternCalls
 from .expr import ExprEmitter, lane_of, unit_ramp_base
 from .helpers import Helpers
 from .intrinsics import MathCalls
@@ -73,6 +74,13 @@ class FunctionEmitter:
         self.dev_id = E.Var("dev_id", "int32")
         self._closures = 0
         self.frame: _Frame
+        self.calls = ExternCalls(
+            module,
+            helpers,
+            lambda ok: self._fail_unless(ok, []),
+            self._entry_alloca,
+            self.dev_id,
+        )
 
     # ------------------------------------------------------------------ frames
 
@@ -86,7 +94,9 @@ class FunctionEmitter:
         builder.position_at_end(end)
         builder.ret(builder.load(rc))
         builder.position_at_end(body)
-        return _Frame(fn, builder, ExprEmitter(builder, self.math), rc, entry, end)
+        expr = ExprEmitter(builder, self.math)
+        expr.calls = self.calls
+        return _Frame(fn, builder, expr, rc, entry, end)
 
     def _close(self, frame: _Frame) -> None:
         frame.builder.branch(frame.end)

@@ -29,6 +29,7 @@ _SIGNATURES: dict[str, tuple[ir.Type, list[ir.Type]]] = {
     "pytvm_check_array": (I32, [PTR, PTR, I32, PTR, I32, I32, PTR, I64]),
     "pytvm_check_shape": (I32, [PTR, PTR, PTR, I32]),
     "pytvm_ffi_call": (I32, [PTR, PTR, I32, PTR, I32, PTR]),
+    "pytvm_call_packed": (I32, [PTR, PTR, PTR, PTR, I32, PTR, PTR]),
 }
 
 

@@ -26,6 +26,9 @@ declare extern_weak void @pytvm_TVMAPISetLastError(ptr)
 declare extern_weak ptr @pytvm_TVMBackendAllocWorkspace(i32, i32, i64, i32, i32)
 declare extern_weak i32 @pytvm_TVMBackendFreeWorkspace(i32, i32, ptr)
 declare extern_weak i32 @pytvm_TVMBackendParallelLaunch(ptr, ptr, i32)
+declare extern_weak i32 @pytvm_TVMBackendGetFuncFromEnv(ptr, ptr, ptr)
+declare extern_weak i32 @pytvm_TVMFuncCall(ptr, ptr, ptr, i32, ptr, ptr)
+declare extern_weak i32 @pytvm_TVMFuncFree(ptr)
 
 EXPORTED_VARIABLES
 
@@ -143,6 +146,47 @@ inline:
   ret i32 %t
 }
 
+; A packed call (c/prelude.py's pytvm_call_packed): the function found once per call site
+; through TVMBackendGetFuncFromEnv on the module context, kept in %cache; then TVMFuncCall.
+@pytvm.s.no_packed_runtime = private unnamed_addr constant [71 x i8]
+    c"RuntimeError: a kernel calling a packed function needs pytvm's runtime\00"
+
+define internal i32 @pytvm_call_packed(ptr %cache, ptr %name, ptr %args, ptr %codes, i32 %n,
+                                       ptr %ret, ptr %ret_code) HOOK {
+entry:
+  %found = alloca ptr
+  %cached = load atomic ptr, ptr %cache acquire, align 8
+  %have = icmp ne ptr %cached, null
+  br i1 %have, label %call, label %lookup
+lookup:
+  %own = icmp ne ptr @pytvm_TVMBackendGetFuncFromEnv, null
+  br i1 %own, label %find, label %no_runtime
+find:
+  store ptr null, ptr %found
+  %ctx = load ptr, ptr @__tvm_module_ctx
+  %r = call i32 @pytvm_TVMBackendGetFuncFromEnv(ptr %ctx, ptr %name, ptr %found)
+  %ok = icmp eq i32 %r, 0
+  br i1 %ok, label %keep, label %failed
+keep:
+  %f = load ptr, ptr %found
+  %pair = cmpxchg ptr %cache, ptr null, ptr %f acq_rel acquire
+  %won = extractvalue { ptr, i1 } %pair, 1
+  br i1 %won, label %call, label %lost
+lost:
+  %freed = call i32 @pytvm_TVMFuncFree(ptr %f)
+  %other = extractvalue { ptr, i1 } %pair, 0
+  br label %call
+call:
+  %h = phi ptr [%cached, %entry], [%f, %keep], [%other, %lost]
+  %c = call i32 @pytvm_TVMFuncCall(ptr %h, ptr %args, ptr %codes, i32 %n, ptr %ret, ptr %ret_code)
+  ret i32 %c
+failed:
+  ret i32 %r
+no_runtime:
+  call void @pytvm_set_error(ptr @pytvm.s.no_packed_runtime)
+  ret i32 -1
+}
+
 define internal i32 @pytvm_is_compact(ptr %shape, ptr %strides, i32 %ndim) nounwind {
 entry:
   %none = icmp eq ptr %strides, null
@@ -183,6 +227,7 @@ _EXPORTED_VARIABLES = (
     ("__TVMBackendAllocWorkspace", "global ptr null", "external global ptr"),
     ("__TVMBackendFreeWorkspace", "global ptr null", "external global ptr"),
     ("__TVMBackendParallelLaunch", "global ptr null", "external global ptr"),
+    ("__tvm_module_ctx", "global ptr null", "external global ptr"),
     (PACKED_LIBRARY_MARKER, "constant i32 1", "external constant i32"),
 )
 
