@@ -139,3 +139,15 @@ def test_compute_takes_whole_floats_as_shapes_and_refuses_fractions() -> None:
         te.compute((8 / 3,), lambda i: A[i])
     with pytest.raises(TVMValueError, match=r"dimension 0 is 4\.0"):
         te.placeholder((4.0,), name="P")
+
+
+def test_a_tensor_given_twice_in_args_is_refused() -> None:
+    from pytvm.driver import lower
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(TVMValueError, match="tensor A is given twice in args"):
+        lower(s, [A, B, A])
+    with pytest.raises(TVMValueError, match="tensor B is given twice in args"):
+        lower(s, [A, B, B])
