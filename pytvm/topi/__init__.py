@@ -118,6 +118,7 @@ from .reordering import (
 )
 from .scan import cumsum
 from .signal import dft
+from .sorting import argsort, searchsorted, sort, topk
 from .transform import (
     concatenate,
     expand_dims,
@@ -128,6 +129,7 @@ from .transform import (
     tile,
     transpose,
 )
+from .unique import unique
 from .utils import InvalidShapeError
 
 __all__ = [
@@ -142,6 +144,7 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "argsort",
     "arm_cpu",
     "asinh",
     "atanh",
@@ -223,12 +226,14 @@ __all__ = [
     "rocm",
     "round",
     "rsqrt",
+    "searchsorted",
     "sequence_mask",
     "shape",
     "sigmoid",
     "sign",
     "sin",
     "sinh",
+    "sort",
     "sparse_to_dense",
     "split",
     "sqrt",
@@ -244,10 +249,12 @@ __all__ = [
     "tanh",
     "tensordot",
     "tile",
+    "topk",
     "transform",
     "transpose",
     "trilu",
     "trunc",
+    "unique",
     "unravel_index",
     "utils",
     "vision",
