@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         viz,
     )
     from .driver import build, compile, lower
+    from .ir_module import IRModule
     from .viz.trace import Trace
 
 __version__ = "0.1.0"
@@ -117,6 +118,8 @@ _LAZY_SUBPACKAGES = frozenset(
 _LAZY_FUNCTIONS = frozenset({"build", "compile", "lower"})
 #: Modules TVM names at the top that live in a subpackage here (``tvm.container``).
 _LAZY_ALIASES = {"container": f"{__name__}.ir.container"}
+#: Classes TVM names at the top, loaded from the facade module that defines them on first use.
+_LAZY_CLASSES = {"IRModule": f"{__name__}.ir_module"}
 
 
 def __getattr__(name: str) -> Any:
@@ -126,17 +129,22 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f"{__name__}.driver"), name)
     if name in _LAZY_ALIASES:
         return importlib.import_module(_LAZY_ALIASES[name])
+    if name in _LAZY_CLASSES:
+        return getattr(importlib.import_module(_LAZY_CLASSES[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_SUBPACKAGES, *_LAZY_FUNCTIONS, *_LAZY_ALIASES})
+    return sorted(
+        {*globals(), *_LAZY_SUBPACKAGES, *_LAZY_FUNCTIONS, *_LAZY_ALIASES, *_LAZY_CLASSES}
+    )
 
 
 __all__ = [
     "DataType",
     "DataTypeCode",
     "Device",
+    "IRModule",
     "NDArray",
     "Object",
     "PackedFunc",

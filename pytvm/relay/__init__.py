@@ -33,7 +33,7 @@ from ..graph import (
     transform,
 )
 from ..ir.span import SourceName, Span
-from . import build_module, frontend, nn, op, testing
+from . import analysis, build_module, expr, expr_functor, frontend, nn, op, testing
 from .build_module import bind_params_by_name, build, create_executor
 from .nn import TupleWrapper
 from .op import (
@@ -90,6 +90,7 @@ __all__ = [
     "Var",
     "abs",
     "add",
+    "analysis",
     "astext",
     "bind_params_by_name",
     "build",
@@ -104,6 +105,8 @@ __all__ = [
     "equal",
     "exp",
     "expand_dims",
+    "expr",
+    "expr_functor",
     "floor",
     "frontend",
     "greater",
