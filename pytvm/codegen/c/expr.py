@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ...ffi.dtype import DataType
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.expr import is_float, lanes_of, scalar_of
-from ..libm import LIBM_FUNCTIONS
+from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS, LIBM_FUNCTIONS
 from .calls import CALL_OPS, c_string, print_call
 from .types import c_scalar_type, c_vector_type
 
@@ -128,6 +129,8 @@ class ExprPrinter:
         if op == "tir.rsqrt":
             one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
             return f"({one} / {_libm('sqrt', e.dtype)}({arg(e.args[0])}))"
+        if op in FLOAT_CHECKS or op in BIT_OPERATORS or op in BIT_COUNTS or op == "tir.bitwise_not":
+            return _inline_intrinsic(e, arg)
         base = LIBM_FUNCTIONS.get(op)
         if base is None:
             raise TVMValueError(f"the C code generator has no function for intrinsic {op}")
@@ -219,6 +222,25 @@ class _LaneVar(E.Var):
     def __init__(self, text: str, dtype: str) -> None:
         object.__setattr__(self, "name", text)
         object.__setattr__(self, "dtype", dtype)
+
+
+def _inline_intrinsic(e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
+    """A classification (``isnan`` ...), bit operation or bit count, as a C expression."""
+    op, x = e.op, e.args[0]
+    if op in FLOAT_CHECKS:
+        if not is_float(x.dtype):
+            return "1" if FLOAT_CHECKS[op] else "0"
+        return f"({op.removeprefix('tir.')}({arg(x)}) != 0)"
+    ctype = c_scalar_type(scalar_of(e.dtype))
+    if op == "tir.bitwise_not":
+        return f"(({ctype})(~{arg(x)}))"
+    if op in BIT_OPERATORS:
+        return f"(({ctype})({arg(x)} {BIT_OPERATORS[op]} {arg(e.args[1])}))"
+    bits = DataType(scalar_of(x.dtype)).bits
+    wide = f"(uint64_t)(uint{bits}_t)({arg(x)})"
+    if op == "tir.popcount":
+        return f"(({ctype})__builtin_popcountll({wide}))"
+    return f"(({ctype})({wide} == 0 ? {bits} : __builtin_clzll({wide}) - {64 - bits}))"
 
 
 def has_vector_type(dtype: str) -> bool:

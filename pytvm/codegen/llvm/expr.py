@@ -21,9 +21,10 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from ...ffi.dtype import DataType
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
-from ...tir.expr import is_float, lanes_of, scalar_of
+from ...tir.expr import is_float, lanes_of, scalar_of, with_lanes
 from ...tir.functor import IRVisitor
 from ..abi import EXTERNAL_CALL_OPS
+from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS
 from .intrinsics import FLOAT_FLAGS, MathCalls
 from .types import I1, I32, PTR, const_int, element_bytes, is_signed, memory_type, value_type
 
@@ -297,7 +298,7 @@ class ExprEmitter:
             return self.conditional(first, lambda: self.truth(e.b), lambda: ir.Constant(I1, 0))
         return self.conditional(first, lambda: ir.Constant(I1, 1), lambda: self.truth(e.b))
 
-    def _call(self, e: E.Call) -> ir.Value:
+    def _call(self, e: E.Call) -> ir.Value:  # noqa: PLR0911 - one case per intrinsic kind
         if e.op in EXTERNAL_CALL_OPS:
             if self.calls is None:
                 raise TVMValueError(f"the LLVM code generator cannot call {e.op} here")
@@ -309,6 +310,14 @@ class ExprEmitter:
             return self.math.expect_true(self.builder, self(e.args[0]))
         if e.op == "tir.reinterpret":
             return self.builder.bitcast(self(e.args[0]), value_type(e.dtype))
+        if e.op in FLOAT_CHECKS or e.op in BIT_OPERATORS or e.op in BIT_COUNTS:
+            return self.math.inline(self.builder, e, [self(a) for a in e.args])
+        if e.op == "tir.bitwise_not":
+            return self.math.inline(self.builder, e, [self(e.args[0])])
+        if scalar_of(e.dtype) == "float16" and self.math.calls_libm(e.op):
+            wide = with_lanes("float64", lanes_of(e.dtype))
+            args = [self.typed(a, wide) if is_float(a.dtype) else self(a) for a in e.args]
+            return self.cast(self.math.call(self.builder, e.op, wide, args), wide, e.dtype)
         return self.math.call(self.builder, e.op, e.dtype, [self(a) for a in e.args])
 
 

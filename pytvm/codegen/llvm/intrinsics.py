@@ -14,8 +14,9 @@ from __future__ import annotations
 from llvmlite import ir  # type: ignore[import-untyped]
 
 from ...ffi.errors import TVMValueError
-from ...tir.expr import lanes_of, scalar_of
-from ..libm import LIBM_FUNCTIONS
+from ...tir import expr as E
+from ...tir.expr import is_float, lanes_of, scalar_of
+from ..libm import BIT_OPERATORS, FLOAT_CHECKS, LIBM_FUNCTIONS, LLVM_INTRINSICS
 from .types import I1, I32, value_type
 
 __all__ = ["FLOAT_FLAGS", "MathCalls"]
@@ -23,11 +24,13 @@ __all__ = ["FLOAT_FLAGS", "MathCalls"]
 #: Fast-math flags of every float instruction: contraction into FMA only, as GCC's default.
 FLOAT_FLAGS = ("contract",)
 
-#: ``libm`` calls: LLVM has no intrinsic for these.
-_LIBM = {op: LIBM_FUNCTIONS[op] for op in ("tir.tanh", "tir.erf")}
 #: LLVM intrinsics ``llvm.<name>`` (``tir.fmod`` is an instruction, ``frem``).
-_INTRINSICS = {
-    op: name for op, name in LIBM_FUNCTIONS.items() if op not in _LIBM and op != "tir.fmod"
+_INTRINSICS = {op: name for op, name in LIBM_FUNCTIONS.items() if name in LLVM_INTRINSICS}
+#: ``libm`` calls: the functions LLVM has no intrinsic for.
+_LIBM = {
+    op: name
+    for op, name in LIBM_FUNCTIONS.items()
+    if name not in LLVM_INTRINSICS and op != "tir.fmod"
 }
 
 
@@ -88,18 +91,109 @@ class MathCalls:
         base = _LIBM.get(op)
         if base is None:
             raise TVMValueError(f"the LLVM code generator has no function for intrinsic {op}")
-        name = base + ("f" if scalar_of(dtype) == "float32" else "")
+        return self._libm(builder, base, dtype, args)
+
+    @staticmethod
+    def calls_libm(op: str) -> bool:
+        """Whether intrinsic ``op`` is a ``libm`` call (float16 is computed in float64 for it,
+        as the C path does).
+        """
+        return op in _LIBM
+
+    def _libm(self, builder: ir.IRBuilder, base: str, dtype: str, args: list[ir.Value]) -> ir.Value:
+        """A ``libm`` call per lane: ``<base>f`` for float32, ``<base>`` (in double) otherwise,
+        as the C path calls it; ``ldexp``'s exponent is an ``int``.
+        """
+        single = scalar_of(dtype) == "float32"
+        name = base + ("f" if single else "")
+        real = ir.FloatType() if single else ir.DoubleType()
+        params = [real, I32] if base == "ldexp" else [real] * len(args)
+        fn = self._function(name, real, params, pure=True)
         scalar = value_type(scalar_of(dtype))
-        fn = self._function(name, scalar, [scalar] * len(args), pure=True)
+
+        def one(parts: list[ir.Value]) -> ir.Value:
+            converted = [_convert(builder, v, t) for v, t in zip(parts, params, strict=True)]
+            return _convert(builder, builder.call(fn, converted), scalar)
+
         lanes = lanes_of(dtype)
         if lanes == 1:
-            return builder.call(fn, args)
-        result: ir.Value = ir.Constant(ty, ir.Undefined)
+            return one(args)
+        result: ir.Value = ir.Constant(value_type(dtype), ir.Undefined)
         for lane in range(lanes):
             index = ir.Constant(I32, lane)
             parts = [builder.extract_element(a, index) for a in args]
-            result = builder.insert_element(result, builder.call(fn, parts), index)
+            result = builder.insert_element(result, one(parts), index)
         return result
+
+    def inline(self, builder: ir.IRBuilder, e: E.Call, args: list[ir.Value]) -> ir.Value:  # noqa: PLR0911
+        """A classification (``tir.isnan`` ...), bit operation or bit count (``libm.py``)."""
+        op, x = e.op, args[0]
+        src = e.args[0].dtype
+        if op in FLOAT_CHECKS:
+            if not is_float(src):
+                return _splat(value_type(e.dtype), int(FLOAT_CHECKS[op]))
+            if op == "tir.isnan":
+                return builder.fcmp_unordered("uno", x, x)
+            magnitude = self.call(builder, "tir.fabs", src, [x])
+            inf = _splat(x.type, float("inf"))
+            if op == "tir.isinf":
+                return builder.fcmp_ordered("==", magnitude, inf)
+            return builder.fcmp_ordered("<", magnitude, inf)
+        signed = not scalar_of(src).startswith("uint")
+        if op == "tir.bitwise_not":
+            return builder.not_(x)
+        if op in BIT_OPERATORS:
+            y = args[1]
+            emit = {
+                "tir.bitwise_and": builder.and_,
+                "tir.bitwise_or": builder.or_,
+                "tir.bitwise_xor": builder.xor,
+                "tir.shift_left": builder.shl,
+                "tir.shift_right": builder.ashr if signed else builder.lshr,
+            }[op]
+            return emit(x, y)
+        name = "ctlz" if op == "tir.clz" else "ctpop"
+        suffix = _suffix_int(x.type)
+        if name == "ctlz":
+            fn = self._function(f"llvm.ctlz.{suffix}", x.type, [x.type, I1], pure=False)
+            count = builder.call(fn, [x, ir.Constant(I1, 0)])  # clz(0) is the width
+        else:
+            fn = self._function(f"llvm.ctpop.{suffix}", x.type, [x.type], pure=False)
+            count = builder.call(fn, [x])
+        return _convert(builder, count, value_type(e.dtype), signed=False)
+
+
+def _suffix_int(ty: ir.Type) -> str:
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}i{ty.element.width}"
+    return f"i{ty.width}"
+
+
+def _convert(builder: ir.IRBuilder, v: ir.Value, ty: ir.Type, signed: bool = True) -> ir.Value:
+    """``v`` as a value of ``ty`` (float widths, int widths, int to float: as C converts)."""
+    src = v.type
+    if src == ty:
+        return v
+    floats = (ir.HalfType, ir.FloatType, ir.DoubleType)
+    src_float, dst_float = isinstance(src, floats), isinstance(ty, floats)
+    if src_float and dst_float:
+        widen = _float_bits(src) < _float_bits(ty)
+        return builder.fpext(v, ty) if widen else builder.fptrunc(v, ty)
+    if dst_float:
+        return builder.sitofp(v, ty) if signed else builder.uitofp(v, ty)
+    if src_float:
+        return builder.fptosi(v, ty)
+    if _int_bits(src) < _int_bits(ty):
+        return builder.sext(v, ty) if signed else builder.zext(v, ty)
+    return builder.trunc(v, ty)
+
+
+def _float_bits(ty: ir.Type) -> int:
+    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
+
+
+def _int_bits(ty: ir.Type) -> int:
+    return int(ty.element.width if isinstance(ty, ir.VectorType) else ty.width)
 
 
 def _splat(ty: ir.Type, value: float) -> ir.Constant:
