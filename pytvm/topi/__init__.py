@@ -117,6 +117,7 @@ from .reordering import (
     unravel_index,
 )
 from .scan import cumsum
+from .scatter import scatter_elements, scatter_nd
 from .signal import dft
 from .sorting import argsort, searchsorted, sort, topk
 from .transform import (
@@ -226,6 +227,8 @@ __all__ = [
     "rocm",
     "round",
     "rsqrt",
+    "scatter_elements",
+    "scatter_nd",
     "searchsorted",
     "sequence_mask",
     "shape",
