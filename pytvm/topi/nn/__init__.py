@@ -42,6 +42,7 @@ from .feature_norm import group_norm, instance_norm, rms_norm
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
 from .local_response_norm import lrn
 from .loss import nll_loss
+from .lstm import lstm
 from .mirror_pad import mirror_pad
 from .normalization import batch_norm, layer_norm, log_softmax, softmax
 from .padding import pad
@@ -106,6 +107,7 @@ __all__ = [
     "leaky_relu",
     "log_softmax",
     "lrn",
+    "lstm",
     "matmul",
     "max_pool2d_with_argmax",
     "mirror_pad",
