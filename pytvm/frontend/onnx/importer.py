@@ -35,6 +35,7 @@ from ...graph.transform.fold_constant import max_constant_bytes as constant_limi
 from ...graph.ty import MAX_ELEMENTS, TensorType
 from . import validation
 from .converters import CONVERTERS, DOMAIN_CONVERTERS
+from .element_types import element_dtype, element_type_name
 from .errors import (
     DynamicValueError,
     OnnxImportError,
@@ -96,21 +97,18 @@ def _model_opset(model: Any) -> int:
 
 
 def _np_dtype(elem_type: int, what: str) -> str:
-    from onnx import TensorProto, helper
-
-    if elem_type in (TensorProto.STRING, TensorProto.UNDEFINED, TensorProto.BFLOAT16):
-        name = TensorProto.DataType.Name(elem_type)
+    dtype = element_dtype(elem_type)
+    if dtype is None:
+        name = element_type_name(elem_type)
         raise OnnxImportError(f"{what} has element type {name}, which is not supported")
-    try:
-        return str(np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)))
-    except (KeyError, TypeError, ValueError):
-        raise OnnxImportError(f"{what} has unsupported element type {elem_type}") from None
+    return dtype
 
 
 def _tensor_array(tensor: Any, what: str) -> np.ndarray:
     """A ``TensorProto``'s array; a clear error if its data does not fill its dims."""
     from onnx import TensorProto, numpy_helper
 
+    _np_dtype(tensor.data_type, what)
     if tensor.data_location == TensorProto.EXTERNAL:
         location = {e.key: e.value for e in tensor.external_data}.get("location", "")
         raise OnnxImportError(

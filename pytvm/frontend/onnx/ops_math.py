@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import Expr
+from .element_types import element_dtype, element_type_name
 from .errors import DynamicValueError
 from .node import Converter, ConverterTable, NodeContext
 
@@ -17,14 +18,10 @@ __all__ = ["MATH_CONVERTERS", "onnx_dtype"]
 
 def onnx_dtype(ctx: NodeContext, code: int) -> str:
     """The numpy dtype name of ONNX element type ``code``."""
-    from onnx import TensorProto, helper
-
-    if code in (TensorProto.STRING, TensorProto.BFLOAT16, TensorProto.UNDEFINED):
-        raise ctx.error(f"element type {TensorProto.DataType.Name(code)} is not supported")
-    try:
-        return str(np.dtype(helper.tensor_dtype_to_np_dtype(code)))
-    except (KeyError, TypeError, ValueError):
-        raise ctx.error(f"element type {code} is not supported") from None
+    dtype = element_dtype(code)
+    if dtype is None:
+        raise ctx.error(f"element type {element_type_name(code)} is not supported")
+    return dtype
 
 
 def _scalar(ctx: NodeContext, value: Any, dtype: str) -> Expr:
