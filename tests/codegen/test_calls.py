@@ -127,3 +127,16 @@ def test_a_packed_function_of_an_imported_module_is_found(target: str) -> None:
     f.import_module(tvm.runtime.Module.from_functions("helpers", {"helper": calls.append}))
     f(tvm.nd.array(np.zeros(3, "float32")), tvm.nd.array(np.zeros(3, "float32")))
     assert len(calls) == 1
+
+
+def test_a_buffer_argument_becomes_tvm_stack_make_array() -> None:
+    buf = tvm.tir.decl_buffer((2, 3), "float16", name="X")
+    call = tvm.tir.call_packed("f", buf, 7)
+    array = call.args[1]
+    assert array.op.name == "tir.tvm_stack_make_array"
+    data, shape, strides, ndim, dtype, offset = array.args
+    assert data is buf.data
+    assert shape.op.name == "tir.tvm_stack_make_shape"
+    assert [int(d) for d in shape.args] == [2, 3]
+    assert int(strides) == 0 and int(ndim) == 2 and dtype.dtype == "float16" and int(offset) == 0
+    assert call.args[2].value == 7
