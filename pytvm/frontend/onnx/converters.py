@@ -11,7 +11,9 @@ from typing import Any
 
 from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
+from .ops_bitwise import BITWISE_CONVERTERS
 from .ops_indexing import INDEXING_CONVERTERS
+from .ops_loss import LOSS_CONVERTERS
 from .ops_math import MATH_CONVERTERS
 from .ops_microsoft import MICROSOFT_CONVERTERS, MICROSOFT_DOMAIN
 from .ops_nn import NN_CONVERTERS
@@ -35,6 +37,8 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **INDEXING_CONVERTERS,
     **NORMALIZATION_CONVERTERS,
     **QUANTIZE_CONVERTERS,
+    **BITWISE_CONVERTERS,
+    **LOSS_CONVERTERS,
 }
 
 #: Converters of operators of other domains than ONNX's own, by domain.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from . import (
     activation,
+    bitwise,
     elemwise,
     image,
     indexing,
     layout,
+    loss,
     nn,
     normalization,
     pooling,
@@ -17,10 +19,12 @@ from . import (
 
 __all__ = [
     "activation",
+    "bitwise",
     "elemwise",
     "image",
     "indexing",
     "layout",
+    "loss",
     "nn",
     "normalization",
     "pooling",
