@@ -35,6 +35,7 @@ from . import (  # adreno ... rocm: names of targets pytvm refuses (topi._other_
     vision,
     x86,
 )
+from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor, left_shift, right_shift
 from .broadcast import (
     add,
     broadcast_to,
@@ -150,6 +151,10 @@ __all__ = [
     "asinh",
     "atanh",
     "bifrost",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
     "broadcast_to",
     "cast",
     "ceil",
@@ -195,6 +200,7 @@ __all__ = [
     "isnan",
     "layout_axes",
     "layout_transform",
+    "left_shift",
     "less",
     "less_equal",
     "log",
@@ -224,6 +230,7 @@ __all__ = [
     "repeat",
     "reshape",
     "reverse_sequence",
+    "right_shift",
     "rocm",
     "round",
     "rsqrt",

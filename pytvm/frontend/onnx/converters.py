@@ -22,7 +22,9 @@ from .ops_pool import POOL_CONVERTERS
 from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
+from .ops_scatter import SCATTER_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
+from .ops_triangle import TRIANGLE_CONVERTERS
 
 __all__ = ["CONVERTERS", "DOMAIN_CONVERTERS", "supported_operators"]
 
@@ -38,6 +40,8 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **NORMALIZATION_CONVERTERS,
     **QUANTIZE_CONVERTERS,
     **BITWISE_CONVERTERS,
+    **SCATTER_CONVERTERS,
+    **TRIANGLE_CONVERTERS,
     **LOSS_CONVERTERS,
 }
 

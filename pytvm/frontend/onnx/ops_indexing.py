@@ -1,5 +1,5 @@
 """Converters of ONNX's index-driven operators: ``GatherElements``, ``GatherND``, ``CumSum``,
-``OneHot``, ``Trilu``, ``EyeLike``, ``Hardmax``, and ``NonZero``/``Compress`` where the
+``OneHot``, ``EyeLike``, ``Hardmax``, and ``NonZero``/``Compress`` where the
 values that decide the output's shape are known at import time.
 """
 
@@ -62,18 +62,6 @@ def _one_hot(ctx: NodeContext) -> Expr:
     off = ctx.call("take", values, ctx.const(np.int64(0)), axis=0, mode="fast")
     on = ctx.call("take", values, ctx.const(np.int64(1)), axis=0, mode="fast")
     return ctx.call("where", hit, on, off)
-
-
-def _trilu(ctx: NodeContext) -> Expr:
-    shape = ctx.shape(0)
-    if len(shape) < 2:  # noqa: PLR2004
-        raise ctx.error(f"the input must be at least 2-d, got shape {list(shape)}")
-    k = int(ctx.value(1, "k").reshape(-1)[0]) if ctx.has(1) else 0
-    ctx.check_constant(shape[-2:], "bool", "the triangle mask")
-    ones = np.ones(shape[-2:], dtype=bool)
-    mask = np.triu(ones, k) if ctx.attr("upper", 1) else np.tril(ones, k)
-    zero = ctx.const(np.zeros((), dtype=ctx.dtype(0)))
-    return ctx.call("where", ctx.const(mask), ctx.expr(0), zero)
 
 
 def _eye_like(ctx: NodeContext) -> Expr:
@@ -159,7 +147,6 @@ INDEXING_CONVERTERS: ConverterTable = {
     "GatherND": (11, _gather_nd),
     "CumSum": (11, _cumsum),
     "OneHot": (9, _one_hot),
-    "Trilu": (14, _trilu),
     "EyeLike": (9, _eye_like),
     "Hardmax": (1, _hardmax),
     "NonZero": (9, _non_zero),

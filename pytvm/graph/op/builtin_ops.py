@@ -14,7 +14,9 @@ from . import (
     normalization,
     pooling,
     reduce,
+    scatter,
     transform,
+    triangle,
 )
 
 __all__ = [
@@ -29,5 +31,7 @@ __all__ = [
     "normalization",
     "pooling",
     "reduce",
+    "scatter",
     "transform",
+    "triangle",
 ]
