@@ -15,6 +15,7 @@ from .ops_bitwise import BITWISE_CONVERTERS
 from .ops_indexing import INDEXING_CONVERTERS
 from .ops_loss import LOSS_CONVERTERS
 from .ops_math import MATH_CONVERTERS
+from .ops_matmul_integer import MATMUL_INTEGER_CONVERTERS, MATMUL_INTEGER_MICROSOFT_CONVERTERS
 from .ops_microsoft import MICROSOFT_CONVERTERS, MICROSOFT_DOMAIN
 from .ops_nn import NN_CONVERTERS
 from .ops_normalization import NORMALIZATION_CONVERTERS
@@ -23,6 +24,8 @@ from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
 from .ops_scatter import SCATTER_CONVERTERS
+from .ops_signal import SIGNAL_CONVERTERS
+from .ops_sorting import SORTING_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
 from .ops_triangle import TRIANGLE_CONVERTERS
 
@@ -42,12 +45,15 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **BITWISE_CONVERTERS,
     **SCATTER_CONVERTERS,
     **TRIANGLE_CONVERTERS,
+    **SORTING_CONVERTERS,
+    **SIGNAL_CONVERTERS,
+    **MATMUL_INTEGER_CONVERTERS,
     **LOSS_CONVERTERS,
 }
 
 #: Converters of operators of other domains than ONNX's own, by domain.
 DOMAIN_CONVERTERS: dict[str, dict[str, tuple[int, Callable[[NodeContext], Any]]]] = {
-    MICROSOFT_DOMAIN: MICROSOFT_CONVERTERS,
+    MICROSOFT_DOMAIN: {**MICROSOFT_CONVERTERS, **MATMUL_INTEGER_MICROSOFT_CONVERTERS},
 }
 
 

@@ -15,6 +15,8 @@ from . import (
     pooling,
     reduce,
     scatter,
+    signal,
+    sorting,
     transform,
     triangle,
 )
@@ -32,6 +34,8 @@ __all__ = [
     "pooling",
     "reduce",
     "scatter",
+    "signal",
+    "sorting",
     "transform",
     "triangle",
 ]

@@ -1,0 +1,145 @@
+"""Converters of ONNX's integer matrix products: ``MatMulInteger`` (int32 products of
+zero-point-shifted 8-bit operands), ``QLinearMatMul`` (the product requantized:
+``saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point)``) and com.microsoft's
+``MatMulInteger16``. Products accumulate in int32 through ``nn.dense``/``nn.batch_matmul``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...graph import Expr
+from .node import ConverterTable, NodeContext
+
+__all__ = ["MATMUL_INTEGER_CONVERTERS", "MATMUL_INTEGER_MICROSOFT_CONVERTERS"]
+
+
+def _int_matmul(ctx: NodeContext, a: Expr, b: Expr, sa: list[int], sb: list[int]) -> Expr:
+    """``a @ b`` with numpy's matmul rules, accumulated as int32 (inputs already int32)."""
+    if not sa or not sb:
+        raise ctx.error("a matrix product of a 0-d input")
+    squeeze = []
+    if len(sa) == 1:
+        a, sa = ctx.call("expand_dims", a, axis=0), [1, *sa]
+        squeeze.append(-2)
+    if len(sb) == 1:
+        b, sb = ctx.call("expand_dims", b, axis=1), [*sb, 1]
+        squeeze.append(-1)
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    if sb[-2] != k:
+        raise ctx.error(f"cannot multiply shapes {sa} and {sb}")
+    try:
+        batch = [int(d) for d in np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]))]
+    except ValueError:
+        raise ctx.error(f"batch shapes of {sa} and {sb} do not broadcast") from None
+    if len(sb) == 2:  # noqa: PLR2004 - one dense over every row
+        rows = math.prod(sa[:-1])
+        flat = ctx.call("reshape", a, newshape=(rows, k)) if len(sa) != 2 else a  # noqa: PLR2004
+        out = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), out_dtype="int32")
+        out = ctx.call("reshape", out, newshape=(*sa[:-1], n)) if len(sa) != 2 else out  # noqa: PLR2004
+    else:
+        nb = math.prod(batch)
+
+        def batched(x: Expr, shape: list[int]) -> Expr:
+            if shape[:-2] != batch:
+                x = ctx.call("broadcast_to", x, shape=(*batch, *shape[-2:]))
+            return ctx.call("reshape", x, newshape=(nb, *shape[-2:]))
+
+        rhs = ctx.call("transpose", batched(b, sb), axes=(0, 2, 1))
+        out = ctx.call("nn.batch_matmul", batched(a, sa), rhs, transpose_b=True, out_dtype="int32")
+        out = ctx.call("reshape", out, newshape=(*batch, m, n))
+    if squeeze:
+        rank = len(batch) + 2
+        out = ctx.call("squeeze", out, axis=tuple(sorted(s % rank for s in squeeze)))
+    return out
+
+
+def _shifted(ctx: NodeContext, i: int, zp: int | None, row_axis: bool) -> Expr:
+    """Input ``i`` as int32 less its zero point (input ``zp``: a scalar, or one per row of A
+    (``row_axis``) or per column of B).
+    """
+    x = ctx.call("cast", ctx.expr(i), dtype="int32")
+    if zp is None or not ctx.has(zp):
+        return x
+    if ctx.dtype(zp) != ctx.dtype(i):
+        raise ctx.error(f"input {zp} (a zero point) is {ctx.dtype(zp)}, not {ctx.dtype(i)}")
+    z = ctx.call("cast", ctx.expr(zp), dtype="int32")
+    zshape = ctx.shape(zp)
+    if math.prod(zshape) > 1:
+        if len(zshape) != 1:
+            raise ctx.error(f"zero point {zp} has shape {list(zshape)}; expected a scalar or 1-d")
+        if row_axis:
+            z = ctx.call("reshape", z, newshape=(zshape[0], 1))
+    elif zshape:
+        z = ctx.call("reshape", z, newshape=())
+    return ctx.call("subtract", x, z)
+
+
+def _check_8bit(ctx: NodeContext, *inputs: int) -> None:
+    for i in inputs:
+        if ctx.dtype(i) not in ("int8", "uint8"):
+            raise ctx.error(f"input {i} is {ctx.dtype(i)}; expected int8 or uint8")
+
+
+def _matmul_integer(ctx: NodeContext) -> Expr:
+    _check_8bit(ctx, 0, 1)
+    a = _shifted(ctx, 0, 2, row_axis=True)
+    b = _shifted(ctx, 1, 3, row_axis=False)
+    return _int_matmul(ctx, a, b, list(ctx.shape(0)), list(ctx.shape(1)))
+
+
+def _scale(ctx: NodeContext, i: int, row_axis: bool) -> Expr:
+    s = ctx.expr(i)
+    if ctx.dtype(i) != "float32":
+        s = ctx.call("cast", s, dtype="float32")
+    shape = ctx.shape(i)
+    if math.prod(shape) > 1 and row_axis:
+        return ctx.call("reshape", s, newshape=(shape[0], 1))
+    return ctx.call("reshape", s, newshape=()) if math.prod(shape) == 1 and shape else s
+
+
+def _qlinear_matmul(ctx: NodeContext) -> Expr:
+    """Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point."""
+    _check_8bit(ctx, 0, 3)
+    a = _shifted(ctx, 0, 2, row_axis=True)
+    b = _shifted(ctx, 3, 5, row_axis=False)
+    acc = _int_matmul(ctx, a, b, list(ctx.shape(0)), list(ctx.shape(3)))
+    scale = ctx.call("multiply", _scale(ctx, 1, True), _scale(ctx, 4, False))
+    scale = ctx.call("divide", scale, _scale(ctx, 6, False))
+    y = ctx.call("round", ctx.call("multiply", ctx.call("cast", acc, dtype="float32"), scale))
+    out_dtype = ctx.dtype(7) if ctx.has(7) else ctx.dtype(0)
+    if ctx.has(7):
+        y = ctx.call("add", y, ctx.call("cast", _flat(ctx, 7), dtype="float32"))
+    info = np.iinfo(np.dtype(out_dtype))
+    y = ctx.call("clip", y, a_min=float(info.min), a_max=float(info.max))
+    return ctx.call("cast", y, dtype=out_dtype)
+
+
+def _flat(ctx: NodeContext, i: int) -> Expr:
+    shape = ctx.shape(i)
+    if math.prod(shape) != 1:
+        raise ctx.error(f"input {i} has shape {list(shape)}; expected one value")
+    return ctx.call("reshape", ctx.expr(i), newshape=()) if shape else ctx.expr(i)
+
+
+def _matmul_integer16(ctx: NodeContext) -> Expr:
+    for i in (0, 1):
+        if ctx.dtype(i) not in ("int16", "uint16"):
+            raise ctx.error(f"input {i} is {ctx.dtype(i)}; expected int16 or uint16")
+    a = ctx.call("cast", ctx.expr(0), dtype="int32")
+    b = ctx.call("cast", ctx.expr(1), dtype="int32")
+    out = _int_matmul(ctx, a, b, list(ctx.shape(0)), list(ctx.shape(1)))
+    if ctx.dtype(0) == ctx.dtype(1) == "uint16":
+        return ctx.call("cast", out, dtype="uint32")
+    return out
+
+
+MATMUL_INTEGER_CONVERTERS: ConverterTable = {
+    "MatMulInteger": (10, _matmul_integer),
+    "QLinearMatMul": (10, _qlinear_matmul),
+}
+
+#: com.microsoft's operators of this module.
+MATMUL_INTEGER_MICROSOFT_CONVERTERS: ConverterTable = {"MatMulInteger16": (1, _matmul_integer16)}
