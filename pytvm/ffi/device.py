@@ -62,6 +62,7 @@ DEVICE_NAME_TO_TYPE: dict[str, int] = {
     "vpi": 9,
     "rocm": 10,
     "rocm_host": 11,
+    "sdaccel": 4,  # TVM's name of OpenCL on a Xilinx FPGA
     "ext_dev": 12,
     "cuda_managed": 13,
     "oneapi": 14,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import math
+import operator
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -314,16 +315,28 @@ def _describe_bytes(name: str, buf: np.ndarray) -> tuple[str, dict[str, Any]]:
     return name, {"bytes": buf.nbytes}
 
 
-def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    for d in dims:
-        if not isinstance(d, (int, np.integer)) or d < 0:
-            raise TVMValueError(f"bad shape {shape!r}: dimensions must be non-negative ints")
-    return tuple(int(d) for d in dims)
+def _dimension(d: Any) -> int | None:
+    """``d`` as an int when it is one (an int, a numpy integer, or an object with
+    ``__index__`` such as a constant shape expression of the compiler); else ``None``.
+    """
+    if isinstance(d, bool):
+        return None
+    try:
+        return operator.index(d)
+    except TypeError:
+        return None
+
+
+def _normalize_shape(shape: SupportsIndex | Sequence[SupportsIndex]) -> tuple[int, ...]:
+    dims = (shape,) if _dimension(shape) is not None else tuple(shape)  # type: ignore[arg-type]
+    out = tuple(_dimension(d) for d in dims)
+    if any(d is None or d < 0 for d in out):
+        raise TVMValueError(f"bad shape {shape!r}: dimensions must be non-negative ints")
+    return out  # type: ignore[return-value]
 
 
 def empty(
-    shape: int | Sequence[int],
+    shape: SupportsIndex | Sequence[SupportsIndex],
     dtype: str | DataType | Any = "float32",
     device: Device | str | None = None,
     mem_scope: str | None = None,

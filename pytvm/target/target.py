@@ -41,6 +41,7 @@ _GPU_OPTIONS = ("arch", "max_num_threads", "thread_warp_size", "max_shared_memor
 _FLAGS = ("system-lib",)
 _OPTIONS = (
     "mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "model", "opt-level", "backend",
+    "device",
 )  # fmt: skip
 _BACKENDS = ("c", "llvmlite")
 #: The backend of ``"llvm"`` when the target names none (see the module docstring for why).
@@ -135,8 +136,13 @@ class Target:
 
     @property
     def keys(self) -> tuple[str, ...]:
-        """Keys that pick schedules (``("cpu",)`` for CPU targets, ``(kind, "gpu")`` for GPUs)."""
+        """Keys that pick schedules: ``("cpu",)`` for CPU targets, ``(kind, "gpu")`` for GPUs,
+        with ``-device=``'s name first (``llvm -device=arm_cpu``: ``("arm_cpu", "cpu")``).
+        """
         default = f"{self.kind.name},gpu" if self.kind.name in GPU_KINDS else "cpu"
+        device = self.attrs.get("device")
+        if device and device not in default.split(","):
+            default = f"{device},{default}"
         return tuple(str(self.attrs.get("keys", default)).split(","))
 
     @property

@@ -26,3 +26,7 @@ def test_rpc_masked_device_prints_session() -> None:
 def test_unknown_device_name_lists_known_ones() -> None:
     with pytest.raises(ValueError, match=r"unknown device name 'tpu'.*hexagon"):
         pytvm.device("tpu")
+
+
+def test_sdaccel_is_tvms_name_of_opencl_on_an_fpga() -> None:
+    assert pytvm.device("sdaccel").device_type == pytvm.device("opencl").device_type

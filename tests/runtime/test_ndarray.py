@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import pytvm
 from pytvm import Device
 from pytvm.ffi.c_abi import DLTensor
+from pytvm.ffi.errors import TVMValueError
 from pytvm.runtime import DeviceAPI
 from pytvm.runtime.device_api import nbytes_of
 
@@ -173,3 +175,14 @@ def test_read_only_dlpack_memory_refuses_writes() -> None:
         pytvm.nd.array(np.ones(3, "float32")).copyto(a)
     assert host.tolist() == [0, 0, 0]
     assert a.copyto(pytvm.cpu(0)).copyfrom(np.ones(3, "float32")).numpy().tolist() == [1, 1, 1]
+
+
+def test_shapes_take_anything_with_index_and_refuse_the_rest() -> None:
+    from pytvm import te
+
+    A = te.placeholder((20, 100), name="A")
+    assert pytvm.nd.empty(cast(Any, A.shape)).shape == (20, 100)  # te shapes are IntImm
+    assert pytvm.nd.empty(np.int64(3)).shape == (3,)
+    for bad in [(True, 2), (2.0,), (-1,), ("3",)]:
+        with pytest.raises(TVMValueError, match="bad shape"):
+            pytvm.nd.empty(cast(Any, bad))

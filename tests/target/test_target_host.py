@@ -42,3 +42,12 @@ def test_a_gpu_target_is_described_but_not_built() -> None:
         t.check_buildable()
     with pytest.raises(TVMValueError, match="no cuda code generator"):
         _ = t.backend
+
+
+def test_device_option_puts_its_key_first() -> None:
+    from pytvm.target import Target
+
+    assert Target("llvm -device=arm_cpu").keys == ("arm_cpu", "cpu")
+    assert Target("opencl -device=mali").keys == ("mali", "opencl", "gpu")
+    assert Target("llvm").keys == ("cpu",)
+    assert Target("llvm -device=arm_cpu").attrs["device"] == "arm_cpu"
