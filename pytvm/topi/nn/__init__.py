@@ -12,6 +12,7 @@ from . import utils
 from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
 from .adaptive_pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d, global_pool
 from .argmax_pool import max_pool2d_with_argmax
+from .batch_norm import batch_norm
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw
@@ -44,10 +45,11 @@ from .local_response_norm import lrn
 from .loss import nll_loss
 from .lstm import lstm
 from .mirror_pad import mirror_pad
-from .normalization import batch_norm, layer_norm, log_softmax, softmax
+from .normalization import layer_norm, log_softmax, softmax
 from .padding import pad
 from .pool_grad import pool_grad
 from .pooling import pool1d, pool2d, pool3d
+from .scale_shift import scale_shift_nchw, scale_shift_nchwc, scale_shift_nhwc
 from .space_rearrange import (
     batch_to_space_nd,
     depth_to_space,
@@ -120,6 +122,9 @@ __all__ = [
     "prelu",
     "relu",
     "rms_norm",
+    "scale_shift_nchw",
+    "scale_shift_nchwc",
+    "scale_shift_nhwc",
     "softmax",
     "space_to_batch_nd",
     "space_to_depth",

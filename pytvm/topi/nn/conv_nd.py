@@ -316,14 +316,13 @@ def depthwise_conv2d_nhwc(
     out_dtype: str | None = None,
 ) -> Tensor:
     """Depthwise convolution of ``Input [N, H, W, C]`` with ``Filter [KH, KW, C, M]``
-    (``kernel_layout="HWOI"``; ``"HWIO"`` reads it as ``[KH, KW, M, C]``): ``C * M`` output
-    channels, channel ``c * M + m``.
+    (``kernel_layout="HWOI"``; ``"HWIO"`` reads it as ``[KH, KW, M, C]``, and, as in TVM, any
+    other value as HWOI): ``C * M`` output channels, channel ``c * M + m``.
     """
     op = "depthwise_conv2d_nhwc"
-    if kernel_layout not in ("HWOI", "HWIO"):
-        raise op_error(op, "kernel_layout", kernel_layout, "HWOI or HWIO")
+    hwio = kernel_layout == "HWIO"  # as TVM: any other value reads the filter as HWOI
     d = _dims(op, "input", Input, "NHWC")
-    k = _dims(op, "kernel", Filter, "HWCM" if kernel_layout == "HWOI" else "HWMC")
+    k = _dims(op, "kernel", Filter, "HWMC" if hwio else "HWCM")
     if k["C"] != d["C"]:
         raise op_error(op, "filter channels", k["C"], f"input channels {d['C']}")
     mult = k["M"]
@@ -345,11 +344,7 @@ def depthwise_conv2d_nhwc(
         a = src(
             b, y * strides[0] + ry.var * dilations[0], x * strides[1] + rx.var * dilations[1], c
         )
-        w = (
-            Filter(ry.var, rx.var, c, m)
-            if kernel_layout == "HWOI"
-            else Filter(ry.var, rx.var, m, c)
-        )
+        w = Filter(ry.var, rx.var, m, c) if hwio else Filter(ry.var, rx.var, c, m)
         return _sum(a.astype(dtype) * w.astype(dtype), axis=[ry, rx])  # type: ignore[no-any-return]
 
     shape = (d["N"], oh, ow, d["C"] * mult)

@@ -17,6 +17,7 @@ from .. import tag
 from .._shape import const_shape, op_error
 from .conv_nd import conv, conv2d_hwcn, conv2d_nhwc
 from .conv_window import conv_window
+from .utils import get_pad_tuple
 
 __all__ = [
     "conv2d",
@@ -28,12 +29,25 @@ __all__ = [
 _NCHW = 4
 
 
+def explicit_padding(
+    padding: Any, kernel: tuple[int, int], dilation: int | Sequence[int]
+) -> int | Sequence[int]:
+    """``padding`` as ints: ``"SAME"``/``"VALID"`` become ``(top, left, bottom, right)`` over
+    the dilated kernel, as TVM computes them.
+    """
+    if not isinstance(padding, str):
+        return padding  # type: ignore[no-any-return]
+    dh, dw = (dilation, dilation) if isinstance(dilation, int) else tuple(dilation)
+    dilated = ((kernel[0] - 1) * int(dh) + 1, (kernel[1] - 1) * int(dw) + 1)
+    return tuple(int(p) for p in get_pad_tuple(padding, dilated))
+
+
 def _conv(
     op: str,
     data: Tensor,
     kernel: Tensor,
     stride: int | Sequence[int],
-    padding: int | Sequence[int],
+    padding: Any,
     dilation: int | Sequence[int],
     groups: int,
     out_dtype: str | None,
@@ -41,6 +55,7 @@ def _conv(
 ) -> Tensor:
     n, c, h, w = const_shape(op, "input", data, _NCHW)
     f, kc, kh, kw = const_shape(op, "filter", kernel, _NCHW)
+    padding = explicit_padding(padding, (kh, kw), dilation)
     win = conv_window(op, data, (kh, kw), stride, padding, dilation, out_dtype)
     if groups < 1 or c % groups or f % groups:
         raise op_error(op, "groups", groups, f"a divisor of input channels {c} and filters {f}")
@@ -66,7 +81,7 @@ def conv2d_nchw(
     Input: Tensor,
     Filter: Tensor,
     stride: int | Sequence[int],
-    padding: int | Sequence[int],
+    padding: Any,
     dilation: int | Sequence[int],
     out_dtype: str | None = None,
 ) -> Tensor:
@@ -89,7 +104,7 @@ def group_conv2d_nchw(
     Input: Tensor,
     Filter: Tensor,
     stride: int | Sequence[int],
-    padding: int | Sequence[int],
+    padding: Any,
     dilation: int | Sequence[int],
     groups: int,
     out_dtype: str | None = None,
@@ -112,7 +127,7 @@ def depthwise_conv2d_nchw(
     Input: Tensor,
     Filter: Tensor,
     stride: int | Sequence[int],
-    padding: int | Sequence[int],
+    padding: Any,
     dilation: int | Sequence[int],
     out_dtype: str | None = None,
 ) -> Tensor:
@@ -122,6 +137,7 @@ def depthwise_conv2d_nchw(
     fc, mult, kh, kw = const_shape(op, "filter", Filter, _NCHW)
     if fc != c:
         raise op_error(op, "filter channels", fc, f"input channels {c}")
+    padding = explicit_padding(padding, (kh, kw), dilation)
     win = conv_window(op, Input, (kh, kw), stride, padding, dilation, out_dtype)
     oh, ow = win.output_size(h, w)
     src = win.padded(Input)
@@ -151,7 +167,7 @@ def conv2d(
     """Convolution in ``data_layout``: ``NCHW`` (``OIHW`` kernel), ``NHWC`` or ``HWCN``
     (``HWIO`` kernels); other layout pairs go through :func:`conv`.
     """
-    if data_layout == "NCHW" and kernel_layout in ("", "OIHW") and not isinstance(padding, str):
+    if data_layout == "NCHW" and kernel_layout in ("", "OIHW"):
         return conv2d_nchw(input, filter, strides, padding, dilation, out_dtype)
     if data_layout == "NHWC" and kernel_layout in ("", "HWIO"):
         return conv2d_nhwc(input, filter, strides, padding, dilation, out_dtype)

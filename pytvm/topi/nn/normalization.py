@@ -1,4 +1,4 @@
-"""Normalizing along axes: ``softmax``, ``log_softmax``, ``layer_norm``, ``batch_norm``.
+"""Normalizing along axes: ``softmax``, ``log_softmax``, ``layer_norm``.
 
 Each is a few stages (a reduction, then elementwise work reading it), tagged so schedules find
 them: the final stage of a softmax has tag ``softmax_output`` (``log_softmax_output``).
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ...ffi.errors import OpAttributeUnImplemented
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import max as _max
 from ...te.reduction import sum as _sum
@@ -21,7 +20,7 @@ from .._shape import const_int, normalize_axes, normalize_axis, op_error, prod
 from .._target import vector_lanes
 from ..fast_math import exp_expr
 
-__all__ = ["batch_norm", "layer_norm", "log_softmax", "softmax"]
+__all__ = ["layer_norm", "log_softmax", "softmax", "stats_dtype"]
 
 
 def stats_dtype(dtype: str) -> str:
@@ -226,55 +225,3 @@ def layer_norm(
     trailing = axes == list(range(len(keep), data.ndim))
     attrs = {"axis": len(keep)} if trailing else {}
     return compute(data.shape, body, name="T_layer_norm", tag=tag.LAYER_NORM_OUTPUT, attrs=attrs)
-
-
-def batch_norm(
-    data: Tensor,
-    gamma: Tensor,
-    beta: Tensor,
-    moving_mean: Tensor,
-    moving_var: Tensor,
-    axis: int | None = None,
-    epsilon: float | None = None,
-    center: bool | None = None,
-    scale: bool | None = None,
-    training: bool | None = None,
-    momentum: float | None = None,
-) -> list[Tensor]:
-    """Inference batch normalization along ``axis`` (default 1): returns
-    ``[out, moving_mean, moving_var]`` as TVM does; ``out`` is
-    ``(data - mean) / sqrt(var + epsilon) * gamma + beta`` (``gamma`` only when ``scale``,
-    ``beta`` only when ``center``; both default to True).
-    """
-    op = "batch_norm"
-    if training:
-        raise OpAttributeUnImplemented("batch_norm: training=True is not supported (inference)")
-    ax = normalize_axis(op, 1 if axis is None else axis, data.ndim)
-    eps = 1e-5 if epsilon is None else epsilon
-    if eps < 0:
-        raise op_error(op, "epsilon", epsilon, "a non-negative float")
-    channels = const_int(data.shape[ax])
-    for name, t in (
-        ("gamma", gamma),
-        ("beta", beta),
-        ("moving_mean", moving_mean),
-        ("moving_var", moving_var),
-    ):
-        if t.ndim != 1 or const_int(t.shape[0]) != channels:
-            raise op_error(op, f"{name} shape", [str(d) for d in t.shape], f"[{channels}]")
-    use_scale = True if scale is None else scale
-    use_center = True if center is None else center
-    dtype = data.dtype
-
-    def body(*i: Var) -> PrimExpr:
-        c = i[ax]
-        v = (data(*i) - moving_mean(c)) * rsqrt(moving_var(c) + const(eps, dtype))
-        if use_scale:
-            v = v * gamma(c)
-        if use_center:
-            v = v + beta(c)
-        return v
-
-    out = compute(data.shape, body, name="T_batch_norm", tag=tag.BROADCAST + ",batch_norm")
-    _ = momentum
-    return [out, moving_mean, moving_var]

@@ -136,3 +136,28 @@ def test_conv_refuses_groups_that_do_not_match_the_kernel() -> None:
     X, W = te.placeholder((1, 4, 8), name="X"), te.placeholder((6, 3, 3), name="W")
     with pytest.raises(TVMValueError, match="conv1d_ncw: bad groups 1"):
         topi.nn.conv1d_ncw(X, W)
+
+
+def test_depthwise_nhwc_reads_any_layout_but_hwio_as_hwoi() -> None:
+    # TVM's test passes the dtype where kernel_layout goes; TVM reads the filter as HWOI then
+    x = np.random.uniform(size=(1, 6, 6, 2)).astype("float32")
+    w = np.random.uniform(size=(3, 3, 2, 2)).astype("float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    a = _run(topi.nn.depthwise_conv2d_nhwc(X, W, 1, 1, 1, "HWOI"), [X, W], [x, w])
+    b = _run(topi.nn.depthwise_conv2d_nhwc(X, W, 1, 1, 1, "float32"), [X, W], [x, w])
+    c = _run(
+        topi.nn.depthwise_conv2d_nhwc(X, W, 1, 1, 1, "HWIO"),
+        [X, W],
+        [x, w.transpose(0, 1, 3, 2).copy()],
+    )
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, c, rtol=1e-6)
+
+
+def test_nchw_convolutions_take_string_padding() -> None:
+    x = np.random.uniform(size=(1, 4, 7, 7)).astype("float32")
+    w = np.random.uniform(size=(4, 1, 3, 3)).astype("float32")
+    X, W = te.placeholder(x.shape, name="X"), te.placeholder(w.shape, name="W")
+    same = _run(topi.nn.depthwise_conv2d_nchw(X, W, 1, "SAME", 2), [X, W], [x, w])
+    ints = _run(topi.nn.depthwise_conv2d_nchw(X, W, 1, 2, 2), [X, W], [x, w])
+    np.testing.assert_array_equal(same, ints)

@@ -185,8 +185,43 @@ def test_batch_norm_inference() -> None:
     v = np.abs(_rand(3)) + 0.5
     G, B, M, V = (te.placeholder((3,), name=n) for n in "GBMV")
     out = topi.nn.batch_norm(X, G, B, M, V, axis=1, epsilon=1e-3)
-    assert out[1] is M and out[2] is V
     (got,) = evaluate(out[0], {X: x, G: g, B: b, M: m, V: v})
+    (mean_copy,) = evaluate(out[1], {M: m})  # copies of the moving statistics, not M itself
+    np.testing.assert_array_equal(mean_copy, m)
+    assert out[1] is not M
     s = (slice(None), None, None)
     ref = (x - m[s]) / np.sqrt(v[s] + 1e-3) * g[s] + b[s]
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_training_uses_batch_statistics() -> None:
+    x = _rand(2, 3, 4)
+    X = te.placeholder(x.shape, name="X")
+    g, b, m, v = _rand(3), _rand(3), _rand(3), np.abs(_rand(3)) + 0.5
+    G, B, M, V = (te.placeholder((3,), name=n) for n in "GBMV")
+    out, new_m, new_v = topi.nn.batch_norm(X, G, B, M, V, 1, 1e-3, training=True, momentum=0.2)
+    feeds = {X: x, G: g, B: b, M: m, V: v}
+    mean, var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
+    s = (slice(None), None)
+    (got,) = evaluate(out, feeds)
+    np.testing.assert_allclose(got, (x - mean[s]) / np.sqrt(var[s] + 1e-3) * g[s] + b[s], rtol=1e-4)
+    (got_m,) = evaluate(new_m, feeds)
+    np.testing.assert_allclose(got_m, 0.8 * m + 0.2 * mean, rtol=1e-5)
+    (got_v,) = evaluate(new_v, feeds)
+    np.testing.assert_allclose(got_v, 0.8 * v + 0.2 * var, rtol=1e-4)
+
+
+def test_scale_shift_layouts() -> None:
+    x = _rand(1, 3, 2, 2)
+    sc, sh = _rand(3), _rand(3)
+    X, S, H = (
+        te.placeholder(x.shape, name="X"),
+        te.placeholder((3,), name="S"),
+        te.placeholder((3,), name="H"),
+    )
+    (got,) = evaluate(topi.nn.scale_shift_nchw(X, S, H), {X: x, S: sc, H: sh})
+    np.testing.assert_allclose(got, x * sc[:, None, None] + sh[:, None, None], rtol=1e-6)
+    xt = x.transpose(0, 2, 3, 1)
+    XT = te.placeholder(xt.shape, name="XT")
+    (got,) = evaluate(topi.nn.scale_shift_nhwc(XT, S, H), {XT: xt, S: sc, H: sh})
+    np.testing.assert_allclose(got, xt * sc + sh, rtol=1e-6)
