@@ -83,8 +83,8 @@ def cos(x: Tensor) -> Tensor:
 
 
 def tan(x: Tensor) -> Tensor:
-    """Tangent (``sin / cos``)."""
-    return _float_only("tan", lambda v: _intrin("sin")(v) / _intrin("cos")(v), x)
+    """Tangent (TVM's intrinsic ``tir.tan``)."""
+    return _float_only("tan", _intrin("tan"), x)
 
 
 def sinh(x: Tensor) -> Tensor:
@@ -138,12 +138,13 @@ def _bool_check(name: str, fn: Callable[[PrimExpr], PrimExpr], x: Tensor, ints: 
     return compute(x.shape, lambda *i: fn(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)
 
 
-def _inf(v: PrimExpr) -> PrimExpr:
-    return const(float("inf"), v.dtype)
+def _flag(name: str) -> Callable[[PrimExpr], PrimExpr]:
+    """TVM's boolean intrinsic ``name`` of a float."""
+    return lambda v: tirop.call_intrin("bool", name, v)
 
 
 def isnan(x: Tensor) -> Tensor:
-    """Whether each element is NaN (``x != x``; never for integers).
+    """Whether each element is NaN (TVM's ``tir.isnan``; never for integers).
 
     Examples
     --------
@@ -151,14 +152,14 @@ def isnan(x: Tensor) -> Tensor:
     >>> topi.isnan(te.placeholder((3,), name="A")).dtype
     'bool'
     """
-    return _bool_check("isnan", lambda v: v != v, x, False)  # noqa: PLR0124
+    return _bool_check("isnan", _flag("tir.isnan"), x, False)
 
 
 def isinf(x: Tensor) -> Tensor:
     """Whether each element is positive or negative infinity (never for integers)."""
-    return _bool_check("isinf", lambda v: tirop.abs(v) == _inf(v), x, False)
+    return _bool_check("isinf", _flag("tir.isinf"), x, False)
 
 
 def isfinite(x: Tensor) -> Tensor:
     """Whether each element is neither infinite nor NaN (always for integers)."""
-    return _bool_check("isfinite", lambda v: tirop.abs(v) < _inf(v), x, True)
+    return _bool_check("isfinite", _flag("tir.isfinite"), x, True)
