@@ -11,6 +11,7 @@ from typing import Any
 
 from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
+from .ops_detection import DETECTION_CONVERTERS
 from .ops_bitwise import BITWISE_CONVERTERS
 from .ops_indexing import INDEXING_CONVERTERS
 from .ops_loss import LOSS_CONVERTERS
@@ -28,6 +29,7 @@ from .ops_signal import SIGNAL_CONVERTERS
 from .ops_sorting import SORTING_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS
 from .ops_triangle import TRIANGLE_CONVERTERS
+from .ops_unpool import UNPOOL_CONVERTERS
 
 __all__ = ["CONVERTERS", "DOMAIN_CONVERTERS", "supported_operators"]
 
@@ -48,6 +50,8 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **SORTING_CONVERTERS,
     **SIGNAL_CONVERTERS,
     **MATMUL_INTEGER_CONVERTERS,
+    **UNPOOL_CONVERTERS,
+    **DETECTION_CONVERTERS,
     **LOSS_CONVERTERS,
 }
 

@@ -19,6 +19,7 @@ from . import (
     sorting,
     transform,
     triangle,
+    vision,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "sorting",
     "transform",
     "triangle",
+    "vision",
 ]

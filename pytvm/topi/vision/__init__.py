@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import rcnn
 from .reorg import reorg
 
-__all__ = ["reorg"]
+__all__ = ["rcnn", "reorg"]
