@@ -38,6 +38,7 @@ from .conv_transpose_nd import (
     group_conv3d_transpose_ncdhw,
 )
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
+from .correlation import correlation_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
 from .feature_norm import group_norm, instance_norm, rms_norm
 from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
@@ -83,6 +84,7 @@ __all__ = [
     "conv3d_ncdhw",
     "conv3d_ndhwc",
     "conv3d_transpose_ncdhw",
+    "correlation_nchw",
     "dense",
     "dense_pack",
     "dense_pack_weight",
