@@ -21,7 +21,7 @@ def test_correlation_matches_numpy(
     b = np.random.uniform(size=(1, 2, 8, 9)).astype("float32")
     A, B = te.placeholder(a.shape, name="A"), te.placeholder(b.shape, name="B")
     out_t = topi.nn.correlation_nchw(A, B, kernel, disp, s1, s2, pad, mul)
-    shape = [int(d) for d in out_t.shape]
+    shape: list[int] = [int(str(d)) for d in out_t.shape]
     f = tvm.build(te.create_schedule(out_t.op), [A, B, out_t], "llvm")
     out = tvm.nd.array(np.zeros(shape, "float32"))
     f(tvm.nd.array(a), tvm.nd.array(b), out)
