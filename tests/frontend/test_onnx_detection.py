@@ -11,6 +11,7 @@ from onnx import TensorProto, helper
 
 from pytvm import relay
 from pytvm.frontend.onnx import OnnxImportError
+from pytvm.frontend.onnx.ops_detection import non_max_suppression
 
 
 def _check(model: Any, feed: dict[str, np.ndarray], target: str = "llvm") -> None:
@@ -87,3 +88,59 @@ def test_max_unpool_output_shape_of_other_batch_is_refused() -> None:
     model = _unpool_model([2, 2, 4, 4], True, kernel_shape=[2, 2], strides=[2, 2])
     with pytest.raises(OnnxImportError, match="output_shape"):
         relay.frontend.from_onnx(model)
+
+
+def _nms_model(boxes: np.ndarray, scores: np.ndarray, center: int, as_inputs: bool) -> Any:
+    consts = {
+        "m": np.array([3], dtype="int64"),
+        "iou": np.array([0.4], dtype="float32"),
+        "st": np.array([0.2], dtype="float32"),
+    }
+    data = {"boxes": boxes, "scores": scores}
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in data.items()]
+    inits = [helper.make_tensor(n, TensorProto.INT64 if v.dtype == np.int64 else TensorProto.FLOAT,
+                                v.shape, v.reshape(-1).tolist())
+             for n, v in ({**consts} if as_inputs else {**consts, **data}).items()]  # fmt: skip
+    graph = helper.make_graph(
+        [
+            helper.make_node(
+                "NonMaxSuppression",
+                ["boxes", "scores", "m", "iou", "st"],
+                ["y"],
+                center_point_box=center,
+            )
+        ],
+        "g",
+        inputs if as_inputs else [],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+        initializer=inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+
+
+def _boxes(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    boxes = rng.uniform(0, 10, (2, 12, 4)).astype("float32")
+    scores = rng.uniform(0, 1, (2, 3, 12)).astype("float32")
+    scores[0, 0, 3] = scores[0, 0, 5]  # a tie
+    return boxes, scores
+
+
+@pytest.mark.parametrize("center", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_non_max_suppression_selects_as_onnxruntime(seed: int, center: int) -> None:
+    boxes, scores = _boxes(seed)  # random corners: some boxes are flipped
+    model = _nms_model(boxes, scores, center, as_inputs=True)
+    feed = {"boxes": boxes, "scores": scores}
+    expected = onnxruntime.InferenceSession(model.SerializeToString()).run(None, feed)[0]
+    got = non_max_suppression(boxes, scores, 3, 0.4, 0.2, bool(center))
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_non_max_suppression_of_constants_imports_and_runs() -> None:
+    boxes, scores = _boxes(3)
+    model = _nms_model(boxes, scores, 0, as_inputs=False)
+    mod, params = relay.frontend.from_onnx(model)
+    got = relay.create_executor("graph", mod).evaluate()(**params).numpy()
+    expected = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {})[0]
+    np.testing.assert_array_equal(got, expected)
