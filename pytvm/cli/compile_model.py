@@ -115,13 +115,17 @@ def import_model(
     import onnx
 
     from pytvm.frontend import from_onnx
+    from pytvm.frontend.onnx.specialize import ValueSpecializedModule
 
     try:
         model = onnx.load(path)
     except Exception as err:
         raise TVMValueError(f"{path} is not a readable ONNX model: {err}") from None
     shapes = parse_input_shapes(input_shapes) if input_shapes else None
-    return from_onnx(model, shape_dict=shapes, max_constant_bytes=max_constant_bytes)
+    mod, params = from_onnx(model, shape_dict=shapes, max_constant_bytes=max_constant_bytes)
+    if isinstance(mod, ValueSpecializedModule):  # shapes from input values: none given here
+        raise mod.required_error(f"pytvm compile {path}")
+    return mod, params
 
 
 def run(args: argparse.Namespace) -> int:

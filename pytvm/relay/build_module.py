@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..ffi.errors import TVMValueError
-from ..graph import Function
+from ..frontend.onnx.specialize import ValueSpecializedModule
+from ..graph import Function, IRModule
 from ..graph import build as _graph_build
 from ..graph.transform import bind_params
 from ..runtime.graph_executor import GraphExecutorFactoryModule
@@ -41,7 +42,14 @@ def build(
     target's ``host``) must be a CPU target too; ``executor`` and ``runtime`` may only be the
     graph executor and the C++ or C runtime. The result also unpacks as TVM's legacy triple:
     ``graph_json, lib, params = relay.build(...)``.
+
+    A module whose shapes depend on the values of graph inputs (a
+    :class:`~pytvm.frontend.onnx.specialize.ValueSpecializedModule`) builds for the values of
+    those inputs in ``params``, bound as constants; without them it raises
+    :class:`~pytvm.frontend.onnx.specialize.ValueInputsRequiredError` naming them.
     """
+    if isinstance(ir_mod, ValueSpecializedModule):
+        ir_mod, params = _specialized(ir_mod, params)
     for name, value, allowed in (
         ("executor", executor, ("graph",)),
         ("runtime", runtime, ("cpp", "crt")),
@@ -73,3 +81,16 @@ def build(
         tgt.check_buildable()
         target = Target(tgt.text)
     return _graph_build(ir_mod, target=target, params=params, mod_name=mod_name)
+
+
+def _specialized(
+    mod: ValueSpecializedModule, params: Mapping[str, Any] | None
+) -> tuple[IRModule, dict[str, Any]]:
+    """``mod`` imported with its value inputs bound to their values in ``params``; the other
+    ``params`` (weights, inputs to bind) stay for the build.
+    """
+    given = {k: v.numpy() if hasattr(v, "numpy") else v for k, v in (params or {}).items()}
+    spec = mod["main"].specialize(given, "relay.build")
+    names = {p.name for p in spec.func.params}
+    rest = {k: v for k, v in given.items() if k in names}
+    return IRModule.from_expr(spec.func), rest

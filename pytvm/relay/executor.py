@@ -8,7 +8,11 @@ of them for a tuple-valued function. ``evaluate(expr)`` does the same for a ``Fu
 any other expression is evaluated at once and its value returned.
 
 pytvm's graph IR has static shapes and no control flow, so the ``"vm"`` kind, which TVM
-needs for dynamic shapes, compiles as ``"graph"`` does.
+needs for dynamic shapes, compiles as ``"graph"`` does. A model whose shapes depend on the
+values of graph inputs (a :class:`~pytvm.frontend.onnx.specialize.ValueSpecializedModule`)
+is specialized per call instead, as a JIT does: each call imports the model with those inputs'
+values bound as constants and compiles it with the executor's kind, target and device, both
+cached by the values, then runs the other inputs through it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 
 from ..ffi.device import Device
 from ..ffi.errors import TVMTypeError, TVMValueError
+from ..frontend.onnx.specialize import ValueSpecializedFunction, ValueSpecializedModule
 from ..graph import Function, IRModule, TupleType, Var
 from ..graph import build as graph_build
 from ..graph.interpreter import interpret
@@ -39,7 +44,7 @@ def _as_numpy(value: Any) -> np.ndarray:
 
 
 def bind_arguments(
-    func: Function, args: Sequence[Any], kwargs: Mapping[str, Any]
+    func: Function | ValueSpecializedFunction, args: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``func``'s parameters by name from positional ``args`` and keyword ``kwargs``; each value
     must have its parameter's shape and dtype.
@@ -84,7 +89,9 @@ def _check_value(param: Var, value: Any) -> None:
 class Executor:
     """Evaluates functions of ``mod`` on ``device`` (TVM's ``relay.backend.Executor``)."""
 
-    def __init__(self, mod: IRModule | None, device: Device, target: Target) -> None:
+    def __init__(
+        self, mod: IRModule | ValueSpecializedModule | None, device: Device, target: Target
+    ) -> None:
         self.mod = mod
         self.device = device
         self.target = target
@@ -93,11 +100,12 @@ class Executor:
         """A callable of ``expr`` (a Function; default ``mod["main"]``), or the value of an
         expression that is not a function. ``binds`` fixes parameters to values.
         """
+        func: Function | ValueSpecializedFunction
         if expr is None:
             if self.mod is None:
                 raise TVMValueError("evaluate(): the executor has no module; pass an expression")
             func = self.mod["main"]
-        elif isinstance(expr, Function):
+        elif isinstance(expr, (Function, ValueSpecializedFunction)):
             func = expr
         elif isinstance(expr, str):
             if self.mod is None or expr not in self.mod:
@@ -105,6 +113,10 @@ class Executor:
             func = self.mod[expr]
         else:
             func = Function((), expr)
+        if isinstance(func, ValueSpecializedFunction):
+            if binds:
+                func = func.bind({var.name: _as_numpy(v) for var, v in binds.items()})
+            return self._specializing_executor(func)
         if binds:
             func = bind_params(func, {var.name: _as_numpy(v) for var, v in binds.items()})
         run = self._make_executor(func)
@@ -114,6 +126,23 @@ class Executor:
 
     def _make_executor(self, func: Function) -> Callable[..., Result]:
         raise NotImplementedError  # each kind defines it
+
+    def _specializing_executor(self, func: ValueSpecializedFunction) -> Callable[..., Result]:
+        """A callable of ``func`` that imports and compiles it for the values of its value
+        inputs at each call (cached by the values), then runs the other arguments through it.
+        """
+        where = f"{type(self).__name__}, target {self.target}, device {self.device}"
+
+        def run(*args: Any, **kwargs: Any) -> Result:
+            values = bind_arguments(func, args, kwargs)
+            spec = func.specialize(values, "create_executor(...).evaluate()")
+            key = (where, spec.key)
+            compiled = func.specializer.compiled(key, lambda: self._make_executor(spec.func))
+            rest = {p.name: values[p.name] for p in spec.func.params if p.name in values}
+            rest.update({n: v for n, v in spec.params.items() if n not in rest})
+            return compiled(**rest)
+
+        return run
 
 
 class Interpreter(Executor):
@@ -164,7 +193,7 @@ EXECUTOR_KINDS: Mapping[str, type[Executor]] = {
 
 def create_executor(
     kind: str = "debug",
-    mod: IRModule | None = None,
+    mod: IRModule | ValueSpecializedModule | None = None,
     device: Device | None = None,
     target: str | Target | None = "llvm",
     params: Mapping[str, Any] | None = None,
@@ -186,13 +215,15 @@ def create_executor(
         raise TVMValueError(
             f"create_executor: unknown kind {kind!r}; expected one of {sorted(EXECUTOR_KINDS)}"
         )
-    if mod is not None and not isinstance(mod, IRModule):
+    if mod is not None and not isinstance(mod, (IRModule, ValueSpecializedModule)):
         raise TVMTypeError(f"create_executor: mod must be an IRModule, got {type(mod).__name__}")
     if device is None:
         from ..ffi.device import cpu
 
         device = cpu(0)
     tgt = Target(target if target is not None else "llvm")
-    if params and mod is not None:
+    if params and isinstance(mod, ValueSpecializedModule):
+        mod = mod.with_function(mod["main"].bind(params), "main")
+    elif params and isinstance(mod, IRModule):
         mod = mod.with_function(bind_params(mod["main"], params), "main")
     return EXECUTOR_KINDS[kind](mod, device, tgt)

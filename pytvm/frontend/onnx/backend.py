@@ -31,6 +31,7 @@ from ...graph import IRModule
 from ...graph.interpreter import interpret
 from .errors import DynamicValueError
 from .importer import from_onnx, load_model
+from .specialize import ValueSpecializedModule
 
 __all__ = [
     "PytvmBackend",
@@ -157,6 +158,8 @@ class PytvmBackendRep(BackendRep):
     def _prepare(self, model: ModelProto, key: str) -> Executable:
         def make() -> Executable:
             mod, params = from_onnx(model, **self.options)
+            if isinstance(mod, ValueSpecializedModule):  # specialized per value at run
+                raise mod.required_error("the ONNX backend")
             return _executable(mod, params, self.device, self.executor, self.target)
 
         return _cached(key, make)

@@ -21,6 +21,7 @@ the constant is allocated.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -44,6 +45,12 @@ from .errors import (
 )
 from .node import NodeContext
 from .renamed_export import export_renamed_model
+from .specialize import (
+    Specializer,
+    ValueSpecializedFunction,
+    ValueSpecializedModule,
+    intern_specializer,
+)
 
 __all__ = ["CONVERT_CONFIG", "from_onnx", "load_model"]
 
@@ -53,6 +60,17 @@ __all__ = ["CONVERT_CONFIG", "from_onnx", "load_model"]
 CONVERT_CONFIG: Mapping[str, Any] = {"use_nt_batch_matmul": True}
 
 _ONNX_DOMAINS = ("", "ai.onnx")
+
+#: ``_Importer``'s options after the model: shape_dict, dtype, opset, freeze_params,
+#: max_constant_bytes, convert_config.
+_Options = tuple[
+    Mapping[str, Any] | None,
+    str | Mapping[str, str],
+    int | None,
+    bool,
+    int,
+    Mapping[str, Any] | None,
+]
 
 
 def load_model(model: Any) -> Any:
@@ -164,6 +182,7 @@ class _Importer:
         freeze_params: bool,
         max_constant_bytes: int,
         config: Mapping[str, Any] | None = None,
+        bound: Mapping[str, np.ndarray] | None = None,
     ) -> None:
         self.graph = model.graph
         self.config = _convert_config(config)
@@ -173,6 +192,8 @@ class _Importer:
         self.shape_dict = dict(shape_dict or {})
         self.dtype = dtype
         self.freeze_params = freeze_params
+        #: Graph inputs bound to values (value specialization): constants, not parameters.
+        self.bound = dict(bound or {})
         self.initializers: dict[str, np.ndarray] = {}
         for init in self.graph.initializer:
             self.initializers[init.name] = _tensor_array(init, f"initializer {init.name!r}")
@@ -223,6 +244,9 @@ class _Importer:
             self.sources[info.name] = frozenset()
             if info.name in self.initializers:
                 continue  # a weight listed among the inputs (older exporters)
+            if info.name in self.bound:
+                self.exprs[info.name] = self._bound_constant(info)
+                continue
             var = Var(info.name, self._input_type(info))
             self.inputs.append(var)
             self.exprs[info.name] = var
@@ -230,12 +254,37 @@ class _Importer:
         for name in self.initializers:
             self.sources[name] = frozenset()
 
+    def _bound_constant(self, info: Any) -> Constant:
+        ty = self._input_type(info)
+        value = np.asarray(self.bound[info.name])
+        if tuple(value.shape) != ty.shape or str(value.dtype) != ty.dtype:
+            raise OnnxImportError(
+                f"graph input {info.name!r} is bound to a {value.dtype} value of shape "
+                f"{tuple(value.shape)}; the input is {ty}"
+            )
+        return Constant(value)
+
+    def _is_weight(self, name: str) -> bool:
+        """Whether initializer ``name`` is a parameter of ``main`` (else a constant)."""
+        value = self.initializers[name]
+        return value.dtype.kind == "f" and value.size > 1 and not self.freeze_params
+
+    def weight_vars(self) -> list[Var]:
+        """The weights the graph reads (those made so far, then the rest in model order)."""
+        read = {n for node in self.graph.node for n in node.input} | {
+            o.name for o in self.graph.output
+        }
+        for name in self.initializers:
+            if name in read and name not in self.weights and self._is_weight(name):
+                value = self.initializers[name]
+                self.weights[name] = Var(name, TensorType(value.shape, str(value.dtype)))
+        return list(self.weights.values())
+
     def _initializer_expr(self, name: str) -> Expr:
         value = self.initializers[name]
         if value.dtype.kind in "OSU" or str(value.dtype) == "bfloat16":
             raise OnnxImportError(f"initializer {name!r} has unsupported type {value.dtype}")
-        is_weight = value.dtype.kind == "f" and value.size > 1 and not self.freeze_params
-        if not is_weight:
+        if not self._is_weight(name):
             return Constant(value)
         var = Var(name, TensorType(value.shape, str(value.dtype)))
         self.weights[name] = var
@@ -374,7 +423,7 @@ def from_onnx(
     *,
     shape: Mapping[str, Any] | None = None,
     max_constant_bytes: int | None = None,
-) -> tuple[IRModule, dict[str, np.ndarray]]:
+) -> tuple[Any, dict[str, np.ndarray]]:
     """Import an ONNX model: ``(mod, params)`` with ``mod["main"]`` the model as a graph
     function and ``params`` its weights by name (TVM's ``relay.frontend.from_onnx``).
 
@@ -394,6 +443,14 @@ def from_onnx(
     Unsupported operators raise one :class:`UnsupportedOperatorsError` listing each with its
     node name and opset; a ``shape_dict`` name the graph has no input of raises
     :class:`UnknownInputError`.
+
+    A model whose shapes or attributes are computed from the *values* of graph inputs
+    (``Reshape``'s ``shape``, ``ReduceSum``'s ``axes`` given as inputs) imports as a
+    :class:`~.specialize.ValueSpecializedModule`: ``mod["main"].params`` are typed as
+    usual, and an executor (``relay.create_executor("vm", mod).evaluate()(*inputs)``)
+    imports and compiles the model for the values of those inputs at each call, cached by
+    the values; ``relay.build`` needs their values in ``params``
+    (:mod:`.specialize`).
 
     Examples
     --------
@@ -419,7 +476,41 @@ def from_onnx(
     if export_node_renamed_model_path is not None:
         export_renamed_model(proto, export_node_renamed_model_path)
     limit = constant_limit(given=max_constant_bytes)
-    return _Importer(proto, shape_dict, dtype, opset, freeze_params, limit, convert_config).run()
+    options: _Options = (shape_dict, dtype, opset, freeze_params, limit, convert_config)
+    importer = _Importer(proto, *options)
+    try:
+        return importer.run()
+    except DynamicValueError as err:
+        deferred = _value_specialized(proto, options, importer, err)
+        if deferred is None:
+            raise
+        return deferred
+
+
+def _value_specialized(
+    proto: Any, options: _Options, importer: _Importer, err: DynamicValueError
+) -> tuple[ValueSpecializedModule, dict[str, np.ndarray]] | None:
+    """The model as a :class:`ValueSpecializedModule` when ``err`` names graph inputs whose
+    values the import needs (None when it names none: the values come from elsewhere).
+    """
+    names = {v.name for v in importer.inputs}
+    if not err.graph_inputs or not set(err.graph_inputs) <= names:
+        return None
+    weights = importer.weight_vars()
+    inputs = (*importer.inputs, *weights)
+
+    def import_bound(bound: Mapping[str, np.ndarray]) -> tuple[IRModule, dict[str, np.ndarray]]:
+        return _Importer(proto, *options, bound=bound).run()
+
+    def make() -> Specializer:
+        reason = str(err).split("; make them initializers")[0]
+        return Specializer(import_bound, inputs, err.graph_inputs, reason)
+
+    digest = hashlib.sha256(proto.SerializeToString()).hexdigest()
+    specializer = intern_specializer((digest, repr(options)), make)
+    func = ValueSpecializedFunction(inputs, specializer)
+    params = {w.name: importer.initializers[w.name] for w in weights}
+    return ValueSpecializedModule({"main": func}), params
 
 
 def _convert_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
