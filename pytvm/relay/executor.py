@@ -177,7 +177,9 @@ class GraphExecutor(Executor):
                 if name in inputs:  # the build drops parameters the result does not read
                     module.set_input(name, value)
             module.run()
-            outs = [module.get_output(i) for i in range(num_outputs)]
+            # copies, as TVM's executors return: the executor's own arrays are reused by the
+            # next run (and a specialized function's executor is shared through its cache)
+            outs = [module.get_output(i).copyto(self.device) for i in range(num_outputs)]
             return outs if is_tuple else outs[0]
 
         return run

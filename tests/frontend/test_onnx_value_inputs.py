@@ -180,3 +180,10 @@ def test_a_bad_value_fails_at_its_node() -> None:
     mod = _deferred(_reduce_sum(), {"x": (3, 4, 5), "axes": (1,)})
     with pytest.raises(ValueError, match="ReduceSum"):
         relay.create_executor("vm", mod).evaluate()(X, _axes(7))
+
+
+def test_a_result_outlives_a_call_sharing_its_compiled_function() -> None:
+    mod = _deferred(_reduce_sum(), {"x": (3, 4, 5), "axes": (1,)})
+    first = relay.create_executor("vm", mod).evaluate()(X, _axes(1))
+    relay.create_executor("vm", mod).evaluate()(X * 3.0, _axes(1))
+    np.testing.assert_allclose(first.numpy(), X.sum(axis=1, keepdims=True), rtol=1e-5)

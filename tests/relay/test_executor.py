@@ -68,3 +68,13 @@ def test_bad_arguments_raise() -> None:
         run(np.ones((2, 3), "float32"), z=1, **params)
     with pytest.raises(TVMValueError, match="unknown kind"):
         relay.create_executor("aot", mod)
+
+
+@pytest.mark.parametrize("kind", ["graph", "vm"])
+def test_a_result_outlives_the_next_call(kind: str) -> None:
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+    run = relay.create_executor(kind, mod).evaluate()
+    first = run(np.ones(3, "float32"))
+    run(np.full(3, 5.0, "float32"))
+    np.testing.assert_array_equal(first.numpy(), np.full(3, 2.0, "float32"))
