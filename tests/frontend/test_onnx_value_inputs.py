@@ -187,3 +187,11 @@ def test_a_result_outlives_a_call_sharing_its_compiled_function() -> None:
     first = relay.create_executor("vm", mod).evaluate()(X, _axes(1))
     relay.create_executor("vm", mod).evaluate()(X * 3.0, _axes(1))
     np.testing.assert_allclose(first.numpy(), X.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_a_model_changed_after_the_import_does_not_change_the_module() -> None:
+    model = _reduce_sum()
+    mod = _deferred(model, {"x": (3, 4, 5), "axes": (1,)})
+    model.graph.node[0].attribute[0].i = 0  # keepdims=0 in the caller's copy only
+    out = relay.create_executor("vm", mod).evaluate()(X, _axes(0)).numpy()
+    assert out.shape == (1, 4, 5)

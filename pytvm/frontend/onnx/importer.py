@@ -450,7 +450,8 @@ def from_onnx(
     usual, and an executor (``relay.create_executor("vm", mod).evaluate()(*inputs)``)
     imports and compiles the model for the values of those inputs at each call, cached by
     the values; ``relay.build`` needs their values in ``params``
-    (:mod:`.specialize`).
+    (:mod:`.specialize`). ``mod`` is therefore typed ``Any``: an ``IRModule`` or a
+    ``ValueSpecializedModule``.
 
     Examples
     --------
@@ -498,15 +499,17 @@ def _value_specialized(
         return None
     weights = importer.weight_vars()
     inputs = (*importer.inputs, *weights)
+    model = type(proto)()
+    model.CopyFrom(proto)  # the caller's model may change after the import; this one does not
 
     def import_bound(bound: Mapping[str, np.ndarray]) -> tuple[IRModule, dict[str, np.ndarray]]:
-        return _Importer(proto, *options, bound=bound).run()
+        return _Importer(model, *options, bound=bound).run()
 
     def make() -> Specializer:
         reason = str(err).split("; make them initializers")[0]
         return Specializer(import_bound, inputs, err.graph_inputs, reason)
 
-    digest = hashlib.sha256(proto.SerializeToString()).hexdigest()
+    digest = hashlib.sha256(model.SerializeToString()).hexdigest()
     specializer = intern_specializer((digest, repr(options)), make)
     func = ValueSpecializedFunction(inputs, specializer)
     params = {w.name: importer.initializers[w.name] for w in weights}
