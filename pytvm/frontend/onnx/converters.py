@@ -13,6 +13,7 @@ from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
 from .ops_detection import DETECTION_CONVERTERS
 from .ops_bitwise import BITWISE_CONVERTERS
+from .ops_grid import GRID_CONVERTERS
 from .ops_indexing import INDEXING_CONVERTERS
 from .ops_loss import LOSS_CONVERTERS
 from .ops_math import MATH_CONVERTERS
@@ -53,6 +54,7 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **UNPOOL_CONVERTERS,
     **DETECTION_CONVERTERS,
     **LOSS_CONVERTERS,
+    **GRID_CONVERTERS,
 }
 
 #: Converters of operators of other domains than ONNX's own, by domain.
