@@ -25,6 +25,7 @@ from .ops_pool import POOL_CONVERTERS
 from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
+from .ops_shape_fit import SHAPE_FIT_CONVERTERS
 from .ops_scatter import SCATTER_CONVERTERS
 from .ops_signal import SIGNAL_CONVERTERS
 from .ops_sorting import SORTING_CONVERTERS
@@ -55,6 +56,7 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **DETECTION_CONVERTERS,
     **LOSS_CONVERTERS,
     **GRID_CONVERTERS,
+    **SHAPE_FIT_CONVERTERS,
 }
 
 #: Converters of operators of other domains than ONNX's own, by domain.
