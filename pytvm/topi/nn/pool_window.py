@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...ffi.errors import TVMValueError
 from ...te.tensor import Tensor
 from ...tir.expr import ExprLike, PrimExpr, const
 from ...tir.op import max as emax
@@ -24,11 +25,17 @@ def pool_axes(op: str, data: Tensor, layout: str, ndim: int) -> list[int]:
     """
     letters = [ch for ch in layout if ch.isalpha()]
     if len(letters) != data.ndim:
-        raise op_error(op, "layout", layout, f"one letter per axis of the {data.ndim}-d input")
+        raise TVMValueError(
+            f"{op}: Unsupported layout {layout} for a {data.ndim}-d input; expected one letter "
+            "per axis"
+        )
     axes = []
     for name in _SPATIAL[ndim]:
         if letters.count(name) != 1 or name.lower() in letters:
-            raise op_error(op, "layout", layout, f"one unsplit {name} axis")
+            raise TVMValueError(
+                f"{op}: Unsupported layout {layout}; expected one unsplit {name} axis "
+                f"(pooled axes {_SPATIAL[ndim]} may not be tiled)"
+            )
         axes.append(letters.index(name))
     return axes
 
