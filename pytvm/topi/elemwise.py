@@ -8,7 +8,7 @@ from ..ffi.errors import TVMTypeError
 from ..te.operation import compute
 from ..te.tensor import Tensor
 from ..tir import op as tirop
-from ..tir.expr import Cast, ExprLike, PrimExpr, const, is_float
+from ..tir.expr import Cast, ExprLike, PrimExpr, const, convert, is_float
 from . import tag
 from ._shape import op_error
 from .fast_math import erf_expr
@@ -135,16 +135,28 @@ def clip(x: Tensor, a_min: ExprLike, a_max: ExprLike) -> Tensor:
     if lo is not None and hi is not None and lo > hi:
         raise op_error("clip", "a_min/a_max", (a_min, a_max), "a_min <= a_max")
 
+    def bound(b: ExprLike, dtype: str) -> PrimExpr:
+        if isinstance(b, (int, float)):
+            return const(b, dtype)
+        value = const_value(b)
+        if value is not None:  # an IntImm/FloatImm of another type: TVM casts it
+            return const(value, dtype)
+        return convert(b).astype(dtype)
+
     def fn(v: PrimExpr) -> PrimExpr:
-        hi_e = const(a_max, v.dtype) if isinstance(a_max, (int, float)) else a_max
-        lo_e = const(a_min, v.dtype) if isinstance(a_min, (int, float)) else a_min
-        return tirop.max(tirop.min(v, hi_e), lo_e)
+        return tirop.max(tirop.min(v, bound(a_max, v.dtype)), bound(a_min, v.dtype))
 
     return _unary("clip", fn, x)
 
 
 def _as_number(v: ExprLike) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
+
+
+def const_value(v: ExprLike) -> int | float | None:
+    """The Python value of a constant expression (IntImm/FloatImm), else None."""
+    value = getattr(v, "value", None)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def cast(x: Tensor, dtype: str) -> Tensor:

@@ -199,3 +199,15 @@ def test_trunc_rounds_toward_zero() -> None:
     out = pytvm.nd.empty(values.shape, "float32")
     f(pytvm.nd.array(values), out)
     np.testing.assert_array_equal(out.numpy(), np.trunc(values))
+
+
+def test_clip_casts_constant_bounds_of_another_type() -> None:
+    from pytvm import tir
+
+    values = np.array([-300, -5, 0, 200], "int16")
+    x = te.placeholder(values.shape, "int16", "x")
+    y = topi.clip(x, tir.IntImm("int32", -127), tir.IntImm("int32", 127))
+    f = pytvm.build(te.create_schedule(y.op), [x, y], "llvm")
+    out = pytvm.nd.empty(values.shape, "int16")
+    f(pytvm.nd.array(values), out)
+    np.testing.assert_array_equal(out.numpy(), np.clip(values, -127, 127))
