@@ -103,7 +103,6 @@ _HUGE_CONSTANTS = {
     "EyeLike": _model(
         [helper.make_node("EyeLike", ["x"], ["y"], name="n")], [("x", F, [HUGE, HUGE])]
     ),
-    "Trilu": _model([helper.make_node("Trilu", ["x"], ["y"], name="n")], [("x", F, [HUGE, HUGE])]),
     "IsInf": _model(
         [helper.make_node("IsInf", ["x"], ["y"], name="n", detect_positive=0, detect_negative=0)],
         [("x", F, [HUGE, HUGE])],

@@ -47,3 +47,18 @@ def test_trilu_with_constant_or_default_k(k: int | None) -> None:
     mod, _ = relay.frontend.from_onnx(_model(0, k, False))
     got = relay.create_executor("graph", mod).evaluate()(x).numpy()
     np.testing.assert_array_equal(got, np.tril(x, k or 0))
+
+
+def test_trilu_of_a_huge_input_makes_no_constant() -> None:
+    """The triangle is computed in the kernel: no mask of the input's size is allocated."""
+    side = 2**20  # a 2**40-element input: 4 TiB of float32
+    graph = helper.make_graph(
+        [helper.make_node("Trilu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [side, side])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [side, side])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    mod, params = relay.frontend.from_onnx(model)
+    assert not params
+    assert "trilu" in mod.astext()
