@@ -14,7 +14,9 @@ __all__ = ["SIGNAL_CONVERTERS"]
 
 
 def _axis(ctx: NodeContext, rank: int) -> int:
-    """The signal axis, in ``[1, rank - 2]`` (the batch axis and the complex axis excluded)."""
+    """The signal axis in ``[0, rank - 2]`` (ONNX's accepted range: never the last, complex
+    axis; a negative axis counts from the back, ``-2`` being the last signal axis).
+    """
     if ctx.opset >= 20:  # noqa: PLR2004 - an optional input, default -2
         axis = ctx.ints(2, "axis")[0] if ctx.has(2) else -2
     else:
