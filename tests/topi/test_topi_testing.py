@@ -226,3 +226,12 @@ def test_compiled_conv2d_and_softmax_match_the_references() -> None:
         res = pytvm.nd.array(np.zeros(want.shape, "float32"), dev)
         mod(*arrays, res)
         np.testing.assert_allclose(res.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_poolnd_python_max_counts_padding_as_zeros_like_tvms_reference() -> None:
+    data = -np.ones((1, 1, 3, 3), dtype="float32")
+    args = ([3, 3], [1, 1], [1, 1], [1, 1], [1, 1], "max")
+    with_pad = tt.poolnd_python(data, *args, count_include_pad=True)
+    without = tt.poolnd_python(data, *args, count_include_pad=False)
+    assert with_pad[0, 0, 0, 0] == 0.0 and with_pad[0, 0, 1, 1] == 0.0
+    assert (without == -1.0).all()

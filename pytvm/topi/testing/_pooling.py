@@ -66,7 +66,9 @@ def poolnd_python(
     layout: str | None = None,
 ) -> Array:
     """1-, 2- or 3-d ``"max"`` or ``"avg"`` pooling of ``np_data`` in ``layout`` (channels
-    first when None); the result is ``dtype``, in ``layout``.
+    first when None); the result is ``dtype``, in ``layout``. As in TVM's reference, padding
+    counts as zeros in a max when ``count_include_pad`` (topi's kernels pad a max with the
+    lowest value; TVM's tests add a ReLU, under which the two agree).
     """
     if pool_type not in ("max", "avg"):
         raise TVMValueError(f"poolnd_python: pool_type {pool_type!r}; expected 'max' or 'avg'")
@@ -102,7 +104,10 @@ def poolnd_python(
         )
         v, m = values[window], inside[window]
         if pool_type == "max":
-            acc = np.maximum(acc, np.where(m, v, -np.inf))
+            # TVM's reference pads max pooling with 0 when padding counts (count_include_pad),
+            # so a padding point takes part in the max; past the padding (ceil_mode) never.
+            pad = np.where(padded[window], 0.0, -np.inf) if count_include_pad else -np.inf
+            acc = np.maximum(acc, np.where(m, v, pad))
         else:
             acc += np.where(m, v, 0.0)
             count += padded[window] if count_include_pad else m
