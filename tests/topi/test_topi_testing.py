@@ -233,5 +233,5 @@ def test_poolnd_python_max_counts_padding_as_zeros_like_tvms_reference() -> None
     args = ([3, 3], [1, 1], [1, 1], [1, 1], [1, 1], "max")
     with_pad = tt.poolnd_python(data, *args, count_include_pad=True)
     without = tt.poolnd_python(data, *args, count_include_pad=False)
-    assert with_pad[0, 0, 0, 0] == 0.0 and with_pad[0, 0, 1, 1] == 0.0
+    assert with_pad[0, 0, 0, 0] == 0.0 and with_pad[0, 0, 1, 1] == -1.0  # centre: no padding
     assert (without == -1.0).all()
