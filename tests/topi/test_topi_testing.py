@@ -235,3 +235,13 @@ def test_poolnd_python_max_counts_padding_as_zeros_like_tvms_reference() -> None
     without = tt.poolnd_python(data, *args, count_include_pad=False)
     assert with_pad[0, 0, 0, 0] == 0.0 and with_pad[0, 0, 1, 1] == -1.0  # centre: no padding
     assert (without == -1.0).all()
+
+
+def test_nll_loss_of_one_sample_and_depth_to_space_cdr() -> None:
+    pred = np.log(np.array([0.2, 0.3, 0.5]))
+    for reduction in ("none", "mean", "sum"):
+        assert np.isclose(tt.nll_loss(pred, np.array(2), np.ones(3), reduction), -pred[2])
+    x = np.arange(16, dtype="float32").reshape(1, 4, 2, 2)
+    np.testing.assert_array_equal(
+        tt.depth_to_space_python(x, 2, "CDR"), tt.depth_to_space_python(x, 2, "CRD")
+    )

@@ -196,10 +196,15 @@ def nll_loss(
     reduction: str = "mean",
     ignore_index: int = -100,
 ) -> Array:
-    """Negative log-likelihood: ``-predictions[n, targets[n, ...], ...] * weights[target]``,
-    zero where the target is ``ignore_index``; ``"mean"`` divides the sum by the weights used,
+    """Negative log-likelihood: ``-predictions[n, targets[n, ...], ...] * weights[target]``
+    (``predictions [C]`` with a scalar target: one sample), zero where the target is
+    ``ignore_index``; ``"mean"`` divides the sum by the weights used,
     ``"sum"`` sums, ``"none"`` keeps each term.
     """
+    if predictions.ndim == 1:  # one sample: predictions [C], a scalar target
+        batched = nll_loss(predictions[None], np.asarray(targets)[None], weights, reduction,
+                           ignore_index)  # fmt: skip
+        return batched if reduction in ("mean", "sum") else batched[0]
     keep = targets != ignore_index
     cls = np.where(keep, targets, 0).astype(np.int64)
     picked = np.take_along_axis(predictions, np.expand_dims(cls, 1), axis=1).squeeze(1)

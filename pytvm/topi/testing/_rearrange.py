@@ -44,14 +44,15 @@ def reorg_python(a_np: Array, stride: int) -> Array:
 
 def depth_to_space_python(data: Array, block_size: int, mode: str = "DCR") -> Array:
     """``[N, C, H, W]`` to ``[N, C // b², H * b, W * b]``; ``"DCR"`` reads the channels as
-    ``(b, b, C // b²)``, ``"CRD"`` as ``(C // b², b, b)``.
+    ``(b, b, C // b²)``, ``"CRD"`` (also spelt ``"CDR"``, as TVM's tests and topi do) as
+    ``(C // b², b, b)``.
     """
     n, c, h, w = data.shape
     b = block_size
     nc = _blocks(c, b * b, "depth_to_space: channels")
     if mode == "DCR":
         out = data.reshape(n, b, b, nc, h, w).transpose(0, 3, 4, 1, 5, 2)
-    elif mode == "CRD":
+    elif mode in ("CRD", "CDR"):
         out = data.reshape(n, nc, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
     else:
         raise TVMValueError(f"depth_to_space: mode {mode!r}; expected 'DCR' or 'CRD'")
