@@ -135,8 +135,11 @@ class Specializer:
             return len(self._imports), len(self._compiled)
 
     def check_value(self, name: str, value: Any) -> np.ndarray:
-        """``value`` as an array of graph input ``name``'s declared dtype and shape."""
-        arr = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+        """``value`` as a read-only copy, checked to have graph input ``name``'s declared
+        dtype and shape (the caller may change its array after the call; the copy stays).
+        """
+        arr = np.array(value.numpy() if hasattr(value, "numpy") else value, copy=True)
+        arr.flags.writeable = False
         ty = self._types.get(name)
         if isinstance(ty, TensorType) and (
             tuple(arr.shape) != ty.shape or str(arr.dtype) != ty.dtype
