@@ -24,6 +24,7 @@ import numpy as np
 
 from ..ffi.device import Device
 from ..ffi.errors import TVMTypeError, TVMValueError
+from ..frontend.onnx.run_time_shapes import PartialTensorType, RunTimeVar
 from ..frontend.onnx.specialize import ValueSpecializedFunction, ValueSpecializedModule
 from ..graph import Function, IRModule, TupleType, Var
 from ..graph import build as graph_build
@@ -73,10 +74,17 @@ def bind_arguments(
     return values
 
 
-def _check_value(param: Var, value: Any) -> None:
+def _check_value(param: Var | RunTimeVar, value: Any) -> None:
     ty = param.type_annotation
     shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
     dtype = str(value.dtype) if hasattr(value, "dtype") else str(np.asarray(value).dtype)
+    if isinstance(ty, PartialTensorType):  # dimensions known only at run time
+        if not ty.accepts(shape, dtype):
+            raise TVMValueError(
+                f"parameter {param.name!r} expects a {ty.dtype} tensor of shape {ty}, got "
+                f"{dtype} of shape {shape}"
+            )
+        return
     want_shape = tuple(getattr(ty, "shape", ()))
     want_dtype = str(getattr(ty, "dtype", dtype))
     if shape != want_shape or dtype != want_dtype:
@@ -96,7 +104,9 @@ class Executor:
         self.device = device
         self.target = target
 
-    def evaluate(self, expr: Any = None, binds: Mapping[Var, Any] | None = None) -> Any:
+    def evaluate(
+        self, expr: Any = None, binds: Mapping[Var | RunTimeVar, Any] | None = None
+    ) -> Any:
         """A callable of ``expr`` (a Function; default ``mod["main"]``), or the value of an
         expression that is not a function. ``binds`` fixes parameters to values.
         """

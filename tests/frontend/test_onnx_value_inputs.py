@@ -14,7 +14,11 @@ from onnx import TensorProto, helper, numpy_helper
 import pytvm
 from pytvm import relay
 from pytvm.frontend.onnx.errors import DynamicValueError
-from pytvm.frontend.onnx.specialize import ValueInputsRequiredError, ValueSpecializedModule
+from pytvm.frontend.onnx.specialize import (
+    ShapeInputsRequiredError,
+    ValueInputsRequiredError,
+    ValueSpecializedModule,
+)
 
 X = np.arange(60, dtype="float32").reshape(3, 4, 5) / 7.0
 
@@ -195,3 +199,45 @@ def test_a_model_changed_after_the_import_does_not_change_the_module() -> None:
     model.graph.node[0].attribute[0].i = 0  # keepdims=0 in the caller's copy only
     out = relay.create_executor("vm", mod).evaluate()(X, _axes(0)).numpy()
     assert out.shape == (1, 4, 5)
+
+
+def _matmul_relu(a_dims: list[Any], b_dims: list[Any]) -> Any:
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["m"]), helper.make_node("Relu", ["m"], ["y"])]
+    inputs = [
+        helper.make_tensor_value_info("a", TensorProto.FLOAT, a_dims),
+        helper.make_tensor_value_info("b", TensorProto.FLOAT, b_dims),
+    ]
+    out = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    graph = helper.make_graph(nodes, "matmul", inputs, out)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_dimensions_known_at_run_time_compile_per_shape() -> None:
+    model = _matmul_relu(["n", 4], [4, 3])  # 'n' symbolic, no shape_dict entry
+    mod, _ = relay.frontend.from_onnx(model)
+    assert isinstance(mod, ValueSpecializedModule)
+    assert [str(p.type_annotation) for p in mod["main"].params] == [
+        "Tensor[(?, 4), float32]",
+        "Tensor[(4, 3), float32]",
+    ]
+    run = relay.create_executor("vm", mod).evaluate()
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal((4, 3)).astype("float32")
+    for n in (2, 5):
+        a = rng.standard_normal((n, 4)).astype("float32")
+        np.testing.assert_allclose(run(a, b).numpy(), np.maximum(a @ b, 0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(
+        ValueError, match=r"'a' expects a float32 tensor of shape Tensor\[\(\?, 4\)"
+    ):
+        run(np.zeros((2, 5), "float32"), b)
+
+
+def test_relay_any_in_shape_dict_is_a_run_time_dimension() -> None:
+    model = _matmul_relu([2, 4], [4, 3])
+    shapes = {"a": [relay.Any(), relay.Any()], "b": [relay.Any(), relay.Any()]}
+    mod, _ = relay.frontend.from_onnx(model, shapes)
+    run = relay.create_executor("graph", mod).evaluate()
+    a, b = np.ones((3, 5), "float32"), np.ones((5, 2), "float32")
+    np.testing.assert_array_equal(run(a, b).numpy(), np.full((3, 2), 5.0, "float32"))
+    with pytest.raises(ShapeInputsRequiredError, match=r"\['a', 'b'\].*shape_dict"):
+        relay.build(mod, "llvm")

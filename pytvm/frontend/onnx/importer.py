@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from .errors import (
 )
 from .node import NodeContext
 from .renamed_export import export_renamed_model
+from .run_time_shapes import PartialTensorType, RunTimeVar, run_time_inputs
 from .specialize import (
     Specializer,
     ValueSpecializedFunction,
@@ -204,17 +205,22 @@ class _Importer:
 
     # ------------------------------------------------------------------ inputs
 
-    def _input_type(self, info: Any) -> TensorType:
+    def input_dtype(self, info: Any) -> str:
+        """The element type of graph input ``info``: the model's, else ``dtype``'s."""
         name = info.name
-        tensor = info.type.tensor_type
         if not info.type.HasField("tensor_type"):
             raise OnnxImportError(f"graph input {name!r} is not a tensor ({info.type})")
+        tensor = info.type.tensor_type
         if tensor.elem_type:
-            dtype = _np_dtype(tensor.elem_type, f"graph input {name!r}")
-        elif isinstance(self.dtype, Mapping):
-            dtype = self.dtype.get(name, "float32")
-        else:
-            dtype = self.dtype
+            return _np_dtype(tensor.elem_type, f"graph input {name!r}")
+        if isinstance(self.dtype, Mapping):
+            return self.dtype.get(name, "float32")
+        return self.dtype
+
+    def _input_type(self, info: Any) -> TensorType:
+        name = info.name
+        dtype = self.input_dtype(info)
+        tensor = info.type.tensor_type
         if name in self.shape_dict:
             return _checked_type(name, self.shape_dict[name], dtype, "shape_dict gives")
         if not tensor.HasField("shape"):
@@ -397,9 +403,25 @@ class _Importer:
             self.exprs[name] = outputs[k]
             self.sources[name] = deps
 
-    def run(self) -> tuple[IRModule, dict[str, np.ndarray]]:
+    def check(self) -> None:
+        """Check what needs no conversion: single assignment, supported operators."""
         validation.check_single_assignment(self.graph)
         self._check_supported()
+
+    def input_vars(self, run_time: Mapping[str, PartialTensorType]) -> list[Var | RunTimeVar]:
+        """The graph inputs as parameters: those in ``run_time`` (dimensions known only at run
+        time) typed by it, the others statically.
+        """
+        out: list[Var | RunTimeVar] = []
+        for info in self.graph.input:
+            if info.name in run_time:
+                out.append(RunTimeVar(info.name, run_time[info.name]))
+            elif info.name not in self.initializers:
+                out.append(Var(info.name, self._input_type(info)))
+        return out
+
+    def run(self) -> tuple[IRModule, dict[str, np.ndarray]]:
+        self.check()
         self._declare_inputs()
         for k, node in enumerate(self.graph.node):
             self._convert(node, k)
@@ -479,39 +501,53 @@ def from_onnx(
     limit = constant_limit(given=max_constant_bytes)
     options: _Options = (shape_dict, dtype, opset, freeze_params, limit, convert_config)
     importer = _Importer(proto, *options)
+    run_time = run_time_inputs(
+        importer.graph, importer.shape_dict, importer.initializers, importer.input_dtype
+    )
+    if run_time:  # shapes known only at run time: import per the shapes each call gives
+        importer.check()
+        dims = ", ".join(f"{n!r}: {ty}" for n, ty in run_time.items())
+        inputs = importer.input_vars(run_time)
+        return _specialized(proto, options, importer, inputs, [], list(run_time), dims)
     try:
         return importer.run()
     except DynamicValueError as err:
-        deferred = _value_specialized(proto, options, importer, err)
-        if deferred is None:
-            raise
-        return deferred
+        names = {v.name for v in importer.inputs}
+        if not err.graph_inputs or not set(err.graph_inputs) <= names:
+            raise  # the values come from elsewhere (a weight): nothing to specialize on
+        reason = str(err).split("; make them initializers")[0]
+        return _specialized(proto, options, importer, importer.inputs, err.graph_inputs, [], reason)
 
 
-def _value_specialized(
-    proto: Any, options: _Options, importer: _Importer, err: DynamicValueError
-) -> tuple[ValueSpecializedModule, dict[str, np.ndarray]] | None:
-    """The model as a :class:`ValueSpecializedModule` when ``err`` names graph inputs whose
-    values the import needs (None when it names none: the values come from elsewhere).
+def _specialized(
+    proto: Any,
+    options: _Options,
+    importer: _Importer,
+    inputs: Sequence[Var | RunTimeVar],
+    value_inputs: Sequence[str],
+    shape_inputs: Sequence[str],
+    reason: str,
+) -> tuple[ValueSpecializedModule, dict[str, np.ndarray]]:
+    """The model as a :class:`ValueSpecializedModule` imported per the values of
+    ``value_inputs`` and the shapes of ``shape_inputs`` at each call.
     """
-    names = {v.name for v in importer.inputs}
-    if not err.graph_inputs or not set(err.graph_inputs) <= names:
-        return None
     weights = importer.weight_vars()
-    inputs = (*importer.inputs, *weights)
+    params_in = (*inputs, *weights)
     model = type(proto)()
     model.CopyFrom(proto)  # the caller's model may change after the import; this one does not
+    shape_dict, rest = dict(options[0] or {}), options[1:]
 
-    def import_bound(bound: Mapping[str, np.ndarray]) -> tuple[IRModule, dict[str, np.ndarray]]:
-        return _Importer(model, *options, bound=bound).run()
+    def import_bound(
+        bound: Mapping[str, np.ndarray], shapes: Mapping[str, tuple[int, ...]]
+    ) -> tuple[IRModule, dict[str, np.ndarray]]:
+        return _Importer(model, {**shape_dict, **shapes}, *rest, bound=bound).run()
 
     def make() -> Specializer:
-        reason = str(err).split("; make them initializers")[0]
-        return Specializer(import_bound, inputs, err.graph_inputs, reason)
+        return Specializer(import_bound, params_in, value_inputs, reason, shape_inputs)
 
     digest = hashlib.sha256(model.SerializeToString()).hexdigest()
     specializer = intern_specializer((digest, repr(options)), make)
-    func = ValueSpecializedFunction(inputs, specializer)
+    func = ValueSpecializedFunction(params_in, specializer)
     params = {w.name: importer.initializers[w.name] for w in weights}
     return ValueSpecializedModule({"main": func}), params
 

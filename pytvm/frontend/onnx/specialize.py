@@ -41,9 +41,11 @@ import numpy as np
 from ...graph import Function, IRModule, Var
 from ...graph.ty import TensorType
 from ...ir.module import IRModuleBase
-from .errors import DynamicValueError
+from .errors import DynamicValueError, OnnxImportError
+from .run_time_shapes import PartialTensorType, RunTimeVar
 
 __all__ = [
+    "ShapeInputsRequiredError",
     "Specialization",
     "Specializer",
     "ValueInputsRequiredError",
@@ -59,8 +61,12 @@ CACHE_ENTRIES = 32
 
 T = TypeVar("T")
 
-#: A static import of the model with some graph inputs bound to values: ``(module, params)``.
-ImportFunction = Callable[[Mapping[str, np.ndarray]], tuple[IRModule, dict[str, np.ndarray]]]
+#: A static import of the model with some graph inputs bound to values and some inputs'
+#: shapes given: ``(module, params)``.
+ImportFunction = Callable[
+    [Mapping[str, np.ndarray], Mapping[str, tuple[int, ...]]],
+    tuple[IRModule, dict[str, np.ndarray]],
+]
 
 
 class ValueInputsRequiredError(DynamicValueError):
@@ -81,6 +87,21 @@ class ValueInputsRequiredError(DynamicValueError):
         )
 
 
+class ShapeInputsRequiredError(OnnxImportError):
+    """The graph of a model with input dimensions known only at run time was asked for
+    without those inputs' shapes; ``graph_inputs`` names the inputs.
+    """
+
+    def __init__(self, what: str, missing: Sequence[str], reason: str) -> None:
+        self.graph_inputs = sorted(missing)
+        super().__init__(
+            f"{what}: graph input(s) {self.graph_inputs} have dimensions known only at run "
+            f"time ({reason}). Give their static shapes in from_onnx's shape_dict, or run the "
+            "model with relay.create_executor('vm' or 'graph', mod).evaluate()(*inputs), which "
+            "compiles it for the shapes each call gives"
+        )
+
+
 def values_key(values: Mapping[str, np.ndarray]) -> tuple[Hashable, ...]:
     """An exact key of ``values`` (name, dtype, shape and a SHA-256 of the bytes, by name)."""
     key = []
@@ -93,31 +114,38 @@ def values_key(values: Mapping[str, np.ndarray]) -> tuple[Hashable, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Specialization:
-    """The model imported with ``values`` bound: ``func`` is static, ``params`` its weights."""
+    """The model imported with ``values`` bound and ``shapes`` given: ``func`` is static,
+    ``params`` its weights.
+    """
 
     key: tuple[Hashable, ...]
     values: Mapping[str, np.ndarray]
+    shapes: Mapping[str, tuple[int, ...]]
     func: Function
     params: Mapping[str, np.ndarray]
 
 
 class Specializer:
-    """One model and import's options: the value inputs, and the imports and compiled
-    functions made for their values (LRU caches of :data:`CACHE_ENTRIES` entries each).
+    """One model and import's options: the value inputs, the inputs whose shapes are known
+    only at run time (``shape_inputs``), and the imports and compiled functions made for their
+    values and shapes (LRU caches of :data:`CACHE_ENTRIES` entries each).
     """
 
     def __init__(
         self,
         import_fn: ImportFunction,
-        inputs: Sequence[Var],
+        inputs: Sequence[Var | RunTimeVar],
         value_inputs: Sequence[str],
         reason: str,
+        shape_inputs: Sequence[str] = (),
     ) -> None:
         self._import = import_fn
         self.inputs = tuple(inputs)
         self._types = {v.name: v.type_annotation for v in self.inputs}
         self._value_inputs = list(value_inputs)
-        #: The first import's error: which node needs which input's value.
+        self.shape_inputs = tuple(shape_inputs)
+        #: Why the model is specialized: which node needs which input's value, or which
+        #: inputs have dimensions known only at run time.
         self.reason = reason
         self._lock = threading.RLock()
         self._imports: OrderedDict[tuple[Hashable, ...], Specialization] = OrderedDict()
@@ -140,41 +168,64 @@ class Specializer:
         """
         arr = np.array(value.numpy() if hasattr(value, "numpy") else value, copy=True)
         arr.flags.writeable = False
+        self.check_type(name, arr.shape, str(arr.dtype))
+        return arr
+
+    def check_type(self, name: str, shape: Sequence[int], dtype: str) -> None:
+        """Raise unless a tensor of ``shape`` and ``dtype`` fits graph input ``name``."""
         ty = self._types.get(name)
-        if isinstance(ty, TensorType) and (
-            tuple(arr.shape) != ty.shape or str(arr.dtype) != ty.dtype
-        ):
+        if isinstance(ty, TensorType):
+            fits = tuple(shape) == ty.shape and dtype == ty.dtype
+        elif isinstance(ty, PartialTensorType):
+            fits = ty.accepts(shape, dtype)
+        else:
+            return
+        if not fits:
             raise DynamicValueError(
                 f"graph input {name!r} expects a {ty.dtype} tensor of shape {ty.shape}, got "
-                f"{arr.dtype} of shape {tuple(arr.shape)}",
+                f"{dtype} of shape {tuple(shape)}",
                 [name],
             )
-        return arr
+
+    def _shapes(self, available: Mapping[str, Any], what: str) -> dict[str, tuple[int, ...]]:
+        missing = [n for n in self.shape_inputs if n not in available]
+        if missing:
+            raise ShapeInputsRequiredError(what, missing, self.reason)
+        shapes = {}
+        for name in self.shape_inputs:
+            value = available[name]
+            shape = tuple(int(d) for d in np.shape(value))
+            self.check_type(name, shape, str(getattr(value, "dtype", np.asarray(value).dtype)))
+            shapes[name] = shape
+        return shapes
 
     def specialize(self, available: Mapping[str, Any], what: str) -> Specialization:
         """The model imported with the value inputs bound to their values in ``available``
-        (graph inputs by name); cached by those values. ``what`` names the caller in errors.
+        (graph inputs by name) and the shape inputs given their shapes; cached by those values
+        and shapes. ``what`` names the caller in errors.
         """
+        shapes = self._shapes(available, what)
         with self._lock:
             while True:
                 missing = [n for n in self._value_inputs if n not in available]
                 if missing:
                     raise ValueInputsRequiredError(what, missing, self.reason)
                 bound = {n: self.check_value(n, available[n]) for n in self._value_inputs}
-                key = values_key(bound)
+                key = (*values_key(bound), *sorted(shapes.items()))
                 hit = self._imports.get(key)
                 if hit is not None:
                     self._imports.move_to_end(key)
                     return hit
                 try:
-                    mod, params = self._import(bound)
+                    mod, params = self._import(bound, shapes)
                 except DynamicValueError as err:
                     new = [n for n in err.graph_inputs if n in self._types and n not in bound]
                     if not new:
                         raise
                     self._value_inputs.extend(new)  # found another value input: bind it too
                     continue
-                spec = Specialization(key, MappingProxyType(bound), mod["main"], params)
+                frozen = MappingProxyType(bound)
+                spec = Specialization(key, frozen, MappingProxyType(shapes), mod["main"], params)
                 _remember(self._imports, key, spec)
                 return spec
 
@@ -221,12 +272,12 @@ class ValueSpecializedFunction:
     ``evaluate(binds=...)``); those inputs are no longer parameters.
     """
 
-    inputs: tuple[Var, ...]
+    inputs: tuple[Var | RunTimeVar, ...]
     specializer: Specializer
     fixed: Mapping[str, np.ndarray] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def params(self) -> tuple[Var, ...]:
+    def params(self) -> tuple[Var | RunTimeVar, ...]:
         """The parameters still to be given at a call (graph inputs, then weights)."""
         return tuple(v for v in self.inputs if v.name not in self.fixed)
 
@@ -235,12 +286,16 @@ class ValueSpecializedFunction:
         """The graph inputs whose values decide the model's shapes."""
         return self.specializer.value_inputs
 
-    def required_error(self, what: str) -> ValueInputsRequiredError:
-        """The error for ``what`` (a caller) needing the graph without the values: it names
-        the value inputs not fixed and how to give them.
+    def required_error(self, what: str) -> OnnxImportError:
+        """The error for ``what`` (a caller) needing the graph without the values or shapes:
+        it names the inputs not fixed and how to give them.
         """
+        reason = self.specializer.reason
+        shapes = [n for n in self.specializer.shape_inputs if n not in self.fixed]
+        if shapes:
+            return ShapeInputsRequiredError(what, shapes, reason)
         missing = [n for n in self.value_inputs if n not in self.fixed]
-        return ValueInputsRequiredError(what, missing, self.specializer.reason)
+        return ValueInputsRequiredError(what, missing, reason)
 
     @property
     def body(self) -> Any:
@@ -305,7 +360,7 @@ class ValueSpecializedModule(IRModuleBase[ValueSpecializedFunction]):
         """The graph inputs whose values decide ``main``'s shapes."""
         return self["main"].value_inputs
 
-    def required_error(self, what: str) -> ValueInputsRequiredError:
+    def required_error(self, what: str) -> OnnxImportError:
         """The error for ``what`` (a caller) needing the graph without the values."""
         return self["main"].required_error(what)
 
