@@ -1,4 +1,4 @@
-"""Value specialization: ONNX models whose shapes depend on the values of graph inputs.
+"""Specializing ONNX models whose shapes depend on graph inputs' values or run-time shapes.
 
 pytvm's graph IR is static: every shape is known when a function is built. An ONNX model may
 compute a shape, axes, pads or sizes from a graph input's *value* (``Reshape`` with ``shape``
@@ -19,6 +19,9 @@ with dynamic shapes in its VM. pytvm specializes instead, as a JIT does:
 * What needs the graph without values raises :class:`ValueInputsRequiredError`, naming the value
   inputs and how to give them (``relay.build`` without them, the module's text, ``main``'s
   body or type).
+* Inputs whose dimensions are known only at run time (``relay.Any()`` in ``shape_dict``, a
+  symbolic dimension the ``shape_dict`` leaves; :mod:`.run_time_shapes`) are specialized the
+  same way, by the shapes each call gives; without them :class:`ShapeInputsRequiredError`.
 
 Two imports of the same model with the same options share one :class:`Specializer` (interned
 by a digest of the serialized model and the options), so they compare structurally equal and
