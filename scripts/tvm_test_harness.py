@@ -23,6 +23,7 @@ _RENAMES: list[tuple[str, str]] = [
     (r"import tvm_ffi as (\w+)$", r"import pytvm.ffi as \1"),
     (r"from tvm_ffi(\.[\w.]+)? import (.+)$", r"from pytvm.ffi\1 import \2"),
     (r"import tvm$", "import pytvm as tvm"),
+    (r"import tvm, ([\w, ]+)$", r"import pytvm as tvm, \1"),
     (r"import tvm as (\w+)$", r"import pytvm as \1"),
     (r"import tvm(\.[\w.]+) as (\w+)$", r"import pytvm\1 as \2"),
     (r"import tvm(\.[\w.]+)$", r"import pytvm\1, pytvm as tvm"),
@@ -92,8 +93,9 @@ def substitute(source: str) -> str:
 
     Each import line is renamed; every other line is kept as it is:
 
-    - ``import tvm`` -> ``import pytvm as tvm``; ``import tvm.x`` -> ``import pytvm.x, pytvm as
-      tvm`` (so ``tvm.x.y`` works); ``import tvm.x as y`` -> ``import pytvm.x as y``;
+    - ``import tvm`` -> ``import pytvm as tvm`` (also first in a list: ``import tvm, sys``);
+      ``import tvm.x`` -> ``import pytvm.x, pytvm as tvm`` (so ``tvm.x.y`` works);
+      ``import tvm.x as y`` -> ``import pytvm.x as y``;
     - ``from tvm import a`` / ``from tvm.x import a`` -> ``from pytvm import a`` /
       ``from pytvm.x import a``;
     - ``import tvm_ffi`` -> ``import pytvm.ffi as tvm_ffi``; ``from tvm_ffi import a`` ->

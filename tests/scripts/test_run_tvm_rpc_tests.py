@@ -27,6 +27,7 @@ def runner() -> ModuleType:
 def test_imports_are_renamed_and_nothing_else(runner: ModuleType) -> None:
     source = (
         "import tvm\n"
+        "import tvm, inspect, sys\n"
         "import tvm.testing\n"
         "import tvm_ffi\n"
         "from tvm import rpc, te\n"
@@ -39,6 +40,7 @@ def test_imports_are_renamed_and_nothing_else(runner: ModuleType) -> None:
     )
     assert runner.substitute(source) == (
         "import pytvm as tvm\n"
+        "import pytvm as tvm, inspect, sys\n"
         "import pytvm.testing, pytvm as tvm\n"
         "import pytvm.ffi as tvm_ffi\n"
         "from pytvm import rpc, te\n"
