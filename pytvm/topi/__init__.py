@@ -90,8 +90,11 @@ from .masking import (
     trilu,
 )
 from .math import (
+    acos,
     acosh,
+    asin,
     asinh,
+    atan,
     atanh,
     cos,
     cosh,
@@ -137,6 +140,7 @@ from .utils import InvalidShapeError
 __all__ = [
     "InvalidShapeError",
     "abs",
+    "acos",
     "acosh",
     "add",
     "adreno",
@@ -148,7 +152,9 @@ __all__ = [
     "argmin",
     "argsort",
     "arm_cpu",
+    "asin",
     "asinh",
+    "atan",
     "atanh",
     "bifrost",
     "bitwise_and",

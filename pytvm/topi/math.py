@@ -87,6 +87,21 @@ def tan(x: Tensor) -> Tensor:
     return _float_only("tan", _intrin("tan"), x)
 
 
+def asin(x: Tensor) -> Tensor:
+    """Inverse sine (TVM's intrinsic ``tir.asin``)."""
+    return _float_only("asin", _intrin("asin"), x)
+
+
+def acos(x: Tensor) -> Tensor:
+    """Inverse cosine (TVM's intrinsic ``tir.acos``)."""
+    return _float_only("acos", _intrin("acos"), x)
+
+
+def atan(x: Tensor) -> Tensor:
+    """Inverse tangent (TVM's intrinsic ``tir.atan``)."""
+    return _float_only("atan", _intrin("atan"), x)
+
+
 def sinh(x: Tensor) -> Tensor:
     """Hyperbolic sine."""
 
