@@ -46,14 +46,13 @@ from tvm_test_harness import (
     Row,
     exit_status,
     imported_pytvm_ok,
-    parse_junit,
     print_table,
     run_pytest,
     substitute,
     write_conftest,
 )
 
-__all__ = ["KNOWN_GAPS", "Row", "exit_status", "main", "parse_junit", "substitute"]
+__all__ = ["KNOWN_GAPS", "Row", "exit_status", "main", "substitute"]
 
 #: Tests of TVM's file that need something pytvm does not have, and what it is. Each was run
 #: first; they fail for exactly this reason.

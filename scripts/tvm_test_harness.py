@@ -13,9 +13,10 @@ import re
 import signal
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # (pattern, replacement) per import line, the first match wins; each is a renaming only.
 _RENAMES: list[tuple[str, str]] = [
@@ -44,6 +45,41 @@ import pytest
 pytest_plugins = {plugins!r}
 _LIMIT = {limit}
 _SKIPS = json.loads({skips!r})
+_PROGRESS = {progress!r}
+_DESELECT = {deselect!r}
+
+
+def _log(entry):
+    with open(_PROGRESS, "a") as f:
+        f.write(json.dumps(entry) + "\\n")
+
+
+def _detail(report):
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")[:300]
+    text = report.longreprtext or ""
+    errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E   ")]
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return (errors[-1] if errors else lines[-1] if lines else "")[:300]
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _log({{"nodeid": report.nodeid or "collection", "when": "collect", "outcome": "failed",
+              "detail": _detail(report)}})
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _log({{"start": nodeid}})
+
+
+def pytest_runtest_logreport(report):
+    _log({{"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
+          "xfail": hasattr(report, "wasxfail"), "detail": _detail(report)}})
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _log({{"end": nodeid}})
 
 
 def pytest_configure(config):
@@ -54,6 +90,14 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    try:
+        with open(_DESELECT) as f:
+            done = set(json.load(f))
+    except FileNotFoundError:
+        done = set()
+    if done:
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid in done])
+        items[:] = [i for i in items if i.nodeid not in done]
     for item in items:
         for pattern, reason in _SKIPS.items():
             names = (item.nodeid, item.name, getattr(item, "originalname", item.name))
@@ -77,6 +121,12 @@ def pytest_runtest_protocol(item, nextitem):
         signal.alarm(0)
         faulthandler.cancel_dump_traceback_later()
 '''
+
+
+#: Files the conftest writes beside the tests: what ran and how (one JSON object per line), and
+#: the tests a restarted pytest leaves out (those already run, and the one that crashed).
+PROGRESS_FILE = "progress.jsonl"
+DESELECT_FILE = "deselect.json"
 
 
 @dataclass(frozen=True)
@@ -116,33 +166,6 @@ def substitute(source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def parse_junit(path: Path) -> list[Row]:
-    """One :class:`Row` per test case of a JUnit XML report."""
-    rows: list[Row] = []
-    for case in ET.parse(path).getroot().iter("testcase"):
-        name = case.get("name", "?")
-        outcome, detail = "passed", ""
-        for child in case:
-            if child.tag in ("failure", "error"):
-                outcome = "failed" if child.tag == "failure" else "error"
-                detail = error_line(child.get("message") or "", child.text or "")
-                break
-            if child.tag == "skipped":
-                outcome = "skipped"
-                detail = (child.get("message") or "").removeprefix("Skipped: ")[:300]
-        if outcome == "error" and any(r.test == name for r in rows):
-            name += " (teardown)"
-        rows.append(Row(name, outcome, detail))
-    return rows
-
-
-def error_line(message: str, text: str) -> str:
-    """The line that names the error: the last ``E   `` line of the traceback, else the message."""
-    errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E   ")]
-    lines = message.strip().splitlines()
-    return (errors[-1] if errors else lines[-1] if lines else "")[:300]
-
-
 def exit_status(rows: list[Row], pytest_rc: int) -> int:
     """0 when every test passed or was skipped and pytest agrees; 1 otherwise."""
     bad = any(r.outcome in ("failed", "error") for r in rows)
@@ -157,7 +180,12 @@ def write_conftest(
     """
     where = work / "pytvm_file.txt"
     text = CONFTEST.format(
-        plugins=list(plugins or []), limit=limit, skips=json.dumps(skips), where=str(where)
+        plugins=list(plugins or []),
+        limit=limit,
+        skips=json.dumps(skips),
+        where=str(where),
+        progress=str(work / PROGRESS_FILE),
+        deselect=str(work / DESELECT_FILE),
     )
     (work / "conftest.py").write_text(text)
     (work / "pytest.ini").write_text("[pytest]\n")
@@ -179,32 +207,95 @@ def run_pytest(
     *,
     pytvm_root: Path,
     total_timeout: int,
-    report_name: str = "report.xml",
     extra_env: dict[str, str] | None = None,
     quiet_output: bool = False,
+    max_restarts: int = 20,
 ) -> PytestRun:
-    """Run pytest on ``test_files`` (relative to ``work``) with ``pytvm_root`` first on the path;
-    kill it and its children after ``total_timeout`` seconds.
+    """Run pytest on ``test_files`` (relative to ``work``, whose conftest is
+    :func:`write_conftest`'s) with ``pytvm_root`` first on the path; kill it and its children
+    after ``total_timeout`` seconds in all.
+
+    A test that kills the process (a native crash, an abort in a peer library) is recorded as an
+    error naming the signal, and pytest is started again without the tests already run, up to
+    ``max_restarts`` times, so one crash does not lose the rest of the file.
     """
-    report = work / report_name
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytvm_root), str(work)]))
     env.update(extra_env or {})
-    cmd = [
-        sys.executable, "-m", "pytest", *test_files, "-p", "no:cacheprovider", "-q",
-        f"--junitxml={report}", "-o", "junit_family=xunit1",
-    ]  # fmt: skip
+    cmd = [sys.executable, "-m", "pytest", *test_files, "-p", "no:cacheprovider", "-q"]
     out = subprocess.DEVNULL if quiet_output else None
-    proc = subprocess.Popen(cmd, cwd=work, env=env, start_new_session=True, stdout=out, stderr=out)
-    note = ""
-    try:
-        rc = proc.wait(timeout=total_timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        rc = proc.wait()
-        note = f"pytest ran past the limit of {total_timeout} s and was killed"
-    if not report.exists():
-        return PytestRun(rc, [], note or f"pytest exited with {rc} before writing its report")
-    return PytestRun(rc, parse_junit(report), note)
+    deadline = time.monotonic() + total_timeout
+    crashed: list[Row] = []
+    notes: list[str] = []
+    rc = 0
+    for _ in range(max_restarts + 1):
+        proc = subprocess.Popen(
+            cmd, cwd=work, env=env, start_new_session=True, stdout=out, stderr=out
+        )
+        try:
+            rc = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+            notes.append(f"pytest ran past the limit of {total_timeout} s and was killed")
+            break
+        running, done = _progress(work / PROGRESS_FILE)
+        if rc >= 0 or running is None:
+            break
+        why = signal.Signals(-rc).name if -rc in signal.Signals.__members__.values() else -rc
+        crashed.append(Row(_test_name(running), "error", f"the test process died ({why})"))
+        (work / DESELECT_FILE).write_text(json.dumps(sorted(done | {running})))
+    rows = _rows(work / PROGRESS_FILE) + crashed
+    if not rows and not notes:
+        notes.append(f"pytest exited with {rc} before running a test")
+    return PytestRun(rc, rows, "; ".join(notes))
+
+
+def _entries(progress: Path) -> list[dict[str, Any]]:
+    if not progress.exists():
+        return []
+    return [json.loads(line) for line in progress.read_text().splitlines() if line.strip()]
+
+
+def _progress(progress: Path) -> tuple[str | None, set[str]]:
+    """The test running when the process stopped (started, not finished) and those done."""
+    started: list[str] = []
+    done: set[str] = set()
+    for entry in _entries(progress):
+        if "start" in entry:
+            started.append(entry["start"])
+        elif "end" in entry:
+            done.add(entry["end"])
+    running = next((t for t in reversed(started) if t not in done), None)
+    return running, done
+
+
+def _test_name(nodeid: str) -> str:
+    return nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+
+
+def _rows(progress: Path) -> list[Row]:
+    """One row per test (and per collection error) from the progress log, in order."""
+    outcomes: dict[str, Row] = {}
+    for entry in _entries(progress):
+        if "nodeid" not in entry:
+            continue
+        name, when, result = _test_name(entry["nodeid"]), entry["when"], entry["outcome"]
+        detail = entry.get("detail", "")
+        if when == "collect":
+            outcomes[name] = Row(name, "error", detail)
+        elif result == "failed":
+            kind = "failed" if when == "call" else "error"
+            if name in outcomes and outcomes[name].outcome in ("failed", "error"):
+                outcomes[name + " (teardown)"] = Row(name + " (teardown)", "error", detail)
+            else:
+                outcomes[name] = Row(name, kind, detail)
+        elif result == "skipped":
+            outcomes[name] = Row(
+                name, "skipped", "xfail: " + detail if entry.get("xfail") else detail
+            )
+        elif when == "call" and name not in outcomes:
+            outcomes[name] = Row(name, "passed")
+    return list(outcomes.values())
 
 
 def imported_pytvm_ok(where: Path, root: Path) -> tuple[bool, str]:

@@ -77,3 +77,17 @@ def test_declared_skips_name_their_reason(runner: ModuleType) -> None:
     }  # fmt: skip
     for patterns in runner.SKIPS.values():
         assert set(patterns.values()) <= allowed
+
+
+def test_a_test_that_kills_the_process_is_an_error_and_the_rest_still_run(
+    runner: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = (
+        "import os\nimport tvm\n\n\ndef test_before():\n    pass\n\n\n"
+        "def test_abort():\n    os.abort()\n\n\ndef test_after():\n    assert tvm.cpu(0)\n"
+    )
+    tree = _tree(tmp_path / "tvm", body, "import tvm\n")
+    assert runner.main([str(tree), "-v"]) == 1
+    out = capsys.readouterr().out
+    assert "test_abort  error (the test process died (SIGABRT))" in out
+    assert "test_before  passed" in out and "test_after  passed" in out
