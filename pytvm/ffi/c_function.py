@@ -83,12 +83,12 @@ when_loaded(_library_loaded)
 on_tensor_type(_tensor_type_changed)
 
 
-def _begin_call(name: str | None, nargs: int) -> _trace.Span:
+def _begin_call(name: str | None, nargs: int) -> _trace.TraceSpan:
     """Open the span of a traced Python -> C call (only called while tracing is on)."""
     return _trace.begin(CALL_LAYER, name or "<anonymous>", args=nargs)
 
 
-def _end_call(span: _trace.Span, rc: int) -> None:
+def _end_call(span: _trace.TraceSpan, rc: int) -> None:
     if rc == 0:
         _trace.end(span)
     else:

@@ -69,7 +69,7 @@ __all__ = [
     "NO_SPAN",
     "ON",
     "Event",
-    "Span",
+    "TraceSpan",
     "begin",
     "end",
     "hop_index",
@@ -156,7 +156,7 @@ class Event:
 
 
 @dataclass(slots=True)
-class Span:
+class TraceSpan:
     """A span that has begun; :func:`end` (or leaving its ``with`` block) records it. ``attrs``
     may be added to meanwhile (:meth:`set`).
     """
@@ -170,7 +170,7 @@ class Span:
         """Add attributes (known only once the work is done)."""
         self.attrs.update(attrs)
 
-    def __enter__(self) -> Span:
+    def __enter__(self) -> TraceSpan:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -303,12 +303,12 @@ def now() -> int:
     return time.monotonic_ns()
 
 
-def begin(layer: str, name: str, **attrs: Any) -> Span:
+def begin(layer: str, name: str, **attrs: Any) -> TraceSpan:
     """Open a span now (call it only when :data:`ON`)."""
-    return Span(layer, name, time.monotonic_ns(), attrs)
+    return TraceSpan(layer, name, time.monotonic_ns(), attrs)
 
 
-def end(span: Span, **attrs: Any) -> None:
+def end(span: TraceSpan, **attrs: Any) -> None:
     """Close ``span`` now, adding ``attrs``; kept only if recording is still on."""
     if not ON:
         return
@@ -318,25 +318,25 @@ def end(span: Span, **attrs: Any) -> None:
     _record(span.layer, span.name, span.ts, now - span.ts, span.attrs, False)
 
 
-def span(layer: str, name: str, **attrs: Any) -> Span | _NoSpan:
-    """A span around a ``with`` block: a :class:`Span` opened now and recorded when the block
+def span(layer: str, name: str, **attrs: Any) -> TraceSpan | _NoSpan:
+    """A span around a ``with`` block: a :class:`TraceSpan` opened now and recorded when the block
     is left, or :data:`NO_SPAN` when recording is off.
     """
     if not ON:
         return NO_SPAN
-    return Span(layer, name, time.monotonic_ns(), attrs)
+    return TraceSpan(layer, name, time.monotonic_ns(), attrs)
 
 
 def span_of(
     layer: str, describe: Callable[..., tuple[str, dict[str, Any]]], *args: Any
-) -> Span | _NoSpan:
+) -> TraceSpan | _NoSpan:
     """Like :func:`span`, with the name too computed only when on: ``describe(*args)`` returns
     ``(name, attrs)``.
     """
     if not ON:
         return NO_SPAN
     name, attrs = describe(*args)
-    return Span(layer, name, time.monotonic_ns(), attrs)
+    return TraceSpan(layer, name, time.monotonic_ns(), attrs)
 
 
 def instant(layer: str, name: str, **attrs: Any) -> None:

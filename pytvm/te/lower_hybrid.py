@@ -65,7 +65,9 @@ def hybrid_buffer_body(
         bmap[t] = b
     for t, b in zip(op.outputs, op.output_placeholders, strict=True):
         bmap[t] = b
-    result: S.Stmt = _ToBuffers(op.name, bmap, buffer_of).visit(op.body if body is None else body)
+    result: S.Stmt = _HybridToBuffers(op.name, bmap, buffer_of).visit(
+        op.body if body is None else body
+    )
     return result
 
 
@@ -193,7 +195,7 @@ def _scope(tensor: Tensor, requested: str) -> str:
     return "local" if nbytes <= _MAX_STACK_BYTES else "global"
 
 
-class _ToBuffers(IRMutator):
+class _HybridToBuffers(IRMutator):
     def __init__(
         self, name: str, bmap: dict[Tensor, Buffer], buffer_of: Callable[[Tensor], Buffer] | None
     ) -> None:

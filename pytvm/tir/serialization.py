@@ -132,7 +132,7 @@ def _resolve(path: str) -> Any:
     return obj
 
 
-class _Reader:
+class _JsonReader:
     def __init__(self, nodes: list[dict[str, Any]]) -> None:
         self.nodes = nodes
         self.built: dict[int, Any] = {}
@@ -188,4 +188,4 @@ def load_json(json_str: str) -> Any:
             "load_json: the text was not written by pytvm's save_json "
             f"(expected attrs.format {_FORMAT_VERSION!r})"
         )
-    return _Reader(graph["nodes"]).value(graph["root"])
+    return _JsonReader(graph["nodes"]).value(graph["root"])

@@ -37,11 +37,15 @@ def _definitions() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
 
 
 # The graph IR and the loop IR mirror TVM's relay and tir, whose node classes share these names
-# (``relay.Var``/``tir.Var``); each pair lives in exactly those two modules.
+# (``relay.Var``/``tir.Var``; ``tvm.IRModule`` over both); each lives in exactly those modules.
 _MIRRORED_IR_NAMES = {
     "Var": ["pytvm.graph.expr", "pytvm.tir.expr"],
     "Call": ["pytvm.graph.expr", "pytvm.tir.expr"],
-    "IRModule": ["pytvm.graph.module", "pytvm.tir.function"],
+    "IRModule": ["pytvm.graph.module", "pytvm.ir_module", "pytvm.tir.function"],
+    # TVM's relay.build_module.GraphExecutor (create_executor("graph")) over pytvm's runtime one.
+    "GraphExecutor": ["pytvm.relay.executor", "pytvm.runtime.graph_executor.executor"],
+    # TVM's topi.nn.conv2d.Workload and topi.nn.depthwise_conv2d.Workload.
+    "Workload": ["pytvm.topi.nn.conv2d", "pytvm.topi.nn.depthwise_conv2d"],
 }
 
 

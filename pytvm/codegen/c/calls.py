@@ -28,7 +28,7 @@ from ..libc_names import C_LIBRARY_NAMES
 from .types import c_scalar_type
 
 
-class ExprPrinter(Protocol):
+class _ExprPrinter(Protocol):
     """What printing a call needs of the expression printer (``expr.ExprPrinter``)."""
 
     extern_decls: dict[str, str]
@@ -72,7 +72,7 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def print_call(p: ExprPrinter, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
+def print_call(p: _ExprPrinter, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
     """The C expression of call ``e`` (one of :data:`CALL_OPS`); statements it needs first go
     to ``p.emit``.
     """
@@ -93,7 +93,7 @@ def _callee(e: E.Call) -> str:
     return e.args[0].value
 
 
-def _extern(p: ExprPrinter, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
+def _extern(p: _ExprPrinter, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
     name = _callee(e)
     if not name.isidentifier() or not name.isascii():
         raise TVMValueError(f"{e.op}: {name!r} is not the name of a C function")
@@ -108,7 +108,7 @@ def _c_type(dtype: str) -> str:
     return "void*" if dtype == "handle" else c_scalar_type(dtype)
 
 
-def _packed(p: ExprPrinter, e: E.Call) -> str:
+def _packed(p: _ExprPrinter, e: E.Call) -> str:
     if p.fail is None:
         raise TVMValueError(f"{e.op} outside a kernel's body")
     name = _callee(e)
@@ -132,7 +132,7 @@ def _packed(p: ExprPrinter, e: E.Call) -> str:
     return f"(({c_scalar_type(e.dtype)}){ret}.v_int64)"
 
 
-def _packed_value(p: ExprPrinter, a: E.PrimExpr) -> tuple[str, int, str]:
+def _packed_value(p: _ExprPrinter, a: E.PrimExpr) -> tuple[str, int, str]:
     """The ``TVMValue`` field, type code and C value of packed argument ``a``."""
     if isinstance(a, E.StringImm):
         return "v_str", _STR, c_string(a.value)
@@ -145,7 +145,7 @@ def _packed_value(p: ExprPrinter, a: E.PrimExpr) -> tuple[str, int, str]:
     return "v_int64", _INT, f"(int64_t)({p.scalar(a)})"
 
 
-def _shape(p: ExprPrinter, dims: tuple[E.PrimExpr, ...]) -> str:
+def _shape(p: _ExprPrinter, dims: tuple[E.PrimExpr, ...]) -> str:
     """An ``int64_t`` array on the stack holding ``dims``; its name."""
     name = f"pytvm_shape{p.new_temp()}"
     values = ", ".join(f"(int64_t)({p.scalar(d)})" for d in dims) or "0"
@@ -153,7 +153,7 @@ def _shape(p: ExprPrinter, dims: tuple[E.PrimExpr, ...]) -> str:
     return name
 
 
-def _array(p: ExprPrinter, e: E.Call) -> str:
+def _array(p: _ExprPrinter, e: E.Call) -> str:
     """A ``DLTensor`` on the stack (``tvm_stack_make_array(data, shape, strides, ndim,
     dtype, elem_offset)``); a pointer to it.
     """
@@ -174,7 +174,7 @@ def _array(p: ExprPrinter, e: E.Call) -> str:
     return f"(&{name})"
 
 
-def _pointer(p: ExprPrinter, e: E.PrimExpr) -> str:
+def _pointer(p: _ExprPrinter, e: E.PrimExpr) -> str:
     """A shape or strides argument: a ``tvm_stack_make_shape``, a handle, or 0 (NULL)."""
     if isinstance(e, E.Call) and e.op == "tir.tvm_stack_make_shape":
         return _shape(p, e.args)

@@ -11,8 +11,8 @@ from typing import Any
 
 from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
-from .ops_detection import DETECTION_CONVERTERS
 from .ops_bitwise import BITWISE_CONVERTERS
+from .ops_detection import DETECTION_CONVERTERS
 from .ops_grid import GRID_CONVERTERS
 from .ops_indexing import INDEXING_CONVERTERS
 from .ops_loss import LOSS_CONVERTERS
@@ -25,8 +25,8 @@ from .ops_pool import POOL_CONVERTERS
 from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
-from .ops_shape_fit import SHAPE_FIT_CONVERTERS
 from .ops_scatter import SCATTER_CONVERTERS
+from .ops_shape_fit import SHAPE_FIT_CONVERTERS
 from .ops_signal import SIGNAL_CONVERTERS
 from .ops_sorting import SORTING_CONVERTERS
 from .ops_tensor import TENSOR_CONVERTERS

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import topi
-from ...topi.x86.strategy import Workload, select
+from ...topi.x86.strategy import OpWorkload, select
 from ..attrs import Attrs
 from .define import define_op
 from .layout import layout_transform_np
@@ -32,7 +32,7 @@ def _strategy(op: str) -> Any:
 
     def compute(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
         data, weight = args
-        workload = Workload.of(op, data, weight, attrs)
+        workload = OpWorkload.of(op, data, weight, attrs)
         return select(op, workload).compute(data, weight, workload)
 
     return compute

@@ -17,7 +17,7 @@ Block sizes come from the current target.
 from __future__ import annotations
 
 from ...ir.transform import Pass, PassContext, map_functions
-from ...topi.x86.strategy import Workload, select
+from ...topi.x86.strategy import OpWorkload, select
 from ..attrs import Attrs
 from ..expr import Call, Constant, Expr, Function
 from ..functor import rewrite_function
@@ -42,7 +42,7 @@ def _alter_weight(node: Call, key: str, plain: str) -> Call | None:
         return None
     if not isinstance(weight.checked_type, TensorType):
         return None
-    workload = Workload.of(
+    workload = OpWorkload.of(
         str(node.op), data.checked_type, weight.checked_type, node.attrs, weight_constant=True
     )
     row = select(str(node.op), workload)

@@ -65,7 +65,7 @@ def _fail(what: str) -> TVMValueError:
     return TVMValueError(f"hybrid dump: {what} has no hybrid script spelling")
 
 
-class _Names:
+class _ScriptNames:
     """Distinct Python identifiers for IR objects, keyed by identity."""
 
     def __init__(self, reserved: set[str]) -> None:
@@ -89,7 +89,7 @@ class _Names:
 
 class _Dumper:
     def __init__(self, func_name: str) -> None:
-        self.names = _Names({*_RESERVED, func_name})
+        self.names = _ScriptNames({*_RESERVED, func_name})
         self.lines: list[str] = []
 
     def buffer(self, buf: E.Buffer) -> str:

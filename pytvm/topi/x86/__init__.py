@@ -60,7 +60,7 @@ from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .depthwise_nchwc import depthwise_conv2d_NCHWc, schedule_depthwise_conv2d_NCHWc
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
 from .pooling import schedule_adaptive_pool, schedule_pool
-from .strategy import STRATEGY, Implementation, Workload, implementations, select
+from .strategy import STRATEGY, Implementation, OpWorkload, implementations, select
 
 #: Concatenation is injective: the injective schedule, as in TVM.
 schedule_concatenate = schedule_injective
@@ -68,7 +68,7 @@ schedule_concatenate = schedule_injective
 __all__ = [
     "STRATEGY",
     "Implementation",
-    "Workload",
+    "OpWorkload",
     "anchor_tag",
     "batch_matmul",
     "conv2d_NCHWc",

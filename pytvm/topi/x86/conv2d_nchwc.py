@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ... import autotvm
 from ...te.operation import compute, reduce_axis
@@ -27,6 +27,7 @@ from .._target import vector_lanes
 from ..generic._tiling import extent, fuse_parallel, product, vectorize_block
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
+from ..nn.conv2d import Workload
 from ..nn.padding import pad
 from ..nn.utils import get_pad_tuple
 from .conv2d_avx_common import fallback_schedule
@@ -43,28 +44,6 @@ __all__ = [
 _OP = "conv2d_NCHWc"
 #: Widest register block of output columns a tuned configuration may choose.
 _MAX_OW_BLOCK = 64
-
-
-class Workload(NamedTuple):
-    """A convolution's sizes, as TVM's ``topi.nn.conv2d.Workload`` names them."""
-
-    in_dtype: str
-    out_dtype: str
-    height: int
-    width: int
-    in_filter: int
-    groups: int
-    out_filter: int
-    kernel_h: int
-    kernel_w: int
-    padt: int
-    padl: int
-    padb: int
-    padr: int
-    dilation_h: int
-    dilation_w: int
-    stride_h: int
-    stride_w: int
 
 
 def declare_knobs(cfg: Any, wkl: Workload, out_width: int) -> None:

@@ -22,7 +22,7 @@ from ..generic.reduction import schedule_reduce
 from ..nn.utils import get_pad_tuple
 from ..transform import transpose
 from .default import anchor_tag, schedule_default
-from .strategy import Workload, select
+from .strategy import OpWorkload, select
 
 __all__ = [
     "conv2d_nchw",
@@ -65,7 +65,7 @@ def conv2d_nchw(
         "data_layout": "NCHW",
         "kernel_layout": "OIHW",
     }
-    wl = Workload.of("nn.conv2d", data, kernel, attrs)
+    wl = OpWorkload.of("nn.conv2d", data, kernel, attrs)
     return select("nn.conv2d", wl).compute(data, kernel, wl)
 
 

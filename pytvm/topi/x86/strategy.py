@@ -1,7 +1,7 @@
 """The CPU strategy table: every implementation of a convolution or matrix product, one row each.
 
 A row (:class:`Implementation`) names its implementation, the tag of its anchor stage, when it
-applies (a predicate over a :class:`Workload`: shapes, dtypes, attributes; block sizes come from
+applies (a predicate over a :class:`OpWorkload`: shapes, dtypes, attributes; block sizes come from
 the current target), its compute, its schedule, the weight layout it packs a constant weight
 into (for ``AlterOpLayout``; None: the plain weight), and a priority. :func:`select` picks the
 applicable row of an operator with the highest priority (the earlier row on a tie), as TVM's
@@ -47,13 +47,13 @@ from .conv2d_pointwise import conv2d_pointwise_applies, schedule_conv2d_nchw_poi
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
 
-__all__ = ["STRATEGY", "Implementation", "Workload", "implementations", "select"]
+__all__ = ["STRATEGY", "Implementation", "OpWorkload", "implementations", "select"]
 
 Schedule = Callable[[Tensor | Sequence[Tensor]], Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Workload:
+class OpWorkload:
     """What choosing an implementation reads: the operator, its data and weight shapes
     (None for a symbolic dimension) and dtypes, its attributes (the graph operator's), and
     whether the weight is a constant ``AlterOpLayout`` may pack.
@@ -70,11 +70,11 @@ class Workload:
     @staticmethod
     def of(
         op: str, data: Any, weight: Any, attrs: Mapping[str, Any], weight_constant: bool = False
-    ) -> Workload:
+    ) -> OpWorkload:
         """The workload of ``op`` over ``data`` and ``weight`` (anything with ``shape`` and
         ``dtype``: tensors, tensor types).
         """
-        return Workload(
+        return OpWorkload(
             op,
             tuple(const_int(d) for d in data.shape),
             tuple(const_int(d) for d in weight.shape),
@@ -102,12 +102,12 @@ class Implementation:
     name: str
     op: str
     tag: str
-    applies: Callable[[Workload], bool]
-    compute: Callable[[Tensor, Tensor, Workload], Tensor]
+    applies: Callable[[OpWorkload], bool]
+    compute: Callable[[Tensor, Tensor, OpWorkload], Tensor]
     schedule: Schedule
     priority: int
     #: The layout a constant plain weight is packed into (None: kept plain).
-    weight_layout: Callable[[Workload], str] | None = None
+    weight_layout: Callable[[OpWorkload], str] | None = None
 
     def __post_init__(self) -> None:
         tag.check(self.tag, self.name)
@@ -118,11 +118,11 @@ class Implementation:
 _NCHW = 4
 
 
-def _kernel_layout(wl: Workload) -> str:
+def _kernel_layout(wl: OpWorkload) -> str:
     return str(wl.get("kernel_layout", "OIHW"))
 
 
-def _plain_conv(wl: Workload) -> bool:
+def _plain_conv(wl: OpWorkload) -> bool:
     return _kernel_layout(wl) == "OIHW"
 
 
@@ -130,7 +130,7 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith("float")
 
 
-def _conv_packable(wl: Workload) -> bool:
+def _conv_packable(wl: OpWorkload) -> bool:
     """A plain constant float kernel of one group over NCHW data, output channels in vectors."""
     f = wl.weight_shape[0] if len(wl.weight_shape) == _NCHW else None
     return (
@@ -145,12 +145,12 @@ def _conv_packable(wl: Workload) -> bool:
     )
 
 
-def _conv_packed_layout(wl: Workload) -> str:
+def _conv_packed_layout(wl: OpWorkload) -> str:
     fb = conv2d_channel_block(int(wl.weight_shape[0] or 0), wl.weight_dtype)
     return f"OIHW{fb}o"
 
 
-def _conv_packed(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _conv_packed(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     # kernel [F // fb, C, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
     layout, groups = _kernel_layout(wl), wl.get("groups", 1)
     if groups != 1 or layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
@@ -162,7 +162,7 @@ def _conv_packed(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
     return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype)
 
 
-def _pointwise(wl: Workload) -> bool:
+def _pointwise(wl: OpWorkload) -> bool:
     """1x1, stride 1, no padding, one group, on planes of whole vectors of the data's dtype."""
     data, kernel = wl.data_shape, wl.weight_shape
     return (
@@ -181,11 +181,11 @@ def _pointwise(wl: Workload) -> bool:
     )
 
 
-def _one_group(wl: Workload) -> bool:
+def _one_group(wl: OpWorkload) -> bool:
     return _plain_conv(wl) and wl.get("groups", 1) == 1
 
 
-def _depthwise(wl: Workload) -> bool:
+def _depthwise(wl: OpWorkload) -> bool:
     """``groups == C`` (more than one) with one input channel per group."""
     groups = wl.get("groups", 1)
     return (
@@ -197,7 +197,7 @@ def _depthwise(wl: Workload) -> bool:
     )
 
 
-def _depthwise_rows(wl: Workload) -> bool:
+def _depthwise_rows(wl: OpWorkload) -> bool:
     """Depthwise, with left and right padding of at most the width (padded row planes)."""
     if not _depthwise(wl):
         return False
@@ -206,40 +206,40 @@ def _depthwise_rows(wl: Workload) -> bool:
     return width is not None and max(left, right) <= width
 
 
-def _grouped(wl: Workload) -> bool:
+def _grouped(wl: OpWorkload) -> bool:
     return _plain_conv(wl) and wl.get("groups", 1) != 1
 
 
-def _conv_args(wl: Workload) -> tuple[Any, Any, Any]:
+def _conv_args(wl: OpWorkload) -> tuple[Any, Any, Any]:
     return wl.get("strides"), wl.get("padding"), wl.get("dilation")
 
 
-def _depthwise_kernel(weight: Tensor, wl: Workload) -> Tensor:
+def _depthwise_kernel(weight: Tensor, wl: OpWorkload) -> Tensor:
     """``[C*M, 1, KH, KW]`` as the depthwise kernel ``[C, M, KH, KW]``."""
     channels, filters = wl.data_shape[1], wl.weight_shape[0]
     assert channels is not None and filters is not None  # _depthwise: groups == C
     return reshape(weight, (channels, filters // channels, weight.shape[2], weight.shape[3]))
 
 
-def _conv2d_pointwise(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _conv2d_pointwise(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     return nn.conv2d_nchw_pointwise(data, weight, wl.out_dtype)
 
 
-def _conv2d_nchw(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _conv2d_nchw(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     return nn.conv2d_nchw(data, weight, *_conv_args(wl), wl.out_dtype)
 
 
-def _conv2d_depthwise_rows(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _conv2d_depthwise_rows(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     kernel = _depthwise_kernel(weight, wl)
     return nn.depthwise_conv2d_nchw_rows(data, kernel, *_conv_args(wl), wl.out_dtype)
 
 
-def _conv2d_depthwise(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _conv2d_depthwise(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     kernel = _depthwise_kernel(weight, wl)
     return nn.depthwise_conv2d_nchw(data, kernel, *_conv_args(wl), wl.out_dtype)
 
 
-def _conv2d_grouped(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _conv2d_grouped(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     groups = wl.get("groups", 1)
     return nn.group_conv2d_nchw(data, weight, *_conv_args(wl), groups, wl.out_dtype)
 
@@ -260,11 +260,11 @@ def _dense_panel(units: int, dtype: str) -> int | None:
     return bn if bn >= _MIN_PANEL else None
 
 
-def _plain_dense(wl: Workload) -> bool:
+def _plain_dense(wl: OpWorkload) -> bool:
     return str(wl.get("weight_layout", "NK")) == "NK"
 
 
-def _dense_packable(wl: Workload) -> bool:
+def _dense_packable(wl: OpWorkload) -> bool:
     """A plain constant float ``[N, K]`` weight whose ``N`` divides into panels."""
     units = wl.weight_shape[0] if len(wl.weight_shape) == 2 else None  # noqa: PLR2004
     return (
@@ -277,11 +277,11 @@ def _dense_packable(wl: Workload) -> bool:
     )
 
 
-def _dense_packed_layout(wl: Workload) -> str:
+def _dense_packed_layout(wl: OpWorkload) -> str:
     return f"NK{_dense_panel(int(wl.weight_shape[0] or 0), wl.weight_dtype)}n"
 
 
-def _dense_pack(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _dense_pack(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     # weight [N // bn, K, bn] (layout NK{bn}n, made by AlterOpLayout)
     layout = str(wl.get("weight_layout", "NK"))
     if layout_axes(layout)[:2] != (("N", 0), ("K", 0)) or weight.ndim != 3:  # noqa: PLR2004
@@ -292,20 +292,20 @@ def _dense_pack(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
     return nn.dense_pack(data, weight, None, wl.out_dtype)
 
 
-def _dense(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _dense(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     return nn.dense(data, weight, None, wl.out_dtype)
 
 
-def _transpose_b(default: bool) -> Callable[[Workload], bool]:
+def _transpose_b(default: bool) -> Callable[[OpWorkload], bool]:
     return lambda wl: bool(wl.get("transpose_b", default))
 
 
-def _matmul(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _matmul(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     transpose_a, transpose_b = wl.get("transpose_a", False), wl.get("transpose_b", False)
     return nn.matmul(data, weight, None, wl.out_dtype, transpose_a, transpose_b)
 
 
-def _batch_matmul(data: Tensor, weight: Tensor, wl: Workload) -> Tensor:
+def _batch_matmul(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     transpose_a, transpose_b = wl.get("transpose_a", False), wl.get("transpose_b", True)
     return nn.batch_matmul(data, weight, None, wl.out_dtype, transpose_a, transpose_b)
 
@@ -426,14 +426,14 @@ def implementations(op: str) -> tuple[Implementation, ...]:
     return rows
 
 
-def select(op: str, wl: Workload) -> Implementation:
+def select(op: str, wl: OpWorkload) -> Implementation:
     """The applicable row of ``op`` with the highest priority (the earlier row on a tie).
 
     Examples
     --------
-    >>> from pytvm.topi.x86.strategy import Workload, select
+    >>> from pytvm.topi.x86.strategy import OpWorkload, select
     >>> attrs = {"strides": (1, 1), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 8}
-    >>> select("nn.conv2d", Workload("nn.conv2d", (1, 8, 9, 9), (8, 1, 3, 3),
+    >>> select("nn.conv2d", OpWorkload("nn.conv2d", (1, 8, 9, 9), (8, 1, 3, 3),
     ...                              "float32", "float32", attrs)).name
     'depthwise_conv2d_nchw_rows'
     """

@@ -10,7 +10,7 @@ from pytvm import te, topi
 from pytvm.ffi.errors import TVMValueError
 from pytvm.target import Target
 from pytvm.topi import tag
-from pytvm.topi.x86 import STRATEGY, Implementation, Workload, select
+from pytvm.topi.x86 import STRATEGY, Implementation, OpWorkload, select
 
 AVX2 = "c -mattr=+avx2"  # 8 lanes of float32
 
@@ -22,7 +22,7 @@ def _conv(
     groups: int = 1,
     constant: bool = False,
     kernel_layout: str = "OIHW",
-) -> Workload:
+) -> OpWorkload:
     attrs = {
         "strides": (1, 1),
         "padding": (pad,) * 4,
@@ -30,13 +30,13 @@ def _conv(
         "groups": groups,
         "kernel_layout": kernel_layout,
     }
-    return Workload("nn.conv2d", data, kernel, "float32", "float32", attrs, constant)
+    return OpWorkload("nn.conv2d", data, kernel, "float32", "float32", attrs, constant)
 
 
 def _product(
     op: str, data: tuple[int, ...], weight: tuple[int, ...], constant: bool = False, **attrs: Any
-) -> Workload:
-    return Workload(op, data, weight, "float32", "float32", attrs, constant)
+) -> OpWorkload:
+    return OpWorkload(op, data, weight, "float32", "float32", attrs, constant)
 
 
 def _dims(shape: tuple[int | None, ...]) -> tuple[int, ...]:
@@ -90,7 +90,7 @@ CASES = [
 
 @pytest.mark.parametrize(("case", "workload", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_table_picks_the_same_implementation_as_before(
-    case: str, workload: Workload, expected: str
+    case: str, workload: OpWorkload, expected: str
 ) -> None:
     with Target(AVX2):
         assert select(workload.op, workload).name == expected
@@ -98,7 +98,7 @@ def test_table_picks_the_same_implementation_as_before(
 
 @pytest.mark.parametrize(("case", "workload", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_selected_compute_carries_the_row_tag_as_its_anchor(
-    case: str, workload: Workload, expected: str
+    case: str, workload: OpWorkload, expected: str
 ) -> None:
     with Target(AVX2):
         row = select(workload.op, workload)
