@@ -35,7 +35,7 @@ def _run(
     return b.numpy()
 
 
-UNARY = {
+UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tan": np.tan, "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh,
     "cosh": np.cosh, "asinh": np.arcsinh, "atanh": np.arctanh, "log1p": np.log1p,
     "exp10": lambda x: 10.0**x,

@@ -33,6 +33,7 @@ def test_bind_params_by_name_makes_constants() -> None:
         relay.Function([x, w], relay.add(x, w)), {"w": np.ones(2, "float32")}
     )
     assert [p.name for p in func.params] == ["x"]
+    assert isinstance(func.body, relay.Call)
     assert isinstance(func.body.args[1], relay.Constant)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -13,10 +15,10 @@ def test_conv2d_pool_flatten_types() -> None:
     x = relay.var("x", shape=(1, 3, 8, 8))
     w = relay.var("w", shape=(4, 3, 3, 3))
     y = relay.nn.conv2d(x, w, strides=2, padding=1, channels=4, kernel_size=3)
-    assert y.checked_type.shape == (1, 4, 4, 4)
+    assert _tensor_type(y).shape == (1, 4, 4, 4)
     p = relay.nn.max_pool2d(y, pool_size=2, strides=2)
-    assert p.checked_type.shape == (1, 4, 2, 2)
-    assert relay.nn.batch_flatten(p).checked_type.shape == (1, 16)
+    assert _tensor_type(p).shape == (1, 4, 2, 2)
+    assert _tensor_type(relay.nn.batch_flatten(p)).shape == (1, 16)
     with pytest.raises(TVMValueError, match="not supported"):
         relay.nn.conv2d(x, w, data_layout="NHWC")
 
@@ -34,7 +36,13 @@ def test_batch_norm_gives_three_results() -> None:
 
 
 def test_var_takes_a_type_or_a_shape() -> None:
-    assert relay.var("a", relay.TensorType((3,), "int32")).checked_type.dtype == "int32"
-    assert relay.var("s", "float16").checked_type.shape == ()
+    assert _tensor_type(relay.var("a", relay.TensorType((3,), "int32"))).dtype == "int32"
+    assert _tensor_type(relay.var("s", "float16")).shape == ()
     with pytest.raises(TypeError):
         int(relay.Any())
+
+
+def _tensor_type(expr: Any) -> relay.TensorType:
+    ty = expr.checked_type
+    assert isinstance(ty, relay.TensorType)
+    return ty

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ def test_resnet_workload_has_the_layers_and_parameters() -> None:
     )
     main = mod["main"]
     assert main.params[0].name == "data"
-    assert main.checked_type.shape == (1, 1000)
+    assert _tensor_type(main).shape == (1, 1000)
     convs = [n for n in params if n.endswith("_weight") and "conv" in n]
     assert len(convs) == 17  # the stem and two per unit in eight units
     assert params["stage4_unit1_sc_weight"].shape == (512, 256, 1, 1)
@@ -47,3 +49,9 @@ def test_xavier_scale_follows_the_fans() -> None:
 def test_unknown_depth_is_refused() -> None:
     with pytest.raises(TVMValueError, match="17-layer"):
         relay.testing.resnet.get_workload(num_layers=17)
+
+
+def _tensor_type(expr: Any) -> relay.TensorType:
+    ty = expr.checked_type
+    assert isinstance(ty, relay.TensorType)
+    return ty

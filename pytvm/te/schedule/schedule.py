@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
+from typing import overload
 
 from ...ffi.errors import TVMValueError
 from ...tir.expr import (
@@ -155,6 +156,10 @@ class Schedule:
     # ------------------------------------------------------------------ cache stages
 
     @recorded("cache_write")
+    @overload
+    def cache_write(self, tensor: Tensor, scope: str) -> Tensor: ...
+    @overload
+    def cache_write(self, tensor: Sequence[Tensor], scope: str) -> list[Tensor]: ...
     def cache_write(self, tensor: Tensor | Sequence[Tensor], scope: str) -> Tensor | list[Tensor]:
         """Compute ``tensor`` into a ``scope`` buffer first, then copy it out (``T.local``).
 
