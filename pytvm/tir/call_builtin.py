@@ -11,7 +11,7 @@ Examples
 >>> x = tir.Var("x", "handle")
 >>> call = tir.call_packed("my_func", x, 3)
 >>> call.op.name, call.dtype, [str(a) for a in call.args]
-('tir.tvm_call_packed', 'int32', ['"my_func"', 'x', '3'])
+('tir.tvm_call_packed', 'int32', ["'my_func'", 'x', '3'])
 """
 
 from __future__ import annotations
