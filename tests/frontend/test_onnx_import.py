@@ -218,12 +218,12 @@ def test_resize_to_sizes_keeping_the_aspect_ratio() -> None:
     _matches_onnxruntime(model, {"x": IMG})
 
 
-def test_resize_refuses_cubic_naming_the_node() -> None:
-    node = helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic", name="up1")
+def test_resize_refuses_antialias_naming_the_node() -> None:
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear", antialias=1, name="up1")
     model = _model(
-        [node], {"x": (F, [1, 2, 4, 6])}, ["y"], 13, {"s": np.array([1, 1, 2, 2], "float32")}
+        [node], {"x": (F, [1, 2, 4, 6])}, ["y"], 18, {"s": np.array([1, 1, 2, 2], "float32")}
     )
-    with pytest.raises(OnnxImportError, match=r"'up1' \(Resize, opset 13\): cubic"):
+    with pytest.raises(OnnxImportError, match=r"'up1' \(Resize, opset 18\): antialias"):
         from_onnx(model)
 
 

@@ -1,8 +1,9 @@
-"""Converters of ONNX's ``Resize`` and ``Upsample``: nearest and linear interpolation of the
-last two (or last one) axes, with ``sizes`` or ``scales``, the coordinate transformation modes
-of opset 11 on, and opset 10's (and ``Upsample``'s) asymmetric mapping.
+"""Converters of ONNX's ``Resize`` and ``Upsample``: nearest, linear and cubic
+(``cubic_coeff_a``, ``exclude_outside``) interpolation of the last two (or last one) axes,
+with ``sizes`` or ``scales``, the coordinate transformation modes of opset 11 on, and
+opset 10's (and ``Upsample``'s) asymmetric mapping.
 
-Not supported (a clear error): cubic interpolation, ``tf_crop_and_resize``, antialiasing and
+Not supported (a clear error): ``tf_crop_and_resize``, antialiasing and
 resizing the batch or channel axes.
 """
 
@@ -19,7 +20,10 @@ from .ops_tensor import normalize_axes
 
 __all__ = ["RESIZE_CONVERTERS"]
 
-_MODES = {"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear"}
+_MODES = {
+    "nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic",
+    "bicubic": "cubic",
+}  # fmt: skip
 
 
 def _resize_2d(
@@ -53,6 +57,9 @@ def _resize_2d(
     }
     if mode == "nearest":
         attrs["rounding_method"] = rounding
+    if mode == "cubic":
+        attrs["cubic_alpha"] = float(ctx.attr("cubic_coeff_a", -0.75))
+        attrs["cubic_exclude"] = int(ctx.attr("exclude_outside", 0))
     if factors is not None:
         attrs["scales"] = tuple(float(f) for f in factors)
     result = ctx.call("image.resize2d", x, **attrs)
@@ -60,11 +67,9 @@ def _resize_2d(
 
 
 def _check_mode(ctx: NodeContext, mode: str) -> str:
-    if mode in ("cubic", "bicubic"):
-        raise ctx.error("cubic interpolation is not supported (nearest and linear are)")
     if mode not in _MODES:
-        raise ctx.error(f"mode {mode!r} is not one of nearest, linear")
-    return "linear" if mode == "bilinear" else mode
+        raise ctx.error(f"mode {mode!r} is not one of nearest, linear, cubic")
+    return {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
 
 
 def _simple_rounding(ctx: NodeContext, scales: list[float]) -> str:

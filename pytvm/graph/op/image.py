@@ -1,4 +1,4 @@
-"""Image operators: ``image.resize2d`` (NCHW; nearest and linear, ONNX's coordinate modes)."""
+"""Image operators: ``image.resize2d`` (NCHW; nearest, linear, cubic; ONNX's coordinate modes)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from .registry import OpPattern
 
 __all__: list[str] = []
 
+_CUBIC_SUPPORT = 2  # Keys' cubic kernel is zero from distance 2 on
+
 
 def _resize(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
     return topi.image.resize2d(
@@ -24,6 +26,8 @@ def _resize(args: Sequence[Any], attrs: Attrs, ty: Any) -> Any:
         attrs.get("method", "linear"),
         attrs.get("coordinate_transformation_mode", "half_pixel"),
         attrs.get("rounding_method", ""),
+        bicubic_alpha=attrs.get("cubic_alpha", -0.75),
+        bicubic_exclude=int(attrs.get("cubic_exclude", 0)),
         out_dtype=attrs.get("out_dtype") or None,
         scales=attrs.get("scales"),
     )
@@ -60,6 +64,33 @@ def _round(v: np.ndarray, method: str) -> Any:
     return np.round(v)
 
 
+def _cubic_weights(src: np.ndarray, size: int, alpha: float, exclude: bool) -> np.ndarray:
+    """``[out, size]`` weights of Keys' cubic convolution (coefficient ``alpha``) at the source
+    coordinates ``src``: taps past the edge read the edge pixel, or with ``exclude`` get no
+    weight and the others are renormalized (ONNX's ``exclude_outside``).
+    """
+    weights = np.zeros((src.size, size))
+    base = np.floor(src.astype(np.float64))
+    t = src.astype(np.float64) - base
+    for k in (-1, 0, 1, 2):
+        d = np.abs(t - k)
+        w = np.where(
+            d <= 1,
+            ((alpha + 2) * d - (alpha + 3)) * d * d + 1,
+            np.where(
+                d < _CUBIC_SUPPORT, ((alpha * d - 5 * alpha) * d + 8 * alpha) * d - 4 * alpha, 0.0
+            ),
+        )
+        idx = base.astype(np.int64) + k
+        inside = (idx >= 0) & (idx < size)
+        if exclude:
+            w = np.where(inside, w, 0.0)
+        np.add.at(weights, (np.arange(src.size), np.clip(idx, 0, size - 1)), w)
+    if exclude:
+        weights /= weights.sum(axis=1, keepdims=True)
+    return weights
+
+
 def _resize_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     x = args[0]
     _, _, h, w = x.shape
@@ -76,6 +107,11 @@ def _resize_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
         iy = np.clip(_round(sy, method).astype(np.int64), 0, h - 1)
         ix = np.clip(_round(sx, method).astype(np.int64), 0, w - 1)
         return x[:, :, iy][:, :, :, ix].astype(dtype)
+    if attrs.get("method", "linear") == "cubic":
+        alpha, exclude = attrs.get("cubic_alpha", -0.75), bool(attrs.get("cubic_exclude", 0))
+        wy, wx = _cubic_weights(sy, h, alpha, exclude), _cubic_weights(sx, w, alpha, exclude)
+        out: np.ndarray = np.einsum("ph,nchw,qw->ncpq", wy, x.astype(np.float64), wx)
+        return out.astype(dtype)
     fy, fx = np.floor(sy), np.floor(sx)
     ty, tx = (sy - fy)[:, None], (sx - fx)[None, :]
     y0, x0 = fy.astype(np.int64), fx.astype(np.int64)
