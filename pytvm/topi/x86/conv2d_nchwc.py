@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ... import autotvm
 from ...te.operation import compute, reduce_axis
@@ -33,8 +33,10 @@ from ..nn.utils import get_pad_tuple
 from .conv2d_avx_common import fallback_schedule
 
 __all__ = [
+    "BlockedWindow",
     "Workload",
     "block_of",
+    "blocked_window",
     "conv2d_NCHWc",
     "declare_knobs",
     "schedule_blocked",
@@ -66,6 +68,45 @@ def block_of(layout: str, what: str, op: str = _OP) -> int:
     return int(m.group(1))
 
 
+class BlockedWindow(NamedTuple):
+    """The window of a convolution over ``NCHW<n>c`` data: stride, dilation, the padding
+    ``(top, left, bottom, right)``, the output ``(OH, OW)`` and the padded data.
+    """
+
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pads: tuple[int, int, int, int]
+    out: tuple[int, int]
+    padded: Tensor
+
+
+def blocked_window(
+    op: str,
+    data: Tensor,
+    input_hw: tuple[int, int],
+    kernel_hw: tuple[int, int],
+    strides: int | Sequence[int],
+    padding: int | str | Sequence[int],
+    dilation: int | Sequence[int],
+) -> BlockedWindow:
+    """Parse the window of ``op`` over ``data [N, C//n, H, W, n]`` (``input_hw = (H, W)``;
+    ``padding`` as ``get_pad_tuple`` takes it, ``"SAME"``/``"VALID"`` too) and pad ``data``
+    when needed.
+    """
+    (kh, kw), (ih, iw) = kernel_hw, input_hw
+    sh, sw = pair(op, "strides", strides)
+    dh, dw = pair(op, "dilation", dilation)
+    dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    pt, pl, pb, pr = (int(p) for p in get_pad_tuple(padding, (dkh, dkw)))
+    oh, ow = (ih + pt + pb - dkh) // sh + 1, (iw + pl + pr - dkw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise op_error(op, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")
+    padded = data
+    if pt or pl or pb or pr:
+        padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], name="data_pad")
+    return BlockedWindow((sh, sw), (dh, dw), (pt, pl, pb, pr), (oh, ow), padded)
+
+
 @autotvm.register_topi_compute("conv2d_NCHWc.x86")
 def conv2d_NCHWc(
     cfg: Any,
@@ -89,21 +130,12 @@ def conv2d_NCHWc(
     if per_group < 1 or in_channel % per_group or num_filter % (in_channel // per_group):
         raise op_error(_OP, "kernel input channels", per_group, f"a divisor of {in_channel}")
     groups = in_channel // per_group
-    sh, sw = pair(_OP, "strides", strides)
-    dh, dw = pair(_OP, "dilation", dilation)
-    dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    pt, pl, pb, pr = (int(p) for p in get_pad_tuple(padding, (dkh, dkw)))
-    oh, ow = (ih + pt + pb - dkh) // sh + 1, (iw + pl + pr - dkw) // sw + 1
-    if oh < 1 or ow < 1:
-        raise op_error(_OP, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")
-
+    win = blocked_window(_OP, data, (ih, iw), (kh, kw), strides, padding, dilation)
+    (sh, sw), (dh, dw), (pt, pl, pb, pr), (oh, ow) = win.stride, win.dilation, win.pads, win.out
     wkl = Workload(data.dtype, out_dtype, ih, iw, in_channel, groups, num_filter, kh, kw,
                    pt, pl, pb, pr, dh, dw, sh, sw)  # fmt: skip
     declare_knobs(cfg, wkl, ow)
-
-    padded = data
-    if pt or pl or pb or pr:
-        padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], name="data_pad")
+    padded = win.padded
     ic = reduce_axis((0, per_group), name="ic")
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")

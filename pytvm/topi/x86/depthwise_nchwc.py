@@ -16,10 +16,8 @@ from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.expr import PrimExpr, Var
 from .. import tag
-from .._shape import const_shape, op_error, pair
-from ..nn.padding import pad
-from ..nn.utils import get_pad_tuple
-from .conv2d_nchwc import Workload, block_of, declare_knobs, schedule_blocked
+from .._shape import const_shape, op_error
+from .conv2d_nchwc import Workload, block_of, blocked_window, declare_knobs, schedule_blocked
 
 __all__ = ["depthwise_conv2d_NCHWc", "schedule_depthwise_conv2d_NCHWc"]
 
@@ -50,20 +48,12 @@ def depthwise_conv2d_NCHWc(
         raise op_error(_OP, "output channels", out_channel, f"a multiple of {in_channel}")
     multiplier = out_channel // in_channel
     dtype = out_dtype or data.dtype
-    sh, sw = pair(_OP, "strides", strides)
-    dh, dw = pair(_OP, "dilation", dilation)
-    dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    pt, pl, pb, pr = (int(p) for p in get_pad_tuple(padding, (dkh, dkw)))
-    oh, ow = (ih + pt + pb - dkh) // sh + 1, (iw + pl + pr - dkw) // sw + 1
-    if oh < 1 or ow < 1:
-        raise op_error(_OP, "kernel", (kh, kw), f"a dilated window within {(ih, iw)} + padding")
+    win = blocked_window(_OP, data, (ih, iw), (kh, kw), strides, padding, dilation)
+    (sh, sw), (dh, dw), (pt, pl, pb, pr), (oh, ow) = win.stride, win.dilation, win.pads, win.out
     wkl = Workload(data.dtype, dtype, ih, iw, in_channel, in_channel, out_channel, kh, kw,
                    pt, pl, pb, pr, dh, dw, sh, sw)  # fmt: skip
     declare_knobs(cfg, wkl, ow)
-
-    padded = data
-    if pt or pl or pb or pr:
-        padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], name="data_pad")
+    padded = win.padded
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")
 
