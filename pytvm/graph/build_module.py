@@ -15,6 +15,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..driver.build_module import build as build_kernels
 from ..driver.gc_pause import gc_paused
 from ..ffi.errors import TVMTypeError
@@ -87,7 +89,9 @@ def build(
     """Compile a model: ``lib = pytvm.graph.build(mod, target="c", params=params)``.
 
     Returns a factory: ``GraphModule(lib["default"](dev))`` runs it; ``lib.export_library(path)``
-    writes one shared object with the kernels, the graph and the parameters. ``memory_planner``
+    writes one shared object with the kernels, the graph and the parameters (the factory's
+    parameters are read-only views of the built weights, and of the arrays in ``params`` the
+    build did not transform: weights are not copied again). ``memory_planner``
     is ``"arena"`` (entries at offsets in one arena per device; pytvm's executor) or
     ``"storage_token"`` (TVM's planner: plain storage ids any TVM graph executor reads).
     A build that runs over a second draws a progress bar on a terminal (``PassContext`` config
@@ -138,7 +142,17 @@ def build(
         (t3 - t2) * 1e3,
         plan,
     )
-    return GraphExecutorFactoryModule(graph.to_json(), layout.params, lib, mod_name)
+    # the factory shares the weights (read-only views), so no second copy is made
+    return GraphExecutorFactoryModule(graph.to_json(), _read_only(layout.params), lib, mod_name)
+
+
+def _read_only(params: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        view = np.asarray(value).view()
+        view.flags.writeable = False
+        out[name] = view
+    return out
 
 
 def _offsets(plan: MemoryPlan) -> list[int] | None:

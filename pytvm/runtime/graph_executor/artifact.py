@@ -77,49 +77,62 @@ def _blob(symbol: str, size_symbol: str, data: bytes) -> str:
     )
 
 
-def _incbin(symbol: str, size_symbol: str, data: bytes, path: Path) -> str:
-    """The data as a file the assembler copies in (``.incbin``): no C literal to parse."""
-    path.write_bytes(data)
+def _incbin(symbol: str, size_symbol: str, path: Path) -> str:
+    """The file at ``path`` as data the assembler copies in (``.incbin``): no C literal to
+    parse, and the data is never held in memory here.
+    """
+    size = path.stat().st_size
     where = str(path.resolve()).replace("\\", "\\\\").replace('"', '\\"')
     asm = (
         f".section .rodata\n.globl {symbol}\n.type {symbol}, @object\n.balign 64\n{symbol}:\n"
-        f'.incbin "{where}"\n.size {symbol}, {len(data)}\n.previous\n'
+        f'.incbin "{where}"\n.size {symbol}, {size}\n.previous\n'
     )
     return (
-        f"{_EXPORT} const uint64_t {size_symbol} = {len(data)};\n"
+        f"{_EXPORT} const uint64_t {size_symbol} = {size};\n"
         f"__asm__({_c_bytes(asm.encode('utf-8'))});\n"
     )
 
 
 def embedded_graph_c_source(
     graph_json: str,
-    params: bytes,
+    params: bytes | bytearray | os.PathLike[str],
     module_name: str = "default",
     blob_dir: str | os.PathLike[str] | None = None,
 ) -> str:
     """C source defining the artifact symbols for ``graph_json``, ``params`` (bytes in
-    ``save_param_dict``'s format) and the factory name ``module_name``.
+    ``save_param_dict``'s format, or the path of a file holding them) and the factory name
+    ``module_name``.
 
-    With ``blob_dir`` (ELF targets: Linux and the like), the JSON and parameters are written
-    there as files the assembler includes (``.incbin``), which compiles large parameters in a
+    With ``blob_dir`` (ELF targets: Linux and the like), the JSON and parameters are files
+    there that the assembler includes (``.incbin``), which compiles large parameters in a
     fraction of the time; the files must stay until the source is compiled. Otherwise they are
     C string literals.
     """
-    if not isinstance(graph_json, str) or not isinstance(params, (bytes, bytearray)):
-        raise TVMValueError("embedded_graph_c_source: expects the graph JSON str and params bytes")
+    if not isinstance(graph_json, str) or not isinstance(params, (bytes, bytearray, os.PathLike)):
+        raise TVMValueError(
+            "embedded_graph_c_source: expects the graph JSON str and params bytes or file path"
+        )
     if not module_name or "\0" in module_name:
         raise TVMValueError(f"embedded_graph_c_source: bad module name {module_name!r}")
     name = module_name.encode("utf-8")
-    graph, blob = graph_json.encode("utf-8"), bytes(params)
+    graph = graph_json.encode("utf-8")
     if blob_dir is None:
+        blob = Path(params).read_bytes() if isinstance(params, os.PathLike) else bytes(params)
         data = _blob(GRAPH_JSON_SYMBOL, GRAPH_JSON_SIZE_SYMBOL, graph) + _blob(
             PARAMS_SYMBOL, PARAMS_SIZE_SYMBOL, blob
         )
     else:
         folder = Path(blob_dir)
-        data = _incbin(
-            GRAPH_JSON_SYMBOL, GRAPH_JSON_SIZE_SYMBOL, graph, folder / "graph.json"
-        ) + _incbin(PARAMS_SYMBOL, PARAMS_SIZE_SYMBOL, blob, folder / "graph.params")
+        graph_file = folder / "graph.json"
+        graph_file.write_bytes(graph)
+        if isinstance(params, os.PathLike):
+            params_file = Path(params)
+        else:
+            params_file = folder / "graph.params"
+            params_file.write_bytes(params)
+        data = _incbin(GRAPH_JSON_SYMBOL, GRAPH_JSON_SIZE_SYMBOL, graph_file) + _incbin(
+            PARAMS_SYMBOL, PARAMS_SIZE_SYMBOL, params_file
+        )
     return (
         "/* A graph's JSON and parameters, read by pytvm.runtime.load_module. */\n"
         "#include <stdint.h>\n"
@@ -133,7 +146,8 @@ class EmbeddedGraph:
     """What a one-file artifact carries besides its kernels."""
 
     graph_json: str
-    params: bytes
+    #: The parameters' bytes: a read-only view of the loaded library's memory (not a copy).
+    params: memoryview
     module_name: str
 
 
@@ -160,7 +174,9 @@ def read_embedded_graph(lib: LibraryModule) -> EmbeddedGraph | None:
     json_size = ctypes.c_uint64.from_address(_symbol(lib, GRAPH_JSON_SIZE_SYMBOL)).value
     params_size = ctypes.c_uint64.from_address(_symbol(lib, PARAMS_SIZE_SYMBOL)).value
     graph = ctypes.string_at(_symbol(lib, GRAPH_JSON_SYMBOL), json_size)
-    params = ctypes.string_at(_symbol(lib, PARAMS_SYMBOL), params_size)
+    data = (ctypes.c_char * params_size).from_address(_symbol(lib, PARAMS_SYMBOL))
+    data.library = lib  # type: ignore[attr-defined]  # views keep the library loaded
+    params = memoryview(data).toreadonly()
     name = ctypes.string_at(_symbol(lib, MODULE_NAME_SYMBOL))
     try:
         return EmbeddedGraph(graph.decode("utf-8"), params, name.decode("utf-8"))

@@ -23,7 +23,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ...ffi import PackedFunc
+import numpy as np
+
+from ...ffi import PackedFunc, cpu
+from ...ffi.dtype import dtype as make_dtype
 from ...ffi.errors import TVMTypeError, TVMValueError
 from ...ffi.function import PyFunction
 from ...ffi.libinfo import compile_shared
@@ -34,7 +37,7 @@ from ..module import LibraryModule, Module
 from ..ndarray import NDArray, array
 from .artifact import embedded_graph_c_source, read_embedded_graph
 from .executor import GraphExecutor, devices_from_args
-from .params import load_param_dict, save_param_dict
+from .params import load_param_dict, save_param_dict, save_param_dict_to_file
 
 __all__ = ["GraphExecutorFactory", "GraphExecutorFactoryModule"]
 
@@ -50,6 +53,26 @@ def _export_flags(lib: Module) -> list[str]:
     match = re.search(r"-mcpu=(\S+)", target)
     mcpu = match.group(1) if match else "native"
     return [*_EXPORT_FLAGS, "-march=native" if mcpu == "native" else f"-mcpu={mcpu}"]
+
+
+def _shared(value: Any) -> NDArray:
+    """An NDArray of ``value``: a read-only numpy array (C-contiguous, native byte order) is
+    shared, as the graph compiler hands over a model's weights (no copy); anything else, a
+    writable array the caller may change later among it, is copied.
+    """
+    host = value if isinstance(value, np.ndarray) else np.asarray(value)
+    shareable = host.flags.c_contiguous and not host.flags.writeable
+    if shareable and host.dtype.isnative and host.dtype.kind in "biuf":
+        view = NDArray(
+            host.ctypes.data if host.size else 0,
+            host.shape,
+            make_dtype(host.dtype),
+            cpu(0),
+            owner=host,
+        )
+        view._read_only = True
+        return view
+    return array(host)
 
 
 class GraphExecutorFactory(Module):
@@ -84,7 +107,7 @@ class GraphExecutorFactory(Module):
             raise TVMTypeError(f"graph factory: lib must be a Module, got {type(lib).__name__}")
         self.graph_json = graph_json
         self.params: dict[str, NDArray] = {
-            name: value if isinstance(value, NDArray) else array(value)
+            name: value if isinstance(value, NDArray) else _shared(value)
             for name, value in (params or {}).items()
         }
         self.lib = lib
@@ -201,9 +224,12 @@ class GraphExecutorFactory(Module):
         with tempfile.TemporaryDirectory(prefix="pytvm-export-") as scratch:
             tmp = workspace_dir if workspace_dir is not None else scratch
             # ELF assemblers include the parameters as a file (.incbin): fast for large models.
+            # the parameters are streamed to a file, never held as one more copy in memory
+            params_file = Path(tmp) / "graph.params"
+            save_param_dict_to_file(self.params, params_file)
             blob = embedded_graph_c_source(
                 self.graph_json,
-                save_param_dict(self.params),
+                params_file,
                 self.libmod_name,
                 blob_dir=tmp if sys.platform.startswith(("linux", "freebsd")) else None,
             )
@@ -247,7 +273,7 @@ def _load_artifact(lib: LibraryModule) -> Module:
         return lib
     return GraphExecutorFactory(
         embedded.graph_json,
-        load_param_dict(embedded.params),
+        load_param_dict(embedded.params, copy=False),  # views of the library's data
         lib,
         embedded.module_name,
         artifact_path=lib.path,

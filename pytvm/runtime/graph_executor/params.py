@@ -22,15 +22,17 @@ Examples
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from ...ffi.device import cpu
 from ...ffi.dtype import DataType
 from ...ffi.dtype import dtype as make_dtype
 from ...ffi.errors import TVMTypeError, TVMValueError
@@ -44,6 +46,7 @@ __all__ = [
     "read_param_names",
     "save_param_dict",
     "save_param_dict_to_file",
+    "write_param_dict",
 ]
 
 #: Magic number opening a parameter dict (TVM's ``kTVMNDArrayListMagic``).
@@ -54,12 +57,21 @@ _CPU = 1
 _MAX_NDIM = 64  # more dimensions than any tensor has; a bigger count is a corrupt file
 
 
-def _host_bytes(name: str, value: Any) -> tuple[DataType, tuple[int, ...], bytes]:
-    """Element type, shape and raw little-endian bytes of one parameter."""
+def _host_data(name: str, value: Any) -> tuple[DataType, tuple[int, ...], memoryview]:
+    """Element type, shape and raw little-endian bytes of one parameter (a view of the
+    array's own memory where its layout allows: nothing is copied for a contiguous numpy
+    array or a CPU NDArray).
+    """
     if isinstance(value, NDArray):
+        if value.device.device_type == _CPU and value.byte_offset == 0:
+            host = np.ctypeslib.as_array(
+                (ctypes.c_uint8 * value.nbytes).from_address(value.data_ptr)
+            )
+            # the view keeps the NDArray (its memory's owner) alive
+            return value.data_type, value.shape, _owned_view(host, value)
         host = np.empty(value.nbytes, dtype=np.uint8)
         value.copy_to_bytes(host)
-        return value.data_type, value.shape, host.tobytes()
+        return value.data_type, value.shape, _bytes_view(host)
     if not isinstance(value, np.ndarray):
         to_numpy = getattr(value, "numpy", None)
         value = to_numpy() if callable(to_numpy) else np.asarray(value)
@@ -71,7 +83,52 @@ def _host_bytes(name: str, value: Any) -> tuple[DataType, tuple[int, ...], bytes
     # The format is little-endian, whatever the array's byte order.
     # (np.ascontiguousarray would turn a 0-d array into a 1-d one.)
     arr = np.asarray(value, dtype=value.dtype.newbyteorder("<"), order="C")
-    return make_dtype(arr.dtype), tuple(arr.shape), arr.tobytes()
+    return make_dtype(arr.dtype), tuple(arr.shape), _bytes_view(arr.reshape(-1).view(np.uint8))
+
+
+def _owned_view(host: np.ndarray, owner: Any) -> memoryview:
+    """A byte view of ``host`` that holds ``owner`` as long as the view lives."""
+    holder = host.view(_Held)
+    holder.owner = owner
+    return _bytes_view(holder)
+
+
+def _bytes_view(host: np.ndarray) -> memoryview:
+    return memoryview(host)  # type: ignore[arg-type]
+
+
+class _Held(np.ndarray):
+    """A numpy view that keeps another object alive (the memory's owner)."""
+
+    owner: Any = None
+
+
+def _chunks(params: Mapping[str, Any]) -> Iterator[bytes | memoryview]:
+    """The parameter-dict bytes of ``params`` piece by piece; array data as views."""
+    if not isinstance(params, Mapping):
+        raise TVMTypeError(f"save_param_dict expects a dict of arrays, got {type(params).__name__}")
+    for name in params:
+        if not isinstance(name, str):
+            raise TVMTypeError(f"save_param_dict: parameter names must be str, got {name!r}")
+    yield struct.pack("<QQQ", LIST_MAGIC, 0, len(params))
+    for name in params:
+        encoded = name.encode("utf-8")
+        yield struct.pack("<Q", len(encoded)) + encoded
+    yield struct.pack("<Q", len(params))
+    for name, value in params.items():
+        dt, shape, data = _host_data(name, value)
+        if dt.lanes != 1:
+            raise TVMValueError(
+                f"save_param_dict: parameter {name!r} has vector type {dt}; TVM's format stores "
+                "one lane per element, save it as a scalar type with the lanes as a last axis"
+            )
+        yield (
+            struct.pack("<QQiii", ARRAY_MAGIC, 0, _CPU, 0, len(shape))
+            + struct.pack("<BBH", dt.code, dt.bits, dt.lanes)
+            + struct.pack(f"<{len(shape)}q", *shape)
+            + struct.pack("<q", data.nbytes)
+        )
+        yield data
 
 
 def save_param_dict(params: Mapping[str, Any]) -> bytes:
@@ -80,29 +137,18 @@ def save_param_dict(params: Mapping[str, Any]) -> bytes:
     Names are written in the mapping's order. Vector element types (``float32x4``) are refused:
     TVM's format records one lane's size per element and would drop the other lanes.
     """
-    if not isinstance(params, Mapping):
-        raise TVMTypeError(f"save_param_dict expects a dict of arrays, got {type(params).__name__}")
-    header = [struct.pack("<QQQ", LIST_MAGIC, 0, len(params))]
-    arrays = [struct.pack("<Q", len(params))]
-    for name, value in params.items():
-        if not isinstance(name, str):
-            raise TVMTypeError(f"save_param_dict: parameter names must be str, got {name!r}")
-        encoded = name.encode("utf-8")
-        header.append(struct.pack("<Q", len(encoded)) + encoded)
-        dt, shape, data = _host_bytes(name, value)
-        if dt.lanes != 1:
-            raise TVMValueError(
-                f"save_param_dict: parameter {name!r} has vector type {dt}; TVM's format stores "
-                "one lane per element, save it as a scalar type with the lanes as a last axis"
-            )
-        arrays.append(
-            struct.pack("<QQiii", ARRAY_MAGIC, 0, _CPU, 0, len(shape))
-            + struct.pack("<BBH", dt.code, dt.bits, dt.lanes)
-            + struct.pack(f"<{len(shape)}q", *shape)
-            + struct.pack("<q", len(data))
-            + data
-        )
-    return b"".join(header + arrays)
+    return b"".join(_chunks(params))
+
+
+def write_param_dict(params: Mapping[str, Any], stream: BinaryIO) -> int:
+    """Write :func:`save_param_dict`'s bytes of ``params`` to ``stream`` array by array (no
+    copy of the whole dict is made); returns the number of bytes written.
+    """
+    written = 0
+    for chunk in _chunks(params):
+        stream.write(chunk)
+        written += len(chunk) if isinstance(chunk, bytes) else chunk.nbytes
+    return written
 
 
 class _Reader:
@@ -154,7 +200,7 @@ def _read_names(reader: _Reader) -> list[str]:
     return names
 
 
-def _read_array(reader: _Reader, name: str) -> NDArray:
+def _read_array(reader: _Reader, name: str, copy: bool) -> NDArray:
     at = reader.offset
     (magic,) = reader.unpack("<Q", f"magic of array {name!r}")
     if magic != ARRAY_MAGIC:
@@ -189,13 +235,29 @@ def _read_array(reader: _Reader, name: str) -> NDArray:
             f"({expected} bytes)",
         )
     data = reader.take(nbytes, f"data of array {name!r}")
+    if not copy:
+        return _view(data, shape, dt)
     out = empty(shape, dt)
     out.copy_from_bytes(np.frombuffer(data, dtype=np.uint8))
     return out
 
 
-def load_param_dict(param_bytes: bytes | bytearray | memoryview) -> dict[str, NDArray]:
-    """Parse TVM's parameter-dict bytes into ``{name: NDArray}`` (arrays on the CPU)."""
+def _view(data: memoryview, shape: tuple[int, ...], dt: DataType) -> NDArray:
+    """An NDArray over ``data``'s memory (kept alive by the array; read-only when it is)."""
+    host = np.frombuffer(data, dtype=np.uint8)
+    view = NDArray(host.ctypes.data if host.size else 0, shape, dt, cpu(0), owner=host)
+    view._read_only = data.readonly
+    return view
+
+
+def load_param_dict(
+    param_bytes: bytes | bytearray | memoryview, *, copy: bool = True
+) -> dict[str, NDArray]:
+    """Parse TVM's parameter-dict bytes into ``{name: NDArray}`` (arrays on the CPU).
+
+    ``copy=False`` makes each array a view of ``param_bytes`` (no copy; the arrays keep the
+    buffer alive, and are read-only when it is).
+    """
     if not isinstance(param_bytes, (bytes, bytearray, memoryview)):
         raise TVMTypeError(f"load_param_dict expects bytes, got {type(param_bytes).__name__}")
     reader = _Reader(param_bytes)
@@ -210,7 +272,7 @@ def load_param_dict(param_bytes: bytes | bytearray | memoryview) -> dict[str, ND
         if name in seen:
             raise reader.fail(at, f"parameter name {name!r} appears twice")
         seen.add(name)
-        out[name] = _read_array(reader, name)
+        out[name] = _read_array(reader, name, copy)
     if reader.offset != len(reader.view):
         raise reader.fail(
             reader.offset, f"{len(reader.view) - reader.offset} unexpected bytes after the arrays"
@@ -224,8 +286,9 @@ def read_param_names(param_bytes: bytes | bytearray | memoryview) -> list[str]:
 
 
 def save_param_dict_to_file(params: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write :func:`save_param_dict` of ``params`` to ``path``."""
-    Path(path).write_bytes(save_param_dict(params))
+    """Write :func:`save_param_dict` of ``params`` to ``path`` (streamed, array by array)."""
+    with Path(path).open("wb") as stream:
+        write_param_dict(params, stream)
 
 
 def load_param_dict_from_file(path: str | os.PathLike[str]) -> dict[str, NDArray]:
