@@ -11,8 +11,10 @@ from typing import Any
 
 from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
+from .ops_attention import ATTENTION_CONVERTERS
 from .ops_bitwise import BITWISE_CONVERTERS
 from .ops_detection import DETECTION_CONVERTERS
+from .ops_fused_norm import FUSED_NORM_CONVERTERS, FUSED_NORM_ONNX_CONVERTERS
 from .ops_grid import GRID_CONVERTERS
 from .ops_indexing import INDEXING_CONVERTERS
 from .ops_loss import LOSS_CONVERTERS
@@ -25,6 +27,7 @@ from .ops_pool import POOL_CONVERTERS
 from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
+from .ops_rnn import RNN_CONVERTERS
 from .ops_scatter import SCATTER_CONVERTERS
 from .ops_shape_fit import SHAPE_FIT_CONVERTERS
 from .ops_signal import SIGNAL_CONVERTERS
@@ -46,6 +49,7 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **INDEXING_CONVERTERS,
     **NORMALIZATION_CONVERTERS,
     **QUANTIZE_CONVERTERS,
+    **FUSED_NORM_ONNX_CONVERTERS,
     **BITWISE_CONVERTERS,
     **SCATTER_CONVERTERS,
     **TRIANGLE_CONVERTERS,
@@ -57,11 +61,17 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **LOSS_CONVERTERS,
     **GRID_CONVERTERS,
     **SHAPE_FIT_CONVERTERS,
+    **RNN_CONVERTERS,
 }
 
 #: Converters of operators of other domains than ONNX's own, by domain.
 DOMAIN_CONVERTERS: dict[str, dict[str, tuple[int, Callable[[NodeContext], Any]]]] = {
-    MICROSOFT_DOMAIN: {**MICROSOFT_CONVERTERS, **MATMUL_INTEGER_MICROSOFT_CONVERTERS},
+    MICROSOFT_DOMAIN: {
+        **MICROSOFT_CONVERTERS,
+        **MATMUL_INTEGER_MICROSOFT_CONVERTERS,
+        **ATTENTION_CONVERTERS,
+        **FUSED_NORM_CONVERTERS,
+    },
 }
 
 
