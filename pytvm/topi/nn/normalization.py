@@ -73,42 +73,96 @@ def _row_reduce(
     )
 
 
+def _softmax_lanes(x: Tensor, ax: int) -> int | None:
+    """Vector lanes to reduce a softmax row in (None: reduce each row as a whole): rows along
+    the last axis, of constant length and at least one vector long; the rest past the last
+    whole vector is a scalar tail.
+    """
+    n, lanes = const_int(x.shape[ax]), vector_lanes(x.dtype)
+    if ax != x.ndim - 1 or n is None or lanes < 2 or n < lanes:  # noqa: PLR2004
+        return None
+    return lanes
+
+
+def _lane_reduce(
+    outer: Sequence[PrimExpr],
+    length: int,
+    lanes: int,
+    value: Callable[[Sequence[Var], PrimExpr], PrimExpr],
+    kind: str,
+    name: str,
+) -> Tensor:
+    """The maximum (``kind="max"``) or sum of ``value(row, k)`` over ``k`` in ``[0, length)``
+    per row, in two stages: ``lanes`` partial results (attribute ``row_partial``; a schedule
+    runs them as one vector) over the whole vectors of the row, then their combination, which
+    also takes in the ``length % lanes`` elements past them (the tail, one per lane).
+    """
+    whole, tail = divmod(length, lanes)
+    combine, pair, identity = (_max, tirop.max, "-inf") if kind == "max" else (_sum, None, "0")
+    ko = reduce_axis((0, whole), name="ko")
+    part = compute(
+        [*outer, lanes],
+        lambda *i: combine(value(i[:-1], ko.var * lanes + i[-1]), axis=ko),
+        name=f"{name}_partial",
+        tag=tag.COMM_REDUCE,
+        attrs={"row_partial": lanes},
+    )
+    kl = reduce_axis((0, lanes), name="kl")
+
+    def total(*i: Var) -> PrimExpr:
+        v = part(*i, kl.var)
+        if tail:
+            # The guard keeps the read inside the row; the clamp keeps its bounds there too.
+            k = tirop.min(kl.var, const(tail - 1)) + const(whole * lanes)
+            extra = tirop.if_then_else(kl.var < tail, value(i, k), const(float(identity), v.dtype))
+            v = pair(v, extra) if pair is not None else v + extra
+        return combine(v, axis=kl)  # type: ignore[no-any-return]
+
+    return compute(outer, total, name=name, tag=tag.COMM_REDUCE)
+
+
 def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | None, Tensor, int]:
-    """The row maximum, the exponentials (a stage of their own when rows are summed in vector
-    lanes, so each is computed once) and their row sums.
+    """The row maximum, the exponentials (a stage of their own for a softmax whose rows are
+    reduced in vector lanes, so each is computed once) and their row sums.
     """
     ax = normalize_axis(op, axis, x.ndim)
     outer = [d for k, d in enumerate(x.shape) if k != ax]
-    lanes = _row_lanes(x, ax)
+    lanes = _softmax_lanes(x, ax)
 
     def full(idx: Sequence[PrimExpr], v: PrimExpr) -> list[PrimExpr]:
         return [*idx[:ax], v, *idx[ax:]]
 
-    max_elem = _row_reduce(
-        outer, x.shape[ax], lanes, lambda i, k: x(*full(i, k)), _max, f"T_{op}_maxelem"
-    )
-    exps = None
-    if lanes is not None and op == "softmax":
-        exps = compute(
-            x.shape,
-            lambda *i: exp_expr(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
-            name=f"T_{op}_exp",
-            tag=tag.SOFTMAX_EXP,
+    def shifted(i: Sequence[PrimExpr], k: PrimExpr) -> PrimExpr:
+        return x(*full(i, k)) - max_elem(*i)
+
+    if lanes is None:  # a whole-row sum is a scalar loop: the intrinsic exp
+        max_elem = _row_reduce(
+            outer, x.shape[ax], None, lambda i, k: x(*full(i, k)), _max, f"T_{op}_maxelem"
         )
-        expsum = _row_reduce(
-            outer, x.shape[ax], lanes, lambda i, k: exps(*full(i, k)), _sum, f"T_{op}_expsum"
-        )
-    else:
-        # Lane partials are vectors: the vectorizable exp; a whole-row sum is a scalar loop.
-        row_exp = tirop.exp if lanes is None else exp_expr
         expsum = _row_reduce(
             outer,
             x.shape[ax],
-            lanes,
-            lambda i, k: row_exp(x(*full(i, k)) - max_elem(*i)),
+            None,
+            lambda i, k: tirop.exp(shifted(i, k)),
             _sum,
             f"T_{op}_expsum",
         )
+        return max_elem, None, expsum, ax
+    n = const_int(x.shape[ax])
+    assert n is not None
+    max_elem = _lane_reduce(outer, n, lanes, lambda i, k: x(*full(i, k)), "max", f"T_{op}_maxelem")
+    if op != "softmax":  # the exponentials are only summed
+        expsum = _lane_reduce(
+            outer, n, lanes, lambda i, k: exp_expr(shifted(i, k)), "sum", f"T_{op}_expsum"
+        )
+        return max_elem, None, expsum, ax
+    exps = compute(
+        x.shape,
+        lambda *i: exp_expr(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
+        name=f"T_{op}_exp",
+        tag=tag.SOFTMAX_EXP,
+    )
+    expsum = _lane_reduce(outer, n, lanes, lambda i, k: exps(*full(i, k)), "sum", f"T_{op}_expsum")
     return max_elem, exps, expsum, ax
 
 
@@ -126,9 +180,11 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
 
     def body(*i: Var) -> PrimExpr:
         rest = [*i[:ax], *i[ax + 1 :]]
+        # One division per row: the row is scaled by the reciprocal of its sum.
+        scale = const(1.0, expsum.dtype) / expsum(*rest)
         if exps is not None:
-            return exps(*i) / expsum(*rest)
-        return exp_expr(x(*i) - max_elem(*rest)) / expsum(*rest)
+            return exps(*i) * scale
+        return exp_expr(x(*i) - max_elem(*rest)) * scale
 
     return compute(x.shape, body, name="T_softmax_norm", tag=tag.SOFTMAX_OUTPUT, attrs={"axis": ax})
 

@@ -1,10 +1,15 @@
 """CPU schedules of ``softmax``/``log_softmax`` and ``layer_norm``.
 
-The rows being normalized run in parallel; a row's last reduction (the sum of exponentials, or
-the variance) is computed inside the row's loop (``compute_at``), so the row is read again
+A softmax along the last axis is blocked by rows: its rows run in parallel and every per-row
+stage (the maximum's vector-lane partials and their combination, the exponentials, the sum's
+partials and combination) is computed inside the row's loop (``compute_at``), so a row is read
+from memory once and its later passes find it in cache. Each pass over a row is vectorized, the
+elements past its last whole vector by a shorter vector (loop partitioning).
+
+For other normalizations the rows run in parallel; a row's last reduction (the sum of
+exponentials, or the variance) is computed inside the row's loop, so the row is read again
 while it is still in cache; a reduction that several stages read (the maximum, the mean) is
-its own parallel stage. The innermost axis of the output is vectorized when the target's
-lanes divide it.
+its own parallel stage. The innermost axis of the output is vectorized.
 """
 
 from __future__ import annotations
@@ -110,6 +115,32 @@ def _schedule_norm(
     return attached
 
 
+def _schedule_row_blocked(s: Any, op: ComputeOp, output_ops: set[int]) -> list[ComputeOp] | None:
+    """Schedule a last-axis softmax (or log-softmax) ``op`` row by row: every per-row stage is
+    computed inside the (parallel) row loop, each vectorized along the row. Returns the stages
+    scheduled here; None when ``op`` does not normalize its last axis.
+    """
+    rows = _row_axes(op)
+    axes = list(s[op].op.axis)
+    if rows != len(axes) - 1:
+        return None
+    stage = s[op]
+    vectorize_inner(stage, axes[-1], op.output(0).dtype)
+    fused = fuse_parallel(stage, axes[:rows], product([extent(a) for a in op.axis]))
+    staged = _row_stages(op, rows, output_ops)
+    for row_op in staged:
+        row_stage = s[row_op]
+        if fused is not None:
+            row_stage.compute_at(stage, fused)
+        row_axes = list(row_stage.op.axis)
+        if row_op.attrs.get("row_partial"):
+            row_stage.reorder(*row_axes[:-1], *row_stage.op.reduce_axis, row_axes[-1])
+            row_stage.vectorize(row_axes[-1])
+        elif not row_op.reduce_axis:
+            vectorize_inner(row_stage, row_axes[-1], row_op.output(0).dtype)
+    return staged
+
+
 def _schedule(outs: Tensor | Sequence[Tensor]) -> Any:
     outputs = as_outputs(outs)
     s = create_schedule(outputs)
@@ -125,7 +156,14 @@ def _schedule(outs: Tensor | Sequence[Tensor]) -> Any:
     for op in [*norms, *others]:
         for t in op.input_tensors:
             readers.setdefault(id(t.op), set()).add(id(op))
-    attached = {id(a) for op in norms for a in _schedule_norm(s, op, readers, output_ops)}
+    attached: set[int] = set()
+    for op in norms:
+        blocked = None
+        if op.tag in (SOFTMAX_OUTPUT, LOG_SOFTMAX_OUTPUT):
+            blocked = _schedule_row_blocked(s, op, output_ops)
+        if blocked is None:
+            blocked = _schedule_norm(s, op, readers, output_ops)
+        attached.update(id(a) for a in blocked)
     for op in others:
         if id(op) in attached:
             continue
