@@ -111,6 +111,27 @@ define_op(
 )
 
 
+def _subpixel_shuffle(args: Sequence[Any], attrs: Attrs, ty: object) -> Any:
+    return topi.nn.subpixel_shuffle_nchw(
+        args[0], attrs["factors"], attrs.get("begin", (0, 0)), attrs.get("out_size")
+    )
+
+
+def _subpixel_shuffle_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
+    z = args[0]
+    n, c, qh, qw = z.shape
+    fh, fw = attrs["factors"]
+    bh, bw = attrs.get("begin", (0, 0))
+    oh, ow = attrs.get("out_size") or (qh * fh - bh, qw * fw - bw)
+    y = z.reshape(n, c // (fh * fw), fh, fw, qh, qw).transpose(0, 1, 4, 2, 5, 3)
+    y = y.reshape(n, c // (fh * fw), qh * fh, qw * fw)
+    return y[:, :, bh : bh + oh, bw : bw + ow].copy()
+
+
+# the phases of a transposed convolution computed as one convolution, interleaved and cropped
+define_op("nn.subpixel_shuffle", 1, OpPattern.INJECTIVE, _subpixel_shuffle, _subpixel_shuffle_np)
+
+
 def _out_dtype(args: Sequence[np.ndarray], attrs: Attrs) -> Any:
     return attrs.get("out_dtype") or args[0].dtype
 

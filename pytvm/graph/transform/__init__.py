@@ -10,6 +10,7 @@ from .eliminate_common_subexpr import EliminateCommonSubexpr, eliminate_common_s
 from .fold_constant import FoldConstant, fold_constant
 from .fold_scale_axis import FoldScaleAxis, fold_scale_axis
 from .fuse_ops import FuseOps, fuse_ops
+from .legalize_conv_transpose import LegalizeConvTranspose, legalize_conv_transpose
 from .partition_graph import partition_graph
 from .pipeline import OPTIMIZE_PASSES, optimize
 from .rewrite_annotated_ops import RewriteAnnotatedOps, rewrite_annotated_ops
@@ -23,6 +24,7 @@ __all__ = [
     "FoldConstant",
     "FoldScaleAxis",
     "FuseOps",
+    "LegalizeConvTranspose",
     "RewriteAnnotatedOps",
     "SimplifyInference",
     "alter_op_layout",
@@ -33,6 +35,7 @@ __all__ = [
     "fold_constant",
     "fold_scale_axis",
     "fuse_ops",
+    "legalize_conv_transpose",
     "optimize",
     "partition_graph",
     "rewrite_annotated_ops",

@@ -10,6 +10,7 @@ from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
+from .legalize_conv_transpose import LegalizeConvTranspose
 from .rewrite_annotated_ops import RewriteAnnotatedOps
 from .simplify_inference import SimplifyInference
 
@@ -20,6 +21,8 @@ OPTIMIZE_PASSES: tuple[Pass[IRModule], ...] = (
     SimplifyInference,
     # on_device annotations resolved: device_copy nodes where values cross devices
     RewriteAnnotatedOps,
+    # transposed convolutions -> a convolution over all stride phases + a pixel shuffle
+    LegalizeConvTranspose,
     # weight-only subexpressions (and the scale/shift above) computed now, once
     FoldConstant,
     # per-channel scales after conv/dense moved into the weights (batch norm folding)

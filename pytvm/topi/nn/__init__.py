@@ -15,7 +15,7 @@ from .argmax_pool import max_pool2d_with_argmax
 from .batch_norm import batch_norm
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_pointwise import conv2d_nchw_pointwise
-from .conv2d_transpose import conv2d_transpose_nchw
+from .conv2d_transpose import conv2d_transpose_nchw, subpixel_shuffle_nchw
 from .conv_nd import (
     conv,
     conv1d,
@@ -130,6 +130,7 @@ __all__ = [
     "softmax",
     "space_to_batch_nd",
     "space_to_depth",
+    "subpixel_shuffle_nchw",
     "upsampling",
     "upsampling3d",
     "utils",

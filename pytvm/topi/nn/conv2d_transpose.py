@@ -1,4 +1,5 @@
-"""Transposed 2-d convolution in NCHW (``conv2d_transpose_nchw``), grouped and dilated.
+"""Transposed 2-d convolution in NCHW (``conv2d_transpose_nchw``), grouped and dilated, and the
+pixel shuffle that ends its sub-pixel decomposition (``subpixel_shuffle_nchw``).
 
 Each output element gathers the input elements whose strided, dilated window covers it:
 ``out[n, o, y, x] = sum data[n, c, iy, ix] * kernel[c, o % (F/groups), ky, kx]`` over the
@@ -20,7 +21,10 @@ from .. import tag
 from .._shape import const_shape, op_error, pair
 from .conv_window import conv_window
 
-__all__ = ["conv2d_transpose_nchw"]
+__all__ = ["SUBPIXEL_SHUFFLE_TAG", "conv2d_transpose_nchw", "subpixel_shuffle_nchw"]
+
+#: The tag of :func:`subpixel_shuffle_nchw`'s stage (an injective one).
+SUBPIXEL_SHUFFLE_TAG = f"{tag.INJECTIVE},subpixel_shuffle"
 
 _NCHW = 4
 
@@ -88,4 +92,52 @@ def conv2d_transpose_nchw(
 
     return compute(
         (n, fg * groups, oh, ow), body, name="conv2d_transpose_nchw", tag=tag.CONV2D_TRANSPOSE_NCHW
+    )
+
+
+def subpixel_shuffle_nchw(
+    data: Tensor,
+    factors: Sequence[int],
+    begin: Sequence[int] = (0, 0),
+    out_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The phases of ``data [N, F*fh*fw, QH, QW]`` (channel ``(f, rh, rw)``, ``f`` outermost)
+    interleaved into ``[N, F, oh, ow]``, starting at row and column ``begin``.
+
+    ``out[n, f, y, x] = data[n, (f*fh + (y+bh) % fh)*fw + (x+bw) % fw, (y+bh) // fh,
+    (x+bw) // fw]``: PyTorch's ``pixel_shuffle`` (depth-to-space in ``CRD`` order) with a block
+    of ``fh x fw`` and a crop; ``out_size`` defaults to all of it, ``(QH*fh - bh, QW*fw - bw)``.
+    A transposed convolution computed as one convolution over its stride phases
+    (``graph.transform.legalize_conv_transpose``) ends with it.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> z = te.placeholder((1, 12, 5, 5), name="z")
+    >>> y = topi.nn.subpixel_shuffle_nchw(z, (2, 2), (1, 1), (8, 8))
+    >>> [str(d) for d in y.shape]
+    ['1', '3', '8', '8']
+    """
+    op = "subpixel_shuffle"
+    n, c, qh, qw = const_shape(op, "data", data, _NCHW)
+    fh, fw = pair(op, "factors", factors)
+    bh, bw = pair(op, "begin", begin, positive=False)
+    if c % (fh * fw):
+        raise op_error(op, "factors", factors, f"a block fh*fw dividing the {c} channels")
+    oh, ow = (qh * fh - bh, qw * fw - bw) if out_size is None else pair(op, "out_size", out_size)
+    if not (0 <= bh and 0 <= bw and bh + oh <= qh * fh and bw + ow <= qw * fw):
+        raise op_error(
+            op, "begin/out_size", (begin, out_size), f"a window inside {qh * fh}x{qw * fw}"
+        )
+
+    def body(b: Var, f: Var, y: Var, x: Var) -> PrimExpr:
+        ty, tx = y + bh, x + bw
+        return data(b, (f * fh + ty % fh) * fw + tx % fw, ty // fh, tx // fw)
+
+    return compute(
+        (n, c // (fh * fw), oh, ow),
+        body,
+        name="subpixel_shuffle",
+        tag=SUBPIXEL_SHUFFLE_TAG,
+        attrs={"factors": (fh, fw), "begin": (bh, bw)},
     )

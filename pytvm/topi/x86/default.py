@@ -17,9 +17,11 @@ from .. import tag
 from ..generic._traverse import as_outputs
 from ..generic.injective import schedule_injective
 from ..generic.reduction import schedule_reduce
+from ..nn.conv2d_transpose import SUBPIXEL_SHUFFLE_TAG
 from .normalization import schedule_layer_norm, schedule_softmax
 from .pooling import schedule_pool
 from .strategy import STRATEGY, Schedule
+from .subpixel_shuffle import schedule_subpixel_shuffle
 
 __all__ = ["anchor_tag", "schedule_default"]
 
@@ -45,6 +47,7 @@ _ANCHORS: tuple[tuple[str, Schedule], ...] = (
     (tag.LAYER_NORM_OUTPUT, schedule_layer_norm),
     (tag.COMM_REDUCE, schedule_reduce),
     (tag.COMM_REDUCE_IDX, schedule_reduce),
+    (SUBPIXEL_SHUFFLE_TAG, schedule_subpixel_shuffle),
 )
 
 
