@@ -68,8 +68,11 @@ def _schedule_output(s: Any, out: Tensor, shuffle: ComputeOp) -> None:
 
 
 def schedule_subpixel_shuffle(outs: Tensor | Sequence[Tensor]) -> Any:
-    """Schedule ``outs``, an injective group holding a pixel shuffle: its rows phase by phase
-    (an output that is not the shuffle or elementwise after it gets the injective schedule).
+    """Schedule ``outs``, an injective group holding a pixel shuffle: its rows phase by phase.
+
+    An output that is the shuffle or elementwise after it is computed in that loop nest; a
+    shuffle that a reshape or transpose reads is computed into its own buffer that way, and
+    the outputs reading it get the injective schedule.
 
     Examples
     --------
@@ -80,9 +83,22 @@ def schedule_subpixel_shuffle(outs: Tensor | Sequence[Tensor]) -> Any:
     """
     outputs = as_outputs(outs)
     s = create_schedule(outputs)
-    traverse_inline(s, outputs)
+    direct = {id(out.op): _shuffle_of(out) if len(out.shape) == _NCHW else None for out in outputs}
+    inlined = {id(op) for op in direct.values() if op is not None}
+    kept: list[ComputeOp] = []
+
+    def keep(op: ComputeOp) -> bool:
+        """A shuffle read through a reshape or transpose: its own phase-by-phase loop nest."""
+        if op.tag != SUBPIXEL_SHUFFLE_TAG or id(op) in inlined:
+            return False
+        kept.append(op)
+        return True
+
+    traverse_inline(s, outputs, keep=keep)
+    for op in kept:
+        _schedule_output(s, op.output(0), op)
     for out in outputs:
-        shuffle = _shuffle_of(out) if len(out.shape) == _NCHW else None
+        shuffle = direct[id(out.op)]
         if shuffle is None:
             schedule_injective_from_existing(s, out)
         else:

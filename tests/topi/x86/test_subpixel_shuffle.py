@@ -68,3 +68,18 @@ def test_shuffle_rejects_channels_not_in_whole_blocks() -> None:
     z = te.placeholder((1, 6, 4, 4), F32, "z")
     with pytest.raises(TVMValueError, match="factors"):
         topi.nn.subpixel_shuffle_nchw(z, (2, 2))
+
+
+def test_shuffle_read_through_a_reshape_is_computed_phase_by_phase_first() -> None:
+    za = np.random.default_rng(0).standard_normal((2, 12, 5, 6)).astype(F32)
+    with Target("llvm"):
+        z = te.placeholder(za.shape, F32, "z")
+        shuffled = topi.nn.subpixel_shuffle_nchw(z, (2, 2), (1, 0), (8, 12))
+        out = topi.reshape(shuffled, (2, 3, 96))
+        s = topi.x86.schedule_default([out])
+        assert s[shuffled.op].attach != "inline"  # its own stage, not inlined into the reshape
+        mod = pytvm.build(s, [z, out], target="llvm", name="shuffle")
+    want = _shuffle_np(za, (2, 2), (1, 0), (8, 12)).reshape(2, 3, 96)
+    got = pytvm.nd.empty(want.shape, F32)
+    mod["shuffle"](pytvm.nd.array(za), got)
+    np.testing.assert_allclose(got.numpy(), want)
