@@ -84,6 +84,23 @@ def _softmax_lanes(x: Tensor, ax: int) -> int | None:
     return lanes
 
 
+#: Independent accumulators a row reduction keeps per lane, so consecutive vector operations
+#: of a row do not wait on each other (a vector add's latency is several cycles).
+_CHAINS = 4
+
+
+def _tree(terms: Sequence[PrimExpr], pair: Callable[[PrimExpr, PrimExpr], PrimExpr]) -> PrimExpr:
+    """``terms`` combined pairwise as a balanced tree (``t[j]`` with ``t[j + half]``)."""
+    level = list(terms)
+    while len(level) > 1:
+        half = (len(level) + 1) // 2
+        level = [
+            pair(level[j], level[j + half]) if j + half < len(level) else level[j]
+            for j in range(half)
+        ]
+    return level[0]
+
+
 def _lane_reduce(
     outer: Sequence[PrimExpr],
     length: int,
@@ -92,33 +109,56 @@ def _lane_reduce(
     kind: str,
     name: str,
 ) -> Tensor:
-    """The maximum (``kind="max"``) or sum of ``value(row, k)`` over ``k`` in ``[0, length)``
-    per row, in two stages: ``lanes`` partial results (attribute ``row_partial``; a schedule
-    runs them as one vector) over the whole vectors of the row, then their combination, which
-    also takes in the ``length % lanes`` elements past them (the tail, one per lane).
+    """The maximum (``kind="max"``) or sum of ``value(row, k)`` over ``k`` in a row.
+
+    ``k`` runs over ``[0, length)``, in three stages, each with the rows as leading axes:
+
+    - ``{name}_partial`` ``[row, chain, lane]`` (attribute ``row_partial``): the whole vectors
+      of the row, consecutive ones in independent chains (a schedule runs each chain as one
+      vector);
+    - ``{name}_lanes`` ``[row, lane]`` (attribute ``row_lanes``): the chains combined, with
+      the whole vectors left over past the last full round of chains;
+    - ``name`` ``[row]`` (attribute ``row_total``): the lanes combined as a tree, with the
+      ``length % lanes`` elements past the last whole vector (the tail, one per lane).
     """
-    whole, tail = divmod(length, lanes)
-    combine, pair, identity = (_max, tirop.max, "-inf") if kind == "max" else (_sum, None, "0")
-    ko = reduce_axis((0, whole), name="ko")
+    vectors, tail = divmod(length, lanes)
+    chains = max(1, min(_CHAINS, vectors))
+    rounds = vectors // chains
+    combine = _max if kind == "max" else _sum
+
+    def pair(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+        return tirop.max(a, b) if kind == "max" else a + b
+
+    ko = reduce_axis((0, rounds), name="ko")
     part = compute(
-        [*outer, lanes],
-        lambda *i: combine(value(i[:-1], ko.var * lanes + i[-1]), axis=ko),
+        [*outer, chains, lanes],
+        lambda *i: combine(value(i[:-2], (ko.var * chains + i[-2]) * lanes + i[-1]), axis=ko),
         name=f"{name}_partial",
         tag=tag.COMM_REDUCE,
         attrs={"row_partial": lanes},
     )
-    kl = reduce_axis((0, lanes), name="kl")
+
+    def by_lane(*i: Var) -> PrimExpr:
+        row, lane = i[:-1], i[-1]
+        terms = [part(*row, c, lane) for c in range(chains)]
+        terms += [value(row, const(v * lanes) + lane) for v in range(rounds * chains, vectors)]
+        return _tree(terms, pair)
+
+    per_lane = compute(
+        [*outer, lanes],
+        by_lane,
+        name=f"{name}_lanes",
+        tag=tag.COMM_REDUCE,
+        attrs={"row_lanes": lanes},
+    )
 
     def total(*i: Var) -> PrimExpr:
-        v = part(*i, kl.var)
-        if tail:
-            # The guard keeps the read inside the row; the clamp keeps its bounds there too.
-            k = tirop.min(kl.var, const(tail - 1)) + const(whole * lanes)
-            extra = tirop.if_then_else(kl.var < tail, value(i, k), const(float(identity), v.dtype))
-            v = pair(v, extra) if pair is not None else v + extra
-        return combine(v, axis=kl)  # type: ignore[no-any-return]
+        terms = [per_lane(*i, const(lane)) for lane in range(lanes)]
+        for t in range(tail):
+            terms[t] = pair(terms[t], value(i, const(vectors * lanes + t)))
+        return _tree(terms, pair)
 
-    return compute(outer, total, name=name, tag=tag.COMM_REDUCE)
+    return compute(outer, total, name=name, tag=tag.COMM_REDUCE, attrs={"row_total": lanes})
 
 
 def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | None, Tensor, int]:

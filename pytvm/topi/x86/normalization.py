@@ -57,7 +57,12 @@ def _row_stages(norm: ComputeOp, rows: int, output_ops: set[int]) -> list[Comput
             op is not norm
             and id(op) not in output_ops
             and per_row
-            and (op.reduce_axis or op.tag == SOFTMAX_EXP)
+            and (
+                op.reduce_axis
+                or op.tag == SOFTMAX_EXP
+                or "row_total" in op.attrs
+                or "row_lanes" in op.attrs
+            )
         ):
             found.append(op)
 
@@ -133,10 +138,14 @@ def _schedule_row_blocked(s: Any, op: ComputeOp, output_ops: set[int]) -> list[C
         if fused is not None:
             row_stage.compute_at(stage, fused)
         row_axes = list(row_stage.op.axis)
-        if row_op.attrs.get("row_partial"):
-            row_stage.reorder(*row_axes[:-1], *row_stage.op.reduce_axis, row_axes[-1])
+        if "row_partial" in row_op.attrs:  # [row, chain, lane]: chains unrolled, lanes a vector
+            chain, lane = row_axes[-2:]
+            row_stage.reorder(*row_axes[:-2], *row_stage.op.reduce_axis, chain, lane)
+            row_stage.unroll(chain)
+            row_stage.vectorize(lane)
+        elif "row_lanes" in row_op.attrs:
             row_stage.vectorize(row_axes[-1])
-        elif not row_op.reduce_axis:
+        elif row_op.tag == SOFTMAX_EXP:
             vectorize_inner(row_stage, row_axes[-1], row_op.output(0).dtype)
     return staged
 
