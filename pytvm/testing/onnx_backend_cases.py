@@ -44,6 +44,7 @@ NODE_TESTS = {
     "LpNormalization": "l[12p]normalization", "QuantizeLinear": "quantizelinear",
     "DequantizeLinear": "dequantizelinear", "IsInf": "isinf", "Shrink": "shrink",
     "Swish": "swish", "LpPool": "lppool",
+    "LSTM": "lstm", "GRU": "gru", "RNN": "(simple_rnn|rnn_seq_length)",
 }  # fmt: skip
 
 #: Out of scope, with the reason.
