@@ -28,7 +28,6 @@ from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
 from .ops_rnn import RNN_CONVERTERS
-from .ops_rnn import RNN_CONVERTERS
 from .ops_scatter import SCATTER_CONVERTERS
 from .ops_shape_fit import SHAPE_FIT_CONVERTERS
 from .ops_signal import SIGNAL_CONVERTERS
@@ -62,7 +61,6 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **LOSS_CONVERTERS,
     **GRID_CONVERTERS,
     **SHAPE_FIT_CONVERTERS,
-    **RNN_CONVERTERS,
     **RNN_CONVERTERS,
 }
 
