@@ -146,7 +146,7 @@ def _dense_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     data, weight = args
     layout = _packed_layout(attrs, "weight_layout", "NK")
     if layout is not None:
-        weight = layout_transform_np(weight, layout, "NK")
+        weight = layout_transform_np(weight, layout, "NK")[: attrs.get("units")]
     return _matmul_np(data, weight.T, _out_dtype(args, attrs))  # type: ignore[no-any-return]
 
 

@@ -57,11 +57,23 @@ def _alter_weight(node: Call, key: str, plain: str) -> Call | None:
     )
 
 
+def _alter_dense(node: Call) -> Call | None:
+    """``node`` with its weight in panels, and ``units`` (N) set: the last panel may be
+    zero-filled past N, so the panels' columns are not the output's.
+    """
+    packed = _alter_weight(node, "weight_layout", "NK")
+    weight_type = node.args[1].checked_type
+    if packed is None or not isinstance(weight_type, TensorType):
+        return packed
+    units = int(weight_type.shape[0])
+    return Call(packed.op, packed.args, packed.attrs.with_values(units=units), packed.name)
+
+
 def _alter(node: Expr) -> Expr | None:
     if not isinstance(node, Call):
         return None
     if node.op == "nn.dense":
-        return _alter_weight(node, "weight_layout", "NK")
+        return _alter_dense(node)
     if node.op == "nn.conv2d":
         return _alter_weight(node, "kernel_layout", "OIHW")
     return None

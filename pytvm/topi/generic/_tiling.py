@@ -18,6 +18,7 @@ __all__ = [
     "extent",
     "fuse_parallel",
     "pow2_divisor",
+    "register_row_block",
     "vector_block",
     "vector_registers",
     "vectorize_block",
@@ -73,6 +74,30 @@ def vector_registers(dtype: str) -> int:
     """Vector registers the target's SIMD unit has for ``dtype`` (32 with 512-bit vectors)."""
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
     return 32 if vector_lanes(dtype) * bits // 8 >= _WIDE_VECTOR_BYTES else 16
+
+
+#: Vector registers a register tile leaves free (the broadcast operand, loads).
+_SPARE_REGISTERS = 4
+#: What one more register tile costs, in rows of work (loading the tile's other operand,
+#: storing its results).
+_TILE_OVERHEAD_ROWS = 2
+
+
+def register_row_block(rows: int | None, col_vectors: int, dtype: str) -> int:
+    """Rows of a register tile ``col_vectors`` vectors wide, for an axis of ``rows`` that
+    the tiles may overrun (the last one padded): at most what the target's vector registers
+    hold as accumulators, chosen to minimise ``tiles * (block + overhead)`` (the larger block
+    on a tie). 1 for a symbolic axis.
+    """
+    if rows is None or rows < 1:
+        return 1
+    cap = max(1, (vector_registers(dtype) - _SPARE_REGISTERS) // max(1, col_vectors))
+    best, best_cost = 1, None
+    for mb in range(1, min(cap, rows) + 1):
+        cost = -(-rows // mb) * (mb + _TILE_OVERHEAD_ROWS)
+        if best_cost is None or cost <= best_cost:
+            best, best_cost = mb, cost
+    return best
 
 
 def vector_block(n: int | None, lanes: int) -> int:

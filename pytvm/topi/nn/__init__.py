@@ -41,7 +41,15 @@ from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2
 from .correlation import correlation_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
 from .feature_norm import group_norm, instance_norm, rms_norm
-from .linear import batch_matmul, dense, dense_pack, dense_pack_weight, matmul
+from .linear import (
+    batch_matmul,
+    dense,
+    dense_pack,
+    dense_pack_weight,
+    matmul,
+    matmul_pack,
+    pack_panels,
+)
 from .local_response_norm import lrn
 from .loss import nll_loss
 from .lstm import lstm
@@ -113,9 +121,11 @@ __all__ = [
     "lrn",
     "lstm",
     "matmul",
+    "matmul_pack",
     "max_pool2d_with_argmax",
     "mirror_pad",
     "nll_loss",
+    "pack_panels",
     "pad",
     "pool1d",
     "pool2d",

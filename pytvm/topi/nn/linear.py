@@ -8,19 +8,31 @@ product walks ``bn`` contiguous output columns; :func:`dense_pack_weight` is the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
-from ...tir.expr import PrimExpr, Var, const
+from ...tir.expr import IterVar, PrimExpr, Var, const
 from ...tir.op import if_then_else
+from ...tir.op import min as min_of
 from .. import tag
 from .._shape import const_int, op_error
 from .._target import vector_lanes
 from ..broadcast import broadcast_shape
+from ..generic._tiling import register_row_block
 
-__all__ = ["batch_matmul", "dense", "dense_pack", "dense_pack_weight", "matmul"]
+__all__ = [
+    "batch_matmul",
+    "dense",
+    "dense_pack",
+    "dense_pack_weight",
+    "matmul",
+    "matmul_pack",
+    "pack_panels",
+    "panel_row_block",
+]
 
 _PACKED_NDIM = 3
 
@@ -96,31 +108,113 @@ def dense(
     return matmul(data, weight, bias, out_dtype, False, True)
 
 
-def default_panel_width(dtype: str) -> int:
-    """The panel width ``bn`` of packed weights: two vectors of ``dtype`` on the target."""
-    return 2 * vector_lanes(dtype)
+def default_panel_width(dtype: str, units: int | None = None) -> int:
+    """The panel width ``bn`` of packed weights: two vectors of ``dtype`` on the target, or
+    one when ``units`` (the output columns, if known) fit in one vector.
+    """
+    lanes = vector_lanes(dtype)
+    return lanes if units is not None and units <= lanes else 2 * lanes
+
+
+def panel_row_block(rows: int, bn: int, dtype: str) -> int:
+    """Rows of one register tile of a panel product (:func:`~pytvm.topi.generic._tiling.
+    register_row_block` for ``bn`` columns): the product's rows are padded to a multiple of it.
+    """
+    return register_row_block(rows, max(1, -(-bn // vector_lanes(dtype))), dtype)
 
 
 def dense_pack_weight(weight: Tensor, bn: int | None = None) -> Tensor:
     """``weight [N, K]`` packed into panels ``[ceil(N / bn), K, bn]`` (zero-filled past N)."""
     if weight.ndim != 2:  # noqa: PLR2004
         raise op_error("dense_pack_weight", "weight rank", weight.ndim, "2")
-    width = default_panel_width(weight.dtype) if bn is None else bn
-    if width < 1:
-        raise op_error("dense_pack_weight", "bn", bn, "a positive int")
-    n, kk = weight.shape
+    return pack_panels(weight, bn, transpose=True)
+
+
+def pack_panels(tensor_b: Tensor, bn: int | None = None, transpose: bool = False) -> Tensor:
+    """The right operand of a product in column panels, zero-filled past its ``N`` columns.
+
+    ``tensor_b`` is ``[..., K, N]`` (``[..., N, K]`` with ``transpose``); the result is
+    ``[..., ceil(N / bn), K, bn]``: each panel's ``bn`` columns are contiguous for every ``k``.
+    ``bn`` defaults to :func:`default_panel_width`.
+    """
+    if tensor_b.ndim < 2:  # noqa: PLR2004
+        raise op_error("pack_panels", "rank", tensor_b.ndim, "at least 2")
+    *lead, d0, d1 = tensor_b.shape
+    n, kk = (d0, d1) if transpose else (d1, d0)
     cn = const_int(n)
     if cn is None:
-        raise op_error("dense_pack_weight", "N", str(n), "a constant")
+        raise op_error("pack_panels", "N", str(n), "a constant")
+    width = default_panel_width(tensor_b.dtype, cn) if bn is None else bn
+    if width < 1:
+        raise op_error("pack_panels", "bn", bn, "a positive int")
     panels = -(-cn // width)
 
-    def body(p: Var, k: Var, b: Var) -> PrimExpr:
-        row = p * width + b
+    def body(*idx: Var) -> PrimExpr:
+        *b, p, k, c = idx
+        col = p * width + c
+        v = tensor_b(*b, col, k) if transpose else tensor_b(*b, k, col)
         if cn % width == 0:
-            return weight(row, k)
-        return if_then_else(row < cn, weight(row, k), const(0, weight.dtype))
+            return v
+        return if_then_else(col < cn, v, const(0, tensor_b.dtype))
 
-    return compute((panels, kk, width), body, name="T_dense_pack_weight", tag=tag.DENSE_PACK_WEIGHT)
+    name = "T_dense_pack_weight" if not lead and transpose else "T_pack_panels"
+    return compute((*lead, panels, kk, width), body, name=name, tag=tag.DENSE_PACK_WEIGHT)
+
+
+def _panel_product(
+    op: str,
+    read_a: Callable[[tuple[Var, ...], IterVar, PrimExpr], PrimExpr],
+    lead: Sequence[PrimExpr],
+    rows: PrimExpr,
+    reduction: PrimExpr,
+    packed: Tensor,
+    units: int,
+    dtype: str,
+) -> Tensor:
+    """``out[..., i, j] = sum_k A[..., i, k] * panels[..., j // bn, k, j % bn]`` over padded
+    extents (rows to whole register tiles, columns to whole panels: the schedule's tiles need
+    no bounds checks), then the ``[..., rows, units]`` part of it.
+
+    ``read_a(lead, k, i)`` reads the left operand (``i`` clamped to the rows: padding rows
+    repeat the last one); ``packed`` is ``[..., P, K, bn]`` with a leading part of rank 0,
+    or the rank of ``lead`` (each extent 1 or that of ``lead``: broadcast).
+    """
+    bn = const_int(packed.shape[-1])
+    panels = const_int(packed.shape[-3])
+    if bn is None or panels is None:
+        raise op_error(op, "packed weight shape", str(packed.shape), "constants")
+    if not 0 < units <= panels * bn:
+        raise op_error(op, "units", units, f"an int in [1, {panels * bn}]")
+    m = const_int(rows)
+    mb = 1 if m is None else panel_row_block(m, bn, dtype)
+    mp = rows if m is None else -(-m // mb) * mb
+    k = reduce_axis((0, reduction), name="k")
+    plead = packed.shape[:-3]
+    ones = [const_int(d) == 1 for d in plead]
+
+    def body(*idx: Var) -> PrimExpr:
+        *b, i, j = idx
+        row: PrimExpr = i if m is None or m == mp else min_of(i, const(m - 1))
+        pb = [const(0) if one else v for one, v in zip(ones, b[len(b) - len(plead) :], strict=True)]
+        w = packed(*pb, j // bn, k, j % bn)
+        a = read_a(tuple(b), k, row)
+        return _sum(_cast(a, dtype) * _cast(w, dtype), axis=k)  # type: ignore[no-any-return]
+
+    full = compute(
+        (*lead, mp, panels * bn),
+        body,
+        name=f"T_{op}",
+        tag=tag.DENSE_PACK,
+        attrs={"row_block": mb, "panel_width": bn},
+    )
+    if m == const_int(mp) and units == panels * bn:
+        return full
+    return compute(
+        (*lead, rows, units),
+        full,
+        name=f"T_{op}_valid",
+        tag=tag.INJECTIVE,
+    )
 
 
 def dense_pack(
@@ -130,11 +224,12 @@ def dense_pack(
     out_dtype: str | None = None,
     units: int | None = None,
 ) -> Tensor:
-    """``data @ W.T (+ bias)`` with ``W`` given packed as ``[N // bn, K, bn]`` panels.
+    """``data @ W.T (+ bias)`` with ``W`` given packed as ``[ceil(N / bn), K, bn]`` panels.
 
     A 2-d weight ``[N, K]`` is packed here by :func:`dense_pack_weight` (panel width from the
     target). ``units`` is the number of output columns when the packed panels were padded
-    past ``N`` (default: all columns of the panels, or N of a 2-d weight).
+    past ``N`` (default: all columns of the panels, or N of a 2-d weight). The product runs
+    over whole panels and whole register tiles of rows; the result is its valid part.
     """
     if data.ndim != 2:  # noqa: PLR2004
         raise op_error("dense_pack", "data rank", data.ndim, "2")
@@ -144,23 +239,64 @@ def dense_pack(
         packed = dense_pack_weight(weight)
     elif weight.ndim != _PACKED_NDIM:
         raise op_error("dense_pack", "weight rank", weight.ndim, "2 ([N, K]) or 3 (packed)")
-    panels, kw, bn = (const_int(d) for d in packed.shape)
+    panels, _, bn = (const_int(d) for d in packed.shape)
     if panels is None or bn is None:
         raise op_error("dense_pack", "packed weight shape", str(packed.shape), "constants")
     n = panels * bn if units is None else units
-    if not 0 < n <= panels * bn:
-        raise op_error("dense_pack", "units", units, f"an int in [1, {panels * bn}]")
     _check_k("dense_pack", data.shape[1], packed.shape[1])
     dtype = out_dtype or data.dtype
-    k = reduce_axis((0, data.shape[1]), name="k")
-
-    def body(i: Var, j: Var) -> PrimExpr:
-        w = packed(j // bn, k, j % bn)
-        return _sum(_cast(data(i, k), dtype) * _cast(w, dtype), axis=k)  # type: ignore[no-any-return]
-
-    out = compute((data.shape[0], n), body, name="T_dense_pack", tag=tag.DENSE_PACK)
-    _ = kw
+    out = _panel_product(
+        "dense_pack",
+        lambda b, k, i: data(i, k),
+        (),
+        data.shape[0],
+        data.shape[1],
+        packed,
+        n,
+        dtype,
+    )
     return _add_bias("dense_pack", out, bias)
+
+
+def matmul_pack(
+    tensor_a: Tensor,
+    tensor_b: Tensor,
+    out_dtype: str | None = None,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    bn: int | None = None,
+) -> Tensor:
+    """``op(A) @ op(B)`` of 2-d or batched 3-d operands, ``B`` packed into zero-filled column
+    panels first (:func:`pack_panels`): for a right operand that is computed, not constant.
+
+    Every column extent vectorizes: the product runs over whole panels and whole register
+    tiles of rows, and the result is its valid part. A batch of 1 broadcasts (3-d).
+    """
+    if tensor_a.ndim != tensor_b.ndim or tensor_a.ndim not in (2, _PACKED_NDIM):
+        raise op_error(
+            "matmul_pack", "operand ranks", (tensor_a.ndim, tensor_b.ndim), "both 2 or both 3"
+        )
+    dtype = out_dtype or tensor_a.dtype
+    batched = tensor_a.ndim == _PACKED_NDIM
+    m, ka = (tensor_a.shape[-1], tensor_a.shape[-2]) if transpose_a else tensor_a.shape[-2:]
+    kb, n = (tensor_b.shape[-1], tensor_b.shape[-2]) if transpose_b else tensor_b.shape[-2:]
+    _check_k("matmul_pack", ka, kb)
+    units = const_int(n)
+    if units is None:
+        raise op_error("matmul_pack", "N", str(n), "a constant")
+    lead: tuple[PrimExpr, ...] = ()
+    one_a = False
+    if batched:
+        ba, bb = tensor_a.shape[0], tensor_b.shape[0]
+        lead = (broadcast_shape("matmul_pack", [ba], [bb])[0],)
+        one_a = const_int(ba) == 1
+    packed = pack_panels(tensor_b, bn, transpose=transpose_b)
+
+    def read_a(b: tuple[Var, ...], k: IterVar, i: PrimExpr) -> PrimExpr:
+        xa: tuple[PrimExpr, ...] = ((const(0) if one_a else b[0]),) if batched else ()
+        return tensor_a(*xa, k, i) if transpose_a else tensor_a(*xa, i, k)
+
+    return _panel_product("matmul_pack", read_a, lead, m, ka, packed, units, dtype)
 
 
 def batch_matmul(

@@ -3,8 +3,14 @@
 The product is computed tile by tile: an ``mb x nb`` block of the output accumulates in a
 local buffer (``cache_write``) over the whole reduction, its rows unrolled and its columns one
 or two vectors wide, then is stored; blocks run in parallel. ``mb`` fills the target's vector
-registers; ``nb`` is the packed panel width (``dense_pack``) or up to two vectors. Blocks
-divide their axes (a partial tile of an attached stage would read past its inputs).
+registers; ``nb`` is the packed panel width (``dense_pack``) or up to two vectors.
+
+Panel products (``dense_pack``, ``matmul_pack``: tag ``dense_pack``) run over padded extents
+(rows to whole tiles of ``row_block`` rows, columns to whole panels), so their tiles need no
+bounds checks and every column extent vectorizes; the stage storing the valid part (with the
+bias or activation) splits its axes by the same blocks and only its stores are guarded: loop
+partitioning leaves guard-free main loops and a tail. Other products divide their axes by
+their blocks (a partial tile of an attached stage would read past its inputs).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 
 from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
-from .._target import vector_lanes
+from .._target import num_cores, vector_lanes
 from ..generic._tiling import (
     extent,
     fuse_parallel,
@@ -31,6 +37,8 @@ __all__ = ["schedule_batch_matmul", "schedule_dense", "schedule_dense_pack", "sc
 
 #: Registers kept free of accumulators (for the broadcast operand and loads).
 _SPARE_REGISTERS = 4
+#: Tiles of rows per core below which the column tiles of a panel product run in parallel.
+_ROW_TILES_PER_CORE = 2
 #: Products whose right operand is ``[K, N]``: a tile's columns are contiguous there.
 _CONTIGUOUS_TAGS = (MATMUL, BATCH_MATMUL_NN)
 
@@ -51,16 +59,25 @@ def _row_block(dtype: str, col_vectors: int, rows: int | None) -> int:
     return _divisor_block(rows, cap)
 
 
-def _tile_product(s: Any, product_op: ComputeOp, out: Tensor, nb: int, vectorize: bool) -> None:
+def _tile_product(
+    s: Any, product_op: ComputeOp, out: Tensor, nb: int, vectorize: bool, mb: int | None = None
+) -> None:
     """Tile the last two axes of ``out`` (the product, or an injective stage reading it in the
-    same shape) by ``mb x nb``: each tile accumulates in a local buffer (``cache_write``) over
-    the whole reduction, rows unrolled and columns vectorized, then is stored by ``out``'s
-    loops; tiles (and leading batch axes) run in parallel.
+    same or a smaller shape) by ``mb x nb``: each tile accumulates in a local buffer
+    (``cache_write``) over the whole reduction, rows unrolled and columns vectorized, then is
+    stored by ``out``'s loops; tiles (and leading batch axes) run in parallel.
+
+    ``mb`` given, the product covers whole tiles of ``out`` (padded extents). With few tiles
+    of rows (:func:`_columns_outer`) the column tiles go outermost, so each panel of the right
+    operand is read once. When ``nb`` does not divide ``out``'s columns, the column-tile loop
+    stays on its own (not fused) so that loop partitioning can split off its last tile.
     """
     dtype = out.dtype
     lanes = vector_lanes(dtype)
     c = product_op.output(0)
-    mb = _row_block(dtype, max(1, nb // lanes), extent(product_op.axis[-2]))
+    padded = mb is not None
+    if mb is None:
+        mb = _row_block(dtype, max(1, nb // lanes), extent(product_op.axis[-2]))
     red = [extent(k) for k in product_op.reduce_axis]
     work = product([*(extent(a) for a in product_op.axis), *red])
     cc = s.cache_write(c, "local")
@@ -70,8 +87,23 @@ def _tile_product(s: Any, product_op: ComputeOp, out: Tensor, nb: int, vectorize
     *lead, m, n = stage.op.axis
     mo, mi = stage.split(m, factor=mb)
     no, ni = stage.split(n, factor=nb)
-    stage.reorder(*lead, mo, no, mi, ni)
-    s[cc].compute_at(stage, fuse_parallel(stage, [*lead, mo, no], work))
+    cols = extent(n)
+    whole = cols is None or cols % nb == 0
+    if padded and cols is not None and _columns_outer(lead, extent(m), mb, cols, nb):
+        stage.reorder(no, *lead, mo, mi, ni)
+        if whole:
+            attach = fuse_parallel(stage, [no, *lead, mo], work)
+        else:
+            fuse_parallel(stage, [no], work)
+            attach = mo
+    elif whole:
+        stage.reorder(*lead, mo, no, mi, ni)
+        attach = fuse_parallel(stage, [*lead, mo, no], work)
+    else:
+        stage.reorder(*lead, mo, no, mi, ni)
+        fuse_parallel(stage, [*lead, mo], work)
+        attach = no
+    s[cc].compute_at(stage, attach)
     if vectorize:
         vectorize_block(stage, ni, nb, lanes)
     *c_lead, cm, cn = s[cc].op.axis
@@ -79,6 +111,15 @@ def _tile_product(s: Any, product_op: ComputeOp, out: Tensor, nb: int, vectorize
     s[cc].unroll(cm)
     if vectorize:
         vectorize_block(s[cc], cn, nb, lanes)
+
+
+def _columns_outer(lead: Sequence[Any], rows: int | None, mb: int, cols: int, nb: int) -> bool:
+    """Whether the column tiles go outermost (each panel read once, the rows inside it): when
+    there are fewer tiles of rows than of columns and too few to share among the cores.
+    """
+    row_tiles = product([*(extent(a) for a in lead), -(-(rows or 1) // mb)]) or 1
+    col_tiles = -(-cols // nb)
+    return row_tiles < col_tiles and row_tiles < _ROW_TILES_PER_CORE * num_cores()
 
 
 def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -> Any:
@@ -92,10 +133,10 @@ def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -
         if op.tag in tags:
             found.append(op)
         elif op.tag == DENSE_PACK_WEIGHT:
-            p, _, b = s[op].op.axis
-            fuse_parallel(s[op], [p], product([extent(a) for a in op.axis]))
-            if pow2_divisor(extent(b), vector_lanes(op.output(0).dtype)) == extent(b):
-                s[op].vectorize(b)
+            *outer, _, b = s[op].op.axis
+            fuse_parallel(s[op], outer, product([extent(a) for a in op.axis]))
+            width = extent(b) or 1
+            vectorize_block(s[op], b, width, vector_lanes(op.output(0).dtype))
         elif id(op) in output_ops and not op.reduce_axis:
             tiled_here.append(op)
 
@@ -104,7 +145,8 @@ def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -
     for op in found:
         nb, vectorize = _column_block(op)
         stage = _tiled_stage(op, outputs)
-        _tile_product(s, op, stage, nb, vectorize)
+        mb = op.attrs.get("row_block") if op.tag == DENSE_PACK else None
+        _tile_product(s, op, stage, nb, vectorize, None if mb is None else int(mb))
         carriers.add(id(stage.op))
     for op in tiled_here:
         if id(op) not in carriers:
@@ -114,12 +156,19 @@ def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -
 
 def _tiled_stage(op: ComputeOp, outputs: Sequence[Tensor]) -> Tensor:
     """The stage that carries the tiling: the product itself, or the single output that applies
-    elementwise work (bias, activation) to it in the same shape.
+    elementwise work (bias, activation) to it in the same shape, or to the valid part of a
+    padded panel product (the same leading axes, at most as many rows and columns).
     """
     if any(t.op is op for t in outputs) or len(outputs) != 1:
         return op.output(0)
     out = outputs[0]
-    same = [const_int(a) for a in out.shape] == [const_int(a) for a in op.output(0).shape]
+    got = [const_int(a) for a in out.shape]
+    full = [const_int(a) for a in op.output(0).shape]
+    same = got == full
+    if op.tag == DENSE_PACK and len(got) == len(full) and got[:-2] == full[:-2]:
+        same = all(
+            g is not None and f is not None and g <= f for g, f in zip(got, full, strict=True)
+        )
     return out if same and is_inlinable(out.op) else op.output(0)
 
 
@@ -129,8 +178,7 @@ def _column_block(op: ComputeOp) -> tuple[int, bool]:
     lanes = vector_lanes(dtype)
     n = extent(op.axis[-1])
     if op.tag == DENSE_PACK:
-        packed = next(t for t in op.input_tensors if t.ndim == 3)  # noqa: PLR2004
-        bn = const_int(packed.shape[2]) or lanes
+        bn = int(op.attrs.get("panel_width", lanes))
         return bn, lanes >= 2  # noqa: PLR2004
     if op.tag in _CONTIGUOUS_TAGS and lanes >= 2:  # noqa: PLR2004
         width = pow2_divisor(n, 2 * lanes)

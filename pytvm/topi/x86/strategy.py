@@ -15,9 +15,12 @@ The rules the rows read:
   applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width); any other grouping is grouped.
-- ``nn.dense``: a packed weight layout (``NK<bn>n``) or a constant float ``[N, K]`` weight
-  whose ``N`` divides into panels of at least four lanes is ``dense_pack``; else ``dense``.
-- ``nn.matmul`` and ``nn.batch_matmul``: the tag says whether B's columns are contiguous.
+- ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
+  or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
+  ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
+  rows (or with columns the plain schedule cannot vectorize) packs that operand into panels
+  first (``matmul_pack``); else ``dense``/``matmul``/``batch_matmul``, whose tag says whether
+  B's columns are contiguous.
 
 The default schedule of a fused group (:mod:`.default`) looks its anchor up in this table too,
 in table order.
@@ -33,6 +36,8 @@ from ...ffi.errors import TVMValueError
 from ...te.tensor import Tensor
 from .. import nn, tag
 from .._shape import const_int
+from .._target import vector_lanes
+from ..generic._tiling import pow2_divisor
 from ..layout import layout_axes
 from ..nn.conv_window import padding4
 from ..nn.linear import default_panel_width
@@ -246,18 +251,11 @@ def _conv2d_grouped(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
 
 # --- nn.dense, nn.matmul, nn.batch_matmul -----------------------------------------------
 
-#: Narrowest panel worth packing (a vector of four lanes).
-_MIN_PANEL = 4
-
-
-def _dense_panel(units: int, dtype: str) -> int | None:
-    """Panel width for ``units`` output columns: the target's panel width (two vectors), else
-    the widest power-of-two fraction of it (down to four lanes) that divides ``units``.
+def _dense_panel(units: int, dtype: str) -> int:
+    """Panel width for ``units`` output columns: the target's panel width (two vectors; one
+    when the columns fit in one). The last panel is zero-filled past ``units``.
     """
-    bn = default_panel_width(dtype)
-    while bn >= _MIN_PANEL and units % bn:
-        bn //= 2
-    return bn if bn >= _MIN_PANEL else None
+    return default_panel_width(dtype, units)
 
 
 def _plain_dense(wl: OpWorkload) -> bool:
@@ -265,7 +263,7 @@ def _plain_dense(wl: OpWorkload) -> bool:
 
 
 def _dense_packable(wl: OpWorkload) -> bool:
-    """A plain constant float ``[N, K]`` weight whose ``N`` divides into panels."""
+    """A plain constant float ``[N, K]`` weight of known ``N`` (any ``N``: panels are padded)."""
     units = wl.weight_shape[0] if len(wl.weight_shape) == 2 else None  # noqa: PLR2004
     return (
         wl.weight_constant
@@ -273,7 +271,6 @@ def _dense_packable(wl: OpWorkload) -> bool:
         and _is_float(wl.data_dtype)
         and _is_float(wl.weight_dtype)
         and units is not None
-        and _dense_panel(units, wl.weight_dtype) is not None
     )
 
 
@@ -282,14 +279,41 @@ def _dense_packed_layout(wl: OpWorkload) -> str:
 
 
 def _dense_pack(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
-    # weight [N // bn, K, bn] (layout NK{bn}n, made by AlterOpLayout)
+    # weight [ceil(N / bn), K, bn] (layout NK{bn}n, made by AlterOpLayout; units: N)
     layout = str(wl.get("weight_layout", "NK"))
     if layout_axes(layout)[:2] != (("N", 0), ("K", 0)) or weight.ndim != 3:  # noqa: PLR2004
         raise TVMValueError(
             f"nn.dense: weight_layout {layout!r} for a {weight.ndim}-d weight; expected 'NK' "
             "or 'NK<bn>n' (a 3-d weight of panels [N // bn, K, bn])"
         )
-    return nn.dense_pack(data, weight, None, wl.out_dtype)
+    units = wl.get("units")
+    return nn.dense_pack(data, weight, None, wl.out_dtype, None if units is None else int(units))
+
+
+def _panel_rows(wl: OpWorkload) -> bool:
+    """A float product of constant shapes whose right operand is worth packing into panels:
+    at least a vector's worth of rows share each packed column, or (with at least two rows)
+    the columns have no power-of-two factor of a whole vector for the plain schedule.
+    """
+    data, weight = wl.data_shape, wl.weight_shape
+    if None in data or None in weight or len(data) != len(weight) or len(data) < 2:  # noqa: PLR2004
+        return False
+    if not (_is_float(wl.data_dtype) and _is_float(wl.weight_dtype)):
+        return False
+    transpose_b = wl.op == "nn.dense" or bool(
+        wl.get("transpose_b", wl.op == "nn.batch_matmul")
+    )
+    rows = data[-1] if wl.get("transpose_a", False) else data[-2]
+    cols = weight[-2] if transpose_b else weight[-1]
+    lanes = vector_lanes(wl.data_dtype)
+    assert rows is not None and cols is not None
+    return rows >= lanes or (rows >= 2 and pow2_divisor(cols, lanes) < lanes)  # noqa: PLR2004
+
+
+def _matmul_pack(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    transpose_b = wl.op == "nn.dense" or bool(wl.get("transpose_b", wl.op == "nn.batch_matmul"))
+    transpose_a = bool(wl.get("transpose_a", False))
+    return nn.matmul_pack(data, weight, wl.out_dtype, transpose_a, transpose_b)
 
 
 def _dense(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
@@ -381,7 +405,25 @@ STRATEGY: tuple[Implementation, ...] = (
         20,
         _dense_packed_layout,
     ),
+    I(
+        "dense_matmul_pack",
+        "nn.dense",
+        tag.DENSE_PACK,
+        lambda wl: _plain_dense(wl) and _panel_rows(wl),
+        _matmul_pack,
+        schedule_dense_pack,
+        15,
+    ),
     I("dense", "nn.dense", tag.DENSE, _plain_dense, _dense, schedule_dense, 10),
+    I(
+        "matmul_pack",
+        "nn.matmul",
+        tag.DENSE_PACK,
+        _panel_rows,
+        _matmul_pack,
+        schedule_dense_pack,
+        15,
+    ),
     I("matmul_nt", "nn.matmul", tag.DENSE, _transpose_b(False), _matmul, schedule_dense, 10),
     I(
         "matmul",
@@ -391,6 +433,15 @@ STRATEGY: tuple[Implementation, ...] = (
         _matmul,
         schedule_matmul,
         10,
+    ),
+    I(
+        "batch_matmul_pack",
+        "nn.batch_matmul",
+        tag.DENSE_PACK,
+        _panel_rows,
+        _matmul_pack,
+        schedule_dense_pack,
+        15,
     ),
     I(
         "batch_matmul",

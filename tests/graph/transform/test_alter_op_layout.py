@@ -49,22 +49,22 @@ def test_dense_weight_is_packed_in_panels_of_two_vectors() -> None:
     with Target(AVX512):
         after = alter_op_layout(_mod([x], g.call("nn.dense", x, w)))
     x2 = _var("x", 4, 24)
-    expected = _mod([x2], g.call("nn.dense", x2, _packed(w, "NK", "NK32n"), weight_layout="NK32n"))
+    packed = _packed(w, "NK", "NK32n")
+    expected = _mod([x2], g.call("nn.dense", x2, packed, weight_layout="NK32n", units=64))
     assert_structural_equal(after, expected)
 
 
-def test_dense_panel_narrows_to_divide_the_columns_down_to_four_lanes() -> None:
+def test_dense_panels_of_any_width_are_padded_and_keep_the_units() -> None:
     x = _var("x", 4, 24)
     with Target(AVX2):
-        one_vector = alter_op_layout(_mod([x], g.call("nn.dense", x, g.const(_rand(40, 24)))))
-        half_vector = alter_op_layout(_mod([x], g.call("nn.dense", x, g.const(_rand(20, 24)))))
-        plain = _mod([x], g.call("nn.dense", x, g.const(_rand(10, 24))))
-        kept = alter_op_layout(plain)
-    body = one_vector["main"].body
+        padded = alter_op_layout(_mod([x], g.call("nn.dense", x, g.const(_rand(40, 24)))))
+        narrow = alter_op_layout(_mod([x], g.call("nn.dense", x, g.const(_rand(5, 24)))))
+    body = padded["main"].body
+    assert isinstance(body, g.Call) and body.attrs["weight_layout"] == "NK16n"
+    assert body.attrs["units"] == 40 and body.checked_type.shape == (4, 40)  # type: ignore[union-attr]
+    body = narrow["main"].body  # fits in one vector: panels of one vector
     assert isinstance(body, g.Call) and body.attrs["weight_layout"] == "NK8n"
-    body = half_vector["main"].body
-    assert isinstance(body, g.Call) and body.attrs["weight_layout"] == "NK4n"
-    assert kept is plain
+    assert body.attrs["units"] == 5
 
 
 def test_conv_kernel_is_packed_by_output_channel_blocks() -> None:

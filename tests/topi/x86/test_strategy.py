@@ -71,7 +71,7 @@ CASES = [
     ("grouped_const", _conv((1, 16, 8, 8), (32, 8, 3, 3), 1, 2, True), "group_conv2d_nchw"),
     ("dense", _product("nn.dense", (4, 64), (32, 64)), "dense"),
     ("dense_const", _product("nn.dense", (4, 64), (32, 64), True), "dense_pack"),
-    ("dense_const_narrow", _product("nn.dense", (4, 64), (6, 64), True), "dense"),
+    ("dense_const_narrow", _product("nn.dense", (4, 64), (6, 64), True), "dense_pack"),
     (
         "dense_packed",
         _product("nn.dense", (4, 64), (2, 64, 16), weight_layout="NK16n"),
@@ -84,6 +84,16 @@ CASES = [
         "batch_matmul_nn",
         _product("nn.batch_matmul", (2, 4, 64), (2, 64, 32), transpose_b=False),
         "batch_matmul_nn",
+    ),
+    # A computed right operand shared by a vector's worth of rows is packed into panels.
+    ("dense_rows", _product("nn.dense", (16, 64), (30, 64)), "dense_matmul_pack"),
+    ("matmul_rows", _product("nn.matmul", (9, 64), (64, 197)), "matmul_pack"),
+    ("matmul_odd_columns", _product("nn.matmul", (2, 64), (64, 7)), "matmul_pack"),
+    ("attention_qk", _product("nn.batch_matmul", (4, 197, 64), (4, 197, 64)), "batch_matmul_pack"),
+    (
+        "attention_pv",
+        _product("nn.batch_matmul", (4, 197, 197), (4, 197, 64), transpose_b=False),
+        "batch_matmul_pack",
     ),
 ]
 
