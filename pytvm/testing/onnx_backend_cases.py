@@ -45,6 +45,9 @@ NODE_TESTS = {
     "DequantizeLinear": "dequantizelinear", "IsInf": "isinf", "Shrink": "shrink",
     "Swish": "swish", "LpPool": "lppool",
     "LSTM": "lstm", "GRU": "gru", "RNN": "(simple_rnn|rnn_seq_length)",
+    "QLinearConv": "qlinearconv", "ConvInteger": "convinteger",
+    "DynamicQuantizeLinear": "dynamicquantizelinear", "MatMulInteger": "matmulinteger",
+    "QLinearMatMul": "qlinearmatmul",
 }  # fmt: skip
 
 #: Out of scope, with the reason.

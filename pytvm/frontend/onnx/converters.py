@@ -24,6 +24,8 @@ from .ops_microsoft import MICROSOFT_CONVERTERS, MICROSOFT_DOMAIN
 from .ops_nn import NN_CONVERTERS
 from .ops_normalization import NORMALIZATION_CONVERTERS
 from .ops_pool import POOL_CONVERTERS
+from .ops_qlinear_conv import QLINEAR_CONV_CONVERTERS
+from .ops_qlinear_elementwise import QLINEAR_ELEMENTWISE_CONVERTERS
 from .ops_quantize import QUANTIZE_CONVERTERS
 from .ops_reduce import REDUCE_CONVERTERS
 from .ops_resize import RESIZE_CONVERTERS
@@ -50,6 +52,7 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **NORMALIZATION_CONVERTERS,
     **QUANTIZE_CONVERTERS,
     **FUSED_NORM_ONNX_CONVERTERS,
+    **QLINEAR_CONV_CONVERTERS,
     **BITWISE_CONVERTERS,
     **SCATTER_CONVERTERS,
     **TRIANGLE_CONVERTERS,
@@ -71,6 +74,7 @@ DOMAIN_CONVERTERS: dict[str, dict[str, tuple[int, Callable[[NodeContext], Any]]]
         **MATMUL_INTEGER_MICROSOFT_CONVERTERS,
         **ATTENTION_CONVERTERS,
         **FUSED_NORM_CONVERTERS,
+        **QLINEAR_ELEMENTWISE_CONVERTERS,
     },
 }
 

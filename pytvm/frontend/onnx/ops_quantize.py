@@ -1,6 +1,9 @@
 """Converters of ONNX's linear quantization: ``QuantizeLinear`` and ``DequantizeLinear``
 (per tensor or per axis), computed in floating point as ONNX defines them:
-``q = saturate(round(x / scale) + zero_point)`` and ``x = (q - zero_point) * scale``.
+``q = saturate(round(x / scale) + zero_point)`` and ``x = (q - zero_point) * scale``, and
+``DynamicQuantizeLinear`` (uint8 with the scale and zero point of the input's range widened to
+hold 0: ``scale = (max - min) / 255``, 1 where the range is empty as in ONNX Runtime, and
+``zero_point = round(clip(-min / scale, 0, 255))``). Rounding is half to even.
 """
 
 from __future__ import annotations
@@ -79,7 +82,28 @@ def _dequantize(ctx: NodeContext) -> Expr:
     return ctx.call("multiply", x, _along_axis(ctx, 1, ftype))
 
 
+def _dynamic_quantize(ctx: NodeContext) -> list[Expr]:
+    if ctx.dtype(0) != "float32":
+        raise ctx.error(f"the input is {ctx.dtype(0)}; expected float32")
+    x = ctx.expr(0)
+    axes = tuple(range(ctx.ndim(0)))
+
+    def scalar(value: float) -> Expr:
+        return ctx.const(np.asarray(value, dtype="float32"))
+
+    low = ctx.call("minimum", ctx.call("min", x, axis=axes), scalar(0.0))
+    high = ctx.call("maximum", ctx.call("max", x, axis=axes), scalar(0.0))
+    span = ctx.call("divide", ctx.call("subtract", high, low), scalar(255.0))
+    scale = ctx.call("where", ctx.call("equal", high, low), scalar(1.0), span)
+    zero = ctx.call("divide", ctx.call("negative", low), scale)
+    zero = ctx.call("round", ctx.call("clip", zero, a_min=0.0, a_max=255.0))
+    q = ctx.call("add", ctx.call("round", ctx.call("divide", x, scale)), zero)
+    q = ctx.call("cast", ctx.call("clip", q, a_min=0.0, a_max=255.0), dtype="uint8")
+    return [q, scale, ctx.call("cast", zero, dtype="uint8")]
+
+
 QUANTIZE_CONVERTERS: ConverterTable = {
+    "DynamicQuantizeLinear": (11, _dynamic_quantize),
     "QuantizeLinear": (10, _quantize),
     "DequantizeLinear": (10, _dequantize),
 }
