@@ -42,7 +42,7 @@ def _conv2d_np(args: Sequence[np.ndarray], attrs: Attrs) -> np.ndarray:
     x, w = args
     layout = _packed_layout(attrs, "kernel_layout", "OIHW")
     if layout is not None:
-        w = layout_transform_np(w, layout, "OIHW")
+        w = layout_transform_np(w, layout, "OIHW")[: attrs.get("channels") or None]
     sh, sw = attrs["strides"]
     dh, dw = attrs["dilation"]
     top, left, bottom, right = attrs["padding"]

@@ -7,10 +7,10 @@ strategy table (``topi.x86.strategy``) selects for it, when that row packs its w
 ``[N // bn, K, bn]`` read by ``topi.nn.dense_pack``; ``bn`` is the target's panel width, else
 the widest power-of-two part of it dividing N. ``nn.conv2d`` with ``groups=1`` and a constant
 kernel ``[F, C, KH, KW]`` gets ``kernel_layout="OIHW<fb>o"`` (blocks of ``fb`` output channels,
-from ``topi.x86.conv2d_channel_block``), lowered by ``topi.nn.conv2d_nchw_packed``, unless the
-pointwise convolution (which reads the plain kernel) outranks it. The data stays NCHW, so no
-other operator changes. Layers whose output channels are not a whole number of vectors keep
-their layout. The following FoldConstant computes the packed weights once, at build time.
+from ``topi.x86.conv2d_channel_block``, the last one padded with zero channels) and
+``channels=F``, lowered by ``topi.nn.conv2d_nchw_packed``, unless the pointwise or the direct
+convolution (which read the plain kernel) outranks it. The data stays NCHW, so no other
+operator changes. The following FoldConstant computes the packed weights once, at build time.
 Block sizes come from the current target.
 """
 
@@ -49,10 +49,13 @@ def _alter_weight(node: Call, key: str, plain: str) -> Call | None:
     if row.weight_layout is None:
         return None
     layout = row.weight_layout(workload)
+    attrs: dict[str, object] = {key: layout}
+    if node.op == "nn.conv2d":  # the output channels, as a padded last block hides them
+        attrs["channels"] = int(weight.checked_type.shape[0])
     return Call(
         node.op,
         (data, _packed_weight(weight, plain, layout)),
-        node.attrs.with_values(**{key: layout}),
+        node.attrs.with_values(**attrs),
         node.name,
     )
 

@@ -1,11 +1,12 @@
 """NCHW convolution with the kernel packed by output-channel blocks: ``conv2d_nchw_packed``.
 
-The kernel is given as ``[F // fb, C, KH, KW, fb]`` (layout ``OIHW{fb}o``, made by
+The kernel is given as ``[ceil(F / fb), C, KH, KW, fb]`` (layout ``OIHW{fb}o``, made by
 ``topi.layout_transform`` or :func:`conv2d_kernel_pack`): ``fb`` output channels sit side by
-side, so the product can run a vector over output channels with the input value broadcast. The
-convolution accumulates into a channel-blocked stage ``[N, F // fb, OH, OW, fb]`` (tag
-``conv2d_nchw_packed``) that an injective stage reads back into ``[N, F, OH, OW]``; data and
-result stay NCHW.
+side, so the product can run a vector over output channels with the input value broadcast. When
+``fb`` does not divide ``F`` the last block is padded with zero channels. The convolution
+accumulates whole blocks into a channel-blocked stage ``[N, ceil(F / fb), OH, OW, fb]`` (tag
+``conv2d_nchw_packed``) that an injective stage reads back into ``[N, F, OH, OW]``, keeping only
+the ``F`` real channels (``channels``; all of them by default); data and result stay NCHW.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Sequence
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
-from ...tir.expr import PrimExpr, Var
+from ...tir.expr import Cast, PrimExpr, Var
+from ...tir.op import min as _min
 from .. import tag
 from .._shape import const_shape, op_error
 from .conv_window import conv_window
@@ -27,15 +29,27 @@ _NCHW = 4
 
 
 def conv2d_kernel_pack(kernel: Tensor, fb: int) -> Tensor:
-    """``kernel [F, C, KH, KW]`` as ``[F // fb, C, KH, KW, fb]`` (``fb`` must divide ``F``)."""
+    """``kernel [F, C, KH, KW]`` as ``[ceil(F / fb), C, KH, KW, fb]``, the channels past ``F``
+    zero.
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> w = te.placeholder((20, 3, 3, 3), name="w")
+    >>> [str(d) for d in topi.nn.conv2d_kernel_pack(w, 8).shape]
+    ['3', '3', '3', '3', '8']
+    """
     f, c, kh, kw = const_shape("conv2d_kernel_pack", "kernel", kernel, _NCHW)
-    if fb < 1 or f % fb:
-        raise op_error("conv2d_kernel_pack", "fb", fb, f"a positive divisor of F = {f}")
+    if fb < 1:
+        raise op_error("conv2d_kernel_pack", "fb", fb, "a positive block of output channels")
 
     def body(o: Var, i: Var, y: Var, x: Var, b: Var) -> PrimExpr:
-        return kernel(o * fb + b, i, y, x)
+        ch = o * fb + b
+        if f % fb == 0:
+            return kernel(ch, i, y, x)
+        return kernel(_min(ch, f - 1), i, y, x) * Cast(kernel.dtype, ch < f)
 
-    return compute((f // fb, c, kh, kw, fb), body, name="T_kernel_pack", tag=tag.INJECTIVE)
+    return compute((-(-f // fb), c, kh, kw, fb), body, name="T_kernel_pack", tag=tag.INJECTIVE)
 
 
 def conv2d_nchw_packed(
@@ -45,8 +59,11 @@ def conv2d_nchw_packed(
     padding: int | Sequence[int],
     dilation: int | Sequence[int],
     out_dtype: str | None = None,
+    channels: int | None = None,
 ) -> Tensor:
-    """Convolution of ``data [N, C, H, W]`` with a packed ``kernel [F // fb, C, KH, KW, fb]``.
+    """Convolution of ``data [N, C, H, W]`` with a packed ``kernel [Fo, C, KH, KW, fb]``; the
+    result has the first ``channels`` of the ``Fo * fb`` output channels (default: all; the
+    rest are the zero channels padding the last block).
 
     Examples
     --------
@@ -55,12 +72,19 @@ def conv2d_nchw_packed(
     >>> w = te.placeholder((2, 3, 3, 3, 8), name="w")
     >>> [str(d) for d in topi.nn.conv2d_nchw_packed(x, w, 2, 1, 1).shape]
     ['1', '16', '5', '5']
+    >>> [str(d) for d in topi.nn.conv2d_nchw_packed(x, w, 1, 1, 1, channels=10).shape]
+    ['1', '10', '9', '9']
     """
     op = "conv2d_nchw_packed"
     n, c, h, w = const_shape(op, "input", data, _NCHW)
     fo, kc, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
     if kc != c:
         raise op_error(op, "kernel input channels", kc, f"the input's channels {c}")
+    f = fo * fb if channels is None else int(channels)
+    if not (fo - 1) * fb < f <= fo * fb:
+        raise op_error(
+            op, "channels", channels, f"{(fo - 1) * fb + 1} to {fo * fb} ({fo} blocks of {fb})"
+        )
     win = conv_window(op, data, (kh, kw), stride, padding, dilation, out_dtype)
     oh, ow = win.output_size(h, w)
     src = win.padded(data)
@@ -76,7 +100,7 @@ def conv2d_nchw_packed(
         (n, fo, oh, ow, fb), body, name="conv2d_nchw_packed", tag=tag.CONV2D_NCHW_PACKED
     )
 
-    def unpack(b: Var, f: Var, y: Var, x: Var) -> PrimExpr:
-        return blocked(b, f // fb, y, x, f % fb)
+    def unpack(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
+        return blocked(b, ch // fb, y, x, ch % fb)
 
-    return compute((n, fo * fb, oh, ow), unpack, name="conv2d_nchw_unpack", tag=tag.INJECTIVE)
+    return compute((n, f, oh, ow), unpack, name="conv2d_nchw_unpack", tag=tag.INJECTIVE)

@@ -31,6 +31,7 @@ from ..generic.anchored import schedule_anchored
 from ..tag import CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW, GROUP_CONV2D_NCHW
 
 __all__ = [
+    "conv2d_width_use",
     "schedule_conv2d_nchw",
     "schedule_depthwise_conv2d_nchw",
     "schedule_group_conv2d_nchw",
@@ -38,6 +39,15 @@ __all__ = [
 
 _SPARE_REGISTERS = 4
 _CONV_TAGS = (CONV2D_NCHW, GROUP_CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW)
+
+
+def conv2d_width_use(ow: int, dtype: str) -> float:
+    """The share of the vector lanes the direct schedule fills along an output row of ``ow``
+    columns (0 without vectors).
+    """
+    lanes = vector_lanes(dtype)
+    vec = pow2_divisor(ow, lanes)
+    return 0.0 if vec < 2 else vec / lanes  # noqa: PLR2004
 
 
 def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:

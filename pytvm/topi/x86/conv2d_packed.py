@@ -1,12 +1,15 @@
 """CPU schedule of ``conv2d_nchw_packed``: register blocks of output channels x output columns.
 
-A block is ``fb`` output channels (the packed kernel's block, whole vectors) by ``wb`` output
-columns (by ``rows`` output rows when a block spans a whole row): ``fb // lanes * wb * rows``
-vector accumulators, as many as the target's vector registers hold beside the kernel vectors
-and the broadcast input. The block accumulates over input channels and kernel rows and columns
-(one kernel vector load and one input broadcast per multiply-add row) in registers, is copied
-to a stack block (whole vectors), and the unpacking stage stores each output channel's columns
-from it to NCHW as one vector with the fused elementwise work (bias, activation, residual add).
+A block is ``fb`` output channels (the packed kernel's block, whole vectors; the last block's
+padding channels are computed and never stored) by ``wb`` output columns (by ``rows`` output
+rows when a block spans a whole row): ``fb // lanes * wb * rows`` vector accumulators, as many
+as the target's vector registers hold beside the kernel vectors and the broadcast input. Any
+width is a row of ``wb``-column blocks and one narrower tail block (a split that does not
+divide, cut off by loop partitioning), ``wb`` chosen for the fastest row. The block
+accumulates over input channels and kernel rows and columns (one kernel vector load and one
+input broadcast per multiply-add row) in registers, is copied to a stack block (whole
+vectors), and the unpacking stage stores each output channel's columns from it to NCHW as one
+vector with the fused elementwise work (bias, activation, residual add).
 The unpacking stays a loop over the channels: unrolled, its lane-by-lane stores cost LLVM more
 than the rest of the kernel to compile, and run no faster.
 Blocks run in parallel, output-channel blocks outermost so a kernel panel is reused from cache.
@@ -31,40 +34,71 @@ from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
 from ..tag import CONV2D_NCHW_PACKED
 
-__all__ = ["conv2d_channel_block", "conv2d_packed_block", "schedule_conv2d_nchw_packed"]
+__all__ = [
+    "conv2d_channel_block",
+    "conv2d_channel_use",
+    "conv2d_packed_block",
+    "schedule_conv2d_nchw_packed",
+]
 
 #: Share of the vector registers that hold accumulators (the rest: kernel vectors, the
-#: broadcast input, addresses the compiler keeps in vector registers); more spills.
-_ACCUMULATOR_SHARE = 0.75
+#: broadcast inputs, addresses the compiler keeps in vector registers); more spills (24 of 32
+#: accumulators run at two thirds of 20's speed).
+_ACCUMULATOR_SHARE = 0.625
+#: Independent multiply-add chains a block needs to keep the FMA units busy: two units with
+#: four cycles of latency (the x86 cores since Haswell and Zen), and the step's loads and
+#: broadcasts in between; a block with fewer accumulators waits on its chains.
+_CHAINS = 12
 
 
 def conv2d_channel_block(channels: int, dtype: str) -> int | None:
-    """Output channels per kernel block on the current target: two vectors of ``dtype``, else
-    one, whichever divides ``channels`` (None: neither does, keep the plain layout).
+    """Output channels per kernel block on the current target: two vectors of ``dtype`` or one,
+    whichever pads ``channels`` to fewer (two on a tie); the last block is padded with zero
+    channels. None: the target has no vectors of ``dtype`` (keep the plain layout).
 
     Examples
     --------
     >>> from pytvm.target import Target
     >>> from pytvm.topi.x86 import conv2d_channel_block
     >>> with Target("c -mattr=+avx2"):
-    ...     conv2d_channel_block(64, "float32"), conv2d_channel_block(24, "float32")
+    ...     conv2d_channel_block(64, "float32"), conv2d_channel_block(1000, "float32")
     (16, 8)
     """
     lanes = vector_lanes(dtype)
-    if lanes < 2:  # noqa: PLR2004
+    if lanes < 2 or channels < 1:  # noqa: PLR2004
         return None
-    return next((fb for fb in (2 * lanes, lanes) if channels % fb == 0), None)
+    return min((2 * lanes, lanes), key=lambda fb: -(-channels // fb) * fb)
+
+
+def conv2d_channel_use(channels: int, dtype: str) -> float:
+    """The share of the packed convolution's vector lanes that hold real output channels (the
+    rest hold the zero channels padding the last block); 0 without vectors.
+    """
+    fb = conv2d_channel_block(channels, dtype)
+    return 0.0 if fb is None else channels / (-(-channels // fb) * fb)
+
+
+def _row_cost(ow: int, wb: int, vectors: int) -> int:
+    """Cycles (in multiply-adds) of one reduction step over a row in blocks of ``wb`` columns
+    and a tail block: a block of ``t`` columns issues ``t * vectors`` multiply-adds but takes
+    at least ``_CHAINS`` (latency-bound below that), plus a fixed cost per block.
+    """
+    full, tail = divmod(ow, wb)
+    blocks = [wb] * full + ([tail] if tail else [])
+    return sum(max(t * vectors, _CHAINS) + vectors for t in blocks)
 
 
 def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int]:
     """``(rows, wb)``: output rows and columns of a register block of ``fb`` channels.
 
-    ``wb`` is the widest divisor of ``ow`` whose accumulators fit the target's vector registers;
-    a block spanning the whole row takes as many rows (dividing ``oh``) as still fit.
+    ``wb`` is the block width (at most as many columns as the target's vector registers hold
+    accumulators for) that runs a row fastest, in blocks of ``wb`` and one narrower tail block
+    (:func:`_row_cost`); a block spanning the whole row takes as many rows (dividing ``oh``) as
+    still fit.
     """
     vectors = max(1, fb // max(1, vector_lanes(dtype)))
     budget = max(1, int(vector_registers(dtype) * _ACCUMULATOR_SHARE) // vectors)
-    wb = largest_divisor(ow, budget)
+    wb = min(range(min(budget, ow), 0, -1), key=lambda b: _row_cost(ow, b, vectors))
     rows = largest_divisor(oh, budget // wb) if wb == ow else 1
     return rows, wb
 
@@ -105,8 +139,11 @@ def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
     if not is_inlinable(out.op):
         return None
     n, fo, oh, ow, fb = (const_int(d) for d in conv.output(0).shape)
-    want = [n, None if fo is None or fb is None else fo * fb, oh, ow]
-    return out if [const_int(d) for d in out.shape] == want else None
+    dims = [const_int(d) for d in out.shape]
+    if len(dims) != 4 or dims[0] != n or dims[2:] != [oh, ow] or None in (fo, fb, dims[1]):  # noqa: PLR2004
+        return None
+    assert fo is not None and fb is not None and dims[1] is not None
+    return out if (fo - 1) * fb < dims[1] <= fo * fb else None
 
 
 def schedule_conv2d_nchw_packed(outs: Tensor | Sequence[Tensor]) -> Any:

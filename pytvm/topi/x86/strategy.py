@@ -10,8 +10,9 @@ applicable row of an operator with the highest priority (the earlier row on a ti
 The rules the rows read:
 
 - ``nn.conv2d``: a packed kernel layout (``OIHW<fb>o``) is the packed convolution; so is a
-  plain constant float kernel with one group over NCHW data whose output channels are whole
-  vectors (:func:`~pytvm.topi.x86.conv2d_channel_block`), unless the pointwise convolution
+  plain constant float kernel with one group over NCHW data whose output channels, the last
+  block padded (:func:`~pytvm.topi.x86.conv2d_channel_block`), fill at least as much of the
+  vectors as the direct schedule's output rows do, unless the pointwise convolution
   applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width); any other grouping is grouped.
@@ -43,11 +44,16 @@ from ..nn.conv_window import padding4
 from ..nn.linear import default_panel_width
 from ..transform import reshape
 from .conv2d import (
+    conv2d_width_use,
     schedule_conv2d_nchw,
     schedule_depthwise_conv2d_nchw,
     schedule_group_conv2d_nchw,
 )
-from .conv2d_packed import conv2d_channel_block, schedule_conv2d_nchw_packed
+from .conv2d_packed import (
+    conv2d_channel_block,
+    conv2d_channel_use,
+    schedule_conv2d_nchw_packed,
+)
 from .conv2d_pointwise import conv2d_pointwise_applies, schedule_conv2d_nchw_pointwise
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
@@ -135,19 +141,37 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith("float")
 
 
+def _conv_output_width(wl: OpWorkload) -> int | None:
+    """The output width of an NCHW convolution (None: symbolic)."""
+    w, kw = wl.data_shape[3], wl.weight_shape[3]
+    if w is None or kw is None:
+        return None
+    _, left, _, right = padding4("nn.conv2d", wl.get("padding"))
+    dw, sw = int(wl.get("dilation", (1, 1))[1]), int(wl.get("strides", (1, 1))[1])
+    return (w + left + right - ((kw - 1) * dw + 1)) // sw + 1
+
+
 def _conv_packable(wl: OpWorkload) -> bool:
-    """A plain constant float kernel of one group over NCHW data, output channels in vectors."""
+    """A plain constant float kernel of one group over NCHW data whose output channels fill at
+    least as much of the vectors (the last block padded) as the direct schedule's output rows.
+    """
     f = wl.weight_shape[0] if len(wl.weight_shape) == _NCHW else None
-    return (
+    if not (
         wl.weight_constant
         and _plain_conv(wl)
         and wl.get("groups", 1) == 1
         and wl.get("data_layout", "NCHW") == "NCHW"
+        and len(wl.data_shape) == _NCHW
         and _is_float(wl.data_dtype)
         and _is_float(wl.weight_dtype)
         and f is not None
         and conv2d_channel_block(f, wl.weight_dtype) is not None
-    )
+    ):
+        return False
+    assert f is not None
+    ow = _conv_output_width(wl)
+    width_use = 0.0 if ow is None else conv2d_width_use(ow, wl.data_dtype)
+    return conv2d_channel_use(f, wl.weight_dtype) >= width_use
 
 
 def _conv_packed_layout(wl: OpWorkload) -> str:
@@ -164,7 +188,8 @@ def _conv_packed(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
             "'OIHW<fb>o' (output channels in blocks of fb) with groups=1"
         )
     strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
-    return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype)
+    channels = wl.get("channels")  # the real output channels of a zero-padded last block
+    return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype, channels)
 
 
 def _pointwise(wl: OpWorkload) -> bool:
