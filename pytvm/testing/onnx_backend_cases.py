@@ -45,6 +45,7 @@ NODE_TESTS = {
     "DequantizeLinear": "dequantizelinear", "IsInf": "isinf", "Shrink": "shrink",
     "Swish": "swish", "LpPool": "lppool",
     "LSTM": "lstm", "GRU": "gru", "RNN": "(simple_rnn|rnn_seq_length)",
+    "If": "if", "Loop": "loop",
     "QLinearConv": "qlinearconv", "ConvInteger": "convinteger",
     "DynamicQuantizeLinear": "dynamicquantizelinear", "MatMulInteger": "matmulinteger",
     "QLinearMatMul": "qlinearmatmul",
@@ -60,7 +61,7 @@ EXCLUDED = {
         "tf_crop_and_resize and antialiased Resize (nearest, linear and cubic are in scope)",
     r"test_einsum_batch_diagonal": "Einsum with a repeated label (a diagonal, not a product)",
     r"test_identity_(opt|sequence)": "sequence and optional values",
-    r"test_range_.*_expanded": "Range expanded into Loop (control flow)",
+    r"test_(if_seq|if_opt|loop13_seq|loop16_seq_none)": "If and Loop over sequence and optional values",
     r"test_split_to_sequence": "SplitToSequence (sequence values)",
 }  # fmt: skip
 

@@ -13,6 +13,7 @@ from .einsum import EINSUM_CONVERTERS
 from .node import NodeContext
 from .ops_attention import ATTENTION_CONVERTERS
 from .ops_bitwise import BITWISE_CONVERTERS
+from .ops_control import CONTROL_CONVERTERS
 from .ops_detection import DETECTION_CONVERTERS
 from .ops_fused_norm import FUSED_NORM_CONVERTERS, FUSED_NORM_ONNX_CONVERTERS
 from .ops_grid import GRID_CONVERTERS
@@ -65,6 +66,7 @@ CONVERTERS: dict[str, tuple[int, Callable[[NodeContext], Any]]] = {
     **GRID_CONVERTERS,
     **SHAPE_FIT_CONVERTERS,
     **RNN_CONVERTERS,
+    **CONTROL_CONVERTERS,
 }
 
 #: Converters of operators of other domains than ONNX's own, by domain.

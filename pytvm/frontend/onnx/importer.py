@@ -152,7 +152,7 @@ def _attributes(node: Any, where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for a in node.attribute:
         if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-            out[a.name] = a  # subgraphs: the converters that take them refuse them
+            out[a.name] = a  # subgraphs (If, Loop): their converters import them
             continue
         what = f"{where}: attribute {a.name!r}"
         try:
@@ -277,7 +277,7 @@ class _Importer:
 
     def weight_vars(self) -> list[Var]:
         """The weights the graph reads (those made so far, then the rest in model order)."""
-        read = {n for node in self.graph.node for n in node.input} | {
+        read = {n for node in _all_nodes(self.graph) for n in node.input} | {
             o.name for o in self.graph.output
         }
         for name in self.initializers:
@@ -292,6 +292,8 @@ class _Importer:
             raise OnnxImportError(f"initializer {name!r} has unsupported type {value.dtype}")
         if not self._is_weight(name):
             return Constant(value)
+        if name in self.weights:  # made for a subgraph that read it first
+            return self.weights[name]
         var = Var(name, TensorType(value.shape, str(value.dtype)))
         self.weights[name] = var
         return var
@@ -316,8 +318,7 @@ class _Importer:
 
     def _check_supported(self) -> None:
         missing = []
-        for k, node in enumerate(self.graph.node):
-            name = node.name or f"{node.op_type}_{k}"
+        for node, name in _named_nodes(self.graph):
             if node.domain not in _ONNX_DOMAINS:
                 if node.op_type not in DOMAIN_CONVERTERS.get(node.domain, {}):
                     missing.append((f"{node.domain}.{node.op_type}", name, self.opset))
@@ -374,7 +375,41 @@ class _Importer:
             sources,
             self.max_constant_bytes,
             self.config,
+            self._run_subgraph,
         )
+
+    def _run_subgraph(
+        self, graph: Any, inputs: Sequence[tuple[Expr, frozenset[str]]], reader: str
+    ) -> list[tuple[Expr, frozenset[str]]]:
+        """Convert subgraph ``graph`` of node ``reader`` with its inputs bound to ``inputs``
+        (each an expression and the graph inputs it comes from): its nodes read its own values
+        and, by name, those of the enclosing graphs. Returns its outputs with their sources.
+        """
+        if len(inputs) != len(graph.input):
+            raise OnnxImportError(
+                f"ONNX node {reader!r}: its subgraph {graph.name!r} declares "
+                f"{len(graph.input)} inputs, {len(inputs)} given"
+            )
+        validation.check_single_assignment(graph)
+        for init in graph.initializer:
+            if init.name not in self.initializers:
+                what = f"initializer {init.name!r} of subgraph {graph.name!r}"
+                self.initializers[init.name] = _tensor_array(init, what)
+        outer = (self.graph, self.exprs, self.sources)
+        self.exprs, self.sources = dict(self.exprs), dict(self.sources)
+        for info, (expr, src) in zip(graph.input, inputs, strict=True):
+            self.exprs[info.name], self.sources[info.name] = expr, src
+        self.graph = graph
+        try:
+            for k, node in enumerate(graph.node):
+                self._convert(node, k)
+            where = f"output of the subgraph {graph.name!r} of node {reader!r}"
+            return [
+                (self._expr_of(o.name, where), self.sources.get(o.name, frozenset()))
+                for o in graph.output
+            ]
+        finally:
+            self.graph, self.exprs, self.sources = outer
 
     def _convert(self, node: Any, index: int) -> None:
         ctx = self._context(node, index)
@@ -550,6 +585,27 @@ def _specialized(
     func = ValueSpecializedFunction(params_in, specializer)
     params = {w.name: importer.initializers[w.name] for w in weights}
     return ValueSpecializedModule({"main": func}), params
+
+
+def _named_nodes(graph: Any, within: str = "") -> list[tuple[Any, str]]:
+    """The nodes of ``graph`` with their names (``<op_type>_<k>`` for an unnamed one) and,
+    after each node, those of its subgraphs (``If``'s branches, ``Loop``'s body), recursively.
+    """
+    from onnx import AttributeProto
+
+    out = []
+    for k, node in enumerate(graph.node):
+        out.append((node, (node.name or f"{node.op_type}_{k}") + within))
+        for a in node.attribute:
+            graphs = [a.g] if a.type == AttributeProto.GRAPH else list(a.graphs)
+            for g in graphs:
+                out.extend(_named_nodes(g, f" (in subgraph {g.name!r}){within}"))
+    return out
+
+
+def _all_nodes(graph: Any) -> list[Any]:
+    """The nodes of ``graph`` and of its subgraphs, recursively."""
+    return [node for node, _ in _named_nodes(graph)]
 
 
 def _convert_config(config: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from .errors import ConstantSizeError, DynamicValueError, OnnxImportError
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["Converter", "ConverterTable", "NodeContext"]
+__all__ = ["Converter", "ConverterTable", "NodeContext", "SubgraphRunner"]
 
 
 class NodeContext:
@@ -45,8 +45,10 @@ class NodeContext:
         sources: Sequence[Collection[str]],
         max_constant_bytes: int = DEFAULT_MAX_CONSTANT_BYTES,
         config: Mapping[str, Any] | None = None,
+        subgraph: SubgraphRunner | None = None,
     ) -> None:
         self.node = node
+        self._subgraph = subgraph
         #: The import's ``convert_config`` (``importer.CONVERT_CONFIG`` lists the options).
         self.config: Mapping[str, Any] = dict(config or {})
         self.opset = opset
@@ -153,6 +155,21 @@ class NodeContext:
         """
         return self._values[i]() if self.has(i) else None
 
+    def sources(self, i: int) -> frozenset[str]:
+        """The graph inputs input ``i``'s value is computed from (empty: a constant)."""
+        return frozenset(self._sources[i]) if self.has(i) else frozenset()
+
+    def subgraph(
+        self, graph: onnx.GraphProto, inputs: Sequence[tuple[Expr, frozenset[str]]]
+    ) -> list[tuple[Expr, frozenset[str]]]:
+        """The outputs of subgraph ``graph`` (an ``If`` branch, a ``Loop`` body), each with
+        the graph inputs it is computed from, given its inputs as ``(expr, sources)``; the
+        subgraph also reads values of the enclosing graphs by name.
+        """
+        if self._subgraph is None:
+            raise self.error("subgraphs are not supported here")
+        return self._subgraph(graph, inputs, self.name)
+
     def ints(self, i: int, what: str = "") -> list[int]:
         """Input ``i``'s value as a list of ints."""
         return [int(v) for v in np.asarray(self.value(i, what)).reshape(-1)]
@@ -209,6 +226,12 @@ class NodeContext:
         """An import error naming this node."""
         return OnnxImportError(f"{self.where()}: {message}")
 
+
+#: Runs a subgraph: ``(graph, [(input expr, its sources)], reader) -> [(output, sources)]``.
+SubgraphRunner = Callable[
+    ["onnx.GraphProto", Sequence[tuple[Expr, frozenset[str]]], str],
+    list[tuple[Expr, frozenset[str]]],
+]
 
 #: A converter: the node's context to its output expression (or one per output).
 Converter = Callable[[NodeContext], "Expr | Sequence[Expr]"]
