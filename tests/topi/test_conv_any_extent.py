@@ -64,6 +64,8 @@ CASES = [
     ((1, 12, 15, 15), 72, 3, 2, 1, 1),  # strided, odd input
     ((1, 32, 28, 28), 32, 3, 1, 1, 8),  # grouped (four channels a group)
     ((1, 48, 13, 13), 48, 3, 1, 1, 3),  # grouped (sixteen channels a group), prime width
+    ((1, 48, 7, 7), 48, 3, 1, 1, 6),  # grouped, eight channels a group: half vectors
+    ((1, 32, 9, 9), 96, 3, 2, 1, 4),  # grouped, 24 output channels a group, strided
     ((1, 40, 7, 7), 40, 3, 1, 1, 40),  # depthwise on 7x7
     ((1, 24, 15, 15), 24, 5, 2, 2, 24),  # depthwise 5x5, stride 2, odd width
 ]
@@ -95,6 +97,17 @@ def test_odd_channel_counts_get_a_packed_kernel_padded_to_whole_blocks() -> None
             row = select("nn.conv2d", wl)
             assert row.name == "conv2d_nchw_packed"
             assert row.weight_layout is not None and row.weight_layout(wl) == layout
+
+
+def test_grouped_conv_is_packed_in_blocks_within_a_group_where_rows_do_not_vectorize() -> None:
+    attrs = {"strides": (1, 1), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 32}
+    with Target(AVX512):
+        wl = OpWorkload("nn.conv2d", (1, 1024, 7, 7), (1024, 32, 3, 3), F32, F32, attrs, True)
+        row = select("nn.conv2d", wl)  # 32 channels a group, rows of 7
+        assert row.name == "conv2d_nchw_packed"
+        assert row.weight_layout is not None and row.weight_layout(wl) == "OIHW32o"
+        wl = OpWorkload("nn.conv2d", (1, 128, 28, 28), (128, 4, 3, 3), F32, F32, attrs, True)
+        assert select("nn.conv2d", wl).name == "group_conv2d_nchw"  # 4 lanes either way
 
 
 def test_direct_conv_keeps_channels_a_packed_block_would_mostly_pad() -> None:

@@ -7,6 +7,8 @@ side, so the product can run a vector over output channels with the input value 
 accumulates whole blocks into a channel-blocked stage ``[N, ceil(F / fb), OH, OW, fb]`` (tag
 ``conv2d_nchw_packed``) that an injective stage reads back into ``[N, F, OH, OW]``, keeping only
 the ``F`` real channels (``channels``; all of them by default); data and result stay NCHW.
+A grouped convolution (``groups`` > 1, kernel ``[F // fb, C // groups, KH, KW, fb]``) takes
+blocks that divide each group's output channels, so a block reads one group's input channels.
 """
 
 from __future__ import annotations
@@ -60,10 +62,11 @@ def conv2d_nchw_packed(
     dilation: int | Sequence[int],
     out_dtype: str | None = None,
     channels: int | None = None,
+    groups: int = 1,
 ) -> Tensor:
-    """Convolution of ``data [N, C, H, W]`` with a packed ``kernel [Fo, C, KH, KW, fb]``; the
-    result has the first ``channels`` of the ``Fo * fb`` output channels (default: all; the
-    rest are the zero channels padding the last block).
+    """Convolution of ``data [N, C, H, W]`` with a packed ``kernel [Fo, C // groups, KH, KW,
+    fb]``; the result has the first ``channels`` of the ``Fo * fb`` output channels (default:
+    all; the rest are the zero channels padding the last block, with one group only).
 
     Examples
     --------
@@ -74,25 +77,39 @@ def conv2d_nchw_packed(
     ['1', '16', '5', '5']
     >>> [str(d) for d in topi.nn.conv2d_nchw_packed(x, w, 1, 1, 1, channels=10).shape]
     ['1', '10', '9', '9']
+    >>> x8 = te.placeholder((1, 8, 9, 9), name="x8")
+    >>> g = te.placeholder((4, 2, 3, 3, 4), name="g")  # 4 groups: 2 input, 4 output channels
+    >>> [str(d) for d in topi.nn.conv2d_nchw_packed(x8, g, 1, 1, 1, groups=4).shape]
+    ['1', '16', '9', '9']
     """
     op = "conv2d_nchw_packed"
     n, c, h, w = const_shape(op, "input", data, _NCHW)
     fo, kc, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
-    if kc != c:
-        raise op_error(op, "kernel input channels", kc, f"the input's channels {c}")
-    f = fo * fb if channels is None else int(channels)
-    if not (fo - 1) * fb < f <= fo * fb:
+    if groups < 1 or c % groups or (fo * fb) % groups or (fo * fb // groups) % fb:
         raise op_error(
-            op, "channels", channels, f"{(fo - 1) * fb + 1} to {fo * fb} ({fo} blocks of {fb})"
+            op,
+            "groups",
+            groups,
+            f"a divisor of the input channels {c} and of the output channels {fo * fb}, each "
+            f"group's output channels a whole number of blocks of {fb}",
         )
+    if kc * groups != c:
+        raise op_error(op, "kernel input channels", kc, f"the input's channels {c} / {groups}")
+    f = fo * fb if channels is None else int(channels)
+    if not (fo - 1) * fb < f <= fo * fb or (groups > 1 and f != fo * fb):
+        want = f"{(fo - 1) * fb + 1} to {fo * fb} ({fo} blocks of {fb})"
+        raise op_error(op, "channels", channels, want if groups == 1 else f"{fo * fb}")
     win = conv_window(op, data, (kh, kw), stride, padding, dilation, out_dtype)
     oh, ow = win.output_size(h, w)
     src = win.padded(data)
     dtype, ry, rx = win.dtype, win.ry, win.rx
-    rc = reduce_axis((0, c), name="rc")
+    rc = reduce_axis((0, kc), name="rc")
+
+    blocks_per_group = fo // groups
 
     def body(b: Var, o: Var, y: Var, x: Var, i: Var) -> PrimExpr:
-        a = src(b, rc.var, *win.taps(y, x))
+        ic = rc.var if groups == 1 else o // blocks_per_group * kc + rc.var
+        a = src(b, ic, *win.taps(y, x))
         k = kernel(o, rc.var, ry.var, rx.var, i)
         return _sum(a.astype(dtype) * k.astype(dtype), axis=[rc, ry, rx])  # type: ignore[no-any-return]
 

@@ -26,6 +26,7 @@ from .._target import vector_lanes
 from ..generic._tiling import (
     extent,
     largest_divisor,
+    pow2_divisor,
     tile_conv_output,
     vector_registers,
     vectorize_block,
@@ -51,10 +52,12 @@ _ACCUMULATOR_SHARE = 0.625
 _CHAINS = 12
 
 
-def conv2d_channel_block(channels: int, dtype: str) -> int | None:
+def conv2d_channel_block(channels: int, dtype: str, groups: int = 1) -> int | None:
     """Output channels per kernel block on the current target: two vectors of ``dtype`` or one,
     whichever pads ``channels`` to fewer (two on a tie); the last block is padded with zero
-    channels. None: the target has no vectors of ``dtype`` (keep the plain layout).
+    channels. With ``groups`` > 1 a block stays within a group: the largest power of two (up to
+    two vectors) dividing a group's channels. None: the target has no vectors of ``dtype``, or
+    a group's channels are odd (keep the plain layout).
 
     Examples
     --------
@@ -63,19 +66,29 @@ def conv2d_channel_block(channels: int, dtype: str) -> int | None:
     >>> with Target("c -mattr=+avx2"):
     ...     conv2d_channel_block(64, "float32"), conv2d_channel_block(1000, "float32")
     (16, 8)
+    >>> with Target("c -mattr=+avx2"):
+    ...     conv2d_channel_block(384, "float32", groups=16)  # 24 channels a group
+    8
     """
     lanes = vector_lanes(dtype)
     if lanes < 2 or channels < 1:  # noqa: PLR2004
         return None
+    if groups > 1:
+        fb = pow2_divisor(channels // groups if channels % groups == 0 else 1, 2 * lanes)
+        return fb if fb >= 2 else None  # noqa: PLR2004
     return min((2 * lanes, lanes), key=lambda fb: -(-channels // fb) * fb)
 
 
-def conv2d_channel_use(channels: int, dtype: str) -> float:
+def conv2d_channel_use(channels: int, dtype: str, groups: int = 1) -> float:
     """The share of the packed convolution's vector lanes that hold real output channels (the
-    rest hold the zero channels padding the last block); 0 without vectors.
+    rest hold the zero channels padding the last block, or lie past a narrower block of a
+    group's channels); 0 without a block.
     """
-    fb = conv2d_channel_block(channels, dtype)
-    return 0.0 if fb is None else channels / (-(-channels // fb) * fb)
+    fb = conv2d_channel_block(channels, dtype, groups)
+    if fb is None:
+        return 0.0
+    lanes = vector_lanes(dtype)
+    return channels / (-(-channels // fb) * fb) * min(1.0, fb / lanes)
 
 
 def _row_cost(ow: int, wb: int, vectors: int) -> int:

@@ -86,15 +86,22 @@ def test_pointwise_conv_keeps_its_kernel() -> None:
         assert alter_op_layout(before) is before
 
 
-def test_grouped_depthwise_and_runtime_weights_keep_their_layout() -> None:
+def test_depthwise_and_runtime_weights_keep_their_layout() -> None:
     x = _var("x", 1, 32, 8, 8)
     wv = _var("w", 32, 32, 3, 3)
     depthwise = _conv(x, g.const(_rand(32, 1, 3, 3)), groups=32)
-    grouped = _conv(x, g.const(_rand(32, 16, 3, 3)), groups=2)
     runtime = _conv(x, wv)
-    before = _mod([x, wv], g.Tuple([depthwise, grouped, runtime]))
+    before = _mod([x, wv], g.Tuple([depthwise, runtime]))
     with Target(AVX512):
         assert alter_op_layout(before) is before
+
+
+def test_grouped_kernel_is_packed_in_blocks_within_a_group() -> None:
+    x = _var("x", 1, 32, 7, 7)
+    with Target(AVX512):  # 16 output channels a group: one vector; rows of 7 have none
+        after = alter_op_layout(_mod([x], _conv(x, g.const(_rand(32, 16, 3, 3)), groups=2)))
+    body = after["main"].body
+    assert isinstance(body, g.Call) and body.attrs["kernel_layout"] == "OIHW16o"
 
 
 def test_folded_packed_graph_computes_what_the_plain_one_does() -> None:
