@@ -3,6 +3,12 @@
 By default the pool uses every core the process may run on (so ``taskset -c 0`` means one
 thread). ``set_num_threads`` changes it for later launches; TVM's global
 ``runtime.config_threadpool`` and ``runtime.NumThreads`` do the same over RPC.
+
+A launch's tasks are claimed, not assigned: the launching thread and the pool's workers take
+task ids until none is left, and the launch waits only for tasks already taken. On a busy
+machine (other processes on the cores, or more threads than free cores) a worker that is not
+running takes nothing and the launching thread does its share, so a parallel loop never waits
+a scheduler time slice for it.
 """
 
 from __future__ import annotations

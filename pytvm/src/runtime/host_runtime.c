@@ -234,19 +234,34 @@ typedef struct {
   int num_task;
 } Barrier;
 
+/* A launch's tasks are claimed, not assigned: the launching thread and the workers take task
+ * ids from one ticket until none is left, and the launch waits only for the tasks that were
+ * taken. A worker that has not woken yet (the machine is busy, or the pool is larger than the
+ * cores free) takes nothing, and the launching thread runs its share: a parallel loop never
+ * waits a scheduler time slice for a thread that is not running.
+ *
+ * The ticket is one 64-bit word: the launch's sequence number (high 32 bits) and the next task
+ * id (low 32 bits), CLOSED while the launch's fields are written. A thread reads the ticket,
+ * then the fields, then claims with a compare-and-swap on the ticket it read: the swap fails
+ * if the launch changed in between, so a claimed task always runs with its own launch's
+ * fields (the fields change only after the ticket is closed). */
+#define PYTVM_TICKET_CLOSED 0xFFFFFFFFu
+
 typedef struct {
   pthread_mutex_t mutex;
   pthread_cond_t wake;
   pthread_cond_t done;
   pthread_t* threads;
-  int num_workers;        /* threads in the pool (tasks 1..num_workers run there) */
-  atomic_ulong job_id;    /* incremented (under mutex) for every launch */
-  FTVMParallelLambda flambda;
-  void* cdata;
-  int num_task;
-  atomic_int pending;     /* worker tasks not yet finished (changed under mutex) */
-  int failed;
-  char* error;            /* last error of the first worker task that failed (malloc'd) */
+  int num_workers;                     /* threads in the pool besides the launching one */
+  _Atomic(unsigned long long) ticket;  /* (sequence << 32) | next task id */
+  _Atomic(FTVMParallelLambda) flambda;
+  _Atomic(void*) cdata;
+  atomic_int num_task;
+  atomic_int finished; /* tasks of the current launch that have returned */
+  atomic_int sleepers; /* workers waiting on `wake` */
+  atomic_int waiting;  /* 1 while the launching thread waits on `done` */
+  int failed;          /* under mutex */
+  char* error;         /* last error of the first task that failed on a worker (malloc'd) */
   TVMParallelGroupEnv env;
   Barrier barrier;
 } ThreadPool;
@@ -257,9 +272,9 @@ static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_requested_threads = 0;
 static _Thread_local int tls_in_parallel = 0;
 
-/* Before sleeping on a condition variable, a worker waiting for the next job and the launcher
- * waiting for the workers poll for this many rounds (a few tens of microseconds): a graph runs
- * kernel after kernel, and a futex wake-up per kernel costs more than the small ones take. */
+/* Before sleeping on a condition variable, a worker waiting for the next launch and the launcher
+ * waiting for the tasks taken poll for this many rounds (a few tens of microseconds): a graph
+ * runs kernel after kernel, and a futex wake-up per kernel costs more than the small ones take. */
 #define PYTVM_SPIN_ROUNDS 20000
 
 static inline void cpu_relax(void) {
@@ -285,41 +300,78 @@ int PyTVMNumThreads(void) { return g_requested_threads > 0 ? g_requested_threads
 
 void PyTVMSetNumThreads(int num_threads) { g_requested_threads = num_threads > 0 ? num_threads : 0; }
 
+static unsigned ticket_sequence(unsigned long long ticket) { return (unsigned)(ticket >> 32); }
+
+static unsigned ticket_next(unsigned long long ticket) { return (unsigned)(ticket & 0xFFFFFFFFu); }
+
+/* Claim a task of the launch with sequence `sequence`: its id, or -1 when none is left (or the
+ * launch is over). The lambda and closure returned belong to that launch. */
+static int claim_task(unsigned sequence, FTVMParallelLambda* flambda, void** cdata) {
+  unsigned long long ticket = atomic_load_explicit(&g_pool.ticket, memory_order_acquire);
+  for (;;) {
+    unsigned next = ticket_next(ticket);
+    int num_task;
+    if (ticket_sequence(ticket) != sequence || next == PYTVM_TICKET_CLOSED) return -1;
+    *flambda = atomic_load_explicit(&g_pool.flambda, memory_order_relaxed);
+    *cdata = atomic_load_explicit(&g_pool.cdata, memory_order_relaxed);
+    num_task = atomic_load_explicit(&g_pool.num_task, memory_order_relaxed);
+    if ((int)next >= num_task) return -1;
+    if (atomic_compare_exchange_weak_explicit(&g_pool.ticket, &ticket, ticket + 1,
+                                              memory_order_acq_rel, memory_order_acquire)) {
+      return (int)next;
+    }
+  }
+}
+
+/* Run a claimed task on a worker: count it finished, keep its error, wake the launcher if it
+ * sleeps and this was the last task. */
+static void run_worker_task(int task, FTVMParallelLambda flambda, void* cdata) {
+  int rc = flambda(task, &g_pool.env, cdata);
+  if (rc != 0) {
+    pthread_mutex_lock(&g_pool.mutex);
+    if (!g_pool.failed) g_pool.error = strdup(TVMGetLastError()); /* the text is thread-local */
+    g_pool.failed = 1;
+    pthread_mutex_unlock(&g_pool.mutex);
+  }
+  if (atomic_fetch_add(&g_pool.finished, 1) + 1 ==
+          atomic_load_explicit(&g_pool.num_task, memory_order_relaxed) &&
+      atomic_load(&g_pool.waiting)) {
+    pthread_mutex_lock(&g_pool.mutex);
+    pthread_cond_signal(&g_pool.done);
+    pthread_mutex_unlock(&g_pool.mutex);
+  }
+}
+
 static void* worker_main(void* arg) {
-  int worker = (int)(intptr_t)arg; /* runs task worker + 1 */
-  unsigned long seen = 0;
+  unsigned seen = 0; /* the last launch this worker took part in */
+  (void)arg;
   tls_in_parallel = 1;
   for (;;) {
+    unsigned sequence;
     FTVMParallelLambda flambda;
     void* cdata;
     int task;
     {
       int spin;
-      for (spin = 0; spin < PYTVM_SPIN_ROUNDS && atomic_load(&g_pool.job_id) == seen; ++spin) {
+      for (spin = 0; spin < PYTVM_SPIN_ROUNDS &&
+                     ticket_sequence(atomic_load(&g_pool.ticket)) == seen;
+           ++spin) {
         cpu_relax();
       }
     }
-    pthread_mutex_lock(&g_pool.mutex);
-    while (atomic_load(&g_pool.job_id) == seen) pthread_cond_wait(&g_pool.wake, &g_pool.mutex);
-    seen = atomic_load(&g_pool.job_id);
-    task = worker + 1;
-    flambda = g_pool.flambda;
-    cdata = g_pool.cdata;
-    if (task >= g_pool.num_task) {
-      pthread_mutex_unlock(&g_pool.mutex);
-      continue;
-    }
-    pthread_mutex_unlock(&g_pool.mutex);
-    {
-      int rc = flambda(task, &g_pool.env, cdata);
+    if (ticket_sequence(atomic_load(&g_pool.ticket)) == seen) {
       pthread_mutex_lock(&g_pool.mutex);
-      if (rc != 0 && !g_pool.failed) {
-        /* The error text is thread-local: keep it for the launching thread. */
-        g_pool.error = strdup(TVMGetLastError());
+      atomic_fetch_add(&g_pool.sleepers, 1);
+      while (ticket_sequence(atomic_load(&g_pool.ticket)) == seen) {
+        pthread_cond_wait(&g_pool.wake, &g_pool.mutex);
       }
-      if (rc != 0) g_pool.failed = 1;
-      if (atomic_fetch_sub(&g_pool.pending, 1) == 1) pthread_cond_signal(&g_pool.done);
+      atomic_fetch_sub(&g_pool.sleepers, 1);
       pthread_mutex_unlock(&g_pool.mutex);
+    }
+    sequence = ticket_sequence(atomic_load(&g_pool.ticket));
+    seen = sequence;
+    while ((task = claim_task(sequence, &flambda, &cdata)) >= 0) {
+      run_worker_task(task, flambda, cdata);
     }
   }
   return NULL;
@@ -342,7 +394,8 @@ static void pool_after_fork_child(void) {
   free(g_pool.threads);
   g_pool.threads = NULL;
   g_pool.num_workers = 0;
-  atomic_store(&g_pool.pending, 0);
+  atomic_store(&g_pool.sleepers, 0);
+  atomic_store(&g_pool.waiting, 0);
   g_pool.failed = 0;
   g_pool.error = NULL;
 }
@@ -359,7 +412,7 @@ static int ensure_workers(int wanted) {
   if (grown == NULL) return -1;
   g_pool.threads = grown;
   for (i = g_pool.num_workers; i < wanted; ++i) {
-    if (pthread_create(&g_pool.threads[i], NULL, worker_main, (void*)(intptr_t)i) != 0) return -1;
+    if (pthread_create(&g_pool.threads[i], NULL, worker_main, NULL) != 0) return -1;
     (void)pthread_detach(g_pool.threads[i]);
     g_pool.num_workers = i + 1;
   }
@@ -367,9 +420,13 @@ static int ensure_workers(int wanted) {
 }
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
-  int rc0;
-  int failed;
+  int failed = 0;
   char* worker_error;
+  char* own_error = NULL;
+  unsigned sequence;
+  int task;
+  FTVMParallelLambda claimed_lambda;
+  void* claimed_cdata;
   if (num_task <= 0) num_task = PyTVMNumThreads();
   if (num_task == 1 || tls_in_parallel) {
     /* One task, or a launch nested inside a task: run here as the only task (task 0 of 1), as
@@ -394,41 +451,60 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
     TVMAPISetLastError("RuntimeError: TVMBackendParallelLaunch: cannot start worker threads");
     return -1;
   }
-  g_pool.flambda = flambda;
-  g_pool.cdata = cdata;
-  g_pool.num_task = num_task;
-  atomic_store(&g_pool.pending, num_task - 1);
+  /* Close the ticket, write the launch, then open it under the next sequence number. */
+  sequence = ticket_sequence(atomic_load(&g_pool.ticket)) + 1u;
+  atomic_store(&g_pool.ticket, ((unsigned long long)(sequence - 1u) << 32) | PYTVM_TICKET_CLOSED);
+  atomic_store_explicit(&g_pool.flambda, flambda, memory_order_relaxed);
+  atomic_store_explicit(&g_pool.cdata, cdata, memory_order_relaxed);
+  atomic_store_explicit(&g_pool.num_task, num_task, memory_order_relaxed);
+  atomic_store(&g_pool.finished, 0);
   g_pool.failed = 0;
   g_pool.env.sync_handle = &g_pool.barrier;
   g_pool.env.num_task = num_task;
   atomic_store(&g_pool.barrier.arrived, 0);
   g_pool.barrier.num_task = num_task;
-  atomic_fetch_add(&g_pool.job_id, 1);
-  pthread_cond_broadcast(&g_pool.wake);
+  atomic_store_explicit(&g_pool.ticket, (unsigned long long)sequence << 32, memory_order_release);
+  if (atomic_load(&g_pool.sleepers) > 0) pthread_cond_broadcast(&g_pool.wake);
   pthread_mutex_unlock(&g_pool.mutex);
 
+  /* This thread takes tasks too, until none is left. */
   tls_in_parallel = 1;
-  rc0 = flambda(0, &g_pool.env, cdata);
+  while ((task = claim_task(sequence, &claimed_lambda, &claimed_cdata)) >= 0) {
+    if (claimed_lambda(task, &g_pool.env, claimed_cdata) != 0 && own_error == NULL) {
+      own_error = strdup(TVMGetLastError());
+      failed = 1;
+    }
+    atomic_fetch_add(&g_pool.finished, 1);
+  }
   tls_in_parallel = 0;
 
+  /* Every task is taken: wait for those still running on workers. */
   {
     int spin;
-    for (spin = 0; spin < PYTVM_SPIN_ROUNDS && atomic_load(&g_pool.pending) > 0; ++spin) {
+    for (spin = 0; spin < PYTVM_SPIN_ROUNDS && atomic_load(&g_pool.finished) < num_task; ++spin) {
       cpu_relax();
     }
   }
+  if (atomic_load(&g_pool.finished) < num_task) {
+    pthread_mutex_lock(&g_pool.mutex);
+    atomic_store(&g_pool.waiting, 1);
+    while (atomic_load(&g_pool.finished) < num_task) {
+      pthread_cond_wait(&g_pool.done, &g_pool.mutex);
+    }
+    atomic_store(&g_pool.waiting, 0);
+    pthread_mutex_unlock(&g_pool.mutex);
+  }
   pthread_mutex_lock(&g_pool.mutex);
-  while (atomic_load(&g_pool.pending) > 0) pthread_cond_wait(&g_pool.done, &g_pool.mutex);
-  failed = g_pool.failed || rc0 != 0;
+  failed = failed || g_pool.failed;
   worker_error = g_pool.error;
   g_pool.error = NULL;
   pthread_mutex_unlock(&g_pool.mutex);
   pthread_mutex_unlock(&g_launch_mutex);
-  if (failed && rc0 == 0) {
-    /* Task 0 (this thread) succeeded: report the worker's error here, not a stale one. */
-    TVMAPISetLastError(worker_error != NULL ? worker_error
-                                            : "RuntimeError: a parallel task failed");
+  if (failed) {
+    const char* message = own_error != NULL ? own_error : worker_error;
+    TVMAPISetLastError(message != NULL ? message : "RuntimeError: a parallel task failed");
   }
+  free(own_error);
   free(worker_error);
   return failed ? -1 : 0;
 }
