@@ -10,12 +10,11 @@ applicable row of an operator with the highest priority (the earlier row on a ti
 The rules the rows read:
 
 - ``nn.conv2d``: a packed kernel layout (``OIHW<fb>o``) is the packed convolution; so is a
-  plain constant float kernel with one group over NCHW data whose output channels, the last
+  plain constant float kernel (or an 8/16-bit integer one accumulated in int32, in int32
+  vectors) with one group over NCHW data whose output channels, the last
   block padded (:func:`~pytvm.topi.x86.conv2d_channel_block`), fill at least as much of the
   vectors as the direct schedule's output rows do, unless the pointwise convolution
-  applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it; a grouped
-  (not depthwise) constant kernel too, in blocks within a group, where they fill more of the
-  vectors than the direct schedule's rows. Otherwise one
+  applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width); any other grouping is grouped.
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
@@ -153,50 +152,64 @@ def _conv_output_width(wl: OpWorkload) -> int | None:
     return (w + left + right - ((kw - 1) * dw + 1)) // sw + 1
 
 
+_INTEGER_OPERANDS = ("int8", "uint8", "int16")
+
+
+def _conv_lane_dtype(wl: OpWorkload) -> str | None:
+    """The dtype of the packed convolution's vectors: the float kernel's own, or int32 for
+    8/16-bit integer operands accumulated in int32 (quantized convolutions); None: neither.
+    """
+    if _is_float(wl.data_dtype) and _is_float(wl.weight_dtype):
+        return wl.weight_dtype
+    if (
+        wl.data_dtype in _INTEGER_OPERANDS
+        and wl.weight_dtype in _INTEGER_OPERANDS
+        and wl.out_dtype == "int32"
+    ):
+        return "int32"
+    return None
+
+
 def _conv_packable(wl: OpWorkload) -> bool:
-    """A plain constant float kernel of one group over NCHW data whose output channels fill at
-    least as much of the vectors (the last block padded) as the direct schedule's output rows.
+    """A plain constant kernel (float, or integer accumulated in int32) of one group over NCHW
+    data whose output channels fill at least as much of the vectors (the last block padded) as
+    the direct schedule's output rows.
     """
     f = wl.weight_shape[0] if len(wl.weight_shape) == _NCHW else None
-    groups = int(wl.get("groups", 1))
+    lanes = _conv_lane_dtype(wl)
     if not (
         wl.weight_constant
         and _plain_conv(wl)
-        and not _depthwise(wl)
+        and wl.get("groups", 1) == 1
         and wl.get("data_layout", "NCHW") == "NCHW"
         and len(wl.data_shape) == _NCHW
-        and _is_float(wl.data_dtype)
-        and _is_float(wl.weight_dtype)
+        and lanes is not None
         and f is not None
-        and conv2d_channel_block(f, wl.weight_dtype, groups) is not None
+        and conv2d_channel_block(f, lanes) is not None
     ):
         return False
-    assert f is not None
+    assert f is not None and lanes is not None
     ow = _conv_output_width(wl)
-    width_use = 0.0 if ow is None else conv2d_width_use(ow, wl.data_dtype)
-    use = conv2d_channel_use(f, wl.weight_dtype, groups)
-    return use > width_use if groups > 1 else use >= width_use
+    width_use = 0.0 if ow is None else conv2d_width_use(ow, lanes)
+    return conv2d_channel_use(f, lanes) >= width_use
 
 
 def _conv_packed_layout(wl: OpWorkload) -> str:
-    groups = int(wl.get("groups", 1))
-    fb = conv2d_channel_block(int(wl.weight_shape[0] or 0), wl.weight_dtype, groups)
+    fb = conv2d_channel_block(int(wl.weight_shape[0] or 0), _conv_lane_dtype(wl) or wl.weight_dtype)
     return f"OIHW{fb}o"
 
 
 def _conv_packed(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
-    # kernel [ceil(F / fb), C // groups, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
-    layout, groups = _kernel_layout(wl), int(wl.get("groups", 1))
-    if layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
+    # kernel [F // fb, C, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
+    layout, groups = _kernel_layout(wl), wl.get("groups", 1)
+    if groups != 1 or layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
         raise TVMValueError(
-            f"nn.conv2d: kernel_layout {layout!r}; expected 'OIHW' or 'OIHW<fb>o' (output "
-            "channels in blocks of fb)"
+            f"nn.conv2d: kernel_layout {layout!r} with groups={groups}; expected 'OIHW' or "
+            "'OIHW<fb>o' (output channels in blocks of fb) with groups=1"
         )
     strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
     channels = wl.get("channels")  # the real output channels of a zero-padded last block
-    return nn.conv2d_nchw_packed(
-        data, weight, strides, padding, dilation, wl.out_dtype, channels, groups
-    )
+    return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype, channels)
 
 
 def _pointwise(wl: OpWorkload) -> bool:
