@@ -64,6 +64,7 @@ def _best_ms(run: Callable[[], object], seconds: float) -> float:
 
 
 def main() -> None:
+    """Time each form at 1 thread against onnxruntime and print one line per form."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--forms", default="qlinear,qdq,float")
