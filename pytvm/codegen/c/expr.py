@@ -2,6 +2,10 @@
 
 Vector loads and stores of unit-stride ramps, vector arithmetic, broadcasts and casts map to
 vector extensions (the C compiler emits SIMD instructions of the host: AVX2, AVX-512, NEON).
+Selects of vector comparisons are a blend of masks, bit operations of integer vectors their C
+operators, a ``Let`` of a vector a temporary, and a vector call of ``exp``, ``log``, ``tanh``,
+``sigmoid``, ``erf`` or ``pow`` the arithmetic expression of :mod:`pytvm.codegen.vector_math`
+(as are scalar calls but ``pow``, so that the C compiler vectorizes their loops).
 Any other vector expression is computed lane by lane into a temporary, which the compiler
 vectorizes when it can; so every expression the passes produce has a correct translation.
 """
@@ -11,17 +15,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ...ffi.dtype import DataType
+from ...ffi.dtype import DataType, DataTypeCode
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.expr import is_float, lanes_of, scalar_of
+from ...tir.functor import IRVisitor
 from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS, LIBM_FUNCTIONS
+from ..vector_math import expand as expand_vector_math
 from .calls import CALL_OPS, c_string, print_call
 from .types import c_scalar_type, c_vector_type
 
 __all__ = ["ExprPrinter", "has_vector_type"]
 
 _VECTOR_BINARY = (E.Add, E.Sub, E.Mul, E.Div)
+_NUMERIC = (DataTypeCode.INT, DataTypeCode.UINT, DataTypeCode.FLOAT)
 
 
 class ExprPrinter:
@@ -83,7 +90,9 @@ class ExprPrinter:
             value = self.scalar(e.value)
             return f"({{ {c_scalar_type(e.var.dtype)} {var} = {value}; {self.scalar(e.body)}; }})"
         if isinstance(e, E.Call):
-            return self._call(e, self.scalar)
+            # a scalar pow stays powf: GCC keeps the loop of its expression scalar (and slower)
+            expanded = expand_vector_math(e) if e.op != "tir.pow" else None
+            return self._call(e, self.scalar) if expanded is None else self.scalar(expanded)
         if isinstance(e, E.BufferLoad):
             (index,) = e.indices
             return f"{self._pointer(e.buffer)}[{self.scalar(index)}]"
@@ -122,7 +131,10 @@ class ExprPrinter:
             return f"__builtin_expect(!!({arg(e.args[0])}), 1)"
         if op == "tir.reinterpret":  # a union compound literal: C99, no aliasing question
             src, dst = c_scalar_type(e.args[0].dtype), c_scalar_type(e.dtype)
-            return f"(((union {{ {src} from; {dst} to; }}){{ .from = {arg(e.args[0])} }}).to)"
+            # the value in a register first: a select stored into the union would be a branch
+            value = f"pytvm_r{self.new_temp()}"
+            union = f"((union {{ {src} from; {dst} to; }}){{ .from = {value} }}).to"
+            return f"({{ {src} {value} = {arg(e.args[0])}; {union}; }})"
         if op == "tir.sigmoid":
             one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
             return f"({one} / ({one} + {_libm('exp', e.dtype)}(-{arg(e.args[0])})))"
@@ -159,9 +171,53 @@ class ExprPrinter:
             return f"__builtin_convertvector({self.vector(e.value)}, {vtype})"
         if isinstance(e, E.Call) and e.op == "tir.reinterpret":  # same size: a bit cast
             return f"(({vtype})({self.vector(e.args[0])}))"
+        if isinstance(e, E.Call) and e.op in BIT_OPERATORS and _integer_vector(e.dtype):
+            a, b = (self.vector(x) for x in e.args)
+            return f"({a} {BIT_OPERATORS[e.op]} {b})"
+        if isinstance(e, E.Call) and (expanded := expand_vector_math(e)) is not None:
+            return self.vector(expanded)
+        if isinstance(e, E.Let):
+            value = self.vector(e.value) if lanes_of(e.value.dtype) > 1 else self.scalar(e.value)
+            ctype = c_vector_type(e.var.dtype) if lanes_of(e.var.dtype) > 1 else None
+            self.emit(f"{ctype or c_scalar_type(e.var.dtype)} {self.name(e.var)} = {value};")
+            return self.vector(e.body)
+        if (
+            isinstance(e, E.Select)
+            and _speculatable(e.true_value)
+            and _speculatable(e.false_value)
+            and (mask := self._mask(e.condition, e.dtype)) is not None
+        ):
+            return self._blend(e, mask)
         if isinstance(e, E.Var):
             return self.name(e)
         return self._lanewise(e)
+
+    def _mask(self, cond: E.PrimExpr, dtype: str) -> str | None:
+        """``cond`` as a mask vector of ``dtype``'s lane width (all ones where it holds), or
+        None where it is not a comparison of vectors or a logical combination of those.
+        """
+        mtype = f"pytvm_mask_{dtype}"
+        if isinstance(cond, E.CmpOp) and _numeric_vector(cond.a.dtype):
+            test = f"({self.vector(cond.a)} {cond.symbol} {self.vector(cond.b)})"
+            same = DataType(cond.a.dtype).bits == DataType(dtype).bits
+            return f"(({mtype}){test})" if same else f"__builtin_convertvector({test}, {mtype})"
+        if isinstance(cond, (E.And, E.Or)):
+            a, b = self._mask(cond.a, dtype), self._mask(cond.b, dtype)
+            if a is None or b is None:
+                return None
+            return f"({a} {'&' if isinstance(cond, E.And) else '|'} {b})"
+        if isinstance(cond, E.Not):
+            inner = self._mask(cond.a, dtype)
+            return None if inner is None else f"(~{inner})"
+        return None
+
+    def _blend(self, e: E.Select, mask: str) -> str:
+        """A vector select as bit operations on the mask ``mask`` (kept in a temporary)."""
+        mtype, vtype = f"pytvm_mask_{e.dtype}", c_vector_type(e.dtype)
+        name = f"pytvm_m{self.new_temp()}"
+        self.emit(f"{mtype} {name} = {mask};")
+        t, f = self.vector(e.true_value), self.vector(e.false_value)
+        return f"(({vtype})(({name} & ({mtype})({t})) | (~{name} & ({mtype})({f}))))"
 
     def _lanewise(self, e: E.PrimExpr) -> str:
         """Compute ``e`` lane by lane into a new temporary; return its name."""
@@ -209,8 +265,13 @@ class ExprPrinter:
             if scalar_of(e.dtype) == "bool":
                 return f"({self.lane(e.value, lane)} != 0)"
             return f"(({c_scalar_type(e.dtype)}){self.lane(e.value, lane)})"
-        if isinstance(e, E.Call):
+        vector_call = isinstance(e, E.Call) and expand_vector_math(e) is not None
+        if isinstance(e, E.Call) and not (vector_call and _speculatable(e)):
             return self._call(e, lambda a: self.lane(a, lane))
+        if isinstance(e, E.Call):  # computed once as a vector, outside the loop over lanes
+            temp = f"pytvm_v{self.new_temp()}"
+            self.emit(f"{c_vector_type(e.dtype)} {temp} = {self.vector(e)};")
+            return f"{temp}[{lane}]"
         return f"({self.vector(e)})[{lane}]"
 
 
@@ -241,6 +302,39 @@ def _inline_intrinsic(e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
     if op == "tir.popcount":
         return f"(({ctype})__builtin_popcountll({wide}))"
     return f"(({ctype})({wide} == 0 ? {bits} : __builtin_clzll({wide}) - {64 - bits}))"
+
+
+def _speculatable(e: E.PrimExpr) -> bool:
+    """Whether ``e`` may be computed where its value is not used (hoisted out of a select): it
+    reads no memory and has no integer division (which may trap).
+    """
+    safe = True
+
+    class _Check(IRVisitor):
+        def visit_BufferLoad(self, node: E.BufferLoad) -> None:
+            nonlocal safe
+            safe = False
+
+        def _division(self, node: E.BinaryOp) -> None:
+            nonlocal safe
+            safe = safe and is_float(node.dtype)
+            self.generic_visit(node)
+
+        visit_Div = visit_Mod = visit_FloorDiv = visit_FloorMod = _division
+
+    _Check().visit(e)
+    return safe
+
+
+def _numeric_vector(dtype: str) -> bool:
+    """Whether ``dtype`` is a vector of numbers of at least 8 bits (C compares those)."""
+    t = DataType(dtype)
+    return t.lanes > 1 and t.code in _NUMERIC and t.bits >= 8  # noqa: PLR2004
+
+
+def _integer_vector(dtype: str) -> bool:
+    t = DataType(dtype)
+    return t.lanes > 1 and t.code in (DataTypeCode.INT, DataTypeCode.UINT) and t.bits >= 8  # noqa: PLR2004
 
 
 def has_vector_type(dtype: str) -> bool:

@@ -25,6 +25,7 @@ from ...tir.expr import is_float, lanes_of, scalar_of, with_lanes
 from ...tir.functor import IRVisitor
 from ..abi import EXTERNAL_CALL_OPS
 from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS
+from ..vector_math import expand as expand_vector_math
 from .intrinsics import FLOAT_FLAGS, MathCalls
 from .types import I1, I32, PTR, const_int, element_bytes, is_signed, memory_type, value_type
 
@@ -314,6 +315,9 @@ class ExprEmitter:
             return self.math.inline(self.builder, e, [self(a) for a in e.args])
         if e.op == "tir.bitwise_not":
             return self.math.inline(self.builder, e, [self(e.args[0])])
+        expanded = expand_vector_math(e)  # a vector exp/log/tanh/...: arithmetic, not libm
+        if expanded is not None:
+            return self(expanded)
         if scalar_of(e.dtype) == "float16" and self.math.calls_libm(e.op):
             wide = with_lanes("float64", lanes_of(e.dtype))
             args = [self.typed(a, wide) if is_float(a.dtype) else self(a) for a in e.args]
