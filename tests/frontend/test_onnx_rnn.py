@@ -29,7 +29,8 @@ SHAPES = {"T": 5, "B": 3, "I": 4, "H": 6}
 
 def _model(op: str, inputs: Sequence[str], outputs: Sequence[str], feeds: dict[str, np.ndarray],
            inits: dict[str, np.ndarray], **attrs: Any) -> onnx.ModelProto:  # fmt: skip
-    node = helper.make_node(op, list(inputs), list(outputs), hidden_size=SHAPES["H"], **attrs)
+    attrs = {"hidden_size": SHAPES["H"], **attrs}
+    node = helper.make_node(op, list(inputs), list(outputs), **attrs)
     ins = [
         helper.make_tensor_value_info(
             k, TensorProto.INT32 if k == "L" else TensorProto.FLOAT, v.shape
@@ -54,12 +55,13 @@ def _run_pytvm(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.
 
 def _check(op: str, direction: str = "forward", layout: int = 0, lens: list[int] | None = None,
            optional: str = "BHCP", outputs: Sequence[str] = OUTPUTS, seed: int = 0,
-           **attrs: Any) -> None:  # fmt: skip
+           hidden: int = SHAPES["H"], **attrs: Any) -> None:  # fmt: skip
     """Compare pytvm with ONNX Runtime on one node; ``optional`` names the optional inputs
     given (B, initial_H, initial_C, P).
     """
     rng = np.random.default_rng(seed)
-    t, b, i, h = SHAPES["T"], SHAPES["B"], SHAPES["I"], SHAPES["H"]
+    t, b, i, h = SHAPES["T"], SHAPES["B"], SHAPES["I"], hidden
+    attrs["hidden_size"] = hidden
     g, d = GATES[op], 2 if direction == "bidirectional" else 1
     inits = {
         "W": (rng.standard_normal((d, g * h, i)) * 0.5).astype("float32"),
@@ -117,6 +119,14 @@ def test_clip_bounds_gate_inputs(op: str) -> None:
 def test_optional_inputs_and_outputs_omitted(op: str) -> None:
     _check(op, optional="", outputs=("Y_h",))
     _check(op, "reverse", optional="H", outputs=("Y",))
+
+
+@pytest.mark.parametrize(("op", "before_reset"), [("LSTM", 0), ("GRU", 0), ("GRU", 1), ("RNN", 0)])
+def test_wide_hidden_state_runs_column_blocks_and_a_tail(op: str, before_reset: int) -> None:
+    if before_reset:
+        _check(op, "bidirectional", lens=[5, 3, 4], hidden=70, linear_before_reset=1)
+    else:
+        _check(op, "bidirectional", lens=[5, 3, 4], hidden=70)
 
 
 def test_gru_linear_before_reset() -> None:

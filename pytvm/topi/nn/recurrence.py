@@ -23,6 +23,8 @@ from ...tir import stmt as S
 from ...tir.buffer import decl_buffer
 from ...tir.expr import Buffer, ExprLike, PrimExpr, Var, const, convert
 from .._shape import const_int, op_error
+from .._target import vector_lanes
+from ..generic._tiling import vector_registers
 from .rnn_activation import Activation, activation_expr
 
 __all__ = ["DIRECTIONS", "gru_recurrence", "lstm_recurrence", "rnn_recurrence"]
@@ -84,18 +86,34 @@ class _Step:
         return _loop("j", end, lambda j: _store(self.acc, const(0.0, self.acc.dtype), j), begin)
 
     def matvec(self, source: Callable[[PrimExpr], PrimExpr], begin: int, end: int) -> S.Stmt:
-        """``acc[j] += sum_k source(k) * rt[d, k, j]`` for ``j`` in ``[begin, end)``: the inner
-        loop runs over contiguous columns of ``rt``.
+        """``acc[j] += sum_k source(k) * rt[d, k, j]`` for ``j`` in ``[begin, end)``, in blocks
+        of columns as wide as half the target's vector registers hold (then the rest): each
+        block stays in registers over ``k`` while contiguous rows of ``rt`` stream by.
         """
+        dtype = self.acc.dtype
+        block = vector_lanes(dtype) * max(1, vector_registers(dtype) // 2)
+        full, rest = divmod(end - begin, block)
+        parts: list[S.Stmt] = []
+        if full:
+            parts.append(
+                _loop("jo", full, lambda jo: self._block(source, begin + jo * block, block))
+            )
+        if rest:
+            parts.append(self._block(source, convert(end - rest), rest))
+        return S.seq(*parts)
+
+    def _block(self, source: Callable[[PrimExpr], PrimExpr], start: PrimExpr, width: int) -> S.Stmt:
         acc, rt, d = self.acc, self.rt, self.d
 
         def row(k: Var) -> S.Stmt:
             hk = Var("hk", acc.dtype)
 
             def col(j: Var) -> S.Stmt:
-                return _store(acc, acc.vload((j,)) + hk * rt.vload((d, k, j)), j)
+                return _store(
+                    acc, acc.vload((start + j,)) + hk * rt.vload((d, k, start + j)), start + j
+                )
 
-            return S.LetStmt(hk, source(k), _loop("j", end, col, begin))
+            return S.LetStmt(hk, source(k), _loop("j", width, col))
 
         return _loop("k", self.hidden, row)
 
