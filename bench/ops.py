@@ -253,7 +253,9 @@ def main() -> None:
         return
     cases = [c for c in CASES if not opts.only or any(o in c.name for o in opts.only)]
     cores = CORES[opts.threads]
-    print(f"CPU: {cpu_description()}")
+    import onnxruntime
+
+    print(f"CPU: {cpu_description()}; ONNX Runtime {onnxruntime.__version__}")
     print(
         f"FMA peak, {opts.threads} thread(s) on cores {cores}: "
         f"{_fma_peak(opts.threads, cores):.1f} GFLOP/s"

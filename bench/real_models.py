@@ -271,7 +271,9 @@ def main() -> None:
     if opts.profile:
         opts.only = [opts.profile]
     errors = export_missing(opts)
-    print(f"CPU: {cpu_description()}")
+    import onnxruntime
+
+    print(f"CPU: {cpu_description()}; ONNX Runtime {onnxruntime.__version__}")
     peaks = {t: _fma_peak(t, CORES[t]) for t in opts.threads}
     for t, peak in peaks.items():
         print(f"FMA peak, {t} thread(s) on cores {CORES[t]}: {peak:.1f} GFLOP/s")

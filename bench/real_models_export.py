@@ -27,9 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DIR = (
-    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pytvm" / "real-models"
-)
+DEFAULT_DIR = Path.home() / ".cache" / "pytvm" / "real-models"
 TORCH_PYTHON = Path("/work/venv-tvm018/bin/python")
 OPSET = 17
 INPUT_RANGES_KEY = "pytvm.bench.input_ranges"

@@ -44,6 +44,9 @@ def profile(path: Path, top: int, min_seconds: float) -> str:
         f"{path.stem}: pytvm {total_ms:.2f} ms (kernels {kernels_s * 1e3:.2f} ms, "
         f"{len(report.nodes)} kernels), ONNX Runtime {ort_ms:.2f} ms, "
         f"ratio {total_ms / ort_ms:.2f}; build {build_s:.1f} s",
+        "(each kernel timed alone, after the one before it: the sum exceeds the graph's latency "
+        f"by {max(0.0, kernels_s * 1e3 - total_ms) / len(report.nodes) * 1e3:.0f} us per kernel,"
+        " the timing's own cost and colder caches)",
         f"{'share':>6} {'ms':>8}  {'kernel':60} output",
     ]
     for node in report.nodes[:top]:
