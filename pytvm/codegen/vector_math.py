@@ -1,15 +1,18 @@
-"""Vector calls of ``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf`` and ``pow`` of float32 (and
+"""Calls of ``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf`` and ``pow`` of float32 (and
 float16, computed in float32) as arithmetic expressions, for both code generators.
 
 ``libm`` has no vector functions, so a vector call would be one library call per lane (``tanh``
-48 times slower than ONNX Runtime's). Both code generators ask :func:`expand` for every vector
-call and emit what it returns instead: the expressions of :mod:`pytvm.topi.fast_math` and
-:mod:`pytvm.topi.fast_pow` (arithmetic, selects and bit operations, which become vector
-instructions), with each shared value bound once by a ``Let``. Their accuracy is in those
-modules (2 or 3 ulp; ``pow`` 1 ulp; ``erf`` 4e-7). Scalar calls stay ``libm`` calls, correctly
-rounded or nearly so. This is the code generators' lowering of intrinsics (TVM's
-``FLowerIntrinsic`` rules for ``llvm``), done where the loops are already vectors so that every
-``tir.tanh``, whoever wrote it, is covered.
+was 48 to 200 times slower than ONNX Runtime's), and a loop of scalar calls is one no compiler
+vectorizes. Both code generators ask :func:`expand` for every call and emit what it returns
+instead: the expressions of :mod:`pytvm.topi.fast_math` and :mod:`pytvm.topi.fast_pow`
+(arithmetic, selects and bit operations, which become vector instructions, and a scalar loop of
+them one that LLVM's and the C compiler's vectorizers take), with each shared value bound once
+by a ``Let``. Their accuracy is stated there (``exp``/``log`` within 2 ulp, ``tanh``/``sigmoid``
+3, ``pow`` 1, ``erf`` 4e-7 absolute; libm's special values). The C generator keeps a scalar
+``pow`` as ``powf`` (GCC does not vectorize the loop of its expression). ``tir.sigmoid`` usually
+arrives lowered to ``1 / (1 + exp(-x))`` (``tir.transform.lower_intrin``): 0 below -88.7. This
+is the code generators' lowering of intrinsics (TVM's ``FLowerIntrinsic`` rules), done after
+vectorizing so that every ``tir.tanh``, whoever wrote it, is covered.
 """
 
 from __future__ import annotations
@@ -31,13 +34,13 @@ _UNARY: dict[str, Callable[[E.PrimExpr, bool], E.PrimExpr]] = {
     "tir.erf": erf_expr,
 }
 
-#: The intrinsics whose vector float32/float16 calls :func:`expand` replaces.
+#: The intrinsics whose float32/float16 calls :func:`expand` replaces.
 VECTOR_MATH = frozenset([*_UNARY, "tir.pow"])
 
 
 def expand(call: E.Call) -> E.PrimExpr | None:
-    """The arithmetic expression computing the vector call ``call``, or None where it stays a
-    call (a scalar, another dtype, another intrinsic).
+    """The arithmetic expression computing ``call`` (a scalar or a vector), or None where it
+    stays a call (another dtype, another intrinsic).
     """
     lanes = lanes_of(call.dtype)
     scalar = scalar_of(call.dtype)

@@ -6,7 +6,9 @@ contracted into FMA instructions. Here: every float instruction carries the ``co
 (and nothing else), functions LLVM knows (``exp``, ``log``, ``sqrt``, ``floor`` ...) are its
 intrinsics, which it lowers to instructions or to the same ``libm`` calls, and ``tanh``/``erf``
 are ``libm`` declarations marked pure. A vector call of an intrinsic stays one call (LLVM
-splits it as the target needs); a vector ``tanh``/``erf`` calls ``libm`` once per lane.
+splits it as the target needs; one ``libm`` call per lane where the target has no instruction).
+Float32 ``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf`` and ``pow`` never get here: the
+expression emitter computes them as arithmetic (:mod:`pytvm.codegen.vector_math`).
 """
 
 from __future__ import annotations

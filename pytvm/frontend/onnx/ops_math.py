@@ -67,14 +67,16 @@ def _pow(ctx: NodeContext) -> Expr:
     dtype = ctx.dtype(0)
     if ctx.dtype(1) != dtype:
         exponent = ctx.call("cast", exponent, dtype=dtype)
-    value = ctx.known_value(1)  # x ** 2 as x * x when the exponent is a constant 2
+    value = ctx.known_value(1)  # x ** 2 as x * x, x ** 3 as x * x * x (a constant exponent)
     if (
         value is not None
         and value.size == 1
-        and float(value.reshape(-1)[0]) == 2.0  # noqa: PLR2004
+        and float(value.reshape(-1)[0]) in (2.0, 3.0)
         and value.ndim <= ctx.ndim(0)
     ):
-        return ctx.call("multiply", base, base)
+        square = ctx.call("multiply", base, base)
+        cube = float(value.reshape(-1)[0]) == 3.0  # noqa: PLR2004
+        return ctx.call("multiply", square, base) if cube else square
     return ctx.call("power", base, exponent)
 
 
