@@ -167,3 +167,30 @@ def test_packed_conv_with_a_tail_block_runs_vector_multiply_adds() -> None:
     sums = re.findall(r"fadd [a-z ]*<16 x float>", ll)
     assert len(products) >= 2 * 13 and len(sums) >= 2 * 13  # both blocks: every column
     assert not re.findall(r"fmul [a-z ]*float ", ll)  # no scalar product
+
+
+@pytest.mark.parametrize(
+    ("shape", "f", "groups", "stride"),
+    [((1, 8, 13, 13), 16, 1, 1), ((1, 8, 28, 28), 8, 2, 1), ((1, 6, 7, 7), 12, 1, 1),
+     ((1, 16, 15, 15), 16, 16, 2)],
+)  # fmt: skip
+def test_direct_conv_of_a_runtime_kernel_vectorizes_any_width(
+    shape: tuple[int, int, int, int], f: int, groups: int, stride: int
+) -> None:
+    xa = _rand(*shape, seed=5)
+    wa = _rand(f, shape[1] // groups, 3, 3, seed=6)
+    with Target(AVX512):
+        x = te.placeholder(shape, F32, "x")
+        w = te.placeholder(wa.shape, F32, "w")
+        if groups == shape[1]:
+            kernel = topi.reshape(w, (shape[1], f // shape[1], 3, 3))
+            out = topi.nn.depthwise_conv2d_nchw(x, kernel, stride, 1, 1)
+        else:
+            out = topi.nn.group_conv2d_nchw(x, w, stride, 1, 1, groups)
+        out = topi.nn.relu(out)
+        mod = pytvm.build(topi.x86.schedule_default([out]), [x, w, out], target=AVX512)
+    want = np.maximum(_conv_np(xa, wa, stride, 1, groups), 0)
+    got = pytvm.nd.empty(want.shape, F32)
+    mod(pytvm.nd.array(xa), pytvm.nd.array(wa), got)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+    assert re.findall(r"fmul [a-z ]*<\d+ x float>", mod.get_source("ll"))

@@ -1,10 +1,12 @@
 """CPU schedules of NCHW convolutions: ``conv2d_nchw``, ``group_conv2d_nchw`` and
 ``depthwise_conv2d_nchw``.
 
-A block of the output is two rows (when the height is even) by a width of up to one vector
-(the largest power of two that divides the width, so a locally accumulated block never runs
-past the input; depthwise blocks take up to four vectors of a row) by, for dense convolutions,
-as many output channels as fill the vector registers. A block accumulates in a local buffer
+A block of the output is two rows (when the height is even) by one vector of columns
+(depthwise blocks take up to four vectors of a row, one channel each) by, for dense
+convolutions, as many output channels as fill the vector registers. Any width vectorizes: a row
+is blocks of whole vectors and a narrower tail block (a split that does not divide, cut off by
+loop partitioning, whose block is one shorter vector); a row shorter than a vector is one
+block. A block accumulates in a local buffer
 over the whole reduction (channels, then kernel rows and columns), channels and rows
 unrolled and the width vectorized; blocks run in parallel. The padded input is its own
 stage, computed once before the convolution, so the inner loops carry no bounds checks.
@@ -21,10 +23,8 @@ from .._target import vector_lanes
 from ..generic._tiling import (
     extent,
     largest_divisor,
-    pow2_divisor,
     tile_conv_output,
     vector_registers,
-    vectorize_block,
 )
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
@@ -42,27 +42,54 @@ _CONV_TAGS = (CONV2D_NCHW, GROUP_CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW)
 
 
 def conv2d_width_use(ow: int, dtype: str) -> float:
-    """The share of the vector lanes the direct schedule fills along an output row of ``ow``
-    columns (0 without vectors).
+    """The share of an output row of ``ow`` columns the direct schedule computes in whole
+    vectors of the target (the rest is its narrower tail block); 0 without vectors.
+
+    Examples
+    --------
+    >>> from pytvm.target import Target
+    >>> from pytvm.topi.x86.conv2d import conv2d_width_use
+    >>> with Target("c -mattr=+avx512f"):
+    ...     conv2d_width_use(80, "float32"), conv2d_width_use(56, "float32")
+    (1.0, 0.8571428571428571)
     """
     lanes = vector_lanes(dtype)
-    vec = pow2_divisor(ow, lanes)
-    return 0.0 if vec < 2 else vec / lanes  # noqa: PLR2004
+    return 0.0 if lanes < 2 else ow // lanes * lanes / ow  # noqa: PLR2004
+
+
+def _row_block(ow: int | None, lanes: int, depthwise: bool) -> tuple[int, int]:
+    """``(width, vec)``: output columns per block and per vector. A row of at least one vector
+    runs in blocks of whole vectors (up to four for depthwise, one channel a block) and a
+    narrower tail block; a shorter row is one block, one vector of its width.
+    """
+    if ow is None:
+        return lanes, lanes
+    if ow < lanes:
+        return ow, ow
+    width = min(4, ow // lanes) * lanes if depthwise else lanes
+    return width, lanes
+
+
+def _vectorize_row(stage: Any, axis: Any, width: int, vec: int) -> None:
+    """Vectorize a block axis of ``width`` columns as vectors of ``vec`` (the outer part
+    unrolled); a tail block narrower than ``width`` becomes a shorter vector.
+    """
+    if vec < 2:  # noqa: PLR2004
+        return
+    if vec >= width:
+        stage.vectorize(axis)
+        return
+    outer, inner = stage.split(axis, factor=vec)
+    stage.unroll(outer)
+    stage.vectorize(inner)
 
 
 def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     dtype = out.dtype
     lanes = vector_lanes(dtype)
-    ow = extent(conv.axis[3])
-    vec = pow2_divisor(ow, lanes)  # divides the width: the block is attached
-    vectorize = vec >= 2  # noqa: PLR2004
     depthwise = conv.tag == DEPTHWISE_CONV2D_NCHW
-    if depthwise and vectorize and ow is not None:
-        # One channel per block: widen the block along the row instead (up to 4 vectors).
-        width = max(d for d in range(vec, min(ow, 4 * lanes) + 1, vec) if ow % d == 0)
-    else:
-        width = vec
-    vectors = max(1, width // max(vec, 1))
+    width, vec = _row_block(extent(conv.axis[3]), lanes, depthwise)
+    vectors = max(1, -(-width // max(vec, 1)))
     rows = 2 if (extent(conv.axis[2]) or 1) % 2 == 0 else 1  # weights reused by two rows
     budget = (vector_registers(dtype) - _SPARE_REGISTERS) // (vectors * rows)
     fb = largest_divisor(extent(conv.axis[1]), 1 if depthwise else max(1, budget))
@@ -71,15 +98,13 @@ def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     if out.op is not conv:
         s[c].compute_inline()
     stage, xo, _, xi = tile_conv_output(s, conv, out, fb, rows, width)
-    if vectorize:
-        vectorize_block(stage, xi, width, vec)
+    _vectorize_row(stage, xi, width, vec)
     s[cc].compute_at(stage, xo)
     cn, cf, cy, cx = s[cc].op.axis
     s[cc].reorder(cn, *s[cc].op.reduce_axis, cf, cy, cx)
     s[cc].unroll(cf)
     s[cc].unroll(cy)
-    if vectorize:
-        vectorize_block(s[cc], cx, width, vec)
+    _vectorize_row(s[cc], cx, width, vec)
 
 
 def _carrier(conv: ComputeOp, outputs: list[Tensor]) -> Tensor:
