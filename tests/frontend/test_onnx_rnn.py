@@ -108,6 +108,7 @@ def test_rnn_matches_onnxruntime(op: str, direction: str, layout: int) -> None:
 def test_sequence_lens_pad_y_with_zeros_and_keep_last_state(op: str, direction: str) -> None:
     _check(op, direction, lens=[5, 2, 3], seed=1)
     _check(op, direction, layout=1, lens=[1, 5, 4], seed=2)
+    _check(op, direction, lens=[0, 5, 2], seed=3)  # a row of length 0 ends with zero states
 
 
 @pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
@@ -153,6 +154,15 @@ def test_other_activations(op: str, acts: list[str], alpha: list[float]) -> None
         _check(op, activations=acts, activation_alpha=alpha)
     else:
         _check(op, activations=acts)
+
+
+def test_activations_of_one_direction_for_two_are_refused() -> None:
+    inits = {"W": np.ones((2, 6, 4), "float32"), "R": np.ones((2, 6, 6), "float32")}
+    feeds = {"X": np.ones((5, 3, 4), "float32")}
+    model = _model("RNN", ["X", "W", "R"], ["Y"], feeds, inits, activations=["Relu"],
+                   direction="bidirectional")  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"activations \['Relu'\]: expected 1 per direction"):
+        from_onnx(model)
 
 
 def test_unknown_activation_names_the_node() -> None:

@@ -4,7 +4,8 @@ Every ONNX attribute is supported: ``direction`` (forward, reverse, bidirectiona
 ``activations`` with ``activation_alpha``/``activation_beta``, ``clip``, ``hidden_size``,
 ``input_forget`` (LSTM), ``linear_before_reset`` (GRU) and ``layout`` 0 and 1; the optional
 inputs ``B``, ``sequence_lens`` (steps past a row's length give zeros in ``Y`` and keep the
-last state, as ONNX Runtime), ``initial_h``, ``initial_c`` and ``P``; any subset of the outputs.
+last state, and a row of length 0 ends with zero states, as in ONNX Runtime), ``initial_h``,
+``initial_c`` and ``P``; any subset of the outputs.
 
 A layer becomes one ``nn.dense`` projecting the input of every step at once (biases folded into
 it) and one recurrence kernel (``nn.lstm_recurrence`` / ``nn.gru_recurrence`` /
@@ -65,8 +66,6 @@ class _Layer:
                     f"{self.ndir}, {self.gates} gates of hidden_size {hidden})"
                 )
         names = ctx.attr("activations") or list(default_acts) * self.ndir
-        if len(names) == len(default_acts) and self.ndir == 2:  # noqa: PLR2004
-            names = list(names) * 2  # one direction's list serves both
         if len(names) != len(default_acts) * self.ndir:
             raise ctx.error(
                 f"activations {list(names)}: expected {len(default_acts)} per direction "

@@ -80,7 +80,7 @@ def _run(
                               acts[d * per_dir : (d + 1) * per_dir], clipped, attrs)  # fmt: skip
                 y[tx, d, b] = states[0]
             for k in range(nstates):
-                finals[k][d, b] = states[k]
+                finals[k][d, b] = states[k] if n > 0 else 0
     dtype = args[0].dtype
     return tuple(a.astype(dtype) for a in (y, *finals))
 

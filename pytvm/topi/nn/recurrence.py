@@ -6,7 +6,8 @@ before (``xg``); what is left is sequential: per step ``t`` and batch row ``b`` 
 ``[num_directions, hidden, gates * hidden]``, its inner loop over contiguous gate columns, which
 LLVM vectorizes), then the cell's elementwise update. Directions run one after the other (the
 reverse one reads the sequence backwards); ``lens`` gives each batch row's sequence length:
-a step past it leaves the state as it is and writes zeros to ``Y`` (ONNX Runtime's semantics).
+a step past it leaves the state as it is and writes zeros to ``Y``, and a row of length 0 ends
+with zero states (ONNX Runtime's semantics).
 
 Outputs are in ONNX's ``layout=0``: ``Y [seq, num_directions, batch, hidden]``, the last
 hidden state ``[num_directions, batch, hidden]`` (and the LSTM's last cell state).
@@ -132,6 +133,20 @@ class _Step:
 Cell = Callable[[_Step], S.Stmt]
 
 
+def _clear_empty_rows(
+    lens: Buffer, states: Sequence[Buffer], d: int, batch: int, hidden: int
+) -> S.Stmt:
+    """Zero direction ``d``'s final states of the rows of length 0 (ONNX Runtime's result)."""
+
+    def row(b: Var) -> S.Stmt:
+        def clear(out: Buffer) -> S.Stmt:
+            return _loop("j", hidden, lambda j: _store(out, const(0.0, out.dtype), d, b, j))
+
+        return S.IfThenElse(lens.vload((b,)) <= 0, S.seq(*(clear(o) for o in states)))
+
+    return _loop("b", batch, row)
+
+
 def _copy_state(src: Buffer, dst: Buffer, d: int, batch: int, hidden: int) -> S.Stmt:
     """``dst[d] = src[d]`` (``[batch, hidden]``): the initial state of direction ``d``."""
 
@@ -196,6 +211,7 @@ def _recurrence(
                 return S.IfThenElse(t < n, cell(step), padded)
 
             parts.append(_loop("t", seq, lambda t: _loop("b", batch, lambda b: per_row(t, b))))
+            parts.append(_clear_empty_rows(lens_buf, outs[1:], d, batch, hidden))
         return S.Allocate(acc, S.seq(*parts))
 
     inputs = [xg, rt, *states, *extra, lens]
