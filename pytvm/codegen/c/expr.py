@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ...ffi.dtype import DataType, DataTypeCode
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
+from ...tir.dot_product import is_dot_u8s8_s32
 from ...tir.expr import is_float, lanes_of, scalar_of
 from ...tir.functor import IRVisitor
 from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS, LIBM_FUNCTIONS
@@ -135,6 +136,18 @@ class ExprPrinter:
             value = f"pytvm_r{self.new_temp()}"
             union = f"((union {{ {src} from; {dst} to; }}){{ .from = {value} }}).to"
             return f"({{ {src} {value} = {arg(e.args[0])}; {union}; }})"
+        if is_dot_u8s8_s32(e):  # portable: four byte products (VNNI in the LLVM path)
+            acc, a, b = (arg(x) for x in e.args)
+            n = self.new_temp()
+            terms = " + ".join(
+                f"(int32_t)(uint8_t)(pytvm_a{n} >> {8 * k}) * "
+                f"(int32_t)(int8_t)(pytvm_b{n} >> {8 * k})"
+                for k in range(4)
+            )
+            return (
+                f"({{ uint32_t pytvm_a{n} = {a}; uint32_t pytvm_b{n} = (uint32_t){b}; "
+                f"(int32_t)({acc} + {terms}); }})"
+            )
         if op == "tir.sigmoid":
             one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"
             return f"({one} / ({one} + {_libm('exp', e.dtype)}(-{arg(e.args[0])})))"

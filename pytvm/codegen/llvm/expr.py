@@ -21,11 +21,13 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from ...ffi.dtype import DataType
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
+from ...tir.dot_product import is_dot_u8s8_s32
 from ...tir.expr import is_float, lanes_of, scalar_of, with_lanes
 from ...tir.functor import IRVisitor
 from ..abi import EXTERNAL_CALL_OPS
 from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS
 from ..vector_math import expand as expand_vector_math
+from .dot_product import emit_dot_u8s8_s32, fused_dot_add
 from .intrinsics import FLOAT_FLAGS, MathCalls
 from .types import I1, I32, PTR, const_int, element_bytes, is_signed, memory_type, value_type
 
@@ -85,6 +87,9 @@ class ExprEmitter:
             return self.cast(self(e.value), e.value.dtype, e.dtype)
         if isinstance(e, (E.And, E.Or)) and lanes == 1 and not _speculatable(e.b):
             return self._short_circuit(e)
+        if (fused := fused_dot_add(e)) is not None:  # a reduction's acc + dot(0, a, b)
+            acc, dot = fused
+            return self._dot(dot, self(acc))
         if isinstance(e, E.BinaryOp):
             return self.binary(type(e), self(e.a), self(e.b), e.a.dtype)
         if isinstance(e, E.Not):
@@ -311,6 +316,8 @@ class ExprEmitter:
             return self.math.expect_true(self.builder, self(e.args[0]))
         if e.op == "tir.reinterpret":
             return self.builder.bitcast(self(e.args[0]), value_type(e.dtype))
+        if is_dot_u8s8_s32(e):
+            return self._dot(e, self(e.args[0]))
         if e.op in FLOAT_CHECKS or e.op in BIT_OPERATORS or e.op in BIT_COUNTS:
             return self.math.inline(self.builder, e, [self(a) for a in e.args])
         if e.op == "tir.bitwise_not":
@@ -323,6 +330,11 @@ class ExprEmitter:
             args = [self.typed(a, wide) if is_float(a.dtype) else self(a) for a in e.args]
             return self.cast(self.math.call(self.builder, e.op, wide, args), wide, e.dtype)
         return self.math.call(self.builder, e.op, e.dtype, [self(a) for a in e.args])
+
+
+    def _dot(self, e: E.Call, acc: ir.Value) -> ir.Value:
+        _, a, b = (self(x) for x in e.args)
+        return emit_dot_u8s8_s32(self.builder, self.math.module, acc, a, b, lanes_of(e.dtype))
 
 
 def unit_ramp_base(index: E.PrimExpr) -> E.PrimExpr | None:

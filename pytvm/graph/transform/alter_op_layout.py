@@ -16,7 +16,12 @@ Block sizes come from the current target.
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
+
 from ...ir.transform import Pass, PassContext, map_functions
+from ...topi.nn.conv2d_int8 import conv2d_int8_kernel_pack
 from ...topi.x86.strategy import OpWorkload, select
 from ..attrs import Attrs
 from ..expr import Call, Constant, Expr, Function
@@ -26,8 +31,14 @@ from ..ty import TensorType
 
 __all__ = ["AlterOpLayout", "alter_op_layout"]
 
+#: An int8 kernel for 8-bit dot products: int32 words of four input channels' bytes.
+_INT8_LAYOUT = re.compile(r"OIHW(\d+)o4i")
 
-def _packed_weight(weight: Constant, src: str, dst: str) -> Call:
+
+def _packed_weight(weight: Constant, src: str, dst: str) -> Call | Constant:
+    int8 = _INT8_LAYOUT.fullmatch(dst)
+    if int8 is not None and weight.data.dtype == np.int8:  # four channels' bytes per int32
+        return Constant(conv2d_int8_kernel_pack(weight.data, int(int8.group(1))))
     return Call("layout_transform", (weight,), Attrs.of(src_layout=src, dst_layout=dst))
 
 

@@ -19,6 +19,7 @@ from ...ir.transform import Pass, PassContext, map_functions
 from .. import expr as E
 from .. import stmt as S
 from ..arith.linear import expr_key
+from ..dot_product import DOT_U8S8_S32
 from ..expr import IntImm, PrimExpr, Var, lanes_of, with_lanes
 from ..function import IRModule, PrimFunc
 from ..functor import IRMutator, IRVisitor, substitute
@@ -29,7 +30,9 @@ __all__ = ["MAX_LANES", "VectorizeLoop", "vectorize_loop"]
 #: Loops wider than this stay serial.
 MAX_LANES = 64
 _MIN_LANES = 2
-_PURE_CALLS = frozenset([*(f"tir.{name}" for name in FLOAT_INTRINSICS), "tir.reinterpret"])
+_PURE_CALLS = frozenset(
+    [*(f"tir.{name}" for name in FLOAT_INTRINSICS), "tir.reinterpret", DOT_U8S8_S32]
+)
 
 
 class _Unsupported(Exception):

@@ -13,6 +13,7 @@ from .activation import gelu, hard_sigmoid, hard_swish, leaky_relu, prelu, relu
 from .adaptive_pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d, global_pool
 from .argmax_pool import max_pool2d_with_argmax
 from .batch_norm import batch_norm
+from .conv2d_int8 import conv2d_int8_kernel_pack, conv2d_nchw_int8
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw, subpixel_shuffle_nchw
@@ -83,8 +84,10 @@ __all__ = [
     "conv1d_transpose_ncw",
     "conv2d",
     "conv2d_hwcn",
+    "conv2d_int8_kernel_pack",
     "conv2d_kernel_pack",
     "conv2d_nchw",
+    "conv2d_nchw_int8",
     "conv2d_nchw_packed",
     "conv2d_nchw_pointwise",
     "conv2d_nhwc",

@@ -27,6 +27,7 @@ from .conv1d import (
     schedule_group_conv1d_nwc,
 )
 from .conv2d import schedule_group_conv2d_nchw
+from .conv2d_int8 import schedule_conv2d_nchw_int8, vnni_lanes
 from .conv2d_nchwc import conv2d_NCHWc, schedule_conv2d_NCHWc
 from .conv2d_packed import (
     conv2d_channel_block,
@@ -95,6 +96,7 @@ __all__ = [
     "schedule_conv1d_nwc",
     "schedule_conv2d_NCHWc",
     "schedule_conv2d_nchw",
+    "schedule_conv2d_nchw_int8",
     "schedule_conv2d_nchw_packed",
     "schedule_conv2d_nchw_pointwise",
     "schedule_conv2d_nhwc",
@@ -119,4 +121,5 @@ __all__ = [
     "schedule_reduce",
     "schedule_softmax",
     "select",
+    "vnni_lanes",
 ]

@@ -30,6 +30,7 @@ in table order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import pow2_divisor
 from ..layout import layout_axes
+from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
 from ..nn.conv_window import padding4
 from ..nn.linear import default_panel_width
 from ..transform import reshape
@@ -50,6 +52,7 @@ from .conv2d import (
     schedule_depthwise_conv2d_nchw,
     schedule_group_conv2d_nchw,
 )
+from .conv2d_int8 import schedule_conv2d_nchw_int8, vnni_lanes
 from .conv2d_packed import (
     conv2d_channel_block,
     conv2d_channel_use,
@@ -210,6 +213,38 @@ def _conv_packed(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
     channels = wl.get("channels")  # the real output channels of a zero-padded last block
     return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype, channels)
+
+
+_INT8_LAYOUT = re.compile(r"OIHW(\d+)o4i")
+
+
+def _conv_int8(wl: OpWorkload) -> bool:
+    """A kernel packed for 8-bit dot products (``OIHW<fb>o4i``), or a plain constant int8
+    kernel of one group over uint8 NCHW data accumulated in int32 on a target with the dot
+    product instruction (:func:`~pytvm.topi.x86.vnni_lanes`).
+    """
+    if _INT8_LAYOUT.fullmatch(_kernel_layout(wl)):
+        return True
+    return (
+        wl.weight_constant
+        and _plain_conv(wl)
+        and int(wl.get("groups", 1)) == 1
+        and wl.get("data_layout", "NCHW") == "NCHW"
+        and (wl.data_dtype, wl.weight_dtype, wl.out_dtype) == ("uint8", "int8", "int32")
+        and len(wl.weight_shape) == _NCHW
+        and None not in wl.weight_shape
+        and vnni_lanes() is not None
+    )
+
+
+def _conv_int8_layout(wl: OpWorkload) -> str:
+    return f"OIHW{conv2d_channel_block(int(wl.weight_shape[0] or 0), 'int32')}o4i"
+
+
+def _conv2d_int8(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    # kernel [ceil(F / fb), ceil(C / 4), KH, KW, fb] int32 (OIHW{fb}o4i, made by AlterOpLayout)
+    channels = wl.get("channels")
+    return nn.conv2d_nchw_int8(data, weight, *_conv_args(wl), channels)
 
 
 def _pointwise(wl: OpWorkload) -> bool:
@@ -394,6 +429,16 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_conv2d_nchw_packed,
         20,
         _conv_packed_layout,
+    ),
+    I(
+        "conv2d_nchw_int8",
+        "nn.conv2d",
+        CONV2D_NCHW_INT8,
+        _conv_int8,
+        _conv2d_int8,
+        schedule_conv2d_nchw_int8,
+        40,
+        _conv_int8_layout,
     ),
     I(
         "conv2d_nchw_pointwise",

@@ -1,0 +1,128 @@
+"""CPU schedule of ``conv2d_nchw_int8`` and whether the target has 8-bit dot products.
+
+The register blocking is the packed float convolution's (:mod:`.conv2d_packed`): ``fb`` output
+channels (int32 vectors, one ``vpdpbusd`` each per step) by ``wb`` output columns, accumulated
+over channel quads and kernel taps in registers, the data quad of a column broadcast to the
+channel lanes. The data quads are a stage of their own, computed once per call; the unpacking
+stage stores each output channel's columns with the fused elementwise work (requantization).
+The target has the instruction when its features (``-mattr``, else the CPU ``-mcpu`` names as
+the C compiler knows it, else the host's) include AVX-512 VNNI for 16 int32 lanes, AVX-VNNI (or
+AVX-512 VNNI with VL) for 8.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from ...te.tensor import ComputeOp, Tensor
+from .._target import vector_lanes
+from ..generic._tiling import extent, tile_conv_output, vectorize_block
+from ..generic.anchored import schedule_anchored
+from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
+from .conv2d_packed import _carrier, conv2d_packed_block
+
+__all__ = ["schedule_conv2d_nchw_int8", "vnni_lanes"]
+
+_VNNI_512 = "avx512vnni"
+_VNNI_256 = "avxvnni"
+_VL = "avx512vl"
+_MACROS = {"__AVX512VNNI__": _VNNI_512, "__AVXVNNI__": _VNNI_256, "__AVX512VL__": _VL}
+
+
+@cache
+def _host_features() -> frozenset[str]:
+    try:
+        import llvmlite.binding as llvm  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - llvmlite ships with the compiler
+        return frozenset()
+    flags = llvm.get_host_cpu_features().flatten().split(",")
+    return frozenset(f[1:] for f in flags if f.startswith("+"))
+
+
+@cache
+def _cpu_features(cpu: str) -> frozenset[str]:
+    """Features of ``-march=cpu`` as the C compiler defines its macros (none when unknown)."""
+    try:
+        out = subprocess.run(
+            ["cc", f"-march={cpu}", "-dM", "-E", "-x", "c", "/dev/null"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(name for macro, name in _MACROS.items() if f"#define {macro} " in out)
+
+
+def _features() -> frozenset[str]:
+    from ...target import Target
+
+    tgt = Target.current(allow_none=True) or Target("c")
+    mcpu, mattr = tgt.mcpu, str(tgt.attrs.get("mattr", ""))
+    if mcpu in ("", "native"):
+        base = _host_features() if tgt.is_host else frozenset()
+    else:
+        base = _cpu_features(mcpu)
+    features = set(base)
+    for flag in (m.strip() for m in mattr.split(",") if m.strip()):
+        (features.add if flag[0] == "+" else features.discard)(flag[1:])
+    return frozenset(features)
+
+
+def vnni_lanes() -> int | None:
+    """The int32 lanes of one ``vpdpbusd`` on the current target's vectors (16 with AVX-512
+    VNNI, 8 with AVX-VNNI), None where the target has no 8-bit dot-product instruction.
+
+    Examples
+    --------
+    >>> from pytvm.target import Target
+    >>> from pytvm.topi.x86 import vnni_lanes
+    >>> with Target("llvm -mcpu=x86-64 -mattr=+avx2"):
+    ...     vnni_lanes() is None
+    True
+    >>> with Target("llvm -mcpu=x86-64 -mattr=+avx512f,+avx512bw,+avx512vnni"):
+    ...     vnni_lanes()
+    16
+    """
+    lanes = vector_lanes("int32")
+    features = _features()
+    if lanes == 16 and _VNNI_512 in features:  # noqa: PLR2004
+        return lanes
+    if lanes == 8 and (_VNNI_256 in features or {_VNNI_512, _VL} <= features):  # noqa: PLR2004
+        return lanes
+    return None
+
+
+def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
+    dtype = conv.output(0).dtype  # int32 accumulators, whatever the output's dtype
+    lanes = vector_lanes(dtype)
+    _, _, oh, ow, fb = (extent(a) for a in conv.axis)
+    assert fb is not None and oh is not None and ow is not None
+    rows, wb = conv2d_packed_block(fb, oh, ow, dtype)
+    c = conv.output(0)
+    cc = s.cache_write(c, "local")
+    s[c].compute_inline()
+    staged = s.cache_read(cc, "local", [s[c].op])
+    stage, xo, fi, xi = tile_conv_output(s, conv, out, fb, rows, wb)
+    stage.vectorize(xi)
+    stage.pragma(fi, "loop_vectorize", False)
+    s[staged].compute_at(stage, xo)
+    _, sfo, sy, sx, sfi = s[staged].op.axis
+    s[cc].compute_at(s[staged], sfo)
+    s[staged].unroll(sy)
+    s[staged].unroll(sx)
+    vectorize_block(s[staged], sfi, fb, lanes)
+    cn, cfo, cy, cx, cfi = s[cc].op.axis
+    s[cc].reorder(cn, cfo, *s[cc].op.reduce_axis, cy, cx, cfi)
+    s[cc].unroll(cy)
+    s[cc].unroll(cx)
+    vectorize_block(s[cc], cfi, fb, lanes)
+
+
+def schedule_conv2d_nchw_int8(outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of ``topi.nn.conv2d_nchw_int8`` and the elementwise stages after it."""
+    return schedule_anchored(outs, CONV2D_NCHW_INT8, _carrier, _schedule_block, keep_pads=True)
