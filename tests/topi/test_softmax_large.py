@@ -120,3 +120,17 @@ def test_last_axis_softmax_is_computed_row_by_row() -> None:
         assert f"T_softmax_{stage}[" in body
         assert f"T_softmax_{stage}[" not in head
     assert "T_softmax_exp[ramp(1488, 1, 12)]" in body  # the tail of 12 as one short vector
+
+
+@pytest.mark.parametrize("mask", [-1e4, -3.4e38, -100.0])
+def test_finite_attention_masks_give_exact_zeros(mask: float) -> None:
+    """Finite masks (BERT's ``-10000``, ``float32``'s lowest) and terms whose ``exp`` lies below
+    float32's normal range are exact zeros, as in numpy's float64 rounded to float32.
+    """
+    rng = np.random.default_rng(6)
+    xa = rng.standard_normal((3, 197)).astype(F32)
+    masked = rng.random((3, 197)) < 0.3
+    xa[masked] = mask
+    got = _run(xa, -1, False)
+    assert (got[masked] == 0).all()
+    _check(xa, -1, False)

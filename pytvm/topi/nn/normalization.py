@@ -6,6 +6,7 @@ them: the final stage of a softmax has tag ``softmax_output`` (``log_softmax_out
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from ...te.operation import compute, reduce_axis
@@ -13,7 +14,7 @@ from ...te.reduction import max as _max
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir import op as tirop
-from ...tir.expr import IterVar, PrimExpr, Var, const
+from ...tir.expr import IterVar, PrimExpr, Select, Var, const
 from ...tir.op import log, rsqrt
 from .. import tag
 from .._shape import const_int, normalize_axes, normalize_axis, op_error, prod
@@ -71,6 +72,25 @@ def _row_reduce(
     return compute(
         outer, lambda *i: combine(part(*i, kl.var), axis=kl), name=name, tag=tag.COMM_REDUCE
     )
+
+
+#: Below this, ``exp`` of a shifted softmax input is under float32's smallest normal number
+#: (2**-126): the term is taken as 0 without computing it, as subnormal arithmetic (which a
+#: masked attention row's ``-1e4`` or ``-inf`` entries would reach) runs many times slower.
+_EXP_FLOOR = float(math.ceil(math.log(math.ldexp(1.0, -126))))
+
+
+def _exp_shifted(d: PrimExpr) -> PrimExpr:
+    """``exp(d)`` of an input shifted by its row's maximum (``d <= 0``), 0 below the normal
+    float32 range; NaN stays NaN (an all ``-inf`` row).
+    """
+    if d.dtype != "float32":
+        return exp_expr(d)
+    low = const(_EXP_FLOOR, "float32")
+    # max(constant, d) keeps a NaN d (and ``NaN < low`` is false). The select is of constants:
+    # one whose values read memory would be computed lane by lane.
+    keep = Select(d < low, const(0.0, "float32"), const(1.0, "float32"))
+    return exp_expr(tirop.max(low, d)) * keep
 
 
 def _softmax_lanes(x: Tensor, ax: int) -> int | None:
@@ -193,12 +213,12 @@ def _softmax_stages(x: Tensor, axis: int, op: str) -> tuple[Tensor, Tensor | Non
     max_elem = _lane_reduce(outer, n, lanes, lambda i, k: x(*full(i, k)), "max", f"T_{op}_maxelem")
     if op != "softmax":  # the exponentials are only summed
         expsum = _lane_reduce(
-            outer, n, lanes, lambda i, k: exp_expr(shifted(i, k)), "sum", f"T_{op}_expsum"
+            outer, n, lanes, lambda i, k: _exp_shifted(shifted(i, k)), "sum", f"T_{op}_expsum"
         )
         return max_elem, None, expsum, ax
     exps = compute(
         x.shape,
-        lambda *i: exp_expr(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
+        lambda *i: _exp_shifted(x(*i) - max_elem(*i[:ax], *i[ax + 1 :])),
         name=f"T_{op}_exp",
         tag=tag.SOFTMAX_EXP,
     )
@@ -224,7 +244,7 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         scale = const(1.0, expsum.dtype) / expsum(*rest)
         if exps is not None:
             return exps(*i) * scale
-        return exp_expr(x(*i) - max_elem(*rest)) * scale
+        return _exp_shifted(x(*i) - max_elem(*rest)) * scale
 
     return compute(x.shape, body, name="T_softmax_norm", tag=tag.SOFTMAX_OUTPUT, attrs={"axis": ax})
 

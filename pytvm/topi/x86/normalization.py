@@ -180,6 +180,10 @@ def _schedule(outs: Tensor | Sequence[Tensor]) -> Any:
             fuse_parallel(s[op], list(s[op].op.axis), product([extent(a) for a in op.axis]))
         elif id(op) in output_ops:
             schedule_injective_from_existing(s, op.output(0))
+        elif not op.input_tensors:
+            # A constant (a graph's scalar operand): its value goes into the expressions, so a
+            # division by it can become a multiplication.
+            s[op].compute_inline()
     return s
 
 
