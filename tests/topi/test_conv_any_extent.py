@@ -17,6 +17,7 @@ from pytvm.ffi.errors import TVMValueError
 from pytvm.graph.transform import alter_op_layout
 from pytvm.runtime.graph_executor import GraphModule
 from pytvm.target import Target
+from pytvm.topi.nn.depthwise import padded_row_pitch
 from pytvm.topi.x86 import OpWorkload, select
 
 F32 = "float32"
@@ -67,6 +68,7 @@ CASES = [
     ((1, 48, 7, 7), 48, 3, 1, 1, 6),  # grouped, eight channels a group: half vectors
     ((1, 32, 9, 9), 96, 3, 2, 1, 4),  # grouped, 24 output channels a group, strided
     ((1, 40, 7, 7), 40, 3, 1, 1, 40),  # depthwise on 7x7
+    ((1, 16, 7, 7), 32, 5, 1, 2, 16),  # depthwise 5x5 on 7x7, two filters a channel
     ((1, 24, 15, 15), 24, 5, 2, 2, 24),  # depthwise 5x5, stride 2, odd width
 ]
 
@@ -194,3 +196,11 @@ def test_direct_conv_of_a_runtime_kernel_vectorizes_any_width(
     mod(pytvm.nd.array(xa), pytvm.nd.array(wa), got)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
     assert re.findall(r"fmul [a-z ]*<\d+ x float>", mod.get_source("ll"))
+
+
+def test_depthwise_plane_copies_an_odd_row_shorter_than_a_vector_as_one_block() -> None:
+    with Target(AVX512):
+        assert padded_row_pitch(7, 2, 2, 1, F32) == (7, 14)  # one vector a row
+        assert padded_row_pitch(7, 1, 1, 2, F32) == (1, 16)  # rows read apart
+        assert padded_row_pitch(56, 1, 1, 1, F32) == (8, 64)
+        assert padded_row_pitch(21, 1, 1, 1, F32) == (1, 22)  # longer than a vector

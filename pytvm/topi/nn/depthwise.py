@@ -8,8 +8,8 @@ the product vectorizes along it. The product is computed over whole padded rows,
 ``OH x Wq`` values per plane (row ``y`` at ``y * Wq``); with stride 1 a tap's run crosses rows
 too. A stride along the row is taken by keeping every ``stride``-th column; with rows read
 apart, the pitch is a whole number of vectors. The plane is written in blocks of ``V`` columns
-(a power of two dividing ``W``): a block is a copy of input columns times one 0/1 factor, so no
-vector lane needs a condition of its own.
+(a power of two dividing ``W``; with stride 1, a whole odd row up to a vector long): a block is
+a copy of input columns times one 0/1 factor, so no vector lane needs a condition of its own.
 
 A padding zero is an input value times 0, so an infinity or NaN in the last ``V`` columns of a
 row (or in the first or last row) turns the neighbouring border outputs into NaN.
@@ -39,11 +39,14 @@ _NCHW = 4
 
 def padded_row_pitch(width: int, left: int, right: int, stride: int, dtype: str) -> tuple[int, int]:
     """``(V, Wq)``: the column block (a power of two dividing ``width``, at most the target's
-    vector lanes) and the row pitch of the padded plane (``width`` plus at least ``left`` and
-    ``right`` zeros, in whole blocks; whole vectors when rows are read ``stride`` apart).
+    vector lanes; with stride 1 an odd ``width`` up to a vector long is one block) and the row
+    pitch of the padded plane (``width`` plus at least ``left`` and ``right`` zeros, in whole
+    blocks; whole vectors when rows are read ``stride`` apart).
     """
     lanes = vector_lanes(dtype)
     v = pow2_divisor(width, lanes)
+    if v == 1 and stride == 1 and width <= lanes:
+        v = width  # an odd row up to a vector long: copied as one vector (its pitch doubles)
     zeros = max(left, right, 1)
     if stride > 1:  # whole vectors per row: a vector never spans two rows read apart
         zeros += -(width + zeros) % lanes
