@@ -50,6 +50,8 @@ _ACCUMULATOR_SHARE = 0.625
 #: four cycles of latency (the x86 cores since Haswell and Zen), and the step's loads and
 #: broadcasts in between; a block with fewer accumulators waits on its chains.
 _CHAINS = 12
+#: Row costs this close to the least count as equal (then a width with no tail block wins).
+_NEAR = 1.05
 
 
 def conv2d_channel_block(channels: int, dtype: str, groups: int = 1) -> int | None:
@@ -106,12 +108,15 @@ def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int
 
     ``wb`` is the block width (at most as many columns as the target's vector registers hold
     accumulators for) that runs a row fastest, in blocks of ``wb`` and one narrower tail block
-    (:func:`_row_cost`); a block spanning the whole row takes as many rows (dividing ``oh``) as
+    (:func:`_row_cost`; among widths within ``_NEAR`` of the fastest, one dividing the row,
+    then the widest); a block spanning the whole row takes as many rows (dividing ``oh``) as
     still fit.
     """
     vectors = max(1, fb // max(1, vector_lanes(dtype)))
     budget = max(1, int(vector_registers(dtype) * _ACCUMULATOR_SHARE) // vectors)
-    wb = min(range(min(budget, ow), 0, -1), key=lambda b: _row_cost(ow, b, vectors))
+    costs = {b: _row_cost(ow, b, vectors) for b in range(1, min(budget, ow) + 1)}
+    near = [b for b, cost in costs.items() if cost <= min(costs.values()) * _NEAR]
+    wb = max(near, key=lambda b: (ow % b == 0, b))  # no tail block when one is as fast
     rows = largest_divisor(oh, budget // wb) if wb == ow else 1
     return rows, wb
 
