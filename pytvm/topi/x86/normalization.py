@@ -137,6 +137,9 @@ def _schedule_row_blocked(s: Any, op: ComputeOp, output_ops: set[int]) -> list[C
         row_stage = s[row_op]
         if fused is not None:
             row_stage.compute_at(stage, fused)
+            # A row's buffers are the thread's own: on its stack (the code generators keep
+            # larger ones in workspaces), not a workspace allocation per row.
+            row_stage.set_scope("local")
         row_axes = list(row_stage.op.axis)
         if "row_partial" in row_op.attrs:  # [row, chain, lane]: chains unrolled, lanes a vector
             chain, lane = row_axes[-2:]
