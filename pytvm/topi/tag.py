@@ -26,6 +26,7 @@ __all__ = [
     "CONV2D_HWCN",
     "CONV2D_NCHW",
     "CONV2D_NCHWC",
+    "CONV2D_NCHW_INT8",
     "CONV2D_NCHW_PACKED",
     "CONV2D_NCHW_POINTWISE",
     "CONV2D_NHWC",
@@ -76,6 +77,8 @@ CONV2D_NCHW = "conv2d_nchw"
 CONV2D_NCHWC = "conv2d_NCHWc"
 #: The channel-blocked product stage ``[N, F // fb, OH, OW, fb]`` of ``conv2d_nchw_packed``.
 CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
+#: ``topi.nn.conv2d_nchw_int8``: u8 x s8 products accumulated in int32, packed weights.
+CONV2D_NCHW_INT8 = "conv2d_nchw_int8"
 #: The product stage ``[N, F, H * W]`` of ``conv2d_nchw_pointwise``.
 CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
@@ -135,6 +138,7 @@ KNOWN: frozenset[str] = frozenset(
         CONV2D_NCHW,
         CONV2D_NCHWC,
         CONV2D_NCHW_PACKED,
+        CONV2D_NCHW_INT8,
         CONV2D_NCHW_POINTWISE,
         CONV2D_TRANSPOSE_NCHW,
         GROUP_CONV2D_NCHW,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...te.tensor import Tensor
+from .._target import vector_lanes
 from ._tiling import extent, fuse_parallel, product, vectorize_inner
 from ._traverse import as_outputs, create_schedule, traverse_inline
 
@@ -17,17 +18,39 @@ __all__ = [
 ]
 
 
+def _trailing_axes(extents: Sequence[int | None], lanes: int) -> int:
+    """How many trailing axes to fuse so that whole vectors cover them: the fewest whose
+    element count is a multiple of ``lanes`` (all of them when none is; 1 for symbolic ones).
+    """
+    count = 1
+    for k in range(1, len(extents) + 1):
+        e = extents[-k]
+        if e is None:
+            return max(1, k - 1)
+        count *= e
+        if count % lanes == 0:
+            return k
+    return len(extents)
+
+
 def schedule_injective_from_existing(s: Any, out: Tensor) -> Any:
-    """Schedule ``out`` in ``s``: its leading axes fused and run in parallel, the last axis
-    split by the target's vector lanes and vectorized.
+    """Schedule ``out`` in ``s``: the trailing axes fused until whole vectors cover them (only
+    the last when its extent is a multiple of the target's vector lanes), split by the lanes
+    and vectorized; the rest fused with the leading axes and run in parallel. When no trailing
+    group divides into vectors, every axis is fused and the one partial vector at the end is
+    split off by loop partitioning, so the rest stays in full vectors.
     """
     stage = s[out.op]
     axes = list(out.op.axis)
     if not axes:
         return s
-    rest = vectorize_inner(stage, axes[-1], out.dtype)
-    fuse_parallel(stage, [*axes[:-1], *([rest] if rest is not None else [])],
-                  product([extent(a) for a in axes]))  # fmt: skip
+    extents = [extent(a) for a in axes]
+    lanes = vector_lanes(out.dtype)
+    k = _trailing_axes(extents, lanes) if lanes >= 2 else 1  # noqa: PLR2004
+    inner = axes[-1] if k == 1 else stage.fuse(*axes[-k:])
+    rest = vectorize_inner(stage, inner, out.dtype)
+    fuse_parallel(stage, [*axes[:-k], *([rest] if rest is not None else [])],
+                  product(extents))  # fmt: skip
     return s
 
 

@@ -35,7 +35,7 @@ from .conv_window import conv_window
 __all__ = ["CONV2D_NCHW_INT8", "conv2d_int8_kernel_pack", "conv2d_nchw_int8"]
 
 #: Tag of the channel-blocked product stage.
-CONV2D_NCHW_INT8 = tag.CONV2D_NCHW_PACKED + ",int8"
+CONV2D_NCHW_INT8 = tag.CONV2D_NCHW_INT8
 _QUAD = 4
 _NCHW = 4
 _PACKED_NDIM = 5
