@@ -60,6 +60,15 @@ def test_compare_is_relative_to_the_output_scale() -> None:
     assert real_models.compare([np.array([np.nan], np.float32)], [ref[0][:1]])[1] == math.inf
 
 
+def test_repeats_keep_the_fastest_run_the_cold_build_and_the_worst_difference() -> None:
+    first = {"ms": 5.0, "build_s": 9.0, "max_abs": 1e-6, "rel": 1e-7}
+    second = {"ms": 4.0, "build_s": 1.0, "max_abs": 2e-6, "rel": 2e-7}
+    merged = real_models._best(first, second)
+    assert merged == {"ms": 4.0, "build_s": 9.0, "max_abs": 2e-6, "rel": 2e-7}
+    assert real_models._best({}, {"note": "ValueError: x"}) == {"note": "ValueError: x"}
+    assert real_models._best({"note": "worker died"}, first)["ms"] == 5.0
+
+
 def test_geomean() -> None:
     assert real_models.geomean([0.5, 2.0, 1.0]) == pytest.approx(1.0)
     assert math.isnan(real_models.geomean([]))
