@@ -55,12 +55,12 @@ def _run_pytvm(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.
 
 def _check(op: str, direction: str = "forward", layout: int = 0, lens: list[int] | None = None,
            optional: str = "BHCP", outputs: Sequence[str] = OUTPUTS, seed: int = 0,
-           hidden: int = SHAPES["H"], **attrs: Any) -> None:  # fmt: skip
+           hidden: int = SHAPES["H"], batch: int = SHAPES["B"], **attrs: Any) -> None:  # fmt: skip
     """Compare pytvm with ONNX Runtime on one node; ``optional`` names the optional inputs
     given (B, initial_H, initial_C, P).
     """
     rng = np.random.default_rng(seed)
-    t, b, i, h = SHAPES["T"], SHAPES["B"], SHAPES["I"], hidden
+    t, b, i, h = SHAPES["T"], batch, SHAPES["I"], hidden
     attrs["hidden_size"] = hidden
     g, d = GATES[op], 2 if direction == "bidirectional" else 1
     inits = {
@@ -128,6 +128,12 @@ def test_wide_hidden_state_runs_column_blocks_and_a_tail(op: str, before_reset: 
         _check(op, "bidirectional", lens=[5, 3, 4], hidden=70, linear_before_reset=1)
     else:
         _check(op, "bidirectional", lens=[5, 3, 4], hidden=70)
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_large_batch_runs_row_chunks_and_a_tail(op: str) -> None:
+    lens = [int(n) for n in np.random.default_rng(4).integers(0, SHAPES["T"] + 1, 37)]
+    _check(op, "bidirectional", lens=lens, batch=37, hidden=20)
 
 
 def test_gru_linear_before_reset() -> None:

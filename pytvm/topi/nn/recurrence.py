@@ -16,6 +16,7 @@ hidden state ``[num_directions, batch, hidden]`` (and the LSTM's last cell state
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ...te.extern import extern
 from ...te.tensor import Tensor
@@ -36,10 +37,16 @@ DIRECTIONS = ("forward", "reverse", "bidirectional")
 Body = Callable[[Var], S.Stmt]
 
 
-def _loop(name: str, extent: ExprLike, body: Body, start: ExprLike = 0) -> S.For:
+def _loop(
+    name: str,
+    extent: ExprLike,
+    body: Body,
+    start: ExprLike = 0,
+    kind: S.ForKind = S.ForKind.SERIAL,
+) -> S.For:
     var = Var(name, "int32")
     begin = convert(start)
-    return S.For(var, begin, convert(extent) - begin, S.ForKind.SERIAL, body(var))
+    return S.For(var, begin, convert(extent) - begin, kind, body(var))
 
 
 def _store(buf: Buffer, value: PrimExpr, *index: ExprLike) -> S.BufferStore:
@@ -74,49 +81,25 @@ class _Step:
         bound = const(self.clip_value, x.dtype)
         return tirop.min(tirop.max(x, -bound), bound)
 
+    def a(self, j: ExprLike) -> PrimExpr:
+        """Scratch value ``acc[b, j]`` of this step's row."""
+        return self.acc.vload((self.b, j))
+
+    def set_a(self, j: ExprLike, value: PrimExpr) -> S.Stmt:
+        """Store ``acc[b, j]``."""
+        return _store(self.acc, value, self.b, j)
+
     def x(self, col: ExprLike) -> PrimExpr:
         """Input gate column ``col`` of this step's direction."""
         return self.xg.vload((self.tx, self.b, self.d * self.gates * self.hidden + convert(col)))
 
     def load_x(self, begin: int, end: int) -> S.Stmt:
-        """``acc[j] = x[j]`` for ``j`` in ``[begin, end)``."""
-        return _loop("j", end, lambda j: _store(self.acc, self.x(j), j), begin)
+        """``acc[b, j] = x[j]`` for ``j`` in ``[begin, end)``."""
+        return _loop("j", end, lambda j: self.set_a(j, self.x(j)), begin)
 
     def zero(self, begin: int, end: int) -> S.Stmt:
-        """``acc[j] = 0`` for ``j`` in ``[begin, end)``."""
-        return _loop("j", end, lambda j: _store(self.acc, const(0.0, self.acc.dtype), j), begin)
-
-    def matvec(self, source: Callable[[PrimExpr], PrimExpr], begin: int, end: int) -> S.Stmt:
-        """``acc[j] += sum_k source(k) * rt[d, k, j]`` for ``j`` in ``[begin, end)``, in blocks
-        of columns as wide as half the target's vector registers hold (then the rest): each
-        block stays in registers over ``k`` while contiguous rows of ``rt`` stream by.
-        """
-        dtype = self.acc.dtype
-        block = vector_lanes(dtype) * max(1, vector_registers(dtype) // 2)
-        full, rest = divmod(end - begin, block)
-        parts: list[S.Stmt] = []
-        if full:
-            parts.append(
-                _loop("jo", full, lambda jo: self._block(source, begin + jo * block, block))
-            )
-        if rest:
-            parts.append(self._block(source, convert(end - rest), rest))
-        return S.seq(*parts)
-
-    def _block(self, source: Callable[[PrimExpr], PrimExpr], start: PrimExpr, width: int) -> S.Stmt:
-        acc, rt, d = self.acc, self.rt, self.d
-
-        def row(k: Var) -> S.Stmt:
-            hk = Var("hk", acc.dtype)
-
-            def col(j: Var) -> S.Stmt:
-                return _store(
-                    acc, acc.vload((start + j,)) + hk * rt.vload((d, k, start + j)), start + j
-                )
-
-            return S.LetStmt(hk, source(k), _loop("j", width, col))
-
-        return _loop("k", self.hidden, row)
+        """``acc[b, j] = 0`` for ``j`` in ``[begin, end)``."""
+        return _loop("j", end, lambda j: self.set_a(j, const(0.0, self.acc.dtype)), begin)
 
     def h(self, j: ExprLike) -> PrimExpr:
         """The hidden state ``h[j]`` of this step's row."""
@@ -130,7 +113,70 @@ class _Step:
         )
 
 
-Cell = Callable[[_Step], S.Stmt]
+@dataclass(frozen=True, slots=True)
+class _MatVec:
+    """A phase of a step over every batch row at once: ``acc[b, j] += sum_k source(step, k) *
+    rt[d, k, j]`` for ``j`` in ``[begin, end)`` (``source`` reads row ``step.b``).
+    """
+
+    source: Callable[[_Step, PrimExpr], PrimExpr]
+    begin: int
+    end: int
+
+
+#: A phase of a step: a statement per batch row (run for the rows whose sequence goes on),
+#: or a product over all rows.
+Phase = Callable[[_Step], S.Stmt] | _MatVec
+#: A cell: its step as phases, for a direction.
+Cell = Callable[[_Step], list[Phase]]
+
+
+def _matvec(step: _Step, mv: _MatVec, batch: int) -> S.Stmt:
+    """``mv`` for every row: the batch in chunks of rows and the columns in blocks, so that
+    one chunk's block of sums (half the target's vector registers) stays in registers over
+    ``k`` while each row of ``rt`` streams by once per chunk.
+    """
+    dtype = step.acc.dtype
+    budget = max(1, vector_registers(dtype) // 2)
+    rows = min(batch, budget)
+    block = vector_lanes(dtype) * max(1, budget // rows)
+    acc, rt, d = step.acc, step.rt, step.d
+
+    def nest(b0: PrimExpr, nrows: int, c0: PrimExpr, width: int) -> S.Stmt:
+        def per_k(k: Var) -> S.Stmt:
+            def per_row(bi: Var) -> S.Stmt:
+                hk, b = Var("hk", dtype), b0 + bi
+                step.b = b
+
+                def col(j: Var) -> S.Stmt:
+                    total = acc.vload((b, c0 + j)) + hk * rt.vload((d, k, c0 + j))
+                    return _store(acc, total, b, c0 + j)
+
+                columns = _loop("j", width, col, kind=S.ForKind.VECTORIZED)
+                return S.LetStmt(hk, mv.source(step, k), columns)
+
+            return _loop("bi", nrows, per_row)
+
+        return _loop("k", step.hidden, per_k)
+
+    def columns(b0: PrimExpr, nrows: int) -> S.Stmt:
+        full, rest = divmod(mv.end - mv.begin, block)
+        parts: list[S.Stmt] = []
+        if full:
+            parts.append(
+                _loop("jo", full, lambda jo: nest(b0, nrows, mv.begin + jo * block, block))
+            )
+        if rest:
+            parts.append(nest(b0, nrows, convert(mv.end - rest), rest))
+        return S.seq(*parts)
+
+    full_rows, rest_rows = divmod(batch, rows)
+    parts: list[S.Stmt] = []
+    if full_rows:
+        parts.append(_loop("bo", full_rows, lambda bo: columns(bo * rows, rows)))
+    if rest_rows:
+        parts.append(columns(convert(batch - rest_rows), rest_rows))
+    return S.seq(*parts)
 
 
 def _clear_empty_rows(
@@ -171,7 +217,8 @@ def _recurrence(
 ) -> list[Tensor]:
     """The kernel of a cell: ``states`` are the initial states (each ``[D, batch, hidden]``),
     ``extra`` the cell's other inputs; outputs ``Y`` and one final state per initial state.
-    The cell's scratch row ``acc`` holds ``acc_rows * hidden`` values (default: ``gates``).
+    Each batch row's scratch row of ``acc`` holds ``acc_rows * hidden`` values (default:
+    ``gates``).
     """
     if direction not in DIRECTIONS:
         raise op_error(name, "direction", direction, f"one of {DIRECTIONS}")
@@ -192,31 +239,50 @@ def _recurrence(
     shapes = [(seq, ndir, batch, hidden)] + [(ndir, batch, hidden)] * len(states)
 
     def body(ins: list[Buffer], outs: list[Buffer]) -> S.Stmt:
-        acc = decl_buffer(((acc_rows or gates) * hidden,), dtype, "acc")
+        acc = decl_buffer((batch, (acc_rows or gates) * hidden), dtype, "acc")
         step = _Step(ins, outs, acc, hidden, gates, clip)
         lens_buf = ins[-1]
+
+        def at_time(t: Var, d: int, reverse: bool) -> S.Stmt:
+            def on_rows(phase: Callable[[_Step], S.Stmt]) -> S.Stmt:
+                def row(b: Var) -> S.Stmt:
+                    n = lens_buf.vload((b,))
+                    step.b, step.tx = b, (n - 1 - t if reverse else t)
+                    return S.IfThenElse(t < n, phase(step))
+
+                return _loop("b", batch, row)
+
+            def padded(b: Var) -> S.Stmt:
+                zero = _loop("j", hidden, lambda j: _store(step.y, const(0.0, dtype), t, d, b, j))
+                return S.IfThenElse(t >= lens_buf.vload((b,)), zero)
+
+            parts = [
+                _matvec(step, p, batch) if isinstance(p, _MatVec) else on_rows(p)
+                for p in cell(step)
+            ]
+            return S.seq(*parts, _loop("b", batch, padded))
+
         parts: list[S.Stmt] = []
         for d in range(ndir):
+            step.d = d
             for k in range(len(states)):
                 parts.append(_copy_state(ins[2 + k], outs[1 + k], d, batch, hidden))
             reverse = direction == "reverse" or d == 1
 
-            def per_row(t: Var, b: Var, dd: int = d, rev: bool = reverse) -> S.Stmt:
-                n = lens_buf.vload((b,))
-                step.d, step.b = dd, b
-                step.tx = n - 1 - t if rev else t
-                padded = _loop(
-                    "j", hidden, lambda j: _store(step.y, const(0.0, dtype), t, dd, b, j)
-                )
-                return S.IfThenElse(t < n, cell(step), padded)
+            def steps(t: Var, dd: int = d, rev: bool = reverse) -> S.Stmt:
+                return at_time(t, dd, rev)
 
-            parts.append(_loop("t", seq, lambda t: _loop("b", batch, lambda b: per_row(t, b))))
+            parts.append(_loop("t", seq, steps))
             parts.append(_clear_empty_rows(lens_buf, outs[1:], d, batch, hidden))
         return S.Allocate(acc, S.seq(*parts))
 
     inputs = [xg, rt, *states, *extra, lens]
     out = extern(shapes, inputs, body, name=name, dtype=dtype)
     return out if isinstance(out, list) else [out]
+
+
+def _h_source(s: _Step, k: PrimExpr) -> PrimExpr:
+    return s.h(k)
 
 
 def lstm_recurrence(
@@ -239,28 +305,32 @@ def lstm_recurrence(
     if len(activations) != 3 * (2 if direction == "bidirectional" else 1):
         raise op_error("lstm", "activations", activations, "three per direction")
 
-    def cell(s: _Step) -> S.Stmt:
-        hid, acc, p, c_out = s.hidden, s.acc, s.ins[4], s.outs[2]
+    def cell(s: _Step) -> list[Phase]:
+        hid, p, c_out = s.hidden, s.ins[4], s.outs[2]
         f, g, h = (activation_expr(a) for a in activations[3 * s.d : 3 * s.d + 3])
 
         def update(j: Var) -> S.Stmt:
             c = c_out.vload((s.d, s.b, j))
-            i = f(s.clip(acc.vload((j,)) + p.vload((s.d, j)) * c))
+            i = f(s.clip(s.a(j) + p.vload((s.d, j)) * c))
             forget = (
                 const(1.0, c.dtype) - i
                 if input_forget
-                else f(s.clip(acc.vload((j + 2 * hid,)) + p.vload((s.d, j + 2 * hid)) * c))
+                else f(s.clip(s.a(j + 2 * hid) + p.vload((s.d, j + 2 * hid)) * c))
             )
             c_new = Var("c_new", c.dtype)
-            cand = g(s.clip(acc.vload((j + 3 * hid,))))
-            o = f(s.clip(acc.vload((j + hid,)) + p.vload((s.d, j + hid)) * c_new))
+            cand = g(s.clip(s.a(j + 3 * hid)))
+            o = f(s.clip(s.a(j + hid) + p.vload((s.d, j + hid)) * c_new))
             return S.LetStmt(
                 c_new,
                 forget * c + i * cand,
                 S.seq(_store(c_out, c_new, s.d, s.b, j), s.write_h(j, o * h(c_new))),
             )
 
-        return S.seq(s.load_x(0, 4 * hid), s.matvec(s.h, 0, 4 * hid), _loop("j", hid, update))
+        return [
+            lambda s: s.load_x(0, 4 * hid),
+            _MatVec(_h_source, 0, 4 * hid),
+            lambda s: _loop("j", hid, update),
+        ]
 
     return _recurrence("lstm_recurrence", xg, rt, [h0, c0], [peepholes], lens, direction, 4,
                        clip, cell)  # fmt: skip
@@ -285,10 +355,10 @@ def gru_recurrence(
     if len(activations) != 2 * (2 if direction == "bidirectional" else 1):
         raise op_error("gru", "activations", activations, "two per direction")
 
-    def cell(s: _Step) -> S.Stmt:
-        hid, acc, rbh_buf = s.hidden, s.acc, s.ins[3]
+    def cell(s: _Step) -> list[Phase]:
+        hid, rbh_buf = s.hidden, s.ins[3]
         f, g = (activation_expr(a) for a in activations[2 * s.d : 2 * s.d + 2])
-        one = const(1.0, acc.dtype)
+        one = const(1.0, s.acc.dtype)
 
         def blend(j: Var, z: PrimExpr, cand: PrimExpr) -> S.Stmt:
             return s.write_h(j, (one - z) * cand + z * s.h(j))
@@ -296,27 +366,32 @@ def gru_recurrence(
         if linear_before_reset:
 
             def update(j: Var) -> S.Stmt:
-                z = f(s.clip(acc.vload((j,))))
-                r = f(s.clip(acc.vload((j + hid,))))
-                inner = acc.vload((j + 2 * hid,)) + rbh_buf.vload((s.d, j))
+                z, r = f(s.clip(s.a(j))), f(s.clip(s.a(j + hid)))
+                inner = s.a(j + 2 * hid) + rbh_buf.vload((s.d, j))
                 return blend(j, z, g(s.clip(s.x(j + 2 * hid) + r * inner)))
 
-            return S.seq(s.load_x(0, 2 * hid), s.zero(2 * hid, 3 * hid),
-                         s.matvec(s.h, 0, 3 * hid), _loop("j", hid, update))  # fmt: skip
+            return [
+                lambda s: S.seq(s.load_x(0, 2 * hid), s.zero(2 * hid, 3 * hid)),
+                _MatVec(_h_source, 0, 3 * hid),
+                lambda s: _loop("j", hid, update),
+            ]
 
         # r gates the state before its product with R_h: a second product per step, over
-        # ``r * h`` kept in acc[3 * hid:] (and z kept in acc[:hid]).
+        # ``r * h`` kept in acc[b, 3 * hid:] (and z kept in acc[b, :hid]).
         def gates_zr(j: Var) -> S.Stmt:
-            z = f(s.clip(acc.vload((j,))))
-            r = f(s.clip(acc.vload((j + hid,))))
-            return S.seq(_store(acc, z, j), _store(acc, r * s.h(j), j + 3 * hid))
+            z, r = f(s.clip(s.a(j))), f(s.clip(s.a(j + hid)))
+            return S.seq(s.set_a(j, z), s.set_a(j + 3 * hid, r * s.h(j)))
 
         def update0(j: Var) -> S.Stmt:
-            return blend(j, acc.vload((j,)), g(s.clip(acc.vload((j + 2 * hid,)))))
+            return blend(j, s.a(j), g(s.clip(s.a(j + 2 * hid))))
 
-        rh = s.matvec(lambda k: acc.vload((k + 3 * hid,)), 2 * hid, 3 * hid)
-        return S.seq(s.load_x(0, 3 * hid), s.matvec(s.h, 0, 2 * hid), _loop("j", hid, gates_zr),
-                     rh, _loop("j", hid, update0))  # fmt: skip
+        return [
+            lambda s: s.load_x(0, 3 * hid),
+            _MatVec(_h_source, 0, 2 * hid),
+            lambda s: _loop("j", hid, gates_zr),
+            _MatVec(lambda s, k: s.a(k + 3 * hid), 2 * hid, 3 * hid),
+            lambda s: _loop("j", hid, update0),
+        ]
 
     rows = 3 if linear_before_reset else 4  # without: acc's fourth row holds r * h
     return _recurrence("gru_recurrence", xg, rt, [h0], [rbh], lens, direction, 3, clip, cell,
@@ -338,14 +413,16 @@ def rnn_recurrence(
     if len(activations) != (2 if direction == "bidirectional" else 1):
         raise op_error("rnn", "activations", activations, "one per direction")
 
-    def cell(s: _Step) -> S.Stmt:
+    def cell(s: _Step) -> list[Phase]:
         f = activation_expr(activations[s.d])
 
         def update(j: Var) -> S.Stmt:
-            return s.write_h(j, f(s.clip(s.acc.vload((j,)))))
+            return s.write_h(j, f(s.clip(s.a(j))))
 
-        return S.seq(
-            s.load_x(0, s.hidden), s.matvec(s.h, 0, s.hidden), _loop("j", s.hidden, update)
-        )
+        return [
+            lambda s: s.load_x(0, s.hidden),
+            _MatVec(_h_source, 0, s.hidden),
+            lambda s: _loop("j", s.hidden, update),
+        ]
 
     return _recurrence("rnn_recurrence", xg, rt, [h0], [], lens, direction, 1, clip, cell)
