@@ -3,7 +3,8 @@
 A 2-layer bidirectional LSTM and GRU (input 80, hidden 256, batch 1, T steps; ONNX models made
 here with ``onnx.helper``, random weights), each imported, built (``pytvm.graph.build``,
 llvm) and run by pytvm's graph executor, and run by ONNX Runtime (``intra_op_num_threads=1``)
-in the same process; outputs are compared. Pin it: ``taskset -c 1 python bench/rnn_layers.py``
+in the same process, their runs interleaved (a loaded machine slows both alike); outputs are
+compared. Pin it: ``taskset -c 1 python bench/rnn_layers.py``
 (``--steps 200 1500``).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -59,15 +60,20 @@ def stacked_model(
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
 
 
-def _median_ms(run: Callable[[], object], seconds: float = 2.0) -> float:
-    run()
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < 5 or time.perf_counter() - start < seconds:
-        t0 = time.perf_counter()
+def _median_ms(runs: Sequence[Callable[[], object]], seconds: float = 4.0) -> list[float]:
+    """The median time of each of ``runs``, called in turn (so a loaded machine slows all
+    alike), for ``seconds`` in all.
+    """
+    for run in runs:
         run()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+    times: list[list[float]] = [[] for _ in runs]
+    start = time.perf_counter()
+    while len(times[0]) < 5 or time.perf_counter() - start < seconds:
+        for run, spent in zip(runs, times, strict=True):
+            t0 = time.perf_counter()
+            run()
+            spent.append(time.perf_counter() - t0)
+    return [statistics.median(spent) * 1e3 for spent in times]
 
 
 def measure(op: str, steps: int) -> tuple[float, float, float, float]:
@@ -87,14 +93,13 @@ def measure(op: str, steps: int) -> tuple[float, float, float, float]:
     build = time.perf_counter() - t0
     m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     m.set_input("x", x)
-    ours = _median_ms(m.run)
-    m.run()
-    got = m.get_output(0).numpy()
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(model.SerializeToString(), opts)
-    theirs = _median_ms(lambda: sess.run(None, {"x": x}))
+    ours, theirs = _median_ms([m.run, lambda: sess.run(None, {"x": x})])
+    m.run()
+    got = m.get_output(0).numpy()
     want = sess.run(None, {"x": x})[0]
     return build, ours, theirs, float(np.abs(got - want).max())
 
