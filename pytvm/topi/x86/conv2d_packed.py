@@ -43,9 +43,10 @@ __all__ = [
 ]
 
 #: Share of the vector registers that hold accumulators (the rest: kernel vectors, the
-#: broadcast inputs, addresses the compiler keeps in vector registers); more spills (24 of 32
-#: accumulators run at two thirds of 20's speed).
-_ACCUMULATOR_SHARE = 0.625
+#: broadcast inputs, addresses the compiler keeps in vector registers), and the most of them:
+#: 12 of 16 registers; 20 of 32 (24 spill: they ran at two thirds of 20's speed).
+_ACCUMULATOR_SHARE = 0.75
+_MAX_ACCUMULATORS = 20
 #: Independent multiply-add chains a block needs to keep the FMA units busy: two units with
 #: four cycles of latency (the x86 cores since Haswell and Zen), and the step's loads and
 #: broadcasts in between; a block with fewer accumulators waits on its chains.
@@ -113,7 +114,8 @@ def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int
     still fit.
     """
     vectors = max(1, fb // max(1, vector_lanes(dtype)))
-    budget = max(1, int(vector_registers(dtype) * _ACCUMULATOR_SHARE) // vectors)
+    accumulators = min(int(vector_registers(dtype) * _ACCUMULATOR_SHARE), _MAX_ACCUMULATORS)
+    budget = max(1, accumulators // vectors)
     costs = {b: _row_cost(ow, b, vectors) for b in range(1, min(budget, ow) + 1)}
     near = [b for b, cost in costs.items() if cost <= min(costs.values()) * _NEAR]
     wb = max(near, key=lambda b: (ow % b == 0, b))  # no tail block when one is as fast
@@ -122,7 +124,7 @@ def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int
 
 
 def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
-    dtype = out.dtype
+    dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
     lanes = vector_lanes(dtype)
     _, _, oh, ow, fb = (extent(a) for a in conv.axis)
     assert fb is not None and oh is not None and ow is not None
