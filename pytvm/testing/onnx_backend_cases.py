@@ -45,7 +45,7 @@ NODE_TESTS = {
     "DequantizeLinear": "dequantizelinear", "IsInf": "isinf", "Shrink": "shrink",
     "Swish": "swish", "LpPool": "lppool",
     "LSTM": "lstm", "GRU": "gru", "RNN": "(simple_rnn|rnn_seq_length)",
-    "If": "if", "Loop": "loop",
+    "If": "if", "Loop": r"loop\d*",
     "QLinearConv": "qlinearconv", "ConvInteger": "convinteger",
     "DynamicQuantizeLinear": "dynamicquantizelinear", "MatMulInteger": "matmulinteger",
     "QLinearMatMul": "qlinearmatmul",
