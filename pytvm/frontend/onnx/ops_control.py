@@ -18,6 +18,7 @@ Sequence and optional values are not supported.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from ...graph import Constant, Expr, Tuple
 from ...graph.ty import TensorType
 from .errors import DynamicValueError
 from .node import ConverterTable, NodeContext
+
+if TYPE_CHECKING:
+    import onnx
 
 __all__ = ["CONTROL_CONVERTERS", "MAX_UNROLLED_ITERATIONS"]
 
@@ -34,12 +38,12 @@ MAX_UNROLLED_ITERATIONS = 4096
 Value = tuple[Expr, frozenset[str]]
 
 
-def _graph(ctx: NodeContext, name: str) -> object:
+def _graph(ctx: NodeContext, name: str) -> onnx.GraphProto:
     attr = ctx.require(name)
     graph = getattr(attr, "g", None)
     if graph is None:
         raise ctx.error(f"attribute {name!r} is not a graph")
-    return graph
+    return graph  # type: ignore[no-any-return]
 
 
 def _tensor_type(ctx: NodeContext, expr: Expr, what: str) -> TensorType:
@@ -60,9 +64,9 @@ def _if(ctx: NodeContext) -> list[Expr]:
     known = ctx.known_value(0)
     if known is not None:
         chosen = then_graph if _flag(ctx, known, "the condition") else else_graph
-        return [expr for expr, _ in ctx.subgraph(chosen, [])]  # type: ignore[arg-type]
-    then_out = ctx.subgraph(then_graph, [])  # type: ignore[arg-type]
-    else_out = ctx.subgraph(else_graph, [])  # type: ignore[arg-type]
+        return [expr for expr, _ in ctx.subgraph(chosen, [])]
+    then_out = ctx.subgraph(then_graph, [])
+    else_out = ctx.subgraph(else_graph, [])
     if len(then_out) != len(else_out):
         raise ctx.error(
             f"then_branch has {len(then_out)} outputs and else_branch {len(else_out)}; "
@@ -90,13 +94,13 @@ def _stacked(ctx: NodeContext, values: Sequence[Expr]) -> Expr:
     return rows[0] if len(rows) == 1 else ctx.call("concatenate", Tuple(tuple(rows)), axis=0)
 
 
-def _empty_scan(ctx: NodeContext, body: object, index: int) -> Expr:
+def _empty_scan(ctx: NodeContext, body: onnx.GraphProto, index: int) -> Expr:
     """Scan output ``index`` of a loop that ran no iteration: empty, if the body declares the
     output's shape and type.
     """
     from onnx import helper
 
-    info = body.output[index]  # type: ignore[attr-defined]
+    info = body.output[index]
     tensor = info.type.tensor_type
     dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
     if not tensor.HasField("shape") or any(d < 0 for d in dims) or not tensor.elem_type:
@@ -128,10 +132,10 @@ def _condition(ctx: NodeContext, value: Value, what: str) -> bool:
 def _loop(ctx: NodeContext) -> list[Expr]:
     body = _graph(ctx, "body")
     carried: list[Value] = [(ctx.expr(i), ctx.sources(i)) for i in range(2, ctx.num_inputs)]
-    num_scans = len(body.output) - 1 - len(carried)  # type: ignore[attr-defined]
+    num_scans = len(body.output) - 1 - len(carried)
     if num_scans < 0:
         raise ctx.error(
-            f"the body has {len(body.output)} outputs for {len(carried)} loop-carried values; "  # type: ignore[attr-defined]
+            f"the body has {len(body.output)} outputs for {len(carried)} loop-carried values; "
             "expected the condition, then each carried value, then the scan outputs"
         )
     trip = None
@@ -152,7 +156,7 @@ def _loop(ctx: NodeContext) -> list[Expr]:
                 "are unrolled at import"
             )
         step = (ctx.const(np.array(i, "int64")), frozenset[str]())
-        outs = ctx.subgraph(body, [step, cond, *carried])  # type: ignore[arg-type]
+        outs = ctx.subgraph(body, [step, cond, *carried])
         cond, carried = outs[0], outs[1 : 1 + len(carried)]
         for k, (expr, _) in enumerate(outs[1 + len(carried) :]):
             scans[k].append(expr)
