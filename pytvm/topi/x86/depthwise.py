@@ -5,7 +5,7 @@ cache. For a band, the padded rows it reads are copied (vectorized in their colu
 the stack), then the product runs as vectors along the band's run of padded rows (within each
 row when rows are read apart), ``_UNROLL`` vectors at a time for independent multiply-add
 chains, the kernel taps unrolled; the output stage keeps ``OW`` columns of each row (every
-``stride``-th) with the fused elementwise work, vectorized for stride 1.
+``stride``-th) with the fused elementwise work, vectorized.
 """
 
 from __future__ import annotations
@@ -50,11 +50,12 @@ def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
     n, ch, y, x = stage.op.axis
     work = product([*(extent(a) for a in conv.axis), *(extent(r) for r in conv.reduce_axis)])
     fuse_parallel(stage, [n, ch], work)
-    sh, sw = (int(v) for v in conv.attrs.get("stride", (1, 1)))
+    sh = int(conv.attrs.get("stride", (1, 1))[0])
     pitch = int(conv.attrs["pitch"])
     oh = const_int(out.shape[2]) or 1
-    if sw == 1:  # the output row is a run of the product's row: vectors (else a gather)
-        vectorize_inner(stage, x, dtype)
+    # The output row is a run of the product's row (every stride-th value): vectors, loaded
+    # lane by lane from the band's stack buffer when strided (still faster than scalar stores).
+    vectorize_inner(stage, x, dtype)
     # Bands of rows whose padded input and product fit the first-level cache.
     band = max(d for d in range(1, oh + 1) if oh % d == 0 and d * pitch <= _BAND_VALUES)
     band_outer, _ = stage.split(y, factor=band)

@@ -14,7 +14,9 @@ The rules the rows read:
   vectors) with one group over NCHW data whose output channels, the last
   block padded (:func:`~pytvm.topi.x86.conv2d_channel_block`), fill at least as much of the
   vectors as the direct schedule's output rows do, unless the pointwise convolution
-  applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it. Otherwise one
+  applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it; a grouped
+  (not depthwise) constant kernel too, in blocks within a group, where they fill more of the
+  vectors than the direct schedule's rows. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width); any other grouping is grouped.
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
@@ -179,40 +181,44 @@ def _conv_packable(wl: OpWorkload) -> bool:
     the direct schedule's output rows.
     """
     f = wl.weight_shape[0] if len(wl.weight_shape) == _NCHW else None
-    lanes = _conv_lane_dtype(wl)
+    lanes, groups = _conv_lane_dtype(wl), int(wl.get("groups", 1))
     if not (
         wl.weight_constant
         and _plain_conv(wl)
-        and wl.get("groups", 1) == 1
+        and not _depthwise(wl)
         and wl.get("data_layout", "NCHW") == "NCHW"
         and len(wl.data_shape) == _NCHW
         and lanes is not None
         and f is not None
-        and conv2d_channel_block(f, lanes) is not None
+        and conv2d_channel_block(f, lanes, groups) is not None
     ):
         return False
     assert f is not None and lanes is not None
     ow = _conv_output_width(wl)
     width_use = 0.0 if ow is None else conv2d_width_use(ow, lanes)
-    return conv2d_channel_use(f, lanes) >= width_use
+    use = conv2d_channel_use(f, lanes, groups)
+    return use > width_use if groups > 1 else use >= width_use
 
 
 def _conv_packed_layout(wl: OpWorkload) -> str:
-    fb = conv2d_channel_block(int(wl.weight_shape[0] or 0), _conv_lane_dtype(wl) or wl.weight_dtype)
+    lanes, groups = _conv_lane_dtype(wl) or wl.weight_dtype, int(wl.get("groups", 1))
+    fb = conv2d_channel_block(int(wl.weight_shape[0] or 0), lanes, groups)
     return f"OIHW{fb}o"
 
 
 def _conv_packed(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
-    # kernel [F // fb, C, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
-    layout, groups = _kernel_layout(wl), wl.get("groups", 1)
-    if groups != 1 or layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
+    # kernel [ceil(F / fb), C // groups, KH, KW, fb] (layout OIHW{fb}o, made by AlterOpLayout)
+    layout, groups = _kernel_layout(wl), int(wl.get("groups", 1))
+    if layout_axes(layout)[:4] != tuple((a, 0) for a in "OIHW"):
         raise TVMValueError(
-            f"nn.conv2d: kernel_layout {layout!r} with groups={groups}; expected 'OIHW' or "
-            "'OIHW<fb>o' (output channels in blocks of fb) with groups=1"
+            f"nn.conv2d: kernel_layout {layout!r}; expected 'OIHW' or 'OIHW<fb>o' (output "
+            "channels in blocks of fb)"
         )
     strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
     channels = wl.get("channels")  # the real output channels of a zero-padded last block
-    return nn.conv2d_nchw_packed(data, weight, strides, padding, dilation, wl.out_dtype, channels)
+    return nn.conv2d_nchw_packed(
+        data, weight, strides, padding, dilation, wl.out_dtype, channels, groups
+    )
 
 
 _INT8_LAYOUT = re.compile(r"OIHW(\d+)o4i")
