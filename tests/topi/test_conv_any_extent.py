@@ -91,6 +91,22 @@ def test_conv_of_any_extent_matches_numpy(
     np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("index", [0, 5, 10])  # padded channels, a row tail, a depthwise plane
+def test_conv_of_any_extent_matches_numpy_through_the_c_backend(index: int) -> None:
+    shape, f, k, stride, pad, groups = CASES[index]
+    w = _rand(f, shape[1] // groups, k, k, seed=1) * 0.2
+    mod, _ = _conv_mod(shape, w, stride, pad, groups)
+    lib = g.build(mod, target="c -mattr=+avx512f")
+    m = GraphModule(lib["default"](pytvm.cpu()))
+    xin = _rand(*shape, seed=3)
+    m.set_input(x=xin)
+    m.run()
+    bias = _rand(f, seed=2).reshape(1, f, 1, 1)
+    want = np.maximum(_conv_np(xin, w, stride, pad, groups) + bias, 0)
+    np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_odd_channel_counts_get_a_packed_kernel_padded_to_whole_blocks() -> None:
     attrs = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}
     with Target(AVX512):
