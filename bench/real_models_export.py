@@ -2,11 +2,13 @@
 
 Every model is built with a fixed seed and random weights (nothing is downloaded): torchvision's
 classification, segmentation and transformer models, and the text, speech, OCR, segmentation and
-sequence models of ``bench/real_nets.py``. Batch-norm statistics and parameters that their
-initialisers leave at zero (ViT's head, class token) are drawn at random too, so that no output
-is trivially constant. Each model is written as ``<name>.onnx`` in the cache directory (default
-``~/.cache/pytvm/real-models``); a model whose export fails leaves ``<name>.error`` instead. The
-ranges of integer inputs (token ids, masks) are kept in the model's ``metadata_props``.
+sequence models of ``bench/real_nets.py``; and models derived from those as users derive them
+(``bench/real_derived.py``: ONNX Runtime's transformer optimizer, int8 quantization). Batch-norm
+statistics and parameters that their initialisers leave at zero (ViT's head, class token) are
+drawn at random too, so that no output is trivially constant. Each model is written as
+``<name>.onnx`` in the cache directory (default ``~/.cache/pytvm/real-models``); a model whose
+export fails leaves ``<name>.error`` instead. The ranges of integer inputs (token ids, masks) are
+kept in the model's ``metadata_props``.
 
 The registry (``MODELS``) imports nothing heavy, so ``bench/real_models.py`` reads it under
 pytvm's interpreter; the export itself needs torch and torchvision and runs under ``--torch-python``
@@ -27,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 DEFAULT_DIR = Path.home() / ".cache" / "pytvm" / "real-models"
 TORCH_PYTHON = Path("/work/venv-tvm018/bin/python")
 OPSET = 17
@@ -44,12 +48,17 @@ class Input:
 
 @dataclass(frozen=True)
 class Spec:
-    """One architecture of the suite: what it is, how to build it, its inputs."""
+    """One architecture of the suite: what it is, how to build it (a torch module, or from
+    another model's ONNX file), its inputs and how close pytvm must come to ONNX Runtime.
+    """
 
     name: str
     family: str
-    build: Callable[[], Any] = field(repr=False)
+    build: Callable[[], Any] | None = field(repr=False)  # None: derived from ``source``
     inputs: tuple[Input, ...]
+    source: str | None = None
+    derive: Callable[[Path, Path, Spec], None] | None = field(default=None, repr=False)
+    rtol: float = 1e-3  # the largest |pytvm - ORT| / the output's largest magnitude accepted
 
 
 def _image(size: int = 224) -> tuple[Input, ...]:
@@ -91,6 +100,35 @@ def _net(cls: str, **kwargs: Any) -> Callable[[], Any]:
         return getattr(_nets(), cls)(**kwargs)
 
     return build
+
+
+def _derived() -> Any:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    return importlib.import_module("real_derived")
+
+
+def _fused(num_heads: int, hidden: int) -> Callable[[Path, Path, Spec], None]:
+    def derive(src: Path, dst: Path, spec: Spec) -> None:
+        _derived().ort_fused(src, dst, "bert", num_heads, hidden)
+
+    return derive
+
+
+def _int8(qdq: bool) -> Callable[[Path, Path, Spec], None]:
+    def derive(src: Path, dst: Path, spec: Spec) -> None:
+        rng = np.random.default_rng(2)
+        feeds = [
+            {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in spec.inputs}
+            for _ in range(4)
+        ]
+        _derived().quantized(src, dst, feeds, qdq)
+
+    return derive
+
+
+#: int8 models may differ from ONNX Runtime by a few quantization steps of the output (a step is
+#: about 1/255 of its range)
+INT8_RTOL = 0.02
 
 
 def _tokens(*names: str, vocab: int, seq: int) -> tuple[Input, ...]:
@@ -151,6 +189,22 @@ MODELS: dict[str, Spec] = {
         Spec("gru_speech", "speech", _net("GruSpeech"), (Input("input_features", (1, 200, 80)),)),
         Spec("dbnet", "ocr", _net("DbNet"), _image(640)),
         Spec("lstm_tagger", "text", _net("LstmTagger"), _tokens("input_ids", vocab=10000, seq=100)),
+        Spec(
+            "bert_medium_ort_fused",
+            "text",
+            None,
+            _tokens("input_ids", "attention_mask", vocab=30522, seq=128),
+            source="bert_medium",
+            derive=_fused(num_heads=8, hidden=512),
+        ),
+        *(
+            Spec(f"{src}_{kind}", "int8", None, _image(224), src, _int8(kind == "qdq"), INT8_RTOL)
+            for src, kind in (
+                ("mobilenet_v2", "qdq"),
+                ("resnet50", "qdq"),
+                ("mobilenet_v2", "qlinear"),
+            )
+        ),
     )
 }
 
@@ -174,9 +228,31 @@ def _randomize(model: Any, torch: Any) -> None:
 
 
 def export(spec: Spec, out: Path) -> Path:
-    """Build ``spec`` with seed 0 and write ``<out>/<name>.onnx`` (atomically); return it."""
-    torch = importlib.import_module("torch")
+    """Build ``spec`` with seed 0 (or derive it from its source model, exported first when
+    missing) and write ``<out>/<name>.onnx`` (atomically); return it.
+    """
     onnx = importlib.import_module("onnx")
+    path = out / f"{spec.name}.onnx"
+    tmp = out / f".{spec.name}.{os.getpid()}.onnx"
+    if spec.derive is not None and spec.source is not None:
+        src = out / f"{spec.source}.onnx"
+        spec.derive(src if src.exists() else export(MODELS[spec.source], out), tmp, spec)
+    else:
+        _trace(spec, tmp)
+    proto = onnx.load(str(tmp))
+    ranges = {inp.name: inp.int_range for inp in spec.inputs if inp.int_range is not None}
+    del proto.metadata_props[:]
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = INPUT_RANGES_KEY, json.dumps(ranges)
+    onnx.save(proto, str(tmp))
+    tmp.replace(path)
+    return path
+
+
+def _trace(spec: Spec, dst: Path) -> None:
+    """Trace ``spec``'s torch module (seed 0, random weights) to ONNX at ``dst``."""
+    assert spec.build is not None
+    torch = importlib.import_module("torch")
     torch.manual_seed(0)
     model = spec.build().eval()
     _randomize(model, torch)
@@ -188,25 +264,16 @@ def export(spec: Spec, out: Path) -> Path:
         else:
             low, high = inp.int_range
             args.append(torch.randint(low, high, inp.shape, generator=gen))
-    path = out / f"{spec.name}.onnx"
-    tmp = out / f".{spec.name}.{os.getpid()}.onnx"
     # traced with gradients on: under no_grad, torch's attention takes a fused fast path that
     # has no ONNX export (aten::_native_multi_head_attention)
     torch.onnx.export(
         model,
         tuple(args),
-        str(tmp),
+        str(dst),
         input_names=[inp.name for inp in spec.inputs],
         opset_version=OPSET,
         dynamo=False,
     )
-    proto = onnx.load(str(tmp))
-    ranges = {inp.name: inp.int_range for inp in spec.inputs if inp.int_range is not None}
-    entry = proto.metadata_props.add()
-    entry.key, entry.value = INPUT_RANGES_KEY, json.dumps(ranges)
-    onnx.save(proto, str(tmp))
-    tmp.replace(path)
-    return path
 
 
 def main() -> None:

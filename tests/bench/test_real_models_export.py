@@ -25,10 +25,17 @@ import real_models_export  # noqa: E402
 
 def test_suite_spans_the_architecture_families() -> None:
     models = real_models_export.MODELS
-    assert len(models) >= 22
     families = {spec.family for spec in models.values()}
     assert {"vision", "text", "speech", "ocr", "segmentation"} <= families
     assert all(spec.inputs and spec.inputs[0].shape[0] == 1 for spec in models.values())
+    derived = [spec for spec in models.values() if spec.source is not None]
+    assert {"int8"} <= {spec.family for spec in derived}
+    for spec in derived:
+        source = models[spec.source]
+        assert source.source is None and spec.derive is not None and spec.build is None
+        assert [i.name for i in spec.inputs] == [i.name for i in source.inputs]
+    architectures = [spec for spec in models.values() if spec.source is None]
+    assert len(architectures) >= 22 and all(spec.build is not None for spec in architectures)
 
 
 def test_feeds_draw_integers_from_the_metadata_range(tmp_path: Path) -> None:
