@@ -1,11 +1,11 @@
-"""Speech-style recurrent stacks: pytvm against ONNX Runtime at one thread.
+"""Speech-style recurrent stacks: pytvm against ONNX Runtime at one thread (or ``--threads``).
 
 A 2-layer bidirectional LSTM and GRU (input 80, hidden 256, batch 1, T steps; ONNX models made
 here with ``onnx.helper``, random weights), each imported, built (``pytvm.graph.build``,
-llvm) and run by pytvm's graph executor, and run by ONNX Runtime (``intra_op_num_threads=1``)
+llvm) and run by pytvm's graph executor, and run by ONNX Runtime (``intra_op_num_threads``)
 in the same process, their runs interleaved (a loaded machine slows both alike); outputs are
 compared. Pin it: ``taskset -c 1 python bench/rnn_layers.py``
-(``--steps 200 1500``).
+(``--steps 200 1500``; two threads: ``taskset -c 0,1 ... --threads 2``).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _median_ms(runs: Sequence[Callable[[], object]], seconds: float = 4.0) -> li
     return [statistics.median(spent) * 1e3 for spent in times]
 
 
-def measure(op: str, steps: int) -> tuple[float, float, float, float]:
+def measure(op: str, steps: int, threads: int = 1) -> tuple[float, float, float, float]:
     """``(build s, pytvm ms, onnxruntime ms, max abs difference)``."""
     import onnxruntime as ort
 
@@ -85,6 +85,7 @@ def measure(op: str, steps: int) -> tuple[float, float, float, float]:
     from pytvm.frontend.onnx import from_onnx
     from pytvm.runtime import graph_executor
 
+    tvm.runtime.set_num_threads(threads)
     model = stacked_model(op, steps)
     x = np.random.default_rng(1).standard_normal((steps, 1, 80)).astype("float32")
     t0 = time.perf_counter()
@@ -94,7 +95,7 @@ def measure(op: str, steps: int) -> tuple[float, float, float, float]:
     m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     m.set_input("x", x)
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
+    opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(model.SerializeToString(), opts)
     ours, theirs = _median_ms([m.run, lambda: sess.run(None, {"x": x})])
@@ -109,11 +110,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[200])
     parser.add_argument("--ops", nargs="+", default=["LSTM", "GRU"])
+    parser.add_argument(
+        "--threads", type=int, default=1, help="threads of both (pin as many cores)"
+    )
     args = parser.parse_args()
     print(f"{'model':<28}{'build s':>9}{'pytvm ms':>10}{'ORT ms':>9}{'ratio':>7}{'max err':>10}")
     for op in args.ops:
         for steps in args.steps:
-            build, ours, theirs, err = measure(op, steps)
+            build, ours, theirs, err = measure(op, steps, args.threads)
             name = f"2x bi-{op} 80->256 T={steps}"
             ratio = ours / theirs
             print(f"{name:<28}{build:>9.2f}{ours:>10.2f}{theirs:>9.2f}{ratio:>7.2f}{err:>10.1e}")

@@ -1,13 +1,15 @@
 """The recurrent part of ONNX's ``LSTM``, ``GRU`` and ``RNN`` layers as one loop-IR kernel each.
 
 The input projection of every time step (``X @ W^T + biases``) is one matrix product computed
-before (``xg``); what is left is sequential: per step ``t`` and batch row ``b`` the gates are
-``xg[t, b] + h @ R^T`` (a matrix-vector product over the transposed recurrent weight ``rt``
-``[num_directions, hidden, gates * hidden]``, its inner loop over contiguous gate columns, which
-LLVM vectorizes), then the cell's elementwise update. Directions run one after the other (the
-reverse one reads the sequence backwards); ``lens`` gives each batch row's sequence length:
-a step past it leaves the state as it is and writes zeros to ``Y``, and a row of length 0 ends
-with zero states (ONNX Runtime's semantics).
+before (``xg``); what is left is sequential: per step ``t`` the gates of each batch row ``b``
+are ``xg[t, b] + h[b] @ R^T``, a product over the transposed recurrent weight ``rt``
+``[num_directions, hidden, gates * hidden]`` computed for all rows at once (chunks of rows x
+blocks of contiguous gate columns held in vector registers, so each row of ``rt`` is read once
+per step), then the cell's elementwise update per row. The reverse direction reads the sequence
+backwards; the two directions of a bidirectional layer are independent and run as a parallel
+loop (one thread each where the target has two). ``lens`` gives each batch row's sequence
+length: a step past it leaves the state as it is and writes zeros to ``Y``, and a row of length
+0 ends with zero states (ONNX Runtime's semantics).
 
 Outputs are in ONNX's ``layout=0``: ``Y [seq, num_directions, batch, hidden]``, the last
 hidden state ``[num_directions, batch, hidden]`` (and the LSTM's last cell state).
@@ -83,11 +85,11 @@ class _Step:
 
     def a(self, j: ExprLike) -> PrimExpr:
         """Scratch value ``acc[b, j]`` of this step's row."""
-        return self.acc.vload((self.b, j))
+        return self.acc.vload((self.d, self.b, j))
 
     def set_a(self, j: ExprLike, value: PrimExpr) -> S.Stmt:
         """Store ``acc[b, j]``."""
-        return _store(self.acc, value, self.b, j)
+        return _store(self.acc, value, self.d, self.b, j)
 
     def x(self, col: ExprLike) -> PrimExpr:
         """Input gate column ``col`` of this step's direction."""
@@ -149,8 +151,8 @@ def _matvec(step: _Step, mv: _MatVec, batch: int) -> S.Stmt:
                 step.b = b
 
                 def col(j: Var) -> S.Stmt:
-                    total = acc.vload((b, c0 + j)) + hk * rt.vload((d, k, c0 + j))
-                    return _store(acc, total, b, c0 + j)
+                    total = acc.vload((d, b, c0 + j)) + hk * rt.vload((d, k, c0 + j))
+                    return _store(acc, total, d, b, c0 + j)
 
                 columns = _loop("j", width, col, kind=S.ForKind.VECTORIZED)
                 return S.LetStmt(hk, mv.source(step, k), columns)
@@ -239,7 +241,7 @@ def _recurrence(
     shapes = [(seq, ndir, batch, hidden)] + [(ndir, batch, hidden)] * len(states)
 
     def body(ins: list[Buffer], outs: list[Buffer]) -> S.Stmt:
-        acc = decl_buffer((batch, (acc_rows or gates) * hidden), dtype, "acc")
+        acc = decl_buffer((ndir, batch, (acc_rows or gates) * hidden), dtype, "acc")
         step = _Step(ins, outs, acc, hidden, gates, clip)
         lens_buf = ins[-1]
 
@@ -262,19 +264,25 @@ def _recurrence(
             ]
             return S.seq(*parts, _loop("b", batch, padded))
 
-        parts: list[S.Stmt] = []
-        for d in range(ndir):
+        def one_direction(d: int) -> S.Stmt:
             step.d = d
-            for k in range(len(states)):
-                parts.append(_copy_state(ins[2 + k], outs[1 + k], d, batch, hidden))
+            copies = [
+                _copy_state(ins[2 + k], outs[1 + k], d, batch, hidden) for k in range(len(states))
+            ]
             reverse = direction == "reverse" or d == 1
 
-            def steps(t: Var, dd: int = d, rev: bool = reverse) -> S.Stmt:
-                return at_time(t, dd, rev)
+            def steps(t: Var) -> S.Stmt:
+                return at_time(t, d, reverse)
 
-            parts.append(_loop("t", seq, steps))
-            parts.append(_clear_empty_rows(lens_buf, outs[1:], d, batch, hidden))
-        return S.Allocate(acc, S.seq(*parts))
+            done = _clear_empty_rows(lens_buf, outs[1:], d, batch, hidden)
+            return S.seq(*copies, _loop("t", seq, steps), done)
+
+        if ndir == 1:
+            return S.Allocate(acc, one_direction(0))
+        # the two directions are independent: one thread each where the target has two
+        both = _loop("d", 2, lambda d: S.IfThenElse(d == 0, one_direction(0), one_direction(1)),
+                     kind=S.ForKind.PARALLEL)  # fmt: skip
+        return S.Allocate(acc, both)
 
     inputs = [xg, rt, *states, *extra, lens]
     out = extern(shapes, inputs, body, name=name, dtype=dtype)
