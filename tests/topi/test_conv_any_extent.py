@@ -125,7 +125,12 @@ def test_grouped_conv_is_packed_in_blocks_within_a_group_where_rows_do_not_vecto
         assert row.name == "conv2d_nchw_packed"
         assert row.weight_layout is not None and row.weight_layout(wl) == "OIHW32o"
         wl = OpWorkload("nn.conv2d", (1, 128, 28, 28), (128, 4, 3, 3), F32, F32, attrs, True)
-        assert select("nn.conv2d", wl).name == "group_conv2d_nchw"  # 4 lanes either way
+        assert select("nn.conv2d", wl).name == "group_conv2d_nchw"  # 4 lanes against 16
+        wl = OpWorkload("nn.conv2d", (1, 256, 14, 14), (256, 8, 3, 3), F32, F32, attrs, True)
+        assert select("nn.conv2d", wl).name == "group_conv2d_nchw"  # 8 lanes against 14
+        strided = {**attrs, "strides": (2, 2), "groups": 26}
+        wl = OpWorkload("nn.conv2d", (1, 208, 28, 28), (208, 8, 3, 3), F32, F32, strided, True)
+        assert select("nn.conv2d", wl).name == "conv2d_nchw_packed"  # strided rows gather
 
 
 def test_direct_conv_keeps_channels_a_packed_block_would_mostly_pad() -> None:
@@ -134,7 +139,12 @@ def test_direct_conv_keeps_channels_a_packed_block_would_mostly_pad() -> None:
         wl = OpWorkload("nn.conv2d", (1, 24, 80, 80), (24, 24, 3, 3), F32, F32, attrs, True)
         assert select("nn.conv2d", wl).name == "conv2d_nchw"
         wl = OpWorkload("nn.conv2d", (1, 24, 14, 14), (24, 24, 3, 3), F32, F32, attrs, True)
-        assert select("nn.conv2d", wl).name == "conv2d_nchw_packed"
+        assert select("nn.conv2d", wl).name == "conv2d_nchw"  # 14 of 16 along the row
+        wl = OpWorkload("nn.conv2d", (1, 116, 14, 14), (116, 116, 3, 3), F32, F32, attrs, True)
+        assert select("nn.conv2d", wl).name == "conv2d_nchw_packed"  # 116 of 128 lanes
+        strided = {**attrs, "strides": (2, 2)}
+        wl = OpWorkload("nn.conv2d", (1, 24, 80, 80), (24, 24, 3, 3), F32, F32, strided, True)
+        assert select("nn.conv2d", wl).name == "conv2d_nchw_packed"  # strided rows gather
 
 
 def test_alter_op_layout_records_the_real_output_channels() -> None:

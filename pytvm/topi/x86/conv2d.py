@@ -37,24 +37,31 @@ __all__ = [
     "schedule_group_conv2d_nchw",
 ]
 
+#: Vector registers left beside the accumulators, and the most accumulators (more spill, as in
+#: the packed convolution).
 _SPARE_REGISTERS = 4
+_MAX_ACCUMULATORS = 20
 _CONV_TAGS = (CONV2D_NCHW, GROUP_CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW)
 
 
-def conv2d_width_use(ow: int, dtype: str) -> float:
-    """The share of an output row of ``ow`` columns the direct schedule computes in whole
-    vectors of the target (the rest is its narrower tail block); 0 without vectors.
+def conv2d_width_use(ow: int, dtype: str, stride: int = 1) -> float:
+    """The share of the vector lanes the direct schedule fills along an output row of ``ow``
+    columns: a row shorter than a vector is one vector of ``ow`` lanes; a longer one counts
+    its whole vectors only (not its narrower tail block). 0 without vectors, and with a
+    ``stride`` along the row (each vector's inputs are gathered).
 
     Examples
     --------
     >>> from pytvm.target import Target
     >>> from pytvm.topi.x86.conv2d import conv2d_width_use
     >>> with Target("c -mattr=+avx512f"):
-    ...     conv2d_width_use(80, "float32"), conv2d_width_use(56, "float32")
-    (1.0, 0.8571428571428571)
+    ...     [conv2d_width_use(ow, "float32") for ow in (80, 56, 14)]
+    [1.0, 0.8571428571428571, 0.875]
     """
     lanes = vector_lanes(dtype)
-    return 0.0 if lanes < 2 else ow // lanes * lanes / ow  # noqa: PLR2004
+    if lanes < 2 or stride > 1:  # noqa: PLR2004
+        return 0.0
+    return ow / lanes if ow < lanes else ow // lanes * lanes / ow
 
 
 def _row_block(ow: int | None, lanes: int, depthwise: bool) -> tuple[int, int]:
@@ -85,13 +92,14 @@ def _vectorize_row(stage: Any, axis: Any, width: int, vec: int) -> None:
 
 
 def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
-    dtype = out.dtype
+    dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
     lanes = vector_lanes(dtype)
     depthwise = conv.tag == DEPTHWISE_CONV2D_NCHW
     width, vec = _row_block(extent(conv.axis[3]), lanes, depthwise)
     vectors = max(1, -(-width // max(vec, 1)))
     rows = 2 if (extent(conv.axis[2]) or 1) % 2 == 0 else 1  # weights reused by two rows
-    budget = (vector_registers(dtype) - _SPARE_REGISTERS) // (vectors * rows)
+    accumulators = min(vector_registers(dtype) - _SPARE_REGISTERS, _MAX_ACCUMULATORS)
+    budget = accumulators // (vectors * rows)
     fb = largest_divisor(extent(conv.axis[1]), 1 if depthwise else max(1, budget))
     c = conv.output(0)
     cc = s.cache_write(c, "local")

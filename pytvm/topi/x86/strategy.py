@@ -195,7 +195,8 @@ def _conv_packable(wl: OpWorkload) -> bool:
         return False
     assert f is not None and lanes is not None
     ow = _conv_output_width(wl)
-    width_use = 0.0 if ow is None else conv2d_width_use(ow, lanes)
+    stride = int(wl.get("strides", (1, 1))[1])
+    width_use = 0.0 if ow is None else conv2d_width_use(ow, lanes, stride)
     use = conv2d_channel_use(f, lanes, groups)
     return use > width_use if groups > 1 else use >= width_use
 
