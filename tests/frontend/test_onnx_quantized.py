@@ -132,6 +132,58 @@ def test_conv_integer_matches_onnxruntime() -> None:
     np.testing.assert_array_equal(got, expected)
 
 
+def _takes_int8_conv(model: onnx.ModelProto) -> bool:
+    mod, _ = relay.frontend.from_onnx(model)
+    return "qnn.conv2d" in str(mod)
+
+
+@pytest.mark.parametrize(
+    ("x_dtype", "per_channel", "attrs", "shape"),
+    [
+        ("uint8", True, {"pads": [1, 1, 1, 1]}, (1, 19, 10, 10)),
+        ("int8", True, {"pads": [2, 1, 0, 2], "strides": [2, 1]}, (2, 6, 9, 11)),
+        ("int8", False, {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, (1, 5, 8, 8)),
+        ("uint8", False, {"dilations": [2, 2], "pads": [2, 2, 2, 2]}, (1, 4, 9, 9)),
+        ("uint8", False, {"pads": [1, 2]}, (1, 12, 20)),
+    ],
+    ids=["u8_per_channel", "s8_strided_asymmetric_pads", "s8_same_upper", "u8_dilated", "u8_1d"],
+)
+def test_qlinear_conv_int8_weights_take_int8_conv_exactly(
+    x_dtype: str, per_channel: bool, attrs: dict[str, Any], shape: tuple[int, ...]
+) -> None:
+    """Symmetric int8 weights (zero points 0): the 8-bit dot-product convolution, bit-exact."""
+    rng = np.random.default_rng(len(shape) + shape[1])
+    c, f = shape[1], 20
+    x = _codes(rng, x_dtype, *shape)
+    w = _codes(rng, "int8", f, c, *[3] * (len(shape) - 2))
+    w[:, 0] = -128  # extremes: 255 * -128 products
+    consts = {
+        "xs": np.float32(0.02),
+        "xz": np.array(131 if x_dtype == "uint8" else -7, dtype=x_dtype),
+        "w": w,
+        "ws": (rng.uniform(0.001, 0.01, f) if per_channel else np.float32(0.004)).astype("float32"),
+        "wz": np.zeros(f if per_channel else (), dtype="int8"),
+        "ys": np.float32(0.4),
+        "yz": np.array(90 if x_dtype == "uint8" else -4, dtype=x_dtype),
+        "b": rng.integers(-3000, 3000, f).astype("int32"),
+    }
+    names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
+    model = _model(
+        [helper.make_node("QLinearConv", names, ["y"], **attrs)], {"x": x}, consts, ["y"]
+    )
+    assert _takes_int8_conv(model)
+    assert _steps(_pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]) == 0
+
+
+def test_conv_integer_int8_weights_take_int8_conv() -> None:
+    rng = np.random.default_rng(3)
+    x, w = _codes(rng, "uint8", 1, 9, 7, 7), _codes(rng, "int8", 4, 9, 3, 3)
+    node = helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"], pads=[1, 1, 1, 1])
+    model = _model([node], {"x": x}, {"w": w, "xz": np.uint8(200)}, ["y"])
+    assert _takes_int8_conv(model)
+    np.testing.assert_array_equal(_pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0])
+
+
 @pytest.mark.parametrize("data", ["spread", "positive", "zeros"])
 def test_dynamic_quantize_linear_matches_onnxruntime(data: str) -> None:
     rng = np.random.default_rng(3)

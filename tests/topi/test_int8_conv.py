@@ -82,3 +82,36 @@ def test_kernel_pack_puts_four_channels_in_a_word() -> None:
     packed = topi.nn.conv2d_int8_kernel_pack(w, 2)
     as_bytes = packed.view("int8").reshape(1, 2, 1, 1, 2, 4)
     np.testing.assert_array_equal(as_bytes[0, 1, 0, 0, 1], w[1, 4:8, 0, 0])
+
+
+def _run_zero_point(target: str, dtype: str, zero: int, dot: bool, plain: bool) -> None:
+    rng = np.random.default_rng(zero & 0xFF)
+    info = np.iinfo(np.dtype(dtype))
+    x = rng.integers(info.min, info.max + 1, (1, 7, 6, 6)).astype(dtype)
+    w = rng.integers(-128, 128, (18, 7, 3, 3)).astype("int8")
+    shifted = x.astype(np.int64) - zero
+    expected = _reference(shifted, w, 1, 1)  # zeros of (x - zero): x padded with zero
+    with Target(target):
+        fb = topi.x86.conv2d_channel_block(18, "int32")
+        assert fb is not None
+        weight = w if plain else topi.nn.conv2d_int8_kernel_pack(w, fb)
+        data = te.placeholder(x.shape, dtype, "x")
+        kernel = te.placeholder(weight.shape, str(weight.dtype), "w")
+        out = topi.nn.conv2d_nchw_int8(data, kernel, 1, 1, 1, 18, dot, zero_point=zero)
+        fn = pytvm.build(topi.x86.schedule_conv2d_nchw_int8(out), [data, kernel, out], target)
+    dev = pytvm.cpu()
+    y = pytvm.nd.empty(expected.shape, "int32", dev)
+    fn(pytvm.nd.array(x, dev), pytvm.nd.array(weight, dev), y)
+    np.testing.assert_array_equal(y.numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "zero", "dot", "plain"),
+    [("uint8", 131, True, False), ("int8", -5, True, True), ("int8", 100, False, False)],
+    ids=["u8_zp_packed", "s8_zp_plain_weight", "s8_zp_portable"],
+)
+def test_conv2d_int8_subtracts_zero_point_and_pads_with_it(
+    dtype: str, zero: int, dot: bool, plain: bool
+) -> None:
+    target = "llvm" if dot else "llvm -mattr=+avx2,-avx512f,-avx512vnni,-avxvnni"
+    _run_zero_point(target, dtype, zero, dot, plain)

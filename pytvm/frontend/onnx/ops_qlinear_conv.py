@@ -4,11 +4,15 @@ requantized as ONNX Runtime does: ``saturate(round(float(acc) · x_scale · w_sc
 y_zero_point)``, rounding halves to even, with one weight scale and zero point per output channel
 or one for all).
 
-The data's zero point is subtracted before padding, so padding with zeros is padding with the
-zero point, as ONNX defines it. Products accumulate in int32 through ``nn.conv2d`` with
-``out_dtype="int32"`` over int16 operands (an 8-bit value less its zero point fits int16, and the
-products of int16 lanes vectorize where int32 ones would halve the width); one-dimensional
-convolutions run as two-dimensional ones over a height of 1.
+A constant int8 weight with zero points of 0 (symmetric, per tensor or per channel: what
+quantizers write) over 8-bit data of one group is the 8-bit integer convolution (``qnn.conv2d``
+through :func:`~pytvm.graph.int8_conv.int8_conv2d`: the data padded with its zero point; the
+target's 8-bit dot products where it has them). Otherwise the data's zero point is subtracted
+before padding, so padding with zeros is padding with the zero point, as ONNX defines it, and
+products accumulate in int32 through ``nn.conv2d`` with ``out_dtype="int32"`` over int16
+operands (an 8-bit value less its zero point fits int16, and the products of int16 lanes
+vectorize where int32 ones would halve the width).
+One-dimensional convolutions run as two-dimensional ones over a height of 1.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import math
 import numpy as np
 
 from ...graph import Expr
+from ...graph.int8_conv import int8_conv2d, int8_conv2d_applies
 from .node import ConverterTable, NodeContext
 from .ops_nn import check_spatial, spatial_attrs, window_pads
 
@@ -81,9 +86,50 @@ def _int_conv(ctx: NodeContext, x: Expr, w: Expr, wshape: tuple[int, ...]) -> Ex
     return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out
 
 
+def _int8_conv(ctx: NodeContext, w: int, x_zp: int, w_zp: int, bias: int | None) -> Expr | None:
+    """The convolution of input 0 (less zero point ``x_zp``) and constant weight ``w`` plus
+    ``bias`` through :func:`int8_conv2d`, when it applies (else None: the int16 path).
+    """
+    nsp = check_spatial(ctx, ctx.ndim(0))
+    weight = ctx.known_value(w)
+    w_zero = ctx.known_value(w_zp) if ctx.has(w_zp) else np.zeros(1, "int8")
+    x_zero = ctx.known_value(x_zp) if ctx.has(x_zp) else np.zeros(1, "int8")
+    if (
+        nsp > 2  # noqa: PLR2004
+        or int(ctx.attr("group", 1)) != 1
+        or weight is None
+        or weight.ndim != nsp + 2
+        or w_zero is None
+        or x_zero is None
+        or x_zero.size != 1
+        or (ctx.has(x_zp) and ctx.dtype(x_zp) != ctx.dtype(0))
+    ):
+        return None
+    weight2d = weight.reshape(*weight.shape[:2], 1, -1) if nsp == 1 else weight
+    if not int8_conv2d_applies(ctx.dtype(0), weight2d, w_zero):
+        return None
+    kernel, strides, dilations = spatial_attrs(
+        ctx, nsp, ctx.attr("kernel_shape") or weight.shape[2:]
+    )
+    pads = window_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
+    x = ctx.expr(0)
+    if nsp == 1:
+        x = ctx.call("expand_dims", x, axis=2, num_newaxis=1)
+        strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
+    b = None if bias is None else ctx.known_value(bias)
+    zero = int(x_zero.reshape(-1)[0])
+    out = int8_conv2d(x, zero, weight2d, strides, pads, dilations, b, ctx.name)
+    if bias is not None and b is None and ctx.has(bias):
+        out = ctx.call("nn.bias_add", out, ctx.expr(bias), axis=1)
+    return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out
+
+
 def _conv_integer(ctx: NodeContext) -> Expr:
     """Inputs: x, w, x_zero_point?, w_zero_point?; output: int32."""
     _check_8bit(ctx, 0, 1)
+    fast = _int8_conv(ctx, 1, 2, 3, None)
+    if fast is not None:
+        return fast
     x = _shifted(ctx, 0, 2, 1)
     w = _shifted(ctx, 1, 3, ctx.shape(1)[0])
     return _int_conv(ctx, x, w, ctx.shape(1))
@@ -126,15 +172,17 @@ def _qlinear_conv(ctx: NodeContext) -> Expr:
     """Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B?."""
     _check_8bit(ctx, 0, 3)
     channels = ctx.shape(3)[0]
-    x = _shifted(ctx, 0, 2, 1)
-    w = _shifted(ctx, 3, 5, channels)
-    acc = _int_conv(ctx, x, w, ctx.shape(3))
-    if ctx.has(8):
-        if ctx.dtype(8) != "int32" or ctx.shape(8) != (channels,):
-            raise ctx.error(
-                f"bias B is {ctx.dtype(8)} {list(ctx.shape(8))}; expected int32 [{channels}]"
-            )
-        acc = ctx.call("nn.bias_add", acc, ctx.expr(8), axis=1)
+    if ctx.has(8) and (ctx.dtype(8) != "int32" or ctx.shape(8) != (channels,)):
+        raise ctx.error(
+            f"bias B is {ctx.dtype(8)} {list(ctx.shape(8))}; expected int32 [{channels}]"
+        )
+    acc = _int8_conv(ctx, 3, 2, 5, 8)
+    if acc is None:
+        x = _shifted(ctx, 0, 2, 1)
+        w = _shifted(ctx, 3, 5, channels)
+        acc = _int_conv(ctx, x, w, ctx.shape(3))
+        if ctx.has(8):
+            acc = ctx.call("nn.bias_add", acc, ctx.expr(8), axis=1)
     x_scale, w_scale, y_scale = _scale(ctx, 1), _scale(ctx, 4), _scale(ctx, 6)
     if x_scale.size != 1 or y_scale.size != 1 or w_scale.size not in (1, channels):
         raise ctx.error(

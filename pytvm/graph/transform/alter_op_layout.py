@@ -61,7 +61,7 @@ def _alter_weight(node: Call, key: str, plain: str) -> Call | None:
         return None
     layout = row.weight_layout(workload)
     attrs: dict[str, object] = {key: layout}
-    if node.op == "nn.conv2d":  # the output channels, as a padded last block hides them
+    if node.op in ("nn.conv2d", "qnn.conv2d"):  # the output channels a padded block hides
         attrs["channels"] = int(weight.checked_type.shape[0])
     return Call(
         node.op,
@@ -88,7 +88,7 @@ def _alter(node: Expr) -> Expr | None:
         return None
     if node.op == "nn.dense":
         return _alter_dense(node)
-    if node.op == "nn.conv2d":
+    if node.op in ("nn.conv2d", "qnn.conv2d"):
         return _alter_weight(node, "kernel_layout", "OIHW")
     return None
 

@@ -29,6 +29,7 @@ from ..expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from ..functor import children, post_order
 from ..module import IRModule
 from ..op import OpPattern, get_op
+from ..ty import TensorType
 
 __all__ = ["MAX_FUSED_OPS", "FuseOps", "fuse_ops"]
 
@@ -52,11 +53,28 @@ def _pattern(node: Call) -> OpPattern:
     return get_op(node.op).pattern
 
 
+def _requantizes(group: _Group, node: Call) -> bool:
+    """Whether ``node`` works on the int32 accumulators of a convolution or dense in ``group``
+    (a requantization: cast to float, scale, round, clip, cast to 8 bits) keeping their shape.
+    """
+    anchors = [m for m in group.members if isinstance(m, Call) and isinstance(m.op, str)]
+    anchor = next((m for m in anchors if _pattern(m) == OpPattern.OUT_ELEMWISE_FUSABLE), None)
+    if anchor is None:
+        return False
+    ty, acc = node.checked_type, anchor.checked_type
+    return (
+        isinstance(ty, TensorType)
+        and isinstance(acc, TensorType)
+        and acc.dtype == "int32"
+        and tuple(ty.shape) == tuple(acc.shape)
+    )
+
+
 def _accepts(group: _Group, node: Call, pattern: OpPattern) -> bool:
     """Whether ``node`` (of ``pattern``) may join ``group`` as its new result."""
     if pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
         if group.kind in _ANCHORS:
-            return node.checked_type == group.output.checked_type
+            return node.checked_type == group.output.checked_type or _requantizes(group, node)
         return group.kind <= OpPattern.INJECTIVE
     if pattern in (OpPattern.INJECTIVE, OpPattern.COMM_REDUCE):
         return group.kind <= OpPattern.INJECTIVE

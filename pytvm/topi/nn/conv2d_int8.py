@@ -1,17 +1,21 @@
-"""NCHW convolution of uint8 data and int8 weights accumulated in int32 through 8-bit dot
+"""NCHW convolution of 8-bit data and int8 weights accumulated in int32 through 8-bit dot
 products: ``conv2d_nchw_int8`` (TVM's x86 int8 layout idea: output channels in vector-wide
-blocks, input channels grouped in fours).
+blocks, input channels grouped in fours), computing ``sum((x - zero_point) * w)`` with the data
+padded by its zero point (``qnn.conv2d``'s semantics with a weight zero point of 0).
 
-The kernel is given packed (:func:`conv2d_int8_kernel_pack`, at build time for a constant
-weight): ``[ceil(F / fb), ceil(C / 4), KH, KW, fb]`` int32, each int32 holding the int8 weights
-of four consecutive input channels (byte ``k`` is channel ``4i + k``; channels past ``C`` and
-``F`` are zero), layout ``OIHW{fb}o4i``. The data is packed in the kernel the same way, as a
-stage ``[N, ceil(C / 4), H + pads, W + pads]`` of uint32 (the four channels' bytes, zero-padded
-spatially and past ``C``). Each step of the reduction (over channel quads and kernel taps) is one
-``tir.x86.dot_u8s8_s32``: four u8 x s8 products per output channel lane, added in int32 — one
-``vpdpbusd`` per vector of output channels on VNNI CPUs. The result is channel-blocked
-``[N, ceil(F / fb), OH, OW, fb]`` (tag ``conv2d_nchw_packed,int8``), read back into
-``[N, F, OH, OW]`` int32 by an injective stage.
+The kernel is packed (:func:`conv2d_int8_kernel_pack`, at build time for a constant weight;
+:func:`conv2d_int8_kernel_pack_te` in the kernel otherwise): ``[ceil(F / fb), ceil(C / 4), KH,
+KW, fb]`` int32, each int32 holding the int8 weights of four consecutive input channels (byte
+``k`` is channel ``4i + k``; channels past ``C`` and ``F`` are zero), layout ``OIHW{fb}o4i``.
+The data is packed in the kernel the same way, as a stage ``[N, ceil(C / 4), H + pads, W +
+pads]`` of uint32 (the four channels' bytes, int8 data shifted by +128 into uint8, padded
+spatially with the zero point's byte and past ``C`` with zeros). Each step of the reduction
+(over channel quads and kernel taps) is one ``tir.x86.dot_u8s8_s32``: four u8 x s8 products per
+output channel lane, added in int32 — one ``vpdpbusd`` per vector of output channels on VNNI
+CPUs. The zero point's share, ``zero_point * sum(w[f])``, is subtracted as the channel-blocked
+result ``[N, ceil(F / fb), OH, OW, fb]`` (tag ``conv2d_nchw_packed,int8``) is read back into
+``[N, F, OH, OW]`` int32 by an injective stage; the weight sums are a small stage of their own
+(the same dot product with bytes of ones).
 """
 
 from __future__ import annotations
@@ -30,12 +34,30 @@ from ...tir.op import max as _max
 from ...tir.op import min as _min
 from .. import tag
 from .._shape import const_shape, op_error
+from .._target import vector_lanes
 from .conv_window import conv_window
 
-__all__ = ["CONV2D_NCHW_INT8", "conv2d_int8_kernel_pack", "conv2d_nchw_int8"]
+__all__ = [
+    "CONV2D_NCHW_INT8",
+    "DATA_QUADS",
+    "KERNEL_WORDS",
+    "WEIGHT_SUMS",
+    "conv2d_int8_kernel_pack",
+    "conv2d_int8_kernel_pack_te",
+    "conv2d_nchw_int8",
+]
 
 #: Tag of the channel-blocked product stage.
 CONV2D_NCHW_INT8 = tag.CONV2D_NCHW_INT8
+#: Name of the stage of data quads (four channels' bytes per uint32 word).
+DATA_QUADS = "data_quads"
+#: Name of the stage packing a weight that is not a constant.
+KERNEL_WORDS = "kernel_words"
+#: Name of the stage of per-output-channel weight sums (for the zero point's share).
+WEIGHT_SUMS = "weight_sums"
+#: Four bytes of 1: the dot product with it sums a word's four signed bytes.
+_ONES = 0x01010101
+_SHIFT = 128  # int8 data + 128 is uint8
 _QUAD = 4
 _NCHW = 4
 _PACKED_NDIM = 5
@@ -69,10 +91,58 @@ def conv2d_int8_kernel_pack(weight: np.ndarray, fb: int) -> np.ndarray:
     return np.ascontiguousarray(blocks).view("<i4").reshape(fo, c4, kh, kw, fb).astype("int32")
 
 
-def _pack_data(data: Tensor, pads: tuple[int, int, int, int]) -> Tensor:
-    """``data [N, C, H, W]`` uint8 as ``[N, ceil(C / 4), H + pads, W + pads]`` uint32 quads."""
+def conv2d_int8_kernel_pack_te(weight: Tensor, fb: int) -> Tensor:
+    """:func:`conv2d_int8_kernel_pack` as a stage: an int8 ``weight [F, C, KH, KW]`` tensor
+    packed into ``[ceil(F / fb), ceil(C / 4), KH, KW, fb]`` int32 words (for a weight that is
+    not a constant).
+    """
+    op = "conv2d_int8_kernel_pack_te"
+    f, c, kh, kw = (int(d) for d in const_shape(op, "weight", weight, _NCHW))
+    if weight.dtype != "int8" or fb < 1:
+        raise op_error(op, "weight, fb", (weight.dtype, fb), "an int8 weight, a positive fb")
+
+    def body(o: Var, q: Var, y: Var, x: Var, i: Var) -> PrimExpr:
+        ch = o * fb + i
+        word: PrimExpr = const(0, "uint32")
+        for k in range(_QUAD):
+            cin = q * _QUAD + k
+            inside = (ch < f) & (cin < c)
+            value = weight(_min(ch, f - 1), _min(cin, c - 1), y, x).astype("int32")
+            byte = floormod(if_then_else(inside, value, 0), 256).astype("uint32")
+            word = word + byte * const(1 << (8 * k), "uint32") if k else byte
+        return word.astype("int32")
+
+    shape = (-(-f // fb), -(-c // _QUAD), kh, kw, fb)
+    return compute(shape, body, name=KERNEL_WORDS, tag=tag.INJECTIVE)
+
+
+def _weight_sums(kernel: Tensor, dot_instruction: bool) -> Tensor:
+    """``[ceil(F / fb), fb]`` int32: the sum of each output channel's int8 weights."""
+    fo, c4, kh, kw, fb = const_shape(WEIGHT_SUMS, "packed kernel", kernel, _PACKED_NDIM)
+    rq, ry, rx = reduce_axis((0, c4), "wq"), reduce_axis((0, kh), "wy"), reduce_axis((0, kw), "wx")
+    ones = const(_ONES, "uint32")
+
+    def body(o: Var, i: Var) -> PrimExpr:
+        k = kernel(o, rq.var, ry.var, rx.var, i)
+        value = dot_u8s8_s32(const(0, "int32"), ones, k) if dot_instruction else _dot4(ones, k)
+        return _sum(value, axis=[rq, ry, rx])  # type: ignore[no-any-return]
+
+    return compute((fo, fb), body, name=WEIGHT_SUMS, tag=tag.COMM_REDUCE)
+
+
+def _pack_data(data: Tensor, pads: tuple[int, int, int, int], zero: int) -> Tensor:
+    """``data [N, C, H, W]`` 8-bit as ``[N, ceil(C / 4), H + pads, W + pads]`` uint32 quads
+    (int8 shifted into uint8), padded spatially with the byte ``zero`` (uint8 space).
+    """
     n, c, h, w = (int(d) for d in const_shape("conv2d_nchw_int8", "input", data, _NCHW))
     top, left, bottom, right = pads
+    signed = data.dtype == "int8"
+
+    def byte_of(b: PrimExpr, ch: PrimExpr, y: PrimExpr, x: PrimExpr) -> PrimExpr:
+        v = data(b, ch, y, x)
+        if signed:
+            return (v.astype("int32") + _SHIFT).astype("uint32")
+        return v.astype("uint32")
 
     def body(b: Var, q: Var, y: Var, x: Var) -> PrimExpr:
         row, col = y - top, x - left
@@ -91,21 +161,21 @@ def _pack_data(data: Tensor, pads: tuple[int, int, int, int]) -> Tensor:
         for k in range(_QUAD):
             ch = q * _QUAD + k
             if (c - 1) // _QUAD * _QUAD + k < c:  # every quad has channel k
-                byte = data(b, ch, row_c, col_c).astype("uint32")
+                byte = byte_of(b, ch, row_c, col_c)
             else:
-                byte = if_then_else(
-                    ch < c, data(b, _min(ch, c - 1), row_c, col_c).astype("uint32"), 0
-                )
+                byte = if_then_else(ch < c, byte_of(b, _min(ch, c - 1), row_c, col_c), 0)
             word = word + byte * const(1 << (8 * k), "uint32") if k else byte
         if not inside:
             return word
         cond = inside[0]
         for more in inside[1:]:
             cond = cond & more
-        return if_then_else(cond, word, const(0, "uint32"))
+        # the zero point in every byte (the bytes past C meet zero weights)
+        pad_word = const(zero * _ONES, "uint32")
+        return if_then_else(cond, word, pad_word)
 
     shape = (n, -(-c // _QUAD), h + top + bottom, w + left + right)
-    return compute(shape, body, name="data_quads", tag=tag.INJECTIVE + ",pad")
+    return compute(shape, body, name=DATA_QUADS, tag=tag.INJECTIVE + ",pad")
 
 
 def _dot4(a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -128,28 +198,38 @@ def conv2d_nchw_int8(
     dilation: int | Sequence[int],
     channels: int | None = None,
     dot_instruction: bool = True,
+    zero_point: int = 0,
 ) -> Tensor:
-    """int32 convolution of uint8 ``data [N, C, H, W]`` (zero-padded) with a packed int8
-    ``kernel`` (:func:`conv2d_int8_kernel_pack`); the result has the first ``channels`` of the
-    ``ceil(F / fb) * fb`` output channels (default: all). ``dot_instruction``: each step is
-    ``tir.x86.dot_u8s8_s32`` (for targets with VNNI); else the same sum in plain arithmetic.
+    """int32 convolution ``sum((x - zero_point) * w)`` of uint8 or int8 ``data [N, C, H, W]``
+    (padded with ``zero_point``) and a packed int8 ``kernel`` (:func:`conv2d_int8_kernel_pack`,
+    or a plain int8 ``[F, C, KH, KW]`` weight, packed by a stage in blocks of an int32 vector);
+    the result has the first ``channels`` of the ``ceil(F / fb) * fb`` output channels (default:
+    all). ``dot_instruction``: each step is ``tir.x86.dot_u8s8_s32`` (for targets with VNNI);
+    else the same sum in plain arithmetic.
 
     Examples
     --------
     >>> from pytvm import te, topi
     >>> x = te.placeholder((1, 6, 9, 9), "uint8", name="x")
     >>> w = te.placeholder((2, 2, 3, 3, 16), "int32", name="w")
-    >>> y = topi.nn.conv2d_nchw_int8(x, w, 1, 1, 1, channels=20)
+    >>> y = topi.nn.conv2d_nchw_int8(x, w, 1, 1, 1, channels=20, zero_point=128)
     >>> [str(d) for d in y.shape], y.dtype
     (['1', '20', '9', '9'], 'int32')
     """
     op = "conv2d_nchw_int8"
     n, c, h, w = const_shape(op, "input", data, _NCHW)
+    if kernel.dtype == "int8" and len(kernel.shape) == _NCHW:
+        plain = const_shape(op, "weight", kernel, _NCHW)
+        channels = plain[0] if channels is None else channels
+        kernel = conv2d_int8_kernel_pack_te(kernel, max(1, vector_lanes("int32")))
     fo, c4, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
-    if data.dtype != "uint8" or kernel.dtype != "int32":
+    if data.dtype not in ("uint8", "int8") or kernel.dtype != "int32":
         raise op_error(
-            op, "dtypes", (data.dtype, kernel.dtype), "uint8 data and an int32 packed kernel"
+            op, "dtypes", (data.dtype, kernel.dtype), "8-bit data and an int32 packed kernel"
         )
+    info = np.iinfo(np.dtype(data.dtype))
+    if not info.min <= zero_point <= info.max:
+        raise op_error(op, "zero_point", zero_point, f"a {data.dtype} value")
     if c4 != -(-c // _QUAD):
         raise op_error(op, "kernel channel quads", c4, f"ceil({c} / 4) for {c} input channels")
     f = fo * fb if channels is None else int(channels)
@@ -157,7 +237,8 @@ def conv2d_nchw_int8(
         raise op_error(op, "channels", channels, f"{(fo - 1) * fb + 1} to {fo * fb}")
     win = conv_window(op, data, (kh, kw), stride, padding, dilation, "int32")
     oh, ow = win.output_size(h, w)
-    quads = _pack_data(data, win.padding)
+    zero = int(zero_point) + (_SHIFT if data.dtype == "int8" else 0)  # in uint8 space
+    quads = _pack_data(data, win.padding, zero)
     ry, rx = win.ry, win.rx
     rq = reduce_axis((0, c4), name="rq")
 
@@ -168,8 +249,12 @@ def conv2d_nchw_int8(
         return _sum(value, axis=[rq, ry, rx])  # type: ignore[no-any-return]
 
     blocked = compute((n, fo, oh, ow, fb), body, name="conv2d_nchw_int8", tag=CONV2D_NCHW_INT8)
+    sums = _weight_sums(kernel, dot_instruction) if zero else None
 
     def unpack(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
-        return blocked(b, ch // fb, y, x, ch % fb)
+        value = blocked(b, ch // fb, y, x, ch % fb)
+        if sums is None:
+            return value
+        return value - sums(ch // fb, ch % fb) * const(zero, "int32")
 
     return compute((n, f, oh, ow), unpack, name="conv2d_nchw_int8_unpack", tag=tag.INJECTIVE)

@@ -19,9 +19,10 @@ from typing import Any
 
 from ...te.tensor import ComputeOp, Tensor
 from .._target import vector_lanes
-from ..generic._tiling import extent, tile_conv_output, vectorize_block
-from ..generic.anchored import schedule_anchored
-from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
+from ..generic._tiling import extent, fuse_parallel, product, tile_conv_output, vectorize_block
+from ..generic._traverse import as_outputs, create_schedule, traverse_inline
+from ..generic.injective import schedule_injective_from_existing
+from ..nn.conv2d_int8 import CONV2D_NCHW_INT8, DATA_QUADS, KERNEL_WORDS, WEIGHT_SUMS
 from .conv2d_packed import _carrier, conv2d_packed_block
 
 __all__ = ["schedule_conv2d_nchw_int8", "vnni_lanes"]
@@ -123,6 +124,59 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     vectorize_block(s[cc], cfi, fb, lanes)
 
 
+def _schedule_quads(s: Any, quads: ComputeOp) -> None:
+    """The data quads: rows in parallel, each row's words in vectors (one byte plane each)."""
+    stage = s[quads]
+    b, q, y, x = stage.op.axis
+    lanes = vector_lanes(quads.output(0).dtype)
+    width = extent(x)
+    if lanes >= 2 and width is not None and width >= lanes:  # noqa: PLR2004
+        _, xi = stage.split(x, factor=lanes)
+        stage.vectorize(xi)
+    fuse_parallel(stage, [b, q, y], product([extent(a) for a in quads.axis]))
+
+
+def _schedule_weight_sums(s: Any, sums: ComputeOp) -> None:
+    """The weight sums: the reduction outside, a vector of output channels inside."""
+    stage = s[sums]
+    o, i = stage.op.axis
+    stage.reorder(o, *stage.op.reduce_axis, i)
+    vectorize_block(stage, i, extent(i) or 1, vector_lanes("int32"))
+
+
 def schedule_conv2d_nchw_int8(outs: Tensor | Sequence[Tensor]) -> Any:
-    """Schedule of ``topi.nn.conv2d_nchw_int8`` and the elementwise stages after it."""
-    return schedule_anchored(outs, CONV2D_NCHW_INT8, _carrier, _schedule_block, keep_pads=True)
+    """Schedule of ``topi.nn.conv2d_nchw_int8`` and the elementwise stages after it: the
+    register blocks at the output that stores them (:func:`_carrier`), the data quads, the
+    weight sums and a weight packed in the kernel as stages of their own, any other output
+    injective.
+    """
+    outputs = as_outputs(outs)
+    s = create_schedule(outputs)
+    output_ops = {id(t.op) for t in outputs}
+    anchors: list[ComputeOp] = []
+    others: list[ComputeOp] = []
+
+    def keep(op: ComputeOp) -> bool:
+        return op.name in (DATA_QUADS, KERNEL_WORDS) or op.tag.endswith(",pad")
+
+    def visit(op: ComputeOp) -> None:
+        if op.tag == CONV2D_NCHW_INT8:
+            anchors.append(op)
+        elif op.name == WEIGHT_SUMS:
+            _schedule_weight_sums(s, op)
+        elif keep(op) or id(op) in output_ops:
+            others.append(op)
+
+    traverse_inline(s, outputs, visit, keep=keep)
+    carriers = set()
+    for anchor in anchors:
+        out = _carrier(anchor, outputs)
+        if out is not None:
+            carriers.add(id(out.op))
+            _schedule_block(s, anchor, out)
+    for op in others:
+        if op.name == DATA_QUADS:
+            _schedule_quads(s, op)
+        elif id(op) not in carriers:
+            schedule_injective_from_existing(s, op.output(0))
+    return s

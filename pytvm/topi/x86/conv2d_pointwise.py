@@ -72,7 +72,7 @@ def _channel_block(channels: int | None, dtype: str) -> int:
 
 
 def _schedule_tiles(s: Any, conv: ComputeOp, out: Tensor) -> None:
-    dtype = out.dtype
+    dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
     lanes = vector_lanes(dtype)
     fb = _channel_block(extent(conv.axis[1]), dtype)
     cache = s.cache_write(conv.output(0), "local")

@@ -72,7 +72,7 @@ def _tile_product(
     operand is read once. When ``nb`` does not divide ``out``'s columns, the column-tile loop
     stays on its own (not fused) so that loop partitioning can split off its last tile.
     """
-    dtype = out.dtype
+    dtype = product_op.output(0).dtype  # the accumulators' (the output may be requantized)
     lanes = vector_lanes(dtype)
     c = product_op.output(0)
     padded = mb is not None

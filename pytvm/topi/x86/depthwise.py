@@ -44,7 +44,7 @@ def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
 def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
     pad = next(t.op for t in conv.input_tensors if t.op.tag == DEPTHWISE_PAD_ROWS)
     assert isinstance(pad, ComputeOp)
-    dtype = out.dtype
+    dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
     lanes = vector_lanes(dtype)
     stage = s[out.op]
     n, ch, y, x = stage.op.axis

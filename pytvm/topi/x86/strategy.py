@@ -19,6 +19,9 @@ The rules the rows read:
   vectors than the direct schedule's rows. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width); any other grouping is grouped.
+- ``qnn.conv2d`` (one group, 8-bit data, int8 kernel with zero point 0): ``conv2d_nchw_int8``,
+  through 8-bit dot products where the target has them (``vnni_lanes``), else the same sums in
+  plain arithmetic; a constant kernel is packed ``OIHW<fb>o4i``.
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
   or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
   ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
@@ -254,6 +257,28 @@ def _conv2d_int8(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     return nn.conv2d_nchw_int8(data, weight, *_conv_args(wl), channels)
 
 
+def _qnn_conv_int8(wl: OpWorkload) -> bool:
+    """``qnn.conv2d`` of one group over 8-bit NCHW data, an int8 kernel (plain or packed) with
+    a zero point of 0, int32 out: 8-bit dot products where the target has them, else the same
+    sums in plain arithmetic.
+    """
+    packed = _INT8_LAYOUT.fullmatch(_kernel_layout(wl)) is not None
+    return (
+        int(wl.get("groups", 1)) == 1
+        and wl.get("data_layout", "NCHW") == "NCHW"
+        and wl.data_dtype in ("uint8", "int8")
+        and (packed or (_plain_conv(wl) and wl.weight_dtype == "int8"))
+        and int(wl.get("kernel_zero_point", 0)) == 0
+        and wl.out_dtype in (None, "int32")
+    )
+
+
+def _qnn_conv2d_int8(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    zero_point, dot = int(wl.get("input_zero_point", 0)), vnni_lanes() is not None
+    channels = wl.get("channels")
+    return nn.conv2d_nchw_int8(data, weight, *_conv_args(wl), channels, dot, zero_point)
+
+
 def _pointwise(wl: OpWorkload) -> bool:
     """1x1, stride 1, no padding, one group, on planes of whole vectors of the data's dtype."""
     data, kernel = wl.data_shape, wl.weight_shape
@@ -443,6 +468,16 @@ STRATEGY: tuple[Implementation, ...] = (
         CONV2D_NCHW_INT8,
         _conv_int8,
         _conv2d_int8,
+        schedule_conv2d_nchw_int8,
+        40,
+        _conv_int8_layout,
+    ),
+    I(
+        "qnn_conv2d_nchw_int8",
+        "qnn.conv2d",
+        CONV2D_NCHW_INT8,
+        _qnn_conv_int8,
+        _qnn_conv2d_int8,
         schedule_conv2d_nchw_int8,
         40,
         _conv_int8_layout,
