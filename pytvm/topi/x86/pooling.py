@@ -1,8 +1,11 @@
 """CPU schedules of pooling (``pool2d``, ``adaptive_pool``, ``global_pool``).
 
-All output axes but the innermost run in parallel (in any layout: rows of every batch and
-channel for NCHW); the window reduction is innermost. An
-average's sum is computed point by point inside the division stage (``compute_at``).
+A pooling whose windows are whole contiguous rows of its input (a global pooling, an adaptive
+pooling to 1x1 in NCHW) is reduced in vector lanes with several accumulators, the channels in
+parallel (:mod:`pytvm.topi.generic._lane_reduction`); an average's division is then a
+vectorized stage of its own. Otherwise all output axes but the innermost run in parallel (in
+any layout: rows of every batch and channel for NCHW) with the window reduction innermost, and
+an average's sum is computed point by point inside the division stage (``compute_at``).
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...te.tensor import ComputeOp, Tensor
+from ..generic._lane_reduction import schedule_lane_reduction
 from ..generic._tiling import extent, fuse_parallel, product
 from ..generic._traverse import as_outputs, create_schedule, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
+from ..generic.reduction import inlined_ops
 from ..tag import ADAPTIVE_POOL_MAX, ADAPTIVE_POOL_SUM, POOL_MAX, POOL_SUM
 
 __all__ = ["schedule_adaptive_pool", "schedule_pool"]
@@ -23,7 +28,14 @@ _MAX_TAGS = (POOL_MAX, ADAPTIVE_POOL_MAX)
 
 
 def schedule_pool(outs: Tensor | Sequence[Tensor], layout: str = "NCHW") -> Any:
-    """Schedule of ``topi.nn.pool2d`` (and of elementwise stages applied to its output)."""
+    """Schedule of ``topi.nn.pool2d`` (and of elementwise stages applied to its output).
+
+    Examples
+    --------
+    >>> from pytvm import te, topi
+    >>> x = te.placeholder((1, 32, 7, 7), name="x")
+    >>> s = topi.x86.schedule_pool(topi.nn.global_pool(x, "avg"))
+    """
     outputs = as_outputs(outs)
     s = create_schedule(outputs)
     output_ops = {id(t.op) for t in outputs}
@@ -33,13 +45,22 @@ def schedule_pool(outs: Tensor | Sequence[Tensor], layout: str = "NCHW") -> Any:
         pending.append(op)
 
     traverse_inline(s, outputs, visit)
+    inlined = inlined_ops(outputs)
+    in_lanes: set[int] = set()
     for op in pending:
+        pooling = op.tag in _MAX_TAGS or op.tag in _SUM_TAGS
+        if pooling and schedule_lane_reduction(s, op, inlined) is not None:
+            in_lanes.add(id(op))
+            continue
         if op.tag in _SUM_TAGS:
             avg = next((o for o in pending if "avg" in o.tag and _reads(o, op)), None)
             if avg is not None:
                 s[op].compute_at(s[avg], s[avg].op.axis[-1])
                 continue
-        if op.tag in _MAX_TAGS or op.tag in _SUM_TAGS or "avg" in op.tag:
+        if "avg" in op.tag and any(id(t.op) in in_lanes for t in op.input_tensors):
+            if id(op) in output_ops:
+                schedule_injective_from_existing(s, op.output(0))
+        elif pooling or "avg" in op.tag:
             # Every axis but the innermost (any layout, 1-d to 3-d windows) in parallel.
             outer = list(s[op].op.axis)[:-1]
             fuse_parallel(s[op], outer, product([extent(a) for a in op.axis]))
