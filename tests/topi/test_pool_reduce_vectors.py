@@ -143,6 +143,17 @@ def test_last_axis_mean_accumulates_in_vectors() -> None:
     assert "T_sum.rf[ramp(0, 1, 8)] = (T_sum.rf[ramp(0, 1, 8)] + A_2[ramp(" in ir
 
 
+def test_odd_rows_interleave_outputs() -> None:
+    A = te.placeholder((1, 12, 7, 7), "float32", "A")
+    with tvm.target.Target(_IR_TARGET):
+        B = topi.sum(A, axis=[2, 3])
+        ir = _ir(topi.x86.schedule_reduce(B), [A, B])
+    # 4 outputs (a quarter of 16 registers) per block, the 7x7 window loops around them.
+    body = ir[ir.index("for (k3") :]
+    assert "T_sum_2[((i0.i1.fused.outer * 4) + 3)] = (" in body
+    assert "+ 4)] = (" not in body
+
+
 def test_strided_reduction_keeps_plain_loop() -> None:
     A = te.placeholder((16, 8), "float32", "A")
     with tvm.target.Target(_IR_TARGET):

@@ -12,10 +12,13 @@ scope inside the loop over the outputs, which runs in parallel when the work jus
 
 ``V`` is the largest power of two dividing ``R`` (at most the target's lanes) and ``A`` the
 largest divisor of ``R / V`` up to half the target's vector registers, so the splits divide
-the row and no guard enters the vector loop (7x7 = 49: 7 scalar accumulators; 14x14 = 196: 7
-accumulators of 4 lanes; 56x56 = 3136: 14 accumulators of 16 lanes with 512-bit vectors, 8 of
-8 lanes with 256-bit ones). A reduction that does not read its inputs this way keeps the plain
-schedule.
+the row and no guard enters the vector loop (14x14 = 196: 7 accumulators of 4 lanes;
+56x56 = 3136: 14 accumulators of 16 lanes with 512-bit vectors, 8 of 8 lanes with 256-bit
+ones). A row of odd length (7x7 = 49) has no vector: there, a block of consecutive outputs (up
+to a quarter of the vector registers) is reduced together, one scalar chain each, the
+reduction loops outside the unrolled block, so the chains overlap; ``A`` scalar accumulators
+per row when the outputs do not divide into blocks. A reduction that does not read its inputs
+this way keeps the plain schedule.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ from ...tir.arith import Analyzer
 from ...tir.expr import IterVar, PrimExpr, ProducerLoad, Reduce, Var, const
 from ...tir.functor import post_order_visit, substitute
 from .._target import vector_lanes
-from ._tiling import extent, fuse_parallel, pow2_divisor, product, vector_registers
+from ._tiling import (
+    extent,
+    fuse_parallel,
+    largest_divisor,
+    pow2_divisor,
+    product,
+    vector_registers,
+)
 
 __all__ = ["lane_plan", "schedule_lane_reduction"]
 
@@ -147,6 +157,31 @@ def schedule_lane_reduction(s: Any, op: ComputeOp, inlined: set[int]) -> IterVar
     if plan is None:
         return None
     lanes, accs = plan
+    outputs = product([extent(iv) for iv in op.axis])
+    if lanes == 1:
+        block = largest_divisor(outputs, vector_registers(dtype) // 4)
+        if block > 1:
+            return _interleave_rows(s, op, block, row)
+    return _lane_rows(s, op, rows, lanes, accs)
+
+
+def _interleave_rows(s: Any, op: ComputeOp, block: int, row: int | None) -> IterVar | None:
+    """Rows of odd length: ``block`` consecutive outputs reduced together, one scalar chain
+    each, the reduction loops outside the (unrolled) block.
+    """
+    stage = s[op]
+    axes = list(stage.op.axis)
+    fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
+    outer, inner = stage.split(fused, factor=block)
+    stage.reorder(outer, *stage.op.reduce_axis, inner)
+    stage.unroll(inner)
+    work = product([*(extent(iv) for iv in op.axis), row])
+    return fuse_parallel(stage, [outer], work)
+
+
+def _lane_rows(s: Any, op: ComputeOp, rows: list[IterVar], lanes: int, accs: int) -> IterVar | None:
+    """Each row split into ``accs`` accumulators of ``lanes`` lanes (two ``rfactor`` stages)."""
+    row = product([extent(iv) for iv in rows])
     out: Tensor = op.output(0)
     stage = s[op]
     k = stage.fuse(*rows) if len(rows) > 1 else rows[0]
