@@ -8,9 +8,11 @@ hold 0: ``scale = (max - min) / 255``, 1 where the range is empty as in ONNX Run
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ...graph import Expr
+from ...graph import Expr, call
 from .node import ConverterTable, NodeContext
 from .ops_math import onnx_dtype
 from .ops_tensor import normalize_axes
@@ -73,13 +75,25 @@ def _quantize(ctx: NodeContext) -> Expr:
 
 
 def _dequantize(ctx: NodeContext) -> Expr:
+    """A constant 8-bit weight (two or more axes) stays ``(cast(w) - zero_point) * scale`` as
+    calls, not folded here: ``FuseQDQ`` reads its codes (the integer convolution and dense of
+    QDQ graphs), and ``FoldConstant`` folds what it leaves.
+    """
     ftype = ctx.dtype(1)
     if ctx.attr("output_dtype"):
         ftype = onnx_dtype(ctx, int(ctx.attr("output_dtype")))
-    x = ctx.call("cast", ctx.expr(0), dtype=ftype)
+    codes = ctx.known_value(0)
+    if codes is not None and codes.ndim >= 2 and codes.dtype in (np.int8, np.uint8):  # noqa: PLR2004
+
+        def build(op: str, *args: Expr, **attrs: Any) -> Expr:
+            return call(op, *args, name=ctx.name, **attrs)
+
+    else:
+        build = ctx.call
+    x = build("cast", ctx.expr(0), dtype=ftype)
     if ctx.has(2):
-        x = ctx.call("subtract", x, _along_axis(ctx, 2, ftype))
-    return ctx.call("multiply", x, _along_axis(ctx, 1, ftype))
+        x = build("subtract", x, _along_axis(ctx, 2, ftype))
+    return build("multiply", x, _along_axis(ctx, 1, ftype))
 
 
 def _dynamic_quantize(ctx: NodeContext) -> list[Expr]:

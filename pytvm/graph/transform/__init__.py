@@ -10,6 +10,7 @@ from .eliminate_common_subexpr import EliminateCommonSubexpr, eliminate_common_s
 from .fold_constant import FoldConstant, fold_constant
 from .fold_scale_axis import FoldScaleAxis, fold_scale_axis
 from .fuse_ops import FuseOps, fuse_ops
+from .fuse_qdq import FuseQDQ, fuse_qdq
 from .legalize_conv_transpose import LegalizeConvTranspose, legalize_conv_transpose
 from .partition_graph import partition_graph
 from .pipeline import OPTIMIZE_PASSES, optimize
@@ -24,6 +25,7 @@ __all__ = [
     "FoldConstant",
     "FoldScaleAxis",
     "FuseOps",
+    "FuseQDQ",
     "LegalizeConvTranspose",
     "RewriteAnnotatedOps",
     "SimplifyInference",
@@ -35,6 +37,7 @@ __all__ = [
     "fold_constant",
     "fold_scale_axis",
     "fuse_ops",
+    "fuse_qdq",
     "legalize_conv_transpose",
     "optimize",
     "partition_graph",

@@ -10,6 +10,7 @@ from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
+from .fuse_qdq import FuseQDQ
 from .legalize_conv_transpose import LegalizeConvTranspose
 from .rewrite_annotated_ops import RewriteAnnotatedOps
 from .simplify_inference import SimplifyInference
@@ -23,6 +24,8 @@ OPTIMIZE_PASSES: tuple[Pass[IRModule], ...] = (
     RewriteAnnotatedOps,
     # transposed convolutions -> a convolution over all stride phases + a pixel shuffle
     LegalizeConvTranspose,
+    # conv2d/dense of dequantized 8-bit codes -> integer products (before their weights fold)
+    FuseQDQ,
     # weight-only subexpressions (and the scale/shift above) computed now, once
     FoldConstant,
     # per-channel scales after conv/dense moved into the weights (batch norm folding)
