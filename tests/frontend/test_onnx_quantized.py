@@ -21,7 +21,9 @@ from onnxruntime.quantization import (  # type: ignore[import-untyped]
     quantize_static,
 )
 
-from pytvm import relay
+import pytvm
+from pytvm import graph, relay
+from pytvm.runtime.graph_executor import GraphModule
 
 _OPSETS = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
 
@@ -362,3 +364,21 @@ def test_quantize_static_cnn_matches_onnxruntime(quant_format: str, tmp_path: Pa
     # The output is dequantized: equal floats are equal codes.
     np.testing.assert_array_equal(got, _onnxruntime(model, {"x": x})[0])
     np.testing.assert_array_equal(got, _onnxruntime(model, {"x": x}, optimize=True)[0])
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=haswell", "llvm"])
+def test_qlinear_conv_int8_weights_exact_with_and_without_dot_products(target: str) -> None:
+    """Without 8-bit dot products (AVX2) qnn.conv2d runs on int16 operands; both exact."""
+    rng = np.random.default_rng(11)
+    x, w = _codes(rng, "int8", 1, 10, 9, 9), _codes(rng, "int8", 12, 10, 3, 3)
+    consts = {"xs": np.float32(0.05), "xz": np.int8(-9), "w": w, "ws": np.float32(0.003)}
+    consts.update(wz=np.int8(0), ys=np.float32(0.3), yz=np.int8(3))
+    names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    model = _model([helper.make_node("QLinearConv", names, ["y"], pads=[1, 1, 1, 1])], {"x": x},
+                   consts, ["y"])  # fmt: skip
+    mod, params = relay.frontend.from_onnx(model)
+    lib = graph.build(mod, target=target, params=params)
+    m = GraphModule(lib["default"](pytvm.cpu()))
+    m.set_input("x", x)
+    m.run()
+    assert _steps(m.get_output(0).numpy(), _onnxruntime(model, {"x": x})[0]) == 0

@@ -29,7 +29,7 @@ from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
 from ...tir.dot_product import dot_u8s8_s32
 from ...tir.expr import PrimExpr, Var, const
-from ...tir.op import floordiv, floormod, if_then_else
+from ...tir.op import floormod, if_then_else, reinterpret, truncdiv, truncmod
 from ...tir.op import max as _max
 from ...tir.op import min as _min
 from .. import tag
@@ -179,12 +179,15 @@ def _pack_data(data: Tensor, pads: tuple[int, int, int, int], zero: int) -> Tens
 
 
 def _dot4(a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    """The four byte products of ``a`` (u8) and ``b`` (s8) summed, in int32 arithmetic."""
-    wide = a.astype("int64")
+    """The four byte products of ``a`` (u8) and ``b`` (s8) summed, in int32 arithmetic (bytes
+    taken by unsigned division and remainder by powers of two: shifts and masks).
+    """
+    bits = reinterpret("uint32", b)
     total: PrimExpr = const(0, "int32")
     for k in range(_QUAD):
-        ua = floormod(floordiv(wide, 1 << (8 * k)), 256).astype("int32")
-        ub = floormod(floordiv(b, 1 << (8 * k)), 256)
+        shift, byte = const(1 << (8 * k), "uint32"), const(256, "uint32")
+        ua = truncmod(truncdiv(a, shift), byte).astype("int32")
+        ub = truncmod(truncdiv(bits, shift), byte).astype("int32")
         sb = ub - (ub >= 128).astype("int32") * 256  # noqa: PLR2004
         total = total + ua * sb
     return total

@@ -19,9 +19,10 @@ The rules the rows read:
   vectors than the direct schedule's rows. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width); any other grouping is grouped.
-- ``qnn.conv2d`` (one group, 8-bit data, int8 kernel with zero point 0): ``conv2d_nchw_int8``,
-  through 8-bit dot products where the target has them (``vnni_lanes``), else the same sums in
-  plain arithmetic; a constant kernel is packed ``OIHW<fb>o4i``.
+- ``qnn.conv2d`` (one group, 8-bit data, int8 kernel with zero point 0): ``conv2d_nchw_int8``
+  through 8-bit dot products where the target has them (``vnni_lanes``; a constant kernel is
+  packed ``OIHW<fb>o4i``), else the packed convolution of int16 operands (the data less its
+  zero point; ``OIHW<fb>o``).
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
   or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
   ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
@@ -41,7 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ffi.errors import TVMValueError
+from ...te.operation import compute
 from ...te.tensor import Tensor
+from ...tir.expr import const
 from .. import nn, tag
 from .._shape import const_int
 from .._target import vector_lanes
@@ -257,26 +260,56 @@ def _conv2d_int8(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     return nn.conv2d_nchw_int8(data, weight, *_conv_args(wl), channels)
 
 
-def _qnn_conv_int8(wl: OpWorkload) -> bool:
-    """``qnn.conv2d`` of one group over 8-bit NCHW data, an int8 kernel (plain or packed) with
-    a zero point of 0, int32 out: 8-bit dot products where the target has them, else the same
-    sums in plain arithmetic.
+def _qnn_conv(wl: OpWorkload) -> bool:
+    """``qnn.conv2d`` of one group over 8-bit NCHW data, an int8 kernel with a zero point of 0,
+    int32 out.
     """
-    packed = _INT8_LAYOUT.fullmatch(_kernel_layout(wl)) is not None
     return (
         int(wl.get("groups", 1)) == 1
         and wl.get("data_layout", "NCHW") == "NCHW"
         and wl.data_dtype in ("uint8", "int8")
-        and (packed or (_plain_conv(wl) and wl.weight_dtype == "int8"))
+        and wl.weight_dtype in ("int8", "int32")
         and int(wl.get("kernel_zero_point", 0)) == 0
         and wl.out_dtype in (None, "int32")
     )
+
+
+def _qnn_conv_int8(wl: OpWorkload) -> bool:
+    """A ``qnn.conv2d`` kernel packed for 8-bit dot products, or a plain int8 one on a target
+    with them.
+    """
+    layout = _kernel_layout(wl)
+    plain = layout == "OIHW" and wl.weight_dtype == "int8" and vnni_lanes() is not None
+    return _qnn_conv(wl) and (plain or _INT8_LAYOUT.fullmatch(layout) is not None)
 
 
 def _qnn_conv2d_int8(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     zero_point, dot = int(wl.get("input_zero_point", 0)), vnni_lanes() is not None
     channels = wl.get("channels")
     return nn.conv2d_nchw_int8(data, weight, *_conv_args(wl), channels, dot, zero_point)
+
+
+def _qnn_conv_int16(wl: OpWorkload) -> bool:
+    """A plain or ``OIHW<fb>o``-packed int8 ``qnn.conv2d`` kernel on a target without 8-bit dot
+    products (as TVM legalizes ``qnn.conv2d`` there: int16 operands less their zero points).
+    """
+    layout = _kernel_layout(wl)
+    if not _qnn_conv(wl) or wl.weight_dtype != "int8" or _INT8_LAYOUT.fullmatch(layout):
+        return False
+    return layout != "OIHW" or vnni_lanes() is None
+
+
+def _qnn_conv2d_int16(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    zero_point = int(wl.get("input_zero_point", 0))
+    shifted = compute(
+        data.shape,
+        lambda *i: data(*i).astype("int16") - const(zero_point, "int16"),
+        name="qnn_shifted",
+        tag=tag.ELEMWISE,
+    )
+    if _plain_conv(wl):  # a weight AlterOpLayout does not pack (not a constant)
+        return nn.conv2d_nchw(shifted, weight, *_conv_args(wl), "int32")
+    return _conv_packed(shifted, weight, wl)
 
 
 def _pointwise(wl: OpWorkload) -> bool:
@@ -481,6 +514,16 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_conv2d_nchw_int8,
         40,
         _conv_int8_layout,
+    ),
+    I(
+        "qnn_conv2d_nchw_int16",
+        "qnn.conv2d",
+        tag.CONV2D_NCHW_PACKED,
+        _qnn_conv_int16,
+        _qnn_conv2d_int16,
+        schedule_conv2d_nchw_packed,
+        30,
+        _conv_packed_layout,
     ),
     I(
         "conv2d_nchw_pointwise",
