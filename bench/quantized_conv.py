@@ -1,6 +1,17 @@
-"""QLinearConv 3x3 64 -> 64 on 56x56 (uint8 data, int8 per-channel weights): pytvm against ONNX
-Runtime at 1 thread, same process, interleaved best-of timings; also the QDQ form of the same
-convolution and the float convolution as a yardstick.
+"""Quantized convolutions and matrix products against ONNX Runtime at 1 thread, before/after.
+
+Before and after the integer kernels, in one run (same process, interleaved best-of timings):
+
+- ``qlinear``: QLinearConv 3x3 64 -> 64 on 56x56, uint8 data, per-channel symmetric int8
+  weights; *before* is the int16 path (the same model with weight zero points of 1, which keeps
+  the importer on it), *after* ``qnn.conv2d`` (8-bit dot products where the CPU has them);
+- ``qdq``: the same convolution as QuantizeLinear/DequantizeLinear nodes around a float Conv
+  (what ``quantize_static`` writes); *before* is FuseQDQ disabled (float arithmetic);
+- ``qdq-mlp``: DequantizeLinear -> MatMul 256 -> 1024 -> Relu -> QuantizeLinear -> ... -> MatMul
+  1024 -> 256 over 128 rows; before: FuseQDQ disabled;
+- ``qdq-depthwise`` and ``qlinear-depthwise``: 3x3 depthwise 128 channels on 28x28 (the integer
+  kernel does not take groups: both stay as they were);
+- ``float``: the float convolution of ``qlinear``, as a yardstick.
 
 Run pinned: ``taskset -c 1 .venv/bin/python bench/quantized_conv.py``.
 """
@@ -10,6 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import onnx
@@ -19,37 +31,69 @@ from onnx import helper, numpy_helper
 import pytvm
 from pytvm import graph
 from pytvm.frontend import from_onnx
+from pytvm.ir.transform import PassContext
 from pytvm.runtime.graph_executor import GraphModule
 
+_U8 = onnx.TensorProto.UINT8
+_F32 = onnx.TensorProto.FLOAT
 
-def _model(c: int, f: int, size: int, form: str) -> onnx.ModelProto:
+
+def _conv_model(c: int, f: int, size: int, form: str, groups: int = 1, w_zero: int = 0) -> Any:
+    """QLinearConv, its QDQ form or the float Conv, 3x3 with padding 1."""
     rng = np.random.default_rng(0)
-    w = rng.integers(-127, 128, (f, c, 3, 3)).astype("int8")
+    w = rng.integers(-127, 128, (f, c // groups, 3, 3)).astype("int8")
     consts = {
         "xs": np.float32(0.02), "xz": np.uint8(128), "w": w,
-        "ws": rng.uniform(0.001, 0.004, f).astype("float32"), "wz": np.zeros(f, dtype="int8"),
+        "ws": rng.uniform(0.001, 0.004, f).astype("float32"), "wz": np.full(f, w_zero, "int8"),
         "ys": np.float32(0.1), "yz": np.uint8(100), "b": rng.integers(-500, 500, f).astype("int32"),
         "wf": (w * 0.003).astype("float32"),
     }  # fmt: skip
     n = helper.make_node
-    pads = [1, 1, 1, 1]
+    attrs: dict[str, Any] = {"pads": [1, 1, 1, 1], "group": groups}
     if form == "qlinear":
         ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
-        nodes, dtype = [n("QLinearConv", ins, ["y"], pads=pads)], onnx.TensorProto.UINT8
+        nodes, dtype = [n("QLinearConv", ins, ["y"], **attrs)], _U8
     elif form == "float":
-        nodes, dtype = [n("Conv", ["x", "wf"], ["y"], pads=pads)], onnx.TensorProto.FLOAT
+        nodes, dtype = [n("Conv", ["x", "wf"], ["y"], **attrs)], _F32
     else:
         nodes = [
             n("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
             n("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
-            n("Conv", ["xd", "wd"], ["c"], pads=pads),
+            n("Conv", ["xd", "wd"], ["c"], **attrs),
             n("QuantizeLinear", ["c", "ys", "yz"], ["y"]),
         ]
-        dtype = onnx.TensorProto.UINT8
-    x = helper.make_tensor_value_info("x", dtype, [1, c, size, size])
-    y = helper.make_tensor_value_info("y", dtype, None)
+        dtype = _U8
+    return _wrap(nodes, consts, helper.make_tensor_value_info("x", dtype, [1, c, size, size]))
+
+
+def _mlp_model(rows: int, width: int, hidden: int) -> Any:
+    """Two QDQ MatMuls with a Relu between, per-column int8 weights."""
+    rng = np.random.default_rng(0)
+    consts: dict[str, Any] = {"xs": np.float32(0.02), "xz": np.uint8(128)}
+    n = helper.make_node
+    nodes, x = [], "x"
+    for i, (k, m) in enumerate([(width, hidden), (hidden, width)]):
+        consts.update({
+            f"w{i}": rng.integers(-127, 128, (k, m)).astype("int8"),
+            f"ws{i}": rng.uniform(0.0005, 0.002, m).astype("float32"),
+            f"wz{i}": np.zeros(m, "int8"), f"ys{i}": np.float32(0.05), f"yz{i}": np.uint8(0),
+        })  # fmt: skip
+        xs, xz = ("xs", "xz") if i == 0 else ("ys0", "yz0")
+        nodes += [
+            n("DequantizeLinear", [x, xs, xz], [f"xd{i}"]),
+            n("DequantizeLinear", [f"w{i}", f"ws{i}", f"wz{i}"], [f"wd{i}"], axis=1),
+            n("MatMul", [f"xd{i}", f"wd{i}"], [f"m{i}"]),
+            n("Relu", [f"m{i}"], [f"r{i}"]),
+            n("QuantizeLinear", [f"r{i}", f"ys{i}", f"yz{i}"], ["y" if i else "q0"]),
+        ]
+        x = "q0"
+    return _wrap(nodes, consts, helper.make_tensor_value_info("x", _U8, [1, rows, width]))
+
+
+def _wrap(nodes: list[Any], consts: dict[str, Any], x: Any) -> Any:
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
-    graph_ = helper.make_graph(nodes, form, [x], [y], inits)
+    y = onnx.ValueInfoProto(name="y")
+    graph_ = helper.make_graph(nodes, "quantized", [x], [y], inits)
     return helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -63,38 +107,68 @@ def _best_ms(run: Callable[[], object], seconds: float) -> float:
     return best * 1e3
 
 
+def _pytvm(model: Any, x: np.ndarray, disabled: tuple[str, ...] = ()) -> GraphModule:
+    mod, params = from_onnx(model)
+    with PassContext(opt_level=3, disabled_pass=disabled):
+        lib = graph.build(mod, target="llvm", params=params)
+    m = GraphModule(lib["default"](pytvm.cpu()))
+    m.set_input("x", x)
+    return m
+
+
+def _cases() -> list[tuple[str, Any, Any, tuple[str, ...], np.ndarray]]:
+    """(name, model after, model before, passes disabled before, input) of each case."""
+    rng = np.random.default_rng(1)
+    image = rng.integers(0, 256, (1, 64, 56, 56)).astype("uint8")
+    planes = rng.integers(0, 256, (1, 128, 28, 28)).astype("uint8")
+    rows = rng.integers(0, 256, (1, 128, 256)).astype("uint8")
+    qdq = _conv_model(64, 64, 56, "qdq")
+    mlp = _mlp_model(128, 256, 1024)
+    dw_qdq = _conv_model(128, 128, 28, "qdq", groups=128)
+    dw_qlinear = _conv_model(128, 128, 28, "qlinear", groups=128)
+    floats = rng.uniform(-1, 1, image.shape).astype("float32")
+    fused = ("FuseQDQ",)
+    return [
+        ("qlinear", _conv_model(64, 64, 56, "qlinear"),
+         _conv_model(64, 64, 56, "qlinear", w_zero=1), (), image),
+        ("qdq", qdq, qdq, fused, image),
+        ("qdq-mlp", mlp, mlp, fused, rows),
+        ("qdq-depthwise", dw_qdq, dw_qdq, fused, planes),
+        ("qlinear-depthwise", dw_qlinear, dw_qlinear, (), planes),
+        ("float", _conv_model(64, 64, 56, "float"), _conv_model(64, 64, 56, "float"), (), floats),
+    ]  # fmt: skip
+
+
 def main() -> None:
-    """Time each form at 1 thread against onnxruntime and print one line per form."""
+    """Time each case before and after at 1 thread against onnxruntime; one line per case."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--forms", default="qlinear,qdq,float")
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--cases", default="", help="comma-separated names (default: all)")
     opts = parser.parse_args()
     pytvm.runtime.set_num_threads(1)
-    c = f = 64
-    size = 56
-    flops = 2 * c * f * 9 * size * size
-    for form in opts.forms.split(","):
-        model = _model(c, f, size, form)
-        rng = np.random.default_rng(1)
-        if form == "float":
-            x = rng.uniform(-1, 1, (1, c, size, size)).astype("float32")
-        else:
-            x = rng.integers(0, 256, (1, c, size, size)).astype("uint8")
-        mod, params = from_onnx(model)
-        m = GraphModule(graph.build(mod, target="llvm", params=params)["default"](pytvm.cpu()))
-        m.set_input("x", x)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        sess = onnxruntime.InferenceSession(model.SerializeToString(), options)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    print(f"onnxruntime {onnxruntime.__version__}, 1 thread; best-of times in ms; diff: the "
+          "largest difference from onnxruntime's output (codes, or float for 'float')")  # fmt: skip
+    print(f"{'case':18} {'before':>8} {'after':>8} {'ORT':>8} {'after/ORT':>9} {'diff':>6}")
+    wanted = set(filter(None, opts.cases.split(",")))
+    for name, after_model, before_model, disabled, x in _cases():
+        if wanted and name not in wanted:
+            continue
+        after = _pytvm(after_model, x)
+        before = _pytvm(before_model, x, disabled)
+        sess = onnxruntime.InferenceSession(after_model.SerializeToString(), options)
         (expected,) = sess.run(None, {"x": x})
-        m.run()
-        got = m.get_output(0).numpy()
+        after.run()
+        got = after.get_output(0).numpy()
         diff = np.abs(got.astype("float64") - expected.astype("float64")).max()
-        ours = min(_best_ms(m.run, opts.seconds) for _ in range(2))
-        theirs = min(_best_ms(lambda: sess.run(None, {"x": x}), opts.seconds) for _ in range(2))
+        times = [float("inf")] * 3
+        for _ in range(2):  # interleaved
+            for i, run in enumerate([before.run, after.run, lambda: sess.run(None, {"x": x})]):
+                times[i] = min(times[i], _best_ms(run, opts.seconds))
         print(
-            f"{form:8s} pytvm {ours:7.3f} ms ({flops / ours / 1e6:6.1f} GOP/s)  "
-            f"ORT {theirs:7.3f} ms  ratio {ours / theirs:5.2f}x  max diff {diff:g}"
+            f"{name:18} {times[0]:8.3f} {times[1]:8.3f} {times[2]:8.3f} "
+            f"{times[1] / times[2]:8.2f}x {diff:6.3g}"
         )
 
 
