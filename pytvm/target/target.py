@@ -22,14 +22,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from types import MappingProxyType
 from typing import Any
 
 from ..ffi.errors import TVMValueError
+from .cpu_features import apply_mattr, cpu_features, generic_cpu
 
 __all__ = ["DEFAULT_LLVM_BACKEND", "GPU_KINDS", "Target", "TargetKind", "cuda", "host_simd_bits"]
 
@@ -176,15 +175,36 @@ class Target:
     # ------------------------------------------------------------------ facts for schedules
 
     @property
+    def features(self) -> frozenset[str]:
+        """The CPU's instruction-set features by LLVM's names (``avx2``, ``avx512f``, ``fma``):
+        those of ``-mcpu`` edited by ``-mattr``. A host target without ``-mcpu`` is this
+        machine, unless it gives ``-mattr``: then, as in LLVM, the features are the generic
+        CPU's plus those (``"llvm -mattr=+avx2"`` is an AVX2 machine, whatever this one has).
+        Empty for GPU kinds and for CPUs the C compiler does not know.
+        """
+        if self.kind.name in GPU_KINDS:
+            return frozenset()
+        mcpu, mattr = self.mcpu, str(self.attrs.get("mattr", ""))
+        if mcpu == "native" or (mcpu == "" and not mattr):
+            base = cpu_features("native") if self.is_host else frozenset()
+        elif mcpu == "":
+            base = cpu_features(generic_cpu()) if self.is_host else frozenset()
+        else:
+            base = cpu_features(mcpu)
+        return apply_mattr(base, mattr)
+
+    @property
     def vector_width_bits(self) -> int:
-        """SIMD register width: 512 (AVX-512F), 256 (AVX2/AVX), 128 otherwise."""
-        mattr = str(self.attrs.get("mattr", ""))
-        if "+avx512f" in mattr:
+        """SIMD register width: 512 (AVX-512F), 256 (AVX2/AVX), 128 (SSE2, NEON), from
+        :attr:`features`; 32 (no vectors) for a CPU with none of them.
+        """
+        features = self.features
+        if "avx512f" in features:
             return 512
-        if "+avx2" in mattr or "+avx" in mattr:
+        if "avx2" in features or "avx" in features:
             return 256
-        if self.is_host:
-            return host_simd_bits()
+        if "sse2" in features or "neon" in features:
+            return 128
         return 128 if "cortex-a" in self.mcpu or "aarch64" in self.mtriple else 32
 
     def vector_lanes(self, dtype: str) -> int:
@@ -317,42 +337,6 @@ def _canonical(kind: str, attrs: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-@cache
 def host_simd_bits() -> int:
     """The host's SIMD width in bits, from the C compiler's ``-march=native`` macros."""
-    macros = _native_macros()
-    if "__AVX512F__" in macros:
-        return 512
-    if "__AVX2__" in macros or "__AVX__" in macros:
-        return 256
-    if "__SSE2__" in macros or "__ARM_NEON" in macros or "__aarch64__" in macros:
-        return 128
-    return 128
-
-
-@cache
-def _native_macros() -> frozenset[str]:
-    cc = os.environ.get("CC") or "cc"
-    try:
-        out = subprocess.run(
-            [cc, "-march=native", "-dM", "-E", "-x", "c", os.devnull],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    if not out:
-        return _cpuinfo_macros()
-    return frozenset(line.split()[1] for line in out.splitlines() if line.startswith("#define "))
-
-
-def _cpuinfo_macros() -> frozenset[str]:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:  # noqa: PTH123 - one read
-            text = f.read()
-    except OSError:
-        return frozenset()
-    flags = set(re.findall(r"\b(avx512f|avx2|avx|sse2)\b", text))
-    return frozenset(f"__{flag.upper()}__" for flag in flags)
+    return Target("c").vector_width_bits

@@ -61,3 +61,36 @@ def test_broadcast_along_a_fused_axis_stays_correct() -> None:
     out = pytvm.nd.empty((1, 8, 7, 7), "float32")
     f(pytvm.nd.array(x), pytvm.nd.array(y), pytvm.nd.array(z), out)
     np.testing.assert_allclose(out.numpy(), x * y + z, rtol=1e-5, atol=1e-6)  # FMA contracted
+
+
+def test_a_per_channel_scale_keeps_rows_and_splits_off_their_tails() -> None:
+    # A squeeze-and-excitation multiply: fusing the channel axis into the planes would read the
+    # scale at a division of the fused index; rows of 7x7 stay rows, one partial vector each.
+    x = te.placeholder((1, 64, 7, 7), name="x")
+    scale = te.placeholder((1, 64, 1, 1), name="scale")
+    y = topi.multiply(x, scale)
+    with Target(_TARGET):
+        s = topi.generic.schedule_injective(y)
+    text = str(pytvm.lower(s, [x, scale, y], simple_mode=True))
+    assert "ramp(" in text and "/" not in text.split("buffer_map")[1], text
+    f = pytvm.build(s, [x, scale, y], target="llvm")
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((1, 64, 7, 7)).astype("float32")
+    b = rng.standard_normal((1, 64, 1, 1)).astype("float32")
+    out = pytvm.nd.empty((1, 64, 7, 7), "float32")
+    f(pytvm.nd.array(a), pytvm.nd.array(b), out)
+    np.testing.assert_array_equal(out.numpy(), a * b)
+
+
+def test_a_padded_input_is_not_fused_across_its_rows() -> None:
+    x = te.placeholder((1, 3, 20, 20), name="x")
+    y = topi.nn.pad(x, (0, 0, 1, 1), (0, 0, 1, 1))
+    with Target(_TARGET):
+        s = topi.generic.schedule_injective(y)
+    text = str(pytvm.lower(s, [x, y], simple_mode=True)).split("buffer_map")[1]
+    assert "i3.fused" not in text, text  # rows stay rows: no division by the row length
+    f = pytvm.build(s, [x, y], target="llvm")
+    a = np.random.default_rng(3).standard_normal((1, 3, 20, 20)).astype("float32")
+    out = pytvm.nd.empty((1, 3, 22, 22), "float32")
+    f(pytvm.nd.array(a), out)
+    np.testing.assert_array_equal(out.numpy(), np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1))))
