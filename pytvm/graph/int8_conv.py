@@ -1,6 +1,7 @@
 """The integer convolution of 8-bit codes as graph calls: 8-bit data less its zero point times a
 constant symmetric int8 weight, accumulated in int32 by ``qnn.conv2d`` (8-bit dot products,
-``vpdpbusd``, where the target has them), plus a constant int32 bias.
+``vpdpbusd``, where the target has them), plus a constant int32 bias; and the matrix product of
+8-bit rows with such a ``[K, N]`` weight as a 1x1 ``qnn.conv2d`` over the rows.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import numpy as np
 from ..ffi.errors import TVMValueError
 from .expr import Constant, Expr, call
 
-__all__ = ["int8_conv2d", "int8_conv2d_applies"]
+__all__ = ["int8_conv2d", "int8_conv2d_applies", "int8_dense"]
 
 _OIHW = 4
+_MATRIX = 2
 
 
 def int8_conv2d_applies(data_dtype: str, weight: np.ndarray, weight_zero_point: np.ndarray) -> bool:
@@ -77,3 +79,36 @@ def int8_conv2d(
         b = Constant(np.asarray(bias).astype(np.int32).reshape(-1))
         out = call("nn.bias_add", out, b, axis=1, name=name)
     return out
+
+
+def int8_dense(rows: Expr, zero_point: int, weight: np.ndarray, name: str = "") -> Expr:
+    """``(rows - zero_point) @ weight`` in int32: uint8 or int8 ``rows [M, K]``, an int8
+    ``weight [K, N]`` (one 1x1 ``qnn.conv2d`` over the ``M`` rows as columns of an image).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pytvm.graph import Var
+    >>> from pytvm.graph.ty import TensorType
+    >>> from pytvm.graph.int8_conv import int8_dense
+    >>> x = Var("x", TensorType((3, 8), "uint8"))
+    >>> int8_dense(x, 128, np.ones((8, 5), "int8")).checked_type.shape
+    (3, 5)
+    """
+    shape = rows.checked_type.shape  # type: ignore[union-attr]
+    if (
+        weight.dtype != np.int8
+        or weight.ndim != _MATRIX
+        or len(shape) != _MATRIX
+        or shape[1] != weight.shape[0]
+    ):
+        raise TVMValueError(
+            f"int8_dense: rows {list(shape)}, weight {weight.dtype} {weight.shape}; expected "
+            "[M, K] rows and an int8 [K, N] weight"
+        )
+    m, k = (int(d) for d in shape)
+    n = int(weight.shape[1])
+    columns = call("reshape", call("transpose", rows, axes=(1, 0)), newshape=(1, k, 1, m))
+    kernel = np.ascontiguousarray(weight.T).reshape(n, k, 1, 1)
+    acc = int8_conv2d(columns, zero_point, kernel, (1, 1), (0, 0, 0, 0), (1, 1), None, name)
+    return call("transpose", call("reshape", acc, newshape=(n, m)), axes=(1, 0))

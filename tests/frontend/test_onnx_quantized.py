@@ -382,3 +382,27 @@ def test_qlinear_conv_int8_weights_exact_with_and_without_dot_products(target: s
     m.set_input("x", x)
     m.run()
     assert _steps(m.get_output(0).numpy(), _onnxruntime(model, {"x": x})[0]) == 0
+
+
+@pytest.mark.parametrize("a_dtype", ["uint8", "int8"])
+def test_qlinear_matmul_int8_weight_takes_int8_product_exactly(a_dtype: str) -> None:
+    rng = np.random.default_rng(12)
+    a, b = _codes(rng, a_dtype, 2, 5, 40), _codes(rng, "int8", 40, 24)
+    consts = {
+        "as": np.float32(0.03), "az": np.array(7 if a_dtype == "uint8" else -7, a_dtype),
+        "b": b, "bs": rng.uniform(0.001, 0.01, 24).astype("float32"), "bz": np.zeros(24, "int8"),
+        "ys": np.float32(0.2), "yz": np.array(100 if a_dtype == "uint8" else 1, a_dtype),
+    }  # fmt: skip
+    names = ["a", "as", "az", "b", "bs", "bz", "ys", "yz"]
+    model = _model([helper.make_node("QLinearMatMul", names, ["y"])], {"a": a}, consts, ["y"])
+    assert _takes_int8_conv(model)
+    assert _steps(_pytvm(model, {"a": a})[0], _onnxruntime(model, {"a": a})[0]) == 0
+
+
+def test_matmul_integer_int8_weight_takes_int8_product() -> None:
+    rng = np.random.default_rng(13)
+    a, b = _codes(rng, "uint8", 6, 33), _codes(rng, "int8", 33, 17)
+    node = helper.make_node("MatMulInteger", ["a", "b", "az"], ["y"])
+    model = _model([node], {"a": a}, {"b": b, "az": np.uint8(140)}, ["y"])
+    assert _takes_int8_conv(model)
+    np.testing.assert_array_equal(_pytvm(model, {"a": a})[0], _onnxruntime(model, {"a": a})[0])

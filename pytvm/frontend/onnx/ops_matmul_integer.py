@@ -1,7 +1,10 @@
 """Converters of ONNX's integer matrix products: ``MatMulInteger`` (int32 products of
 zero-point-shifted 8-bit operands), ``QLinearMatMul`` (the product requantized:
 ``saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point)``) and com.microsoft's
-``MatMulInteger16``. Products accumulate in int32 through ``nn.dense``/``nn.batch_matmul``.
+``MatMulInteger16``. Products accumulate in int32 through ``nn.dense``/``nn.batch_matmul``; a
+constant 2-d int8 B with zero points of 0 (per tensor or per column) times 8-bit A of one zero
+point is the 8-bit integer product (:func:`~pytvm.graph.int8_conv.int8_dense`: ``qnn.conv2d``,
+8-bit dot products where the target has them).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import math
 import numpy as np
 
 from ...graph import Expr
+from ...graph.int8_conv import int8_dense
 from .node import ConverterTable, NodeContext
 
 __all__ = ["MATMUL_INTEGER_CONVERTERS", "MATMUL_INTEGER_MICROSOFT_CONVERTERS"]
@@ -83,8 +87,40 @@ def _check_8bit(ctx: NodeContext, *inputs: int) -> None:
             raise ctx.error(f"input {i} is {ctx.dtype(i)}; expected int8 or uint8")
 
 
+def _int8_matmul(ctx: NodeContext, a: int, a_zp: int, b: int, b_zp: int) -> Expr | None:
+    """``(A - a_zp) @ B`` through :func:`int8_dense` when it applies (else None)."""
+    weight, sa = ctx.known_value(b), list(ctx.shape(a))
+    b_zero = ctx.known_value(b_zp) if ctx.has(b_zp) else np.zeros(1, "int8")
+    a_zero = ctx.known_value(a_zp) if ctx.has(a_zp) else np.zeros(1, "int8")
+    if (
+        weight is None
+        or weight.dtype != np.int8
+        or weight.ndim != 2  # noqa: PLR2004
+        or len(sa) < 2  # noqa: PLR2004
+        or sa[-1] != weight.shape[0]
+        or b_zero is None
+        or np.any(b_zero)
+        or a_zero is None
+        or a_zero.size != 1
+        or ctx.dtype(a) not in ("uint8", "int8")
+        or (ctx.has(a_zp) and ctx.dtype(a_zp) != ctx.dtype(a))
+    ):
+        return None
+    rows = math.prod(sa[:-1])
+    x = ctx.expr(a)
+    if len(sa) != 2:  # noqa: PLR2004
+        x = ctx.call("reshape", x, newshape=(rows, sa[-1]))
+    out = int8_dense(x, int(a_zero.reshape(-1)[0]), weight, ctx.name)
+    if len(sa) != 2:  # noqa: PLR2004
+        out = ctx.call("reshape", out, newshape=(*sa[:-1], weight.shape[1]))
+    return out
+
+
 def _matmul_integer(ctx: NodeContext) -> Expr:
     _check_8bit(ctx, 0, 1)
+    fast = _int8_matmul(ctx, 0, 2, 1, 3)
+    if fast is not None:
+        return fast
     a = _shifted(ctx, 0, 2, row_axis=True)
     b = _shifted(ctx, 1, 3, row_axis=False)
     return _int_matmul(ctx, a, b, list(ctx.shape(0)), list(ctx.shape(1)))
@@ -103,9 +139,11 @@ def _scale(ctx: NodeContext, i: int, row_axis: bool) -> Expr:
 def _qlinear_matmul(ctx: NodeContext) -> Expr:
     """Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point."""
     _check_8bit(ctx, 0, 3)
-    a = _shifted(ctx, 0, 2, row_axis=True)
-    b = _shifted(ctx, 3, 5, row_axis=False)
-    acc = _int_matmul(ctx, a, b, list(ctx.shape(0)), list(ctx.shape(3)))
+    acc = _int8_matmul(ctx, 0, 2, 3, 5)
+    if acc is None:
+        a = _shifted(ctx, 0, 2, row_axis=True)
+        b = _shifted(ctx, 3, 5, row_axis=False)
+        acc = _int_matmul(ctx, a, b, list(ctx.shape(0)), list(ctx.shape(3)))
     scale = ctx.call("multiply", _scale(ctx, 1, True), _scale(ctx, 4, False))
     scale = ctx.call("divide", scale, _scale(ctx, 6, False))
     y = ctx.call("round", ctx.call("multiply", ctx.call("cast", acc, dtype="float32"), scale))

@@ -25,7 +25,7 @@ import numpy as np
 from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, Function, call
 from ..functor import rewrite_pairs
-from ..int8_conv import int8_conv2d, int8_conv2d_applies
+from ..int8_conv import int8_conv2d, int8_conv2d_applies, int8_dense
 from ..module import IRModule
 from ..ty import TensorType
 from .fold_constant import fold_call
@@ -174,10 +174,8 @@ def _data_rows(e: Expr) -> _Dequantized | None:
 
 
 def _dense(node: Call) -> Expr | None:
-    attrs = node.attrs
-    if (attrs.get("weight_layout") or "NK") != "NK" or (attrs.get("out_dtype") or "float32") != (
-        "float32"
-    ):
+    layout, out_dtype = node.attrs.get("weight_layout") or "NK", node.attrs.get("out_dtype")
+    if layout != "NK" or (out_dtype or "float32") != "float32":
         return None
     w_expr = node.args[1]
     if not (isinstance(w_expr, Call) and w_expr.op == "transpose"):
@@ -189,15 +187,10 @@ def _dense(node: Call) -> Expr | None:
         return None
     codes, zero, x_scale = data
     k_n, w_scale = weight
-    shape = codes.checked_type.shape  # type: ignore[union-attr]
-    if len(shape) != _MATRIX:
+    if len(codes.checked_type.shape) != _MATRIX:  # type: ignore[union-attr]
         return None
-    m, k = (int(d) for d in shape)
     n = k_n.shape[1]
-    columns = call("reshape", call("transpose", codes, axes=(1, 0)), newshape=(1, k, 1, m))
-    kernel = np.ascontiguousarray(k_n.T).reshape(n, k, 1, 1)
-    acc = int8_conv2d(columns, zero, kernel, (1, 1), (0, 0, 0, 0), (1, 1), None, node.name)
-    acc = call("transpose", call("reshape", acc, newshape=(n, m)), axes=(1, 0))
+    acc = int8_dense(codes, zero, k_n, node.name)
     scale = (np.float32(x_scale) * w_scale).astype("float32")
     return _scaled(acc, scale, n, _MATRIX, 1)
 
