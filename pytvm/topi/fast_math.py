@@ -145,8 +145,9 @@ def exp_expr(x: PrimExpr, let: bool = False) -> PrimExpr:
     low, high = _EXP_CLAMP
     # min(constant, ...) and max(constant, ...) keep a NaN x (``a < b ? a : b``)
     clamped = tirop.min(like(high, x), tirop.max(like(low, x), x))
-    # ``k = n - _EXP_SPLIT + 1.5 * 2 ** 23`` rounds: its low bits are n - _EXP_SPLIT
-    magic = like(_ROUND_MAGIC - _EXP_SPLIT, x)
+    # ``k = n - _EXP_SPLIT + 127 + 1.5 * 2 ** 23`` rounds x / ln 2: its low bits are the biased
+    # exponent of 2 ** (n - _EXP_SPLIT)
+    magic = like(_ROUND_MAGIC - _EXP_SPLIT + 127, x)
 
     def from_k(xc: PrimExpr, k: PrimExpr) -> PrimExpr:
         n = k - magic
@@ -158,23 +159,24 @@ def exp_expr(x: PrimExpr, let: bool = False) -> PrimExpr:
 
 
 def _scaled(poly: PrimExpr, k: PrimExpr, share: Share) -> PrimExpr:
-    """``poly * 2 ** n`` for the ``n`` of ``k = n - _EXP_SPLIT + 1.5 * 2 ** 23`` (``-150 <= n
-    <= 145``) as ``poly * 2 ** a * 2 ** (n - a)``, ``a = max(n - _EXP_SPLIT, _EXP_FLOOR)``: both
-    powers are normal, so the product is rounded once, into the subnormals or to infinity (and
-    is exact for a normal result). The exponents are integers in the bits: ``k``'s low bits
-    shifted into the exponent field are ``(n - _EXP_SPLIT) << 23`` as an int32 (no
-    float-to-int conversion, which a NaN would make undefined); two multiplies, not an integer
+    """``poly * 2 ** n`` for the ``n`` of ``k = n - _EXP_SPLIT + 127 + 1.5 * 2 ** 23``
+    (``-150 <= n <= 145``) as ``poly * 2 ** a * 2 ** (n - a)``, ``a = max(n - _EXP_SPLIT,
+    _EXP_FLOOR)``: both powers are normal, so the product is rounded once, into the subnormals
+    or to infinity (and is exact for a normal result). The powers are integers in the bits:
+    ``k``'s low 9 bits shifted into the exponent field are those of ``2 ** (n - _EXP_SPLIT)``
+    (the biased exponent, -55 to 240, as a signed int32 there; no float-to-int conversion,
+    which a NaN would make undefined); an integer max clamps it. Two multiplies, not an integer
     add into ``poly``'s exponent, so a NaN ``poly`` stays NaN.
     """
     shifted = reinterpret("int32", bits_shift_left(to_bits(k), 23))
 
     def with_shifted(t: PrimExpr) -> PrimExpr:
         def powers(a: PrimExpr) -> PrimExpr:
-            first = float_of_bits(reinterpret("uint32", a) + like(_ONE_BITS, k, "uint32"))
+            first = float_of_bits(reinterpret("uint32", a))
             rest = float_of_bits(reinterpret("uint32", t - a) + like(_REST_BITS, k, "uint32"))
             return (poly * first) * rest
 
-        return share(tirop.max(t, like(_EXP_FLOOR << 23, t)), powers)
+        return share(tirop.max(t, like((_EXP_FLOOR + 127) << 23, t)), powers)
 
     return share(shifted, with_shifted)
 
