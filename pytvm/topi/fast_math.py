@@ -28,7 +28,7 @@ import math
 from ..te.operation import compute
 from ..te.tensor import Tensor
 from ..tir import op as tirop
-from ..tir.expr import Cast, PrimExpr, scalar_of
+from ..tir.expr import Broadcast, Cast, FloatImm, PrimExpr, Sub, scalar_of
 from ..tir.op import reinterpret
 from . import tag
 from ._float_bits import (
@@ -138,24 +138,41 @@ def exp_expr(x: PrimExpr, let: bool = False) -> PrimExpr:
     """``exp(x)`` as vectorizable arithmetic for float32 (the intrinsic for other dtypes):
     ``2 ** n * exp(r)`` with ``r = x - n ln 2``, within 2 ulp; subnormal results are rounded
     once (the scale is split in two powers of two), so they are within 1 ulp of their spacing.
+    ``exp(0 - y)`` (``exp(-y)``, as in ``sigmoid``) is computed from ``y`` with the signs
+    folded into the constants: the same roundings, so the same result, one negation fewer.
     """
     if scalar_of(x.dtype) != _F32:
         return tirop.exp(x)
     share = sharer(let)
     low, high = _EXP_CLAMP
+    sign = 1.0
+    if isinstance(x, Sub) and _is_zero(x.a):
+        x, sign = x.b, -1.0  # v = -y: y is clamped to [-high, -low] and r = -(y + n ln 2)
+        low, high = -high, -low
     # min(constant, ...) and max(constant, ...) keep a NaN x (``a < b ? a : b``)
     clamped = tirop.min(like(high, x), tirop.max(like(low, x), x))
-    # ``k = n - _EXP_SPLIT + 127 + 1.5 * 2 ** 23`` rounds x / ln 2: its low bits are the biased
+    # ``k = n - _EXP_SPLIT + 127 + 1.5 * 2 ** 23`` rounds v / ln 2: its low bits are the biased
     # exponent of 2 ** (n - _EXP_SPLIT)
     magic = like(_ROUND_MAGIC - _EXP_SPLIT + 127, x)
+    # exp(r) = 1 + r P(r); for r = -r' it is 1 + r' P'(r') with P'(r') = -P(-r')
+    coefs = [c * sign ** (j + 1) for j, c in enumerate(_EXP_P)]
 
     def from_k(xc: PrimExpr, k: PrimExpr) -> PrimExpr:
         n = k - magic
-        reduced = (xc - n * like(_LN2_HIGH, x)) - n * like(_LN2_LOW, x)
-        poly = share(reduced, lambda r: like(1.0, r) + r * horner(_EXP_P, r))
+        reduced = (xc - n * like(sign * _LN2_HIGH, x)) - n * like(sign * _LN2_LOW, x)
+        poly = share(reduced, lambda r: like(1.0, r) + r * horner(coefs, r))
         return _scaled(poly, k, share)
 
-    return share(clamped, lambda xc: share(xc * like(_LOG2E, x) + magic, lambda k: from_k(xc, k)))
+    def round_n(xc: PrimExpr) -> PrimExpr:
+        return share(xc * like(sign * _LOG2E, x) + magic, lambda k: from_k(xc, k))
+
+    return share(clamped, round_n)
+
+
+def _is_zero(e: PrimExpr) -> bool:
+    if isinstance(e, Broadcast):
+        e = e.value
+    return isinstance(e, FloatImm) and e.value == 0.0
 
 
 def _scaled(poly: PrimExpr, k: PrimExpr, share: Share) -> PrimExpr:

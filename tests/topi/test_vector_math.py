@@ -122,6 +122,35 @@ def test_special_values_are_libm_s(target: str, vector: bool) -> None:
     assert np.signbit(results["tanh"][4]) and not np.signbit(results["tanh"][3])  # tanh(-0) = -0
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_exp_of_a_negation_matches_exp_of_the_negated_value(target: str) -> None:
+    # exp(0 - y) folds the sign into the constants: the same roundings as exp of -y
+    folded = _run(_build(lambda v: tirop.exp(const(0.0, F32) - v), len(SWEEP), target, True), SWEEP)
+    plain = _run(_build(tirop.exp, len(SWEEP), target, True), -SWEEP)
+    np.testing.assert_array_equal(folded, plain)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_exp_rounds_subnormal_results_once(target: str) -> None:
+    x = np.linspace(-104.0, -87.0, 1 << 16).astype(F32)
+    got = _run(_build(tirop.exp, len(x), target, True), x)
+    want = np.exp(x.astype(np.float64))
+    assert (np.abs(got - want) <= 2.0**-149).all()  # within one subnormal spacing
+    assert got[0] == 0 and got[-1] == np.float32(np.exp(np.float64(-87.0)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_tanh_saturates_and_keeps_subnormals(target: str) -> None:
+    big = np.array([9.02, 9.5, 10.0, 20.0, 1e30, np.inf], F32)
+    tiny = np.array([1e-45, 1e-40, 1.1754942e-38, 0.0], F32)
+    x = np.resize(np.concatenate([big, -big, tiny, -tiny]), 32)
+    got = _run(_build(tirop.tanh, len(x), target, True), x)[:20]
+    np.testing.assert_array_equal(got[:6], 1.0)
+    np.testing.assert_array_equal(got[6:12], -1.0)
+    np.testing.assert_array_equal(got[12:], x[12:20])  # tanh(x) = x, signs of zeros kept
+    assert np.signbit(got[12:]).tolist() == np.signbit(x[12:20]).tolist()
+
+
 def _pow_cases() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     n = 1 << 16
