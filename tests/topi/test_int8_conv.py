@@ -115,3 +115,11 @@ def test_conv2d_int8_subtracts_zero_point_and_pads_with_it(
 ) -> None:
     target = "llvm" if dot else "llvm -mattr=+avx2,-avx512f,-avx512vnni,-avxvnni"
     _run_zero_point(target, dtype, zero, dot, plain)
+
+
+def test_vnni_lanes_of_named_cpus() -> None:
+    # from Target.features: CPUs newer than the C compiler included
+    expected = {"znver3": None, "haswell": None, "znver4": 16, "icelake-server": 16}
+    for cpu, lanes in expected.items():
+        with Target(f"llvm -mcpu={cpu}"):
+            assert topi.x86.vnni_lanes() == lanes, cpu

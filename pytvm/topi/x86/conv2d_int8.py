@@ -5,18 +5,17 @@ channels (int32 vectors, one ``vpdpbusd`` each per step) by ``wb`` output column
 over channel quads and kernel taps in registers, the data quad of a column broadcast to the
 channel lanes. The data quads are a stage of their own, computed once per call; the unpacking
 stage stores each output channel's columns with the fused elementwise work (requantization).
-The target has the instruction when its features (``-mattr``, else the CPU ``-mcpu`` names as
-the C compiler knows it, else the host's) include AVX-512 VNNI for 16 int32 lanes, AVX-VNNI (or
+The target has the instruction when its features (``Target.features``: ``-mcpu``'s edited by
+``-mattr``, the host's without them) include AVX-512 VNNI for 16 int32 lanes, AVX-VNNI (or
 AVX-512 VNNI with VL) for 8.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
+from ...target import Target
 from ...te.tensor import ComputeOp, Tensor
 from .._target import vector_lanes
 from ..generic._tiling import extent, fuse_parallel, product, tile_conv_output, vectorize_block
@@ -30,48 +29,10 @@ __all__ = ["schedule_conv2d_nchw_int8", "vnni_lanes"]
 _VNNI_512 = "avx512vnni"
 _VNNI_256 = "avxvnni"
 _VL = "avx512vl"
-_MACROS = {"__AVX512VNNI__": _VNNI_512, "__AVXVNNI__": _VNNI_256, "__AVX512VL__": _VL}
-
-
-@cache
-def _host_features() -> frozenset[str]:
-    try:
-        import llvmlite.binding as llvm  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover - llvmlite ships with the compiler
-        return frozenset()
-    flags = llvm.get_host_cpu_features().flatten().split(",")
-    return frozenset(f[1:] for f in flags if f.startswith("+"))
-
-
-@cache
-def _cpu_features(cpu: str) -> frozenset[str]:
-    """Features of ``-march=cpu`` as the C compiler defines its macros (none when unknown)."""
-    try:
-        out = subprocess.run(
-            ["cc", f"-march={cpu}", "-dM", "-E", "-x", "c", "/dev/null"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return frozenset()
-    return frozenset(name for macro, name in _MACROS.items() if f"#define {macro} " in out)
 
 
 def _features() -> frozenset[str]:
-    from ...target import Target
-
-    tgt = Target.current(allow_none=True) or Target("c")
-    mcpu, mattr = tgt.mcpu, str(tgt.attrs.get("mattr", ""))
-    if mcpu in ("", "native"):
-        base = _host_features() if tgt.is_host else frozenset()
-    else:
-        base = _cpu_features(mcpu)
-    features = set(base)
-    for flag in (m.strip() for m in mattr.split(",") if m.strip()):
-        (features.add if flag[0] == "+" else features.discard)(flag[1:])
-    return frozenset(features)
+    return (Target.current(allow_none=True) or Target("c")).features
 
 
 def vnni_lanes() -> int | None:
