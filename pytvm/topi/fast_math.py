@@ -34,8 +34,6 @@ from . import tag
 from ._float_bits import (
     Share,
     bits_and,
-    bits_or,
-    bits_shift_left,
     bits_shift_right,
     convert_to,
     float_of_bits,
@@ -106,8 +104,6 @@ _TANH_EM1 = (
 )
 #: tanh's |x| is clamped here: expm1(19) is above 2 ** 27, so e / (e + 2) rounds to 1.
 _TANH_CLAMP = 9.5
-_SIGN = 0x80000000
-_ABS = 0x7FFFFFFF
 _ERF_CLAMP = 4.0
 _ERF_P = (
     1.1283791672613768,
@@ -185,7 +181,7 @@ def _scaled(poly: PrimExpr, k: PrimExpr, share: Share) -> PrimExpr:
     which a NaN would make undefined); an integer max clamps it. Two multiplies, not an integer
     add into ``poly``'s exponent, so a NaN ``poly`` stays NaN.
     """
-    shifted = reinterpret("int32", bits_shift_left(to_bits(k), 23))
+    shifted = reinterpret("int32", to_bits(k) * like(1 << 23, k, "uint32"))  # << 23, wrapping
 
     def with_shifted(t: PrimExpr) -> PrimExpr:
         def powers(a: PrimExpr) -> PrimExpr:
@@ -265,12 +261,15 @@ def tanh_expr(x: PrimExpr, let: bool = False) -> PrimExpr:
             half_low = n * like(_LN2_LOW / 2.0, x)
             reduced = (ac - n * like(_LN2_HIGH / 2.0, x)) - half_low
             # 2 ** n from k's low bits (0 <= n <= 28 here: no clamp needed)
-            power = float_of_bits(bits_shift_left(to_bits(k), 23) + like(_ONE_BITS, k, "uint32"))
+            power = float_of_bits(
+                to_bits(k) * like(1 << 23, k, "uint32") + like(_ONE_BITS, k, "uint32")
+            )
 
             def quotient(s: PrimExpr, em1: PrimExpr) -> PrimExpr:
                 # e / (e + 2) with e rounded once: its error is damped by 2 / (e + 2)
                 e = share(s * em1 + (s - like(1.0, x)), lambda ev: ev / (ev + like(2.0, x)))
-                return float_of_bits(bits_or(to_bits(e), bits_and(bits, _SIGN)))
+                # x's sign bit (bits - |x|'s bits) added to e's bits: e >= 0, or NaN either way
+                return float_of_bits(to_bits(e) + (bits - to_bits(a)))
 
             # expm1(2u) = 2u + u (u P1(u)), rounded once at the end
             em1 = share(reduced, lambda u: u * (u * horner(_TANH_EM1[1:], u)) + (u + u))
@@ -281,10 +280,9 @@ def tanh_expr(x: PrimExpr, let: bool = False) -> PrimExpr:
         round_n = clamped * like(2.0 * _LOG2E, x) + like(_ROUND_MAGIC, x)
         return share(clamped, lambda ac: share(round_n, lambda k: from_k(ac, k)))
 
-    def with_bits(bits: PrimExpr) -> PrimExpr:
-        return share(float_of_bits(bits_and(bits, _ABS)), lambda a: with_abs(bits, a))
-
-    return share(to_bits(x), with_bits)
+    # |v| as max(v, -v) (-0 gives +0), and the bits of v: arithmetic only, which the vectorizer
+    # takes (topi's stages write tanh_expr inline)
+    return share(x, lambda v: share(tirop.max(v, -v), lambda a: with_abs(to_bits(v), a)))
 
 
 def sigmoid_expr(x: PrimExpr, let: bool = False) -> PrimExpr:

@@ -6,6 +6,7 @@ and kernels that stay vector code (no per-lane library calls).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -95,3 +96,14 @@ def test_fast_tanh_is_within_2e7() -> None:
     got = _run_dtype(topi.fast_tanh, values)
     assert np.abs(got - np.tanh(values.astype("float64"))).max() < 2e-7
     assert np.isnan(_run_dtype(topi.fast_tanh, np.array([np.nan], F32))).all()
+
+
+@pytest.mark.parametrize("fn", [topi.fast_exp, topi.fast_tanh, topi.fast_erf])
+def test_inline_forms_pass_the_vectorizer(fn: object) -> None:
+    # the inline expressions use arithmetic, selects and bit views only: the stage's
+    # vectorized loop becomes vector statements, not a serial loop of scalars
+    with Target("llvm"):
+        x = te.placeholder((4, 64), F32, "x")
+        y = fn(x)  # type: ignore[operator]
+        text = str(pytvm.lower(topi.generic.schedule_injective(y), [x, y]))
+    assert re.search(rf"{y.op.name}\w*\[ramp\(", text), text
