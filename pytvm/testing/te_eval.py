@@ -26,6 +26,13 @@ __all__ = ["evaluate"]
 
 Array = Any  # numpy array or numpy scalar
 
+#: Integer bit operations (``tir.bitwise_*``).
+_BITWISE: dict[str, Callable[[Array, Array], Array]] = {
+    "tir.bitwise_and": np.bitwise_and,
+    "tir.bitwise_or": np.bitwise_or,
+    "tir.bitwise_xor": np.bitwise_xor,
+}
+
 _UNARY: dict[str, Callable[[Array], Array]] = {
     "tir.exp": np.exp,
     "tir.log": np.log,
@@ -131,7 +138,7 @@ class _Evaluator:
             raise ValueError("te_eval: a reduction must be a whole stage body")
         raise TypeError(f"te_eval: cannot evaluate {kind.__name__} ({node})")
 
-    def _call(self, node: E.Call) -> Array:
+    def _call(self, node: E.Call) -> Array:  # noqa: PLR0911 - one case per intrinsic kind
         args = node.args
         dt = _np_dtype(node.dtype)
         if node.op == "tir.if_then_else":
@@ -154,6 +161,8 @@ class _Evaluator:
                 return np.power(self(args[0]), self(args[1])).astype(dt)
             if node.op == "tir.fmod":
                 return np.fmod(self(args[0]), self(args[1])).astype(dt)
+            if node.op in _BITWISE:
+                return np.asarray(_BITWISE[node.op](self(args[0]), self(args[1]))).astype(dt)
         raise TypeError(f"te_eval: unknown intrinsic {node.op}")
 
     def _load(self, node: E.ProducerLoad) -> Array:

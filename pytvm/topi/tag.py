@@ -39,8 +39,10 @@ __all__ = [
     "DENSE_PACK_WEIGHT",
     "DEPTHWISE_CONV2D_NCHW",
     "DEPTHWISE_CONV2D_NCHWC",
+    "DEPTHWISE_CONV2D_NCHW_CHANNELS",
     "DEPTHWISE_CONV2D_NCHW_ROWS",
     "DEPTHWISE_CONV2D_NHWC",
+    "DEPTHWISE_PACK",
     "DEPTHWISE_PAD_ROWS",
     "ELEMWISE",
     "GROUP_CONV1D_NCW",
@@ -104,6 +106,10 @@ DEPTHWISE_CONV2D_NCHWC = "depthwise_conv2d_NCHWc"
 DEPTHWISE_CONV2D_NCHW_ROWS = "depthwise_conv2d_nchw_rows"
 #: The padded plane stage of ``depthwise_conv2d_nchw_rows``.
 DEPTHWISE_PAD_ROWS = "depthwise_pad_rows"
+#: The product stage (channels in vector lanes) of ``depthwise_conv2d_nchw_channels``.
+DEPTHWISE_CONV2D_NCHW_CHANNELS = "depthwise_conv2d_nchw_channels"
+#: The channel-block stages (gathered, padded) of ``depthwise_conv2d_nchw_channels``.
+DEPTHWISE_PACK = "depthwise_pack"
 # Matrix products.
 #: ``A @ B.T``: the right operand's columns are rows of ``B``.
 DENSE = "dense"
@@ -160,6 +166,8 @@ KNOWN: frozenset[str] = frozenset(
         DEPTHWISE_CONV2D_NCHWC,
         DEPTHWISE_CONV2D_NCHW_ROWS,
         DEPTHWISE_PAD_ROWS,
+        DEPTHWISE_CONV2D_NCHW_CHANNELS,
+        DEPTHWISE_PACK,
         DENSE,
         DENSE_PACK,
         DENSE_PACK_WEIGHT,

@@ -41,6 +41,7 @@ from .conv_transpose_nd import (
 from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw
 from .correlation import correlation_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
+from .depthwise_channels import depthwise_conv2d_nchw_channels
 from .feature_norm import group_norm, instance_norm, rms_norm
 from .linear import (
     batch_matmul,
@@ -101,6 +102,7 @@ __all__ = [
     "dense_pack_weight",
     "depth_to_space",
     "depthwise_conv2d_nchw",
+    "depthwise_conv2d_nchw_channels",
     "depthwise_conv2d_nchw_rows",
     "depthwise_conv2d_nhwc",
     "dilate",

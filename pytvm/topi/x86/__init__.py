@@ -58,6 +58,7 @@ from .dense_templates import (
     schedule_dense_nopack,
 )
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
+from .depthwise_channels import schedule_depthwise_conv2d_nchw_channels
 from .depthwise_nchwc import depthwise_conv2d_NCHWc, schedule_depthwise_conv2d_NCHWc
 from .normalization import schedule_layer_norm, schedule_log_softmax, schedule_softmax
 from .pooling import schedule_adaptive_pool, schedule_pool
@@ -108,6 +109,7 @@ __all__ = [
     "schedule_dense_pack",
     "schedule_depthwise_conv2d_NCHWc",
     "schedule_depthwise_conv2d_nchw",
+    "schedule_depthwise_conv2d_nchw_channels",
     "schedule_depthwise_conv2d_nchw_rows",
     "schedule_group_conv1d_ncw",
     "schedule_group_conv1d_nwc",

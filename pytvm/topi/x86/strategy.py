@@ -18,7 +18,11 @@ The rules the rows read:
   (not depthwise) constant kernel too, in blocks within a group, where they fill more of the
   vectors than the direct schedule's rows. Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
-  padded row planes when the padding is at most the width); any other grouping is grouped.
+  padded row planes when the padding is at most the width; with a constant float kernel of
+  one filter a channel, over channel blocks in the vector lanes, kernel ``OIHW<cb>o``, where a
+  padded block fits the stack and the lanes the rows waste on padding columns and strides
+  outweigh the channel blocks' padding and the gathers into and out of blocks); any other
+  grouping is grouped.
 - ``qnn.conv2d`` (one group, 8-bit data, int8 kernel with zero point 0): ``conv2d_nchw_int8``
   through 8-bit dot products where the target has them (``vnni_lanes``; a constant kernel is
   packed ``OIHW<fb>o4i``), else the packed convolution of int16 operands (the data less its
@@ -52,6 +56,7 @@ from ..generic._tiling import pow2_divisor
 from ..layout import layout_axes
 from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
 from ..nn.conv_window import padding4
+from ..nn.depthwise import padded_row_pitch
 from ..nn.linear import default_panel_width
 from ..transform import reshape
 from .conv2d import (
@@ -69,6 +74,7 @@ from .conv2d_packed import (
 from .conv2d_pointwise import conv2d_pointwise_applies, schedule_conv2d_nchw_pointwise
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
+from .depthwise_channels import schedule_depthwise_conv2d_nchw_channels
 
 __all__ = ["STRATEGY", "Implementation", "OpWorkload", "implementations", "select"]
 
@@ -356,6 +362,88 @@ def _depthwise_rows(wl: OpWorkload) -> bool:
     return width is not None and max(left, right) <= width
 
 
+_CHANNEL_BLOCK_LAYOUT = re.compile(r"OIHW(\d+)o")
+#: The largest padded channel block (``[H + pads, W + pads, cb]``) kept on the stack: the
+#: code generators' stack limit, about a first-level data cache.
+_CHANNEL_BLOCK_BYTES = 32 * 1024
+
+
+def _depthwise_channel_shape(wl: OpWorkload) -> tuple[int, ...] | None:
+    """``(C, H, W, KH, KW, OH, OW, top, left, bottom, right)`` of a depthwise convolution of
+    one filter a channel over float NCHW data of constant shape (None: not one).
+    """
+    data, kernel = wl.data_shape, wl.weight_shape
+    if (
+        len(data) != _NCHW
+        or None in data
+        or None in kernel
+        or len(kernel) < _NCHW
+        or wl.get("groups", 1) != data[1]
+        or kernel[1] != 1
+        or wl.get("data_layout", "NCHW") != "NCHW"
+        or not (_is_float(wl.data_dtype) and _is_float(wl.weight_dtype))
+    ):
+        return None
+    _, c, h, w = (int(d or 0) for d in data)
+    channels = wl.get("channels")
+    if (channels is not None and int(channels) != c) or (_plain_conv(wl) and kernel[0] != c):
+        return None  # several filters a channel
+    kh, kw = int(kernel[2] or 0), int(kernel[3] or 0)
+    top, left, bottom, right = padding4("nn.conv2d", wl.get("padding"))
+    (dh, dw), (sh, sw) = wl.get("dilation", (1, 1)), wl.get("strides", (1, 1))
+    oh = (h + top + bottom - (kh - 1) * int(dh) - 1) // int(sh) + 1
+    ow = (w + left + right - (kw - 1) * int(dw) - 1) // int(sw) + 1
+    if oh < 1 or ow < 1:
+        return None
+    return c, h, w, kh, kw, oh, ow, top, left, bottom, right
+
+
+#: What a vector product costs the padded rows (an unaligned load a tap), and one input
+#: pixel's gather into a channel block (its lanes loaded one by one; a last block past the
+#: channels gathers each channel's row and scatters it, twice that), in aligned vector
+#: products of the channel blocks.
+_ROW_PRODUCT = 1.2
+_GATHER_PRODUCTS = 4
+
+
+def _depthwise_channels_win(wl: OpWorkload) -> bool:
+    """Whether channel blocks beat padded rows for a depthwise convolution (see the module),
+    in vector products per block of ``lanes`` channels: the rows compute ``taps * OH * Wq``
+    (``Wq``: the padded row's pitch, whose values past ``OW`` or between strides are dropped),
+    the blocks ``taps * OH * OW`` over the share of lanes holding channels, plus the gathers
+    of the block's input pixels and output pixels (one product each).
+    """
+    shape = _depthwise_channel_shape(wl)
+    if shape is None:
+        return False
+    c, h, w, kh, kw, oh, ow, top, left, bottom, right = shape
+    lanes = vector_lanes(wl.data_dtype)
+    itemsize = max(1, int("".join(ch for ch in wl.data_dtype if ch.isdigit()) or 32) // 8)
+    if (h + top + bottom) * (w + left + right) * lanes * itemsize > _CHANNEL_BLOCK_BYTES:
+        return False
+    if not _depthwise_rows(wl):
+        return True
+    channel_use = c / (-(-c // lanes) * lanes)
+    gather = _GATHER_PRODUCTS if c % lanes == 0 else 2 * _GATHER_PRODUCTS
+    blocks = kh * kw * oh * ow / channel_use + gather * h * w + oh * ow
+    sh = int(wl.get("strides", (1, 1))[0])
+    _, pitch = padded_row_pitch(w, left, right, sh, wl.data_dtype)
+    return blocks < _ROW_PRODUCT * kh * kw * oh * pitch
+
+
+def _depthwise_channels(wl: OpWorkload) -> bool:
+    """A depthwise kernel packed in channel blocks (``OIHW<cb>o``, one filter a channel), or a
+    plain constant one where the blocks win (:func:`_depthwise_channels_win`).
+    """
+    if _CHANNEL_BLOCK_LAYOUT.fullmatch(_kernel_layout(wl)):
+        return len(wl.weight_shape) == 5 and _depthwise_channel_shape(wl) is not None  # noqa: PLR2004
+    return wl.weight_constant and _depthwise(wl) and _depthwise_channels_win(wl)
+
+
+def _depthwise_channels_layout(wl: OpWorkload) -> str:
+    return f"OIHW{vector_lanes(wl.weight_dtype)}o"
+
+
 def _grouped(wl: OpWorkload) -> bool:
     return _plain_conv(wl) and wl.get("groups", 1) != 1
 
@@ -387,6 +475,17 @@ def _conv2d_depthwise_rows(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tens
 def _conv2d_depthwise(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     kernel = _depthwise_kernel(weight, wl)
     return nn.depthwise_conv2d_nchw(data, kernel, *_conv_args(wl), wl.out_dtype)
+
+
+def _conv2d_depthwise_channels(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    # kernel [ceil(C / cb), 1, KH, KW, cb] (layout OIHW{cb}o, made by AlterOpLayout)
+    if weight.ndim != 5:  # noqa: PLR2004
+        raise TVMValueError(
+            f"nn.conv2d: depthwise kernel_layout {_kernel_layout(wl)!r} for a {weight.ndim}-d "
+            "weight; expected 'OIHW<cb>o' (a 5-d weight of channel blocks [C // cb, 1, KH, KW, "
+            "cb])"
+        )
+    return nn.depthwise_conv2d_nchw_channels(data, weight, *_conv_args(wl), wl.out_dtype)
 
 
 def _conv2d_grouped(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
@@ -542,6 +641,16 @@ STRATEGY: tuple[Implementation, ...] = (
         _conv2d_depthwise_rows,
         schedule_depthwise_conv2d_nchw_rows,
         20,
+    ),
+    I(
+        "depthwise_conv2d_nchw_channels",
+        "nn.conv2d",
+        tag.DEPTHWISE_CONV2D_NCHW_CHANNELS,
+        _depthwise_channels,
+        _conv2d_depthwise_channels,
+        schedule_depthwise_conv2d_nchw_channels,
+        25,
+        _depthwise_channels_layout,
     ),
     I(
         "conv2d_nchw",

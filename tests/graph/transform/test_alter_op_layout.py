@@ -86,14 +86,24 @@ def test_pointwise_conv_keeps_its_kernel() -> None:
         assert alter_op_layout(before) is before
 
 
-def test_depthwise_and_runtime_weights_keep_their_layout() -> None:
-    x = _var("x", 1, 32, 8, 8)
+def test_depthwise_on_rows_and_runtime_weights_keep_their_layout() -> None:
+    x = _var("x", 1, 32, 32, 32)
     wv = _var("w", 32, 32, 3, 3)
-    depthwise = _conv(x, g.const(_rand(32, 1, 3, 3)), groups=32)
+    depthwise = _conv(x, g.const(_rand(32, 1, 3, 3)), groups=32)  # large plane
     runtime = _conv(x, wv)
     before = _mod([x, wv], g.Tuple([depthwise, runtime]))
     with Target(AVX512):
         assert alter_op_layout(before) is before
+
+
+def test_depthwise_on_a_small_plane_is_packed_in_channel_blocks() -> None:
+    x = _var("x", 1, 40, 7, 7)
+    w = g.const(_rand(40, 1, 3, 3))
+    with Target(AVX512):  # rows of 7 waste half a vector; 40 channels fill 3 blocks of 16
+        after = alter_op_layout(_mod([x], _conv(x, w, groups=40)))
+    body = after["main"].body
+    assert isinstance(body, g.Call) and body.attrs["kernel_layout"] == "OIHW16o"
+    assert body.attrs["channels"] == 40
 
 
 def test_grouped_kernel_is_packed_in_blocks_within_a_group() -> None:

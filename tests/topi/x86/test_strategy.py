@@ -63,9 +63,9 @@ CASES = [
     ("depthwise", _conv((1, 16, 8, 8), (16, 1, 3, 3), 1, 16), "depthwise_conv2d_nchw_rows"),
     ("depthwise_wide_pad", _conv((1, 4, 3, 3), (4, 1, 9, 9), 4, 4), "depthwise_conv2d_nchw"),
     (
-        "depthwise_const",
+        "depthwise_const",  # rows of 8 in a pitch of 16: channel blocks
         _conv((1, 16, 8, 8), (16, 1, 3, 3), 1, 16, True),
-        "depthwise_conv2d_nchw_rows",
+        "depthwise_conv2d_nchw_channels",
     ),
     ("grouped", _conv((1, 16, 8, 8), (32, 8, 3, 3), 1, 2), "group_conv2d_nchw"),
     ("grouped_const", _conv((1, 16, 8, 8), (32, 8, 3, 3), 1, 2, True), "group_conv2d_nchw"),
