@@ -1,10 +1,12 @@
 """Converters of ONNX's integer matrix products: ``MatMulInteger`` (int32 products of
 zero-point-shifted 8-bit operands), ``QLinearMatMul`` (the product requantized:
 ``saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point)``) and com.microsoft's
-``MatMulInteger16``. Products accumulate in int32 through ``nn.dense``/``nn.batch_matmul``; a
-constant 2-d int8 B with zero points of 0 (per tensor or per column) times 8-bit A of one zero
-point is the 8-bit integer product (:func:`~pytvm.graph.int8_conv.int8_dense`: ``qnn.conv2d``,
-8-bit dot products where the target has them).
+``MatMulInteger16`` and ``QGemm`` (``alpha · op(A) @ op(B)`` of 8-bit operands plus an int32
+bias, requantized or scaled to float32). Products accumulate in int32 through
+``nn.dense``/``nn.batch_matmul``; a constant 2-d int8 B with zero points of 0 (per tensor or
+per column) times 8-bit A of one zero point is the 8-bit integer product
+(:func:`~pytvm.graph.int8_conv.int8_dense`: ``qnn.conv2d``, 8-bit dot products where the
+target has them).
 """
 
 from __future__ import annotations
@@ -60,11 +62,13 @@ def _int_matmul(ctx: NodeContext, a: Expr, b: Expr, sa: list[int], sb: list[int]
     return out
 
 
-def _shifted(ctx: NodeContext, i: int, zp: int | None, row_axis: bool) -> Expr:
-    """Input ``i`` as int32 less its zero point (input ``zp``: a scalar, or one per row of A
-    (``row_axis``) or per column of B).
+def _shifted(
+    ctx: NodeContext, i: int, zp: int | None, row_axis: bool, x: Expr | None = None
+) -> Expr:
+    """Input ``i`` (or ``x``, an expression of its dtype) as int32 less its zero point (input
+    ``zp``: a scalar, or one per row of A (``row_axis``) or per column of B).
     """
-    x = ctx.call("cast", ctx.expr(i), dtype="int32")
+    x = ctx.call("cast", ctx.expr(i) if x is None else x, dtype="int32")
     if zp is None or not ctx.has(zp):
         return x
     if ctx.dtype(zp) != ctx.dtype(i):
@@ -87,9 +91,21 @@ def _check_8bit(ctx: NodeContext, *inputs: int) -> None:
             raise ctx.error(f"input {i} is {ctx.dtype(i)}; expected int8 or uint8")
 
 
-def _int8_matmul(ctx: NodeContext, a: int, a_zp: int, b: int, b_zp: int) -> Expr | None:
-    """``(A - a_zp) @ B`` through :func:`int8_dense` when it applies (else None)."""
-    weight, sa = ctx.known_value(b), list(ctx.shape(a))
+def _int8_matmul(
+    ctx: NodeContext,
+    a: int,
+    a_zp: int,
+    b: int,
+    b_zp: int,
+    x: Expr | None = None,
+    weight: np.ndarray | None = None,
+) -> Expr | None:
+    """``(A - a_zp) @ B`` through :func:`int8_dense` when it applies (else None); ``x`` and
+    ``weight`` stand for inputs ``a`` and ``b`` where given (a transposed operand).
+    """
+    if weight is None:
+        weight = ctx.known_value(b)
+    sa = list(ctx.shape(a)) if x is None else [int(d) for d in x.checked_type.shape]  # type: ignore[union-attr]
     b_zero = ctx.known_value(b_zp) if ctx.has(b_zp) else np.zeros(1, "int8")
     a_zero = ctx.known_value(a_zp) if ctx.has(a_zp) else np.zeros(1, "int8")
     if (
@@ -107,7 +123,8 @@ def _int8_matmul(ctx: NodeContext, a: int, a_zp: int, b: int, b_zp: int) -> Expr
     ):
         return None
     rows = math.prod(sa[:-1])
-    x = ctx.expr(a)
+    if x is None:
+        x = ctx.expr(a)
     if len(sa) != 2:  # noqa: PLR2004
         x = ctx.call("reshape", x, newshape=(rows, sa[-1]))
     out = int8_dense(x, int(a_zero.reshape(-1)[0]), weight, ctx.name)
@@ -162,6 +179,82 @@ def _flat(ctx: NodeContext, i: int) -> Expr:
     return ctx.call("reshape", ctx.expr(i), newshape=()) if shape else ctx.expr(i)
 
 
+def _check_qgemm_params(ctx: NodeContext, n: int) -> None:
+    """Scales and zero points of QGemm: one value each, B's one or ``n`` (per column)."""
+    for i, what in ((1, "a_scale"), (2, "a_zero_point"), (7, "y_scale"), (8, "y_zero_point")):
+        if ctx.has(i) and math.prod(ctx.shape(i)) != 1:
+            raise ctx.error(f"{what} has shape {list(ctx.shape(i))}; expected one value")
+    for i, what in ((4, "b_scale"), (5, "b_zero_point")):
+        if ctx.has(i) and math.prod(ctx.shape(i)) not in (1, n):
+            raise ctx.error(f"{what} has shape {list(ctx.shape(i))}; expected one value or [{n}]")
+
+
+def _qgemm_bias(ctx: NodeContext, m: int, n: int) -> Expr:
+    """QGemm's input C: int32, broadcasting to the ``[m, n]`` product."""
+    if ctx.dtype(6) != "int32":
+        raise ctx.error(f"C is {ctx.dtype(6)}; expected int32 (the bias at a_scale · b_scale)")
+    try:
+        shape = np.broadcast_shapes(tuple(ctx.shape(6)), (m, n))
+    except ValueError:
+        shape = None
+    if shape != (m, n):
+        raise ctx.error(f"C of shape {list(ctx.shape(6))} does not broadcast to [{m}, {n}]")
+    return ctx.expr(6)
+
+
+def _qgemm(ctx: NodeContext) -> Expr:
+    """com.microsoft ``QGemm``: inputs A, a_scale, a_zero_point, B, b_scale, b_zero_point,
+    C? (int32 bias), y_scale?, y_zero_point?; attributes alpha, transA, transB. ONNX Runtime's
+    order: ``acc = (op(A) - a_zp) @ (op(B) - b_zp) + C`` in int32, ``scale = alpha · a_scale ·
+    b_scale / y_scale`` in float32 (``b_scale`` per tensor or per column), the output
+    ``saturate(round(acc · scale) + y_zp)`` with y_scale and y_zero_point, else ``acc · scale``
+    in float32.
+    """
+    _check_8bit(ctx, 0, 3)
+    sa, sb = list(ctx.shape(0)), list(ctx.shape(3))
+    if len(sa) != 2 or len(sb) != 2:  # noqa: PLR2004
+        raise ctx.error(f"A {sa} and B {sb}: QGemm multiplies 2-d matrices")
+    if ctx.has(7) != ctx.has(8):
+        raise ctx.error("y_scale and y_zero_point come together (a quantized output) or not at all")
+    a = ctx.expr(0)
+    if int(ctx.attr("transA", 0)):
+        a, sa = ctx.call("transpose", a, axes=(1, 0)), sa[::-1]
+    trans_b = bool(int(ctx.attr("transB", 0)))
+    k, n = (sb[1], sb[0]) if trans_b else (sb[0], sb[1])
+    if sa[1] != k:
+        raise ctx.error(f"cannot multiply op(A) {sa} and op(B) [{k}, {n}]")
+    _check_qgemm_params(ctx, n)
+    weight = ctx.known_value(3)
+    if weight is not None and trans_b:
+        weight = np.ascontiguousarray(weight.T)
+    acc = _int8_matmul(ctx, 0, 2, 3, 5, x=a, weight=weight)
+    if acc is None:
+        b = ctx.expr(3)
+        if trans_b:
+            b = ctx.call("transpose", b, axes=(1, 0))
+        acc = _int_matmul(
+            ctx, _shifted(ctx, 0, 2, True, a), _shifted(ctx, 3, 5, False, b), sa, [k, n]
+        )
+    if ctx.has(6):
+        acc = ctx.call("add", acc, _qgemm_bias(ctx, sa[0], n))
+    scale = _scale(ctx, 1, False)
+    alpha = float(ctx.attr("alpha", 1.0))
+    if alpha != 1.0:
+        scale = ctx.call("multiply", ctx.const(np.float32(alpha)), scale)
+    scale = ctx.call("multiply", scale, _scale(ctx, 4, False))
+    y = ctx.call("cast", acc, dtype="float32")
+    if not ctx.has(7):
+        return ctx.call("multiply", y, scale)
+    if ctx.dtype(8) != ctx.dtype(0):
+        raise ctx.error(f"y_zero_point is {ctx.dtype(8)}; expected {ctx.dtype(0)} (A's type)")
+    scale = ctx.call("divide", scale, _scale(ctx, 7, False))
+    y = ctx.call("round", ctx.call("multiply", y, scale))
+    y = ctx.call("add", y, ctx.call("cast", _flat(ctx, 8), dtype="float32"))
+    info = np.iinfo(np.dtype(ctx.dtype(8)))
+    y = ctx.call("clip", y, a_min=float(info.min), a_max=float(info.max))
+    return ctx.call("cast", y, dtype=ctx.dtype(8))
+
+
 def _matmul_integer16(ctx: NodeContext) -> Expr:
     for i in (0, 1):
         if ctx.dtype(i) not in ("int16", "uint16"):
@@ -180,4 +273,7 @@ MATMUL_INTEGER_CONVERTERS: ConverterTable = {
 }
 
 #: com.microsoft's operators of this module.
-MATMUL_INTEGER_MICROSOFT_CONVERTERS: ConverterTable = {"MatMulInteger16": (1, _matmul_integer16)}
+MATMUL_INTEGER_MICROSOFT_CONVERTERS: ConverterTable = {
+    "MatMulInteger16": (1, _matmul_integer16),
+    "QGemm": (1, _qgemm),
+}
