@@ -20,8 +20,8 @@ from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.dot_product import is_dot_u8s8_s32
 from ...tir.expr import is_float, lanes_of, scalar_of
-from ...tir.functor import IRVisitor
 from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS, LIBM_FUNCTIONS
+from ..speculation import speculatable
 from ..vector_math import expand as expand_vector_math
 from .calls import CALL_OPS, c_string, print_call
 from .types import c_scalar_type, c_vector_type
@@ -196,8 +196,8 @@ class ExprPrinter:
             return self.vector(e.body)
         if (
             isinstance(e, E.Select)
-            and _speculatable(e.true_value)
-            and _speculatable(e.false_value)
+            and speculatable(e.true_value)
+            and speculatable(e.false_value)
             and (mask := self._mask(e.condition, e.dtype)) is not None
         ):
             return self._blend(e, mask)
@@ -279,7 +279,7 @@ class ExprPrinter:
                 return f"({self.lane(e.value, lane)} != 0)"
             return f"(({c_scalar_type(e.dtype)}){self.lane(e.value, lane)})"
         vector_call = isinstance(e, E.Call) and expand_vector_math(e) is not None
-        if isinstance(e, E.Call) and not (vector_call and _speculatable(e)):
+        if isinstance(e, E.Call) and not (vector_call and speculatable(e)):
             return self._call(e, lambda a: self.lane(a, lane))
         if isinstance(e, E.Call):  # computed once as a vector, outside the loop over lanes
             temp = f"pytvm_v{self.new_temp()}"
@@ -315,28 +315,6 @@ def _inline_intrinsic(e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str:
     if op == "tir.popcount":
         return f"(({ctype})__builtin_popcountll({wide}))"
     return f"(({ctype})({wide} == 0 ? {bits} : __builtin_clzll({wide}) - {64 - bits}))"
-
-
-def _speculatable(e: E.PrimExpr) -> bool:
-    """Whether ``e`` may be computed where its value is not used (hoisted out of a select): it
-    reads no memory and has no integer division (which may trap).
-    """
-    safe = True
-
-    class _Check(IRVisitor):
-        def visit_BufferLoad(self, node: E.BufferLoad) -> None:
-            nonlocal safe
-            safe = False
-
-        def _division(self, node: E.BinaryOp) -> None:
-            nonlocal safe
-            safe = safe and is_float(node.dtype)
-            self.generic_visit(node)
-
-        visit_Div = visit_Mod = visit_FloorDiv = visit_FloorMod = _division
-
-    _Check().visit(e)
-    return safe
 
 
 def _numeric_vector(dtype: str) -> bool:

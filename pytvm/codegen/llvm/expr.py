@@ -23,9 +23,9 @@ from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.dot_product import is_dot_u8s8_s32
 from ...tir.expr import is_float, lanes_of, scalar_of, with_lanes
-from ...tir.functor import IRVisitor
 from ..abi import EXTERNAL_CALL_OPS
 from ..libm import BIT_COUNTS, BIT_OPERATORS, FLOAT_CHECKS
+from ..speculation import speculatable
 from ..vector_math import expand as expand_vector_math
 from .dot_product import emit_dot_u8s8_s32, fused_dot_add
 from .intrinsics import FLOAT_FLAGS, MathCalls
@@ -85,7 +85,7 @@ class ExprEmitter:
             return self._load(e)
         if isinstance(e, E.Cast):
             return self.cast(self(e.value), e.value.dtype, e.dtype)
-        if isinstance(e, (E.And, E.Or)) and lanes == 1 and not _speculatable(e.b):
+        if isinstance(e, (E.And, E.Or)) and lanes == 1 and not speculatable(e.b):
             return self._short_circuit(e)
         if (fused := fused_dot_add(e)) is not None:  # a reduction's acc + dot(0, a, b)
             acc, dot = fused
@@ -292,7 +292,7 @@ class ExprEmitter:
         return phi
 
     def _select(self, e: E.PrimExpr, cond: E.PrimExpr, t: E.PrimExpr, f: E.PrimExpr) -> ir.Value:
-        if _speculatable(t) and _speculatable(f):
+        if speculatable(t) and speculatable(f):
             return self.builder.select(self.truth(cond), self(t), self(f))
         if lanes_of(e.dtype) > 1:
             return self.lanewise(e)
@@ -330,7 +330,6 @@ class ExprEmitter:
             args = [self.typed(a, wide) if is_float(a.dtype) else self(a) for a in e.args]
             return self.cast(self.math.call(self.builder, e.op, wide, args), wide, e.dtype)
         return self.math.call(self.builder, e.op, e.dtype, [self(a) for a in e.args])
-
 
     def _dot(self, e: E.Call, acc: ir.Value) -> ir.Value:
         _, a, b = (self(x) for x in e.args)
@@ -383,31 +382,6 @@ def lane_of(  # noqa: PLR0911 - one case per node kind
 
         return E.Let(var, value, lane_of(e.body, lane, inner))
     raise TVMValueError(f"the LLVM code generator cannot split {type(e).__name__} into lanes")
-
-
-def _speculatable(e: E.PrimExpr) -> bool:
-    """Whether ``e`` may be computed when its value is not needed (reads no memory, cannot trap
-    on a division by zero).
-    """
-    safe = True
-
-    class _Check(IRVisitor):
-        def visit_BufferLoad(self, node: E.BufferLoad) -> None:
-            nonlocal safe
-            safe = False
-
-        def _division(self, node: E.BinaryOp) -> None:
-            nonlocal safe
-            divisor = node.b
-            known = isinstance(divisor, E.IntImm) and divisor.value not in (0, -1)
-            if not is_float(node.dtype) and not known:
-                safe = False
-            self.generic_visit(node)
-
-        visit_Div = visit_Mod = visit_FloorDiv = visit_FloorMod = _division
-
-    _Check().visit(e)
-    return safe
 
 
 def _int_flags(dtype: str) -> tuple[str, ...]:
