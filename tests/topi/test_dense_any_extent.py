@@ -5,6 +5,7 @@ Compiled for the host and checked against numpy.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -143,3 +144,60 @@ def test_graph_attention_products_of_odd_token_counts(transpose_b: bool) -> None
     m.set_input("b", b_in)
     m.run()
     np.testing.assert_allclose(m.get_output(0).numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def _outer_loop(ir: str) -> str:
+    """The loop variable of the first tiled loop (``.outer``) in a lowered function."""
+    lines = (s.strip() for s in ir.splitlines())
+    loops = (s[len("for (") :].split(":")[0] for s in lines if s.startswith("for ("))
+    return next(v for v in loops if ".outer" in v)
+
+
+@pytest.mark.parametrize(("m", "n"), [(64, 331), (64, 320), (1, 100)])
+def test_dense_pack_panels_outermost_with_fewer_row_tiles(m: int, n: int) -> None:
+    # an LM head's shape: few tiles of rows, many panels: each panel is read once, the row tiles
+    # inside it; the panels (whole or not) are the outer, parallel loop at any core count
+    k = 24
+    x, w = _rand(m, k), _rand(n, k)
+    X, W = te.placeholder((m, k), name="X"), te.placeholder((n, k), name="W")
+    with Target("llvm"):
+        packed = topi.nn.dense_pack_weight(W)
+        P = te.placeholder(tuple(int(str(d)) for d in packed.shape), name="P")
+        out = topi.nn.dense_pack(X, P, units=n)
+    with Target("llvm"):
+        wp = pytvm.build(te.create_schedule(packed.op), [W, packed], target="llvm")
+    pv = pytvm.nd.empty(tuple(int(str(d)) for d in packed.shape))
+    wp(pytvm.nd.array(w), pv)
+    got, ir = _run(out, [X, P], [x, pv.numpy()])
+    np.testing.assert_allclose(got, x @ w.T, rtol=1e-4, atol=1e-4)
+    assert _outer_loop(ir).startswith("i1.outer")
+
+
+def test_dense_pack_row_tiles_outermost_with_fewer_column_tiles() -> None:
+    m, k, n = 197, 16, 40
+    x, w = _rand(m, k), _rand(n, k)
+    X, W = te.placeholder((m, k), name="X"), te.placeholder((n, k), name="W")
+    with Target("llvm"):
+        out = topi.nn.dense_pack(X, W)
+        s = schedule_dense_pack(out)
+        ir = str(pytvm.lower(s, [X, W, out]))
+    assert _outer_loop(ir).startswith("i0.outer")  # after the weight's packing stage
+    got, _ = _run(out, [X, W], [x, w])
+    np.testing.assert_allclose(got, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def test_graph_dense_packs_a_constant_weight_at_build_time() -> None:
+    # the panels are a parameter of the built graph (folded at build time): no kernel packs them
+    x = g.Var("x", g.TensorType((5, 24), "float32"))
+    w = _rand(37, 24)
+    lib = graph_build(_graph(g.call("nn.dense", x, g.const(w)), [x]), target="llvm")
+    shapes = [tuple(v.shape) for v in lib.get_params().values()]
+    assert any(len(sh) == 3 and sh[1] == 24 and sh[0] * sh[2] >= 37 for sh in shapes), shapes
+    nodes = json.loads(lib.get_graph_json())["nodes"]
+    kernels = [nd["attrs"]["func_name"] for nd in nodes if nd["op"] == "tvm_op"]
+    assert len(kernels) == 1 and "dense" in kernels[0], kernels
+    m = GraphModule(lib["default"](pytvm.cpu()))
+    xv = _rand(5, 24)
+    m.set_input("x", xv)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), xv @ w.T, rtol=1e-4, atol=1e-4)

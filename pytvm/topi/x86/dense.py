@@ -20,7 +20,7 @@ from typing import Any
 
 from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
-from .._target import num_cores, vector_lanes
+from .._target import vector_lanes
 from ..generic._tiling import (
     extent,
     fuse_parallel,
@@ -37,8 +37,6 @@ __all__ = ["schedule_batch_matmul", "schedule_dense", "schedule_dense_pack", "sc
 
 #: Registers kept free of accumulators (for the broadcast operand and loads).
 _SPARE_REGISTERS = 4
-#: Tiles of rows per core below which the column tiles of a panel product run in parallel.
-_ROW_TILES_PER_CORE = 2
 #: Products whose right operand is ``[K, N]``: a tile's columns are contiguous there.
 _CONTIGUOUS_TAGS = (MATMUL, BATCH_MATMUL_NN)
 
@@ -67,10 +65,11 @@ def _tile_product(
     (``cache_write``) over the whole reduction, rows unrolled and columns vectorized, then is
     stored by ``out``'s loops; tiles (and leading batch axes) run in parallel.
 
-    ``mb`` given, the product covers whole tiles of ``out`` (padded extents). With few tiles
-    of rows (:func:`_columns_outer`) the column tiles go outermost, so each panel of the right
-    operand is read once. When ``nb`` does not divide ``out``'s columns, the column-tile loop
-    stays on its own (not fused) so that loop partitioning can split off its last tile.
+    ``mb`` given, the product covers whole tiles of ``out`` (padded extents). With fewer tiles
+    of rows than of columns (:func:`_columns_outer`) the column tiles go outermost, so each
+    panel of the right operand is read from memory once. When ``nb`` does not divide
+    ``out``'s columns, the column-tile loop stays on its own (not fused) so that loop
+    partitioning can split off its last tile.
     """
     dtype = product_op.output(0).dtype  # the accumulators' (the output may be requantized)
     lanes = vector_lanes(dtype)
@@ -114,12 +113,19 @@ def _tile_product(
 
 
 def _columns_outer(lead: Sequence[Any], rows: int | None, mb: int, cols: int, nb: int) -> bool:
-    """Whether the column tiles go outermost (each panel read once, the rows inside it): when
-    there are fewer tiles of rows than of columns and too few to share among the cores.
+    """Whether the column tiles go outermost, the row tiles inside each: when there are fewer
+    tiles of rows than of columns.
+
+    The outer loop's tile of its operand stays in cache while the inner loop streams the other
+    operand whole, once per outer tile: columns outermost stream the left operand (``rows x
+    K``) from cache once per panel and read each panel of the right one from memory once;
+    rows outermost would stream the whole right operand once per tile of rows (a 768 x 50257
+    LM head's 154 MB, five times over for 64 tokens). With the panels outermost and parallel,
+    the cores also read disjoint parts of the right operand.
     """
     row_tiles = product([*(extent(a) for a in lead), -(-(rows or 1) // mb)]) or 1
     col_tiles = -(-cols // nb)
-    return row_tiles < col_tiles and row_tiles < _ROW_TILES_PER_CORE * num_cores()
+    return row_tiles < col_tiles
 
 
 def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -> Any:
