@@ -9,8 +9,11 @@ Before and after the integer kernels, in one run (same process, interleaved best
   (what ``quantize_static`` writes); *before* is FuseQDQ disabled (float arithmetic);
 - ``qdq-mlp``: DequantizeLinear -> MatMul 256 -> 1024 -> Relu -> QuantizeLinear -> ... -> MatMul
   1024 -> 256 over 128 rows; before: FuseQDQ disabled;
-- ``qdq-depthwise`` and ``qlinear-depthwise``: 3x3 depthwise 128 channels on 28x28 (the integer
-  kernel does not take groups: both stay as they were);
+- ``qgemm``: com.microsoft QGemm 1x1280 -> 1000 (per-column int8 weight, int32 bias, uint8
+  out); before and after are the same;
+- ``qlinear-1x1-16-96``: QLinearConv 1x1 16 -> 96 on 112x112 (before: the int16 path);
+- ``qdq-dw-*`` and ``qlinear-dw-*``: depthwise convolutions (channels, size, kernel, stride);
+  before: FuseQDQ disabled (float) and the int16 path (weight zero points of 1);
 - ``float``: the float convolution of ``qlinear``, as a yardstick.
 
 Run pinned: ``taskset -c 1 .venv/bin/python bench/quantized_conv.py``.
@@ -38,10 +41,21 @@ _U8 = onnx.TensorProto.UINT8
 _F32 = onnx.TensorProto.FLOAT
 
 
-def _conv_model(c: int, f: int, size: int, form: str, groups: int = 1, w_zero: int = 0) -> Any:
-    """QLinearConv, its QDQ form or the float Conv, 3x3 with padding 1."""
+def _conv_model(
+    c: int,
+    f: int,
+    size: int,
+    form: str,
+    groups: int = 1,
+    w_zero: int = 0,
+    kernel: int = 3,
+    stride: int = 1,
+) -> Any:
+    """QLinearConv, its QDQ form or the float Conv, ``kernel`` x ``kernel`` with the padding
+    that keeps the size at stride 1.
+    """
     rng = np.random.default_rng(0)
-    w = rng.integers(-127, 128, (f, c // groups, 3, 3)).astype("int8")
+    w = rng.integers(-127, 128, (f, c // groups, kernel, kernel)).astype("int8")
     consts = {
         "xs": np.float32(0.02), "xz": np.uint8(128), "w": w,
         "ws": rng.uniform(0.001, 0.004, f).astype("float32"), "wz": np.full(f, w_zero, "int8"),
@@ -49,7 +63,8 @@ def _conv_model(c: int, f: int, size: int, form: str, groups: int = 1, w_zero: i
         "wf": (w * 0.003).astype("float32"),
     }  # fmt: skip
     n = helper.make_node
-    attrs: dict[str, Any] = {"pads": [1, 1, 1, 1], "group": groups}
+    pad = kernel // 2
+    attrs: dict[str, Any] = {"pads": [pad] * 4, "group": groups, "strides": [stride] * 2}
     if form == "qlinear":
         ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
         nodes, dtype = [n("QLinearConv", ins, ["y"], **attrs)], _U8
@@ -90,6 +105,25 @@ def _mlp_model(rows: int, width: int, hidden: int) -> Any:
     return _wrap(nodes, consts, helper.make_tensor_value_info("x", _U8, [1, rows, width]))
 
 
+def _qgemm_model(k: int, n: int) -> Any:
+    """com.microsoft QGemm of one uint8 row by a per-column int8 ``[n, k]`` weight (transB),
+    an int32 bias and a uint8 output: a quantized classifier.
+    """
+    rng = np.random.default_rng(0)
+    consts = {
+        "xs": np.float32(0.02), "xz": np.uint8(128),
+        "w": rng.integers(-127, 128, (n, k)).astype("int8"),
+        "ws": rng.uniform(0.0005, 0.002, n).astype("float32"), "wz": np.zeros(n, "int8"),
+        "b": rng.integers(-500, 500, n).astype("int32"), "ys": np.float32(0.3),
+        "yz": np.uint8(100),
+    }  # fmt: skip
+    ins = ["x", "xs", "xz", "w", "ws", "wz", "b", "ys", "yz"]
+    node = helper.make_node("QGemm", ins, ["y"], domain="com.microsoft", transB=1)
+    model = _wrap([node], consts, helper.make_tensor_value_info("x", _U8, [1, k]))
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return model
+
+
 def _wrap(nodes: list[Any], consts: dict[str, Any], x: Any) -> Any:
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
     y = onnx.ValueInfoProto(name="y")
@@ -119,24 +153,38 @@ def _pytvm(model: Any, x: np.ndarray, disabled: tuple[str, ...] = ()) -> GraphMo
 def _cases() -> list[tuple[str, Any, Any, tuple[str, ...], np.ndarray]]:
     """(name, model after, model before, passes disabled before, input) of each case."""
     rng = np.random.default_rng(1)
-    image = rng.integers(0, 256, (1, 64, 56, 56)).astype("uint8")
-    planes = rng.integers(0, 256, (1, 128, 28, 28)).astype("uint8")
-    rows = rng.integers(0, 256, (1, 128, 256)).astype("uint8")
+
+    def codes(*shape: int) -> np.ndarray:
+        return rng.integers(0, 256, shape).astype("uint8")
+
+    image = codes(1, 64, 56, 56)
     qdq = _conv_model(64, 64, 56, "qdq")
     mlp = _mlp_model(128, 256, 1024)
-    dw_qdq = _conv_model(128, 128, 28, "qdq", groups=128)
-    dw_qlinear = _conv_model(128, 128, 28, "qlinear", groups=128)
     floats = rng.uniform(-1, 1, image.shape).astype("float32")
     fused = ("FuseQDQ",)
-    return [
+    cases = [
         ("qlinear", _conv_model(64, 64, 56, "qlinear"),
          _conv_model(64, 64, 56, "qlinear", w_zero=1), (), image),
         ("qdq", qdq, qdq, fused, image),
-        ("qdq-mlp", mlp, mlp, fused, rows),
-        ("qdq-depthwise", dw_qdq, dw_qdq, fused, planes),
-        ("qlinear-depthwise", dw_qlinear, dw_qlinear, (), planes),
-        ("float", _conv_model(64, 64, 56, "float"), _conv_model(64, 64, 56, "float"), (), floats),
+        ("qdq-mlp", mlp, mlp, fused, codes(1, 128, 256)),
+        ("qgemm", _qgemm_model(1280, 1000), _qgemm_model(1280, 1000), (), codes(1, 1280)),
+        ("qlinear-1x1-16-96", _conv_model(16, 96, 112, "qlinear", kernel=1),
+         _conv_model(16, 96, 112, "qlinear", kernel=1, w_zero=1), (), codes(1, 16, 112, 112)),
     ]  # fmt: skip
+    # depthwise (c, size, kernel, stride): before is the int16 path (QLinearConv, weight zero
+    # points of 1) or the float convolution (QDQ, FuseQDQ disabled)
+    for c, size, kernel, stride in [(128, 28, 3, 1), (144, 56, 3, 1), (672, 14, 5, 2),
+                                    (96, 112, 3, 2)]:  # fmt: skip
+        tail = f"{c}-{size}-k{kernel}s{stride}"
+        x = codes(1, c, size, size)
+        dw = {"groups": c, "kernel": kernel, "stride": stride}
+        model = _conv_model(c, c, size, "qdq", **dw)
+        cases.append((f"qdq-dw-{tail}", model, model, fused, x))
+        cases.append((f"qlinear-dw-{tail}", _conv_model(c, c, size, "qlinear", **dw),
+                      _conv_model(c, c, size, "qlinear", w_zero=1, **dw), (), x))  # fmt: skip
+    cases.append(("float", _conv_model(64, 64, 56, "float"), _conv_model(64, 64, 56, "float"),
+                  (), floats))  # fmt: skip
+    return cases
 
 
 def main() -> None:
@@ -150,7 +198,7 @@ def main() -> None:
     options.intra_op_num_threads = 1
     print(f"onnxruntime {onnxruntime.__version__}, 1 thread; best-of times in ms; diff: the "
           "largest difference from onnxruntime's output (codes, or float for 'float')")  # fmt: skip
-    print(f"{'case':18} {'before':>8} {'after':>8} {'ORT':>8} {'after/ORT':>9} {'diff':>6}")
+    print(f"{'case':26} {'before':>8} {'after':>8} {'ORT':>8} {'after/ORT':>9} {'diff':>6}")
     wanted = set(filter(None, opts.cases.split(",")))
     for name, after_model, before_model, disabled, x in _cases():
         if wanted and name not in wanted:
@@ -167,7 +215,7 @@ def main() -> None:
             for i, run in enumerate([before.run, after.run, lambda: sess.run(None, {"x": x})]):
                 times[i] = min(times[i], _best_ms(run, opts.seconds))
         print(
-            f"{name:18} {times[0]:8.3f} {times[1]:8.3f} {times[2]:8.3f} "
+            f"{name:26} {times[0]:8.3f} {times[1]:8.3f} {times[2]:8.3f} "
             f"{times[1] / times[2]:8.2f}x {diff:6.3g}"
         )
 

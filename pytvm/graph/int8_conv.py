@@ -1,7 +1,8 @@
 """The integer convolution of 8-bit codes as graph calls: 8-bit data less its zero point times a
 constant symmetric int8 weight, accumulated in int32 by ``qnn.conv2d`` (8-bit dot products,
-``vpdpbusd``, where the target has them), plus a constant int32 bias; and the matrix product of
-8-bit rows with such a ``[K, N]`` weight as a 1x1 ``qnn.conv2d`` over the rows.
+``vpdpbusd``, where the target has them; a depthwise one in exact float32 lanes), plus a
+constant int32 bias; and the matrix product of 8-bit rows with such a ``[K, N]`` weight as a 1x1
+``qnn.conv2d`` over the rows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 from ..ffi.errors import TVMValueError
 from .expr import Constant, Expr, call
 
-__all__ = ["int8_conv2d", "int8_conv2d_applies", "int8_dense"]
+__all__ = ["int8_conv2d", "int8_conv2d_applies", "int8_dense", "int8_groups_apply"]
 
 _OIHW = 4
 _MATRIX = 2
@@ -31,6 +32,16 @@ def int8_conv2d_applies(data_dtype: str, weight: np.ndarray, weight_zero_point: 
     )
 
 
+def int8_groups_apply(channels: int, weight: np.ndarray, groups: int) -> bool:
+    """Whether ``qnn.conv2d`` lowers ``groups`` of an int8 ``[F, C / groups, KH, KW]`` weight
+    over ``channels`` input channels to an integer kernel: one group, or depthwise (``groups
+    == C``, one input channel a group, whole filters a channel).
+    """
+    if groups == 1:
+        return True
+    return groups == channels and weight.shape[1] == 1 and weight.shape[0] % channels == 0
+
+
 def int8_conv2d(
     data: Expr,
     data_zero_point: int,
@@ -40,11 +51,12 @@ def int8_conv2d(
     dilation: Sequence[int],
     bias: np.ndarray | None = None,
     name: str = "",
+    groups: int = 1,
 ) -> Expr:
-    """``conv2d(data - data_zero_point, weight) + bias`` in int32 (NCHW, one group; the data
-    padded with its zero point).
+    """``conv2d(data - data_zero_point, weight) + bias`` in int32 (NCHW; the data padded with
+    its zero point).
 
-    ``data``: uint8 or int8 ``[N, C, H, W]``; ``weight``: int8 ``[F, C, KH, KW]``;
+    ``data``: uint8 or int8 ``[N, C, H, W]``; ``weight``: int8 ``[F, C / groups, KH, KW]``;
     ``padding``: ``(top, left, bottom, right)``; ``bias``: int32 ``[F]`` or None.
 
     Examples
@@ -69,7 +81,7 @@ def int8_conv2d(
         strides=tuple(int(s) for s in strides),
         padding=tuple(int(p) for p in padding),
         dilation=tuple(int(d) for d in dilation),
-        groups=1,
+        groups=int(groups),
         input_zero_point=int(data_zero_point),
         kernel_zero_point=0,
         out_dtype="int32",

@@ -177,6 +177,44 @@ def test_qlinear_conv_int8_weights_take_int8_conv_exactly(
     assert _steps(_pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]) == 0
 
 
+@pytest.mark.parametrize(
+    ("x_dtype", "shape", "k", "stride", "mult"),
+    [
+        ("uint8", (1, 24, 12, 12), 3, 1, 1),
+        ("int8", (1, 40, 9, 9), 5, 2, 1),
+        ("uint8", (1, 6, 10, 10), 3, 2, 2),
+    ],
+    ids=["u8_3x3_rows", "s8_5x5_stride2", "u8_multiplier2"],
+)
+def test_qlinear_conv_depthwise_takes_int8_conv_exactly(
+    x_dtype: str, shape: tuple[int, ...], k: int, stride: int, mult: int
+) -> None:
+    """Depthwise QLinearConv (symmetric int8 taps): qnn.conv2d, bit-exact with onnxruntime."""
+    rng = np.random.default_rng(shape[1] + k)
+    c, f = shape[1], shape[1] * mult
+    x = _codes(rng, x_dtype, *shape)
+    w = _codes(rng, "int8", f, 1, k, k)
+    w[:, 0, 0, 0] = -128
+    consts = {
+        "xs": np.float32(0.02),
+        "xz": np.array(140 if x_dtype == "uint8" else -3, dtype=x_dtype),
+        "w": w,
+        "ws": rng.uniform(0.002, 0.02, f).astype("float32"),
+        "wz": np.zeros(f, dtype="int8"),
+        "ys": np.float32(0.5),
+        "yz": np.array(128 if x_dtype == "uint8" else 0, dtype=x_dtype),
+        "b": rng.integers(-3000, 3000, f).astype("int32"),
+    }
+    names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
+    attrs: dict[str, Any] = {"pads": [k // 2] * 4, "strides": [stride] * 2, "group": c}
+    model = _model(
+        [helper.make_node("QLinearConv", names, ["y"], **attrs)], {"x": x}, consts, ["y"]
+    )
+    assert _takes_int8_conv(model)
+    want = _onnxruntime(model, {"x": x})[0]
+    assert _steps(_pytvm(model, {"x": x})[0], want) == 0 and len(np.unique(want)) > 20
+
+
 def test_conv_integer_int8_weights_take_int8_conv() -> None:
     rng = np.random.default_rng(3)
     x, w = _codes(rng, "uint8", 1, 9, 7, 7), _codes(rng, "int8", 4, 9, 3, 3)

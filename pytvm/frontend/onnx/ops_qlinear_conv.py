@@ -5,9 +5,10 @@ y_zero_point)``, rounding halves to even, with one weight scale and zero point p
 or one for all).
 
 A constant int8 weight with zero points of 0 (symmetric, per tensor or per channel: what
-quantizers write) over 8-bit data of one group is the 8-bit integer convolution (``qnn.conv2d``
-through :func:`~pytvm.graph.int8_conv.int8_conv2d`: the data padded with its zero point; the
-target's 8-bit dot products where it has them). Otherwise the data's zero point is subtracted
+quantizers write) over 8-bit data of one group, or depthwise, is the 8-bit integer convolution
+(``qnn.conv2d`` through :func:`~pytvm.graph.int8_conv.int8_conv2d`: the data padded with its
+zero point; the target's 8-bit dot products where it has them, exact float32 lanes for a
+depthwise one). Otherwise the data's zero point is subtracted
 before padding, so padding with zeros is padding with the zero point, as ONNX defines it, and
 products accumulate in int32 through ``nn.conv2d`` with ``out_dtype="int32"`` over int16
 operands (an 8-bit value less its zero point fits int16, and the products of int16 lanes
@@ -22,7 +23,7 @@ import math
 import numpy as np
 
 from ...graph import Expr
-from ...graph.int8_conv import int8_conv2d, int8_conv2d_applies
+from ...graph.int8_conv import int8_conv2d, int8_conv2d_applies, int8_groups_apply
 from .node import ConverterTable, NodeContext
 from .ops_nn import check_spatial, spatial_attrs, window_pads
 
@@ -96,7 +97,6 @@ def _int8_conv(ctx: NodeContext, w: int, x_zp: int, w_zp: int, bias: int | None)
     x_zero = ctx.known_value(x_zp) if ctx.has(x_zp) else np.zeros(1, "int8")
     if (
         nsp > 2  # noqa: PLR2004
-        or int(ctx.attr("group", 1)) != 1
         or weight is None
         or weight.ndim != nsp + 2
         or w_zero is None
@@ -106,7 +106,11 @@ def _int8_conv(ctx: NodeContext, w: int, x_zp: int, w_zp: int, bias: int | None)
     ):
         return None
     weight2d = weight.reshape(*weight.shape[:2], 1, -1) if nsp == 1 else weight
-    if not int8_conv2d_applies(ctx.dtype(0), weight2d, w_zero):
+    groups = int(ctx.attr("group", 1))
+    if not (
+        int8_conv2d_applies(ctx.dtype(0), weight2d, w_zero)
+        and int8_groups_apply(ctx.shape(0)[1], weight2d, groups)
+    ):
         return None
     kernel, strides, dilations = spatial_attrs(
         ctx, nsp, ctx.attr("kernel_shape") or weight.shape[2:]
@@ -118,7 +122,7 @@ def _int8_conv(ctx: NodeContext, w: int, x_zp: int, w_zp: int, bias: int | None)
         strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
     b = None if bias is None else ctx.known_value(bias)
     zero = int(x_zero.reshape(-1)[0])
-    out = int8_conv2d(x, zero, weight2d, strides, pads, dilations, b, ctx.name)
+    out = int8_conv2d(x, zero, weight2d, strides, pads, dilations, b, ctx.name, groups)
     if bias is not None and b is None and ctx.has(bias):
         out = ctx.call("nn.bias_add", out, ctx.expr(bias), axis=1)
     return ctx.call("squeeze", out, axis=(2,)) if nsp == 1 else out

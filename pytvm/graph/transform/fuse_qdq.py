@@ -3,7 +3,8 @@
 QDQ models (what ``onnxruntime.quantization.quantize_static`` writes) compute
 ``conv2d(dequantize(x_q), dequantize(w_q))`` in float: ``dequantize(q) = (float(q) - zp) * s``.
 With ``x_q`` 8-bit data of one zero point and scale, ``w_q`` a constant int8 weight of zero
-points 0 (per tensor or per output channel) and one group, the product is
+points 0 (per tensor or per output channel) and one group (or depthwise: ``groups == C``), the
+product is
 ``float(qnn.conv2d(x_q, w_q, input_zero_point=zp_x)) * (s_x * s_w)`` exactly as the float
 arithmetic would compute it without rounding: the 8-bit dot-product kernel accumulates in int32
 and the scale is one multiply per output, which (like a following bias, activation and
@@ -25,7 +26,7 @@ import numpy as np
 from ...ir.transform import Pass, PassContext, map_functions
 from ..expr import Call, Constant, Expr, Function, call
 from ..functor import rewrite_pairs
-from ..int8_conv import int8_conv2d, int8_conv2d_applies, int8_dense
+from ..int8_conv import int8_conv2d, int8_conv2d_applies, int8_dense, int8_groups_apply
 from ..module import IRModule
 from ..ty import TensorType
 from .fold_constant import fold_call
@@ -139,9 +140,9 @@ def _scaled(acc: Expr, scale: np.ndarray, channels: int, ndim: int, axis: int) -
 
 def _conv(node: Call) -> Expr | None:
     attrs = node.attrs
+    groups = int(attrs.get("groups", 1))
     if (
-        int(attrs.get("groups", 1)) != 1
-        or (attrs.get("kernel_layout") or "OIHW") != "OIHW"
+        (attrs.get("kernel_layout") or "OIHW") != "OIHW"
         or (attrs.get("data_layout") or "NCHW") != "NCHW"
         or (attrs.get("out_dtype") or "float32") != "float32"
     ):
@@ -153,10 +154,22 @@ def _conv(node: Call) -> Expr | None:
         return None
     codes, zero, x_scale = data
     w_codes, w_scale = weight
-    if not int8_conv2d_applies(str(_dtype(codes)), w_codes, np.zeros(1)):
+    channels = int(codes.checked_type.shape[1])  # type: ignore[union-attr]
+    if not (
+        int8_conv2d_applies(str(_dtype(codes)), w_codes, np.zeros(1))
+        and int8_groups_apply(channels, w_codes, groups)
+    ):
         return None
     acc = int8_conv2d(
-        codes, zero, w_codes, attrs["strides"], attrs["padding"], attrs["dilation"], None, node.name
+        codes,
+        zero,
+        w_codes,
+        attrs["strides"],
+        attrs["padding"],
+        attrs["dilation"],
+        None,
+        node.name,
+        groups,
     )
     scale = (np.float32(x_scale) * w_scale).astype("float32")
     return _scaled(acc, scale, w_codes.shape[0], _OIHW, 1)

@@ -42,6 +42,7 @@ from .convolution import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2
 from .correlation import correlation_nchw
 from .depthwise import depthwise_conv2d_nchw_rows
 from .depthwise_channels import depthwise_conv2d_nchw_channels
+from .depthwise_int8 import depthwise_conv2d_nchw_int8, depthwise_int8_accumulator
 from .feature_norm import group_norm, instance_norm, rms_norm
 from .linear import (
     batch_matmul,
@@ -103,8 +104,10 @@ __all__ = [
     "depth_to_space",
     "depthwise_conv2d_nchw",
     "depthwise_conv2d_nchw_channels",
+    "depthwise_conv2d_nchw_int8",
     "depthwise_conv2d_nchw_rows",
     "depthwise_conv2d_nhwc",
+    "depthwise_int8_accumulator",
     "dilate",
     "flatten",
     "gelu",

@@ -26,7 +26,8 @@ The rules the rows read:
 - ``qnn.conv2d`` (one group, 8-bit data, int8 kernel with zero point 0): ``conv2d_nchw_int8``
   through 8-bit dot products where the target has them (``vnni_lanes``; a constant kernel is
   packed ``OIHW<fb>o4i``), else the packed convolution of int16 operands (the data less its
-  zero point; ``OIHW<fb>o``).
+  zero point; ``OIHW<fb>o``). A depthwise ``qnn.conv2d`` (``groups == C``) runs over padded
+  row planes in exact float32 (or int32) lanes (``depthwise_conv2d_nchw_int8``).
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
   or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
   ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...ffi.errors import TVMValueError
@@ -57,6 +58,7 @@ from ..layout import layout_axes
 from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
 from ..nn.conv_window import padding4
 from ..nn.depthwise import padded_row_pitch
+from ..nn.depthwise_int8 import depthwise_conv2d_nchw_int8, depthwise_int8_accumulator
 from ..nn.linear import default_panel_width
 from ..transform import reshape
 from .conv2d import (
@@ -316,6 +318,78 @@ def _qnn_conv2d_int16(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
     if _plain_conv(wl):  # a weight AlterOpLayout does not pack (not a constant)
         return nn.conv2d_nchw(shifted, weight, *_conv_args(wl), "int32")
     return _conv_packed(shifted, weight, wl)
+
+
+def _qnn_depthwise(wl: OpWorkload) -> bool:
+    """A depthwise ``qnn.conv2d`` (``groups == C``, one input channel a group) over 8-bit NCHW
+    data of constant shape, a plain int8 kernel of zero point 0, left and right padding at most
+    the width (padded row planes).
+    """
+    data, kernel = wl.data_shape, wl.weight_shape
+    groups = int(wl.get("groups", 1))
+    if (
+        len(data) != _NCHW
+        or len(kernel) != _NCHW
+        or None in data
+        or None in kernel
+        or groups == 1
+        or groups != data[1]
+        or kernel[1] != 1
+        or _kernel_layout(wl) != "OIHW"
+        or wl.get("data_layout", "NCHW") != "NCHW"
+        or wl.data_dtype not in ("uint8", "int8")
+        or wl.weight_dtype != "int8"
+        or int(wl.get("kernel_zero_point", 0)) != 0
+        or wl.out_dtype not in (None, "int32")
+    ):
+        return False
+    _, left, _, right = padding4("qnn.conv2d", wl.get("padding"))
+    return max(left, right) <= int(data[3] or 0)
+
+
+def _qnn_depthwise_conv2d(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    zero_point = int(wl.get("input_zero_point", 0))
+    kernel = _depthwise_kernel(weight, wl)
+    return depthwise_conv2d_nchw_int8(data, kernel, *_conv_args(wl), zero_point)
+
+
+def _qnn_depthwise_lanes(wl: OpWorkload) -> OpWorkload:
+    """The workload of the float32 (or int32) depthwise convolution whose lanes a depthwise
+    ``qnn.conv2d`` computes in (:func:`~pytvm.topi.nn.depthwise_int8_accumulator`).
+    """
+    taps = int(wl.weight_shape[2] or 0) * int(wl.weight_shape[3] or 0)
+    zero_point = int(wl.get("input_zero_point", 0))
+    acc = depthwise_int8_accumulator(wl.data_dtype, zero_point, taps)
+    return replace(wl, op="nn.conv2d", data_dtype=acc, weight_dtype=acc)
+
+
+def _qnn_depthwise_channels(wl: OpWorkload) -> bool:
+    """A depthwise ``qnn.conv2d`` kernel packed in channel blocks (``OIHW<cb>o``), or a plain
+    constant one where the blocks win in its accumulators' lanes.
+    """
+    if _CHANNEL_BLOCK_LAYOUT.fullmatch(_kernel_layout(wl)):
+        groups = int(wl.get("groups", 1))
+        return (
+            len(wl.weight_shape) == 5  # noqa: PLR2004
+            and groups != 1
+            and groups == wl.data_shape[1]
+            and wl.weight_shape[1] == 1
+            and wl.weight_dtype == "int8"
+            and wl.data_dtype in ("uint8", "int8")
+        )
+    return _qnn_depthwise(wl) and wl.weight_constant and (
+        _depthwise_channels_win(_qnn_depthwise_lanes(wl))
+    )
+
+
+def _qnn_depthwise_channels_layout(wl: OpWorkload) -> str:
+    return _depthwise_channels_layout(_qnn_depthwise_lanes(wl))
+
+
+def _qnn_depthwise_channels_conv2d(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    # kernel [ceil(C / cb), 1, KH, KW, cb] int8 (layout OIHW{cb}o, made by AlterOpLayout)
+    zero_point = int(wl.get("input_zero_point", 0))
+    return depthwise_conv2d_nchw_int8(data, weight, *_conv_args(wl), zero_point)
 
 
 def _pointwise(wl: OpWorkload) -> bool:
@@ -623,6 +697,25 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_conv2d_nchw_packed,
         30,
         _conv_packed_layout,
+    ),
+    I(
+        "qnn_depthwise_conv2d_nchw_int8_channels",
+        "qnn.conv2d",
+        tag.DEPTHWISE_CONV2D_NCHW_CHANNELS,
+        _qnn_depthwise_channels,
+        _qnn_depthwise_channels_conv2d,
+        schedule_depthwise_conv2d_nchw_channels,
+        45,
+        _qnn_depthwise_channels_layout,
+    ),
+    I(
+        "qnn_depthwise_conv2d_nchw_int8",
+        "qnn.conv2d",
+        tag.DEPTHWISE_CONV2D_NCHW_ROWS,
+        _qnn_depthwise,
+        _qnn_depthwise_conv2d,
+        schedule_depthwise_conv2d_nchw_rows,
+        40,
     ),
     I(
         "conv2d_nchw_pointwise",

@@ -113,6 +113,33 @@ def test_weight_zero_point_or_groups_keep_the_float_conv() -> None:
     assert_structural_equal(fuse_qdq(_mod([x], grouped)), _mod([x], grouped))
 
 
+def test_dequantized_depthwise_conv_becomes_integer_conv() -> None:
+    x = g.Var("x", g.TensorType((1, 6, 7, 7), "uint8"))
+    rng = np.random.default_rng(9)
+    w = rng.integers(-127, 128, (12, 1, 3, 3)).astype("int8")  # two filters a channel
+    w_scale = rng.uniform(0.001, 0.01, (12, 1, 1, 1)).astype(F32)
+    attrs: dict[str, Any] = {
+        "strides": (2, 2),
+        "padding": (1, 1, 1, 1),
+        "dilation": (1, 1),
+        "groups": 6,
+    }
+    dq_w = _dq(g.const(w), 0.0, w_scale)
+    before = _mod([x], g.call("nn.conv2d", _dq(x, 100.0, 0.05), dq_w, **attrs))
+    acc = int8_conv2d(x, 100, w, (2, 2), (1, 1, 1, 1), (1, 1), groups=6)
+    scale = (np.float32(0.05) * w_scale.reshape(-1)).astype(F32).reshape(1, 12, 1, 1)
+    expected = _mod([x], g.call("multiply", g.call("cast", acc, dtype=F32), g.const(scale)))
+    after = fuse_qdq(before)
+    assert_structural_equal(after, expected)
+    data = rng.integers(0, 256, (1, 6, 7, 7)).astype("uint8")
+    np.testing.assert_allclose(
+        interpret(after["main"], {"x": data}),
+        interpret(before["main"], {"x": data}),
+        rtol=1e-5,
+        atol=1e-4,
+    )
+
+
 # --- ONNX QDQ models against ONNX Runtime (graph optimizations on: its own integer kernels) ---
 
 
@@ -171,6 +198,31 @@ def test_qdq_conv_bias_relu_within_one_step_of_onnxruntime() -> None:
     fused = _fused_ops(model)
     assert "qnn.conv2d(" in fused and _FLOAT_CONV.search(fused) is None
     assert _steps(_pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]) <= 1
+
+
+def test_qdq_depthwise_conv_within_one_step_of_onnxruntime() -> None:
+    rng = np.random.default_rng(6)
+    c = 20
+    consts = {
+        "xs": np.float32(2 / 255), "xz": np.uint8(120),
+        "w": rng.integers(-127, 128, (c, 1, 5, 5)).astype("int8"),
+        "ws": rng.uniform(0.002, 0.004, c).astype(F32), "wz": np.zeros(c, "int8"),
+        "ys": np.float32(0.03), "yz": np.uint8(128),
+    }  # fmt: skip
+    n = helper.make_node
+    nodes = [
+        n("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
+        n("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+        n("Conv", ["xd", "wd"], ["c"], pads=[2, 2, 2, 2], strides=[2, 2], group=c),
+        n("QuantizeLinear", ["c", "ys", "yz"], ["y"]),
+    ]
+    x = rng.integers(0, 256, (1, c, 14, 14)).astype("uint8")
+    info = helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, list(x.shape))
+    model = _model(nodes, info, consts)
+    fused = _fused_ops(model)
+    assert "qnn.conv2d(" in fused and _FLOAT_CONV.search(fused) is None
+    got, want = _pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]
+    assert _steps(got, want) <= 1 and len(np.unique(want)) > 20
 
 
 def test_qdq_matmul_within_one_step_of_onnxruntime() -> None:
