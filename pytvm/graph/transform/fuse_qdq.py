@@ -11,8 +11,9 @@ and the scale is one multiply per output, which (like a following bias, activati
 ``QuantizeLinear``) fuses into the kernel's output stage. A constant bias added to the product
 whose values are whole multiples of ``s_x * s_w`` (a quantized int32 bias, dequantized) joins
 the int32 accumulators. ``nn.dense`` of ``dequantize(x_q)`` (2-d, or reshaped to 2-d) and the
-transpose of a dequantized constant ``[K, N]`` int8 matrix becomes a 1x1 ``qnn.conv2d`` over the
-rows, as the ONNX importer writes ``MatMul``.
+transpose of a dequantized constant ``[K, N]`` int8 matrix (as the ONNX importer writes
+``MatMul``), or a dequantized ``[N, K]`` one (``Gemm`` with ``transB``), becomes a 1x1
+``qnn.conv2d`` over the rows.
 
 Runs before ``FoldConstant``, which would otherwise fold the dequantized weights into floats.
 """
@@ -191,15 +192,19 @@ def _dense(node: Call) -> Expr | None:
     if layout != "NK" or (out_dtype or "float32") != "float32":
         return None
     w_expr = node.args[1]
-    if not (isinstance(w_expr, Call) and w_expr.op == "transpose"):
-        return None
-    x, w = _data_rows(node.args[0]), _dequantized(w_expr.args[0])
+    if isinstance(w_expr, Call) and w_expr.op == "transpose":  # ONNX MatMul: B is [K, N]
+        w, axis = _dequantized(w_expr.args[0]), 1
+    else:  # ONNX Gemm with transB: B is [N, K]
+        w, axis = _dequantized(w_expr), 0
+    x = _data_rows(node.args[0])
     data = None if x is None else _data_codes(x)
-    weight = None if w is None else _weight_codes(w, 1)  # [K, N]: scales per column
+    weight = None if w is None else _weight_codes(w, axis)  # scales per output column
     if data is None or weight is None or weight[0].ndim != _MATRIX:
         return None
     codes, zero, x_scale = data
     k_n, w_scale = weight
+    if axis == 0:
+        k_n = np.ascontiguousarray(k_n.T)
     if len(codes.checked_type.shape) != _MATRIX:  # type: ignore[union-attr]
         return None
     n = k_n.shape[1]

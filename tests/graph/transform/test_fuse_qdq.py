@@ -248,6 +248,34 @@ def test_qdq_matmul_within_one_step_of_onnxruntime() -> None:
     assert _steps(_pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]) <= 1
 
 
+def test_qdq_gemm_trans_b_with_bias_within_one_step_of_onnxruntime() -> None:
+    rng = np.random.default_rng(8)
+    n_out, k = 30, 64
+    w_scale = rng.uniform(0.002, 0.01, n_out).astype(F32)
+    consts = {
+        "xs": np.float32(0.03), "xz": np.uint8(110),
+        "w": rng.integers(-127, 128, (n_out, k)).astype("int8"), "ws": w_scale,
+        "wz": np.zeros(n_out, "int8"),
+        "b": rng.integers(-4000, 4000, n_out).astype("int32"), "bs": np.float32(0.03) * w_scale,
+        "bz": np.zeros(n_out, "int32"), "ys": np.float32(0.1), "yz": np.uint8(128),
+    }  # fmt: skip
+    n = helper.make_node
+    nodes = [
+        n("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
+        n("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+        n("DequantizeLinear", ["b", "bs", "bz"], ["bd"], axis=0),
+        n("Gemm", ["xd", "wd", "bd"], ["m"], transB=1),
+        n("QuantizeLinear", ["m", "ys", "yz"], ["y"]),
+    ]
+    x = rng.integers(0, 256, (3, k)).astype("uint8")
+    info = helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, list(x.shape))
+    model = _model(nodes, info, consts)
+    fused = _fused_ops(model)
+    assert "qnn.conv2d" in fused and "nn.dense" not in fused
+    got, want = _pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]
+    assert _steps(got, want) <= 1 and len(np.unique(want)) > 20
+
+
 def _float_cnn() -> onnx.ModelProto:
     rng = np.random.default_rng(0)
     inits: list[onnx.TensorProto] = []
