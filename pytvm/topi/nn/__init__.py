@@ -15,6 +15,7 @@ from .argmax_pool import max_pool2d_with_argmax
 from .batch_norm import batch_norm
 from .conv2d_int8 import conv2d_int8_kernel_pack, conv2d_nchw_int8
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
+from .conv2d_phases import conv2d_nchw_phases
 from .conv2d_pointwise import conv2d_nchw_pointwise
 from .conv2d_transpose import conv2d_transpose_nchw, subpixel_shuffle_nchw
 from .conv_nd import (
@@ -91,6 +92,7 @@ __all__ = [
     "conv2d_nchw",
     "conv2d_nchw_int8",
     "conv2d_nchw_packed",
+    "conv2d_nchw_phases",
     "conv2d_nchw_pointwise",
     "conv2d_nhwc",
     "conv2d_transpose_nchw",

@@ -16,7 +16,11 @@ The rules the rows read:
   vectors as the direct schedule's output rows do, unless the pointwise convolution
   applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it; a grouped
   (not depthwise) constant kernel too, in blocks within a group, where they fill more of the
-  vectors than the direct schedule's rows. Otherwise one
+  vectors than the direct schedule's rows. A float convolution of one group strided along
+  the width whose input holds no more values than its output (stems) is
+  ``conv2d_nchw_phases`` (the direct schedule over the input's column phases) where its
+  rows fill at least as much of the vectors as the packed kernel's channel blocks (and then
+  not packed). Otherwise one
   group is ``conv2d_nchw``; ``groups == C`` with one input channel per group is depthwise (over
   padded row planes when the padding is at most the width; with a constant float kernel of
   one filter a channel, over channel blocks in the vector lanes, kernel ``OIHW<cb>o``, where a
@@ -189,6 +193,47 @@ def _conv_lane_dtype(wl: OpWorkload) -> str | None:
     return None
 
 
+def _conv_phases(wl: OpWorkload) -> bool:
+    """A float convolution of one group over NCHW data of constant shape, strided along the
+    width, whose input holds no more values than its output, and whose output rows (read
+    from the input's column phases, unstrided) fill at least as much of the vectors as the
+    packed kernel's output-channel blocks: the phases copy each input value once where the
+    packed kernel transposes each output value from its channel blocks into rows.
+    """
+    data, kernel = wl.data_shape, wl.weight_shape
+    if not (
+        _plain_conv(wl)
+        and int(wl.get("groups", 1)) == 1
+        and wl.get("data_layout", "NCHW") == "NCHW"
+        and len(data) == len(kernel) == _NCHW
+        and None not in data
+        and None not in kernel
+        and _is_float(wl.data_dtype)
+        and _is_float(wl.weight_dtype)
+    ):
+        return False
+    _, c, h, w = (int(d or 0) for d in data)
+    f, _, kh, kw = (int(d or 0) for d in kernel)
+    top, left, bottom, right = padding4("nn.conv2d", wl.get("padding"))
+    (dh, dw), (sh, sw) = _pair(wl.get("dilation", 1)), _pair(wl.get("strides", 1))
+    oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + left + right - (kw - 1) * dw - 1) // sw + 1
+    if sw == 1 or oh < 1 or ow < 1 or c * h * w > f * oh * ow:
+        return False
+    lanes = wl.weight_dtype
+    return conv2d_width_use(ow, lanes) >= conv2d_channel_use(f, lanes)
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    """An int or a pair attribute (strides, dilation) as a pair."""
+    first, second = (value, value) if isinstance(value, int) else tuple(value)
+    return int(first), int(second)
+
+
+def _conv2d_phases(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    return nn.conv2d_nchw_phases(data, weight, *_conv_args(wl), wl.out_dtype)
+
+
 def _conv_packable(wl: OpWorkload) -> bool:
     """A plain constant kernel (float, or integer accumulated in int32) of one group over NCHW
     data whose output channels fill at least as much of the vectors (the last block padded) as
@@ -205,6 +250,7 @@ def _conv_packable(wl: OpWorkload) -> bool:
         and lanes is not None
         and f is not None
         and conv2d_channel_block(f, lanes, groups) is not None
+        and not _conv_phases(wl)
     ):
         return False
     assert f is not None and lanes is not None
@@ -744,6 +790,15 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_depthwise_conv2d_nchw_channels,
         25,
         _depthwise_channels_layout,
+    ),
+    I(
+        "conv2d_nchw_phases",
+        "nn.conv2d",
+        tag.CONV2D_NCHW,
+        _conv_phases,
+        _conv2d_phases,
+        schedule_conv2d_nchw,
+        15,
     ),
     I(
         "conv2d_nchw",
