@@ -60,6 +60,7 @@ from .lstm import lstm
 from .mirror_pad import mirror_pad
 from .normalization import layer_norm, log_softmax, softmax
 from .padding import pad
+from .pointwise_int8 import conv2d_nchw_pointwise_int8
 from .pool_grad import pool_grad
 from .pooling import pool1d, pool2d, pool3d
 from .scale_shift import scale_shift_nchw, scale_shift_nchwc, scale_shift_nhwc
@@ -94,6 +95,7 @@ __all__ = [
     "conv2d_nchw_packed",
     "conv2d_nchw_phases",
     "conv2d_nchw_pointwise",
+    "conv2d_nchw_pointwise_int8",
     "conv2d_nhwc",
     "conv2d_transpose_nchw",
     "conv3d_ncdhw",

@@ -31,7 +31,9 @@ The rules the rows read:
   through 8-bit dot products where the target has them (``vnni_lanes``; a constant kernel is
   packed ``OIHW<fb>o4i``), else the packed convolution of int16 operands (the data less its
   zero point; ``OIHW<fb>o``). A depthwise ``qnn.conv2d`` (``groups == C``) runs over padded
-  row planes in exact float32 (or int32) lanes (``depthwise_conv2d_nchw_int8``).
+  row planes in exact float32 (or int32) lanes (``depthwise_conv2d_nchw_int8``), a pointwise
+  one of fewer input channels than twice the vector lanes in pixel lanes
+  (``conv2d_nchw_pointwise_int8``: no transposition of channel lanes on the way out).
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
   or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
   ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
@@ -64,6 +66,7 @@ from ..nn.conv_window import padding4
 from ..nn.depthwise import padded_row_pitch
 from ..nn.depthwise_int8 import depthwise_conv2d_nchw_int8, depthwise_int8_accumulator
 from ..nn.linear import default_panel_width
+from ..nn.pointwise_int8 import conv2d_nchw_pointwise_int8
 from ..transform import reshape
 from .conv2d import (
     conv2d_width_use,
@@ -438,6 +441,40 @@ def _qnn_depthwise_channels_conv2d(data: Tensor, weight: Tensor, wl: OpWorkload)
     return depthwise_conv2d_nchw_int8(data, weight, *_conv_args(wl), zero_point)
 
 
+def _qnn_pointwise(wl: OpWorkload) -> bool:
+    """A pointwise ``qnn.conv2d`` (1x1, stride 1, unpadded, one group, a plain constant int8
+    kernel over 8-bit NCHW data) whose input channels are fewer than twice the vector lanes:
+    per output vector the pixel lanes cost ``C`` multiply-adds, the dot-product kernel
+    ``ceil(C / 4)`` products and as many data broadcasts plus a transposition of about a
+    vector's lanes (:mod:`~pytvm.topi.nn.pointwise_int8`).
+    """
+    data, kernel = wl.data_shape, wl.weight_shape
+    if not (
+        _qnn_conv(wl)
+        and wl.weight_constant
+        and _kernel_layout(wl) == "OIHW"
+        and wl.weight_dtype == "int8"
+        and len(data) == len(kernel) == _NCHW
+        and None not in data
+        and None not in kernel
+    ):
+        return False
+    c, lanes = int(data[1] or 0), vector_lanes("float32")
+    acc = depthwise_int8_accumulator(wl.data_dtype, int(wl.get("input_zero_point", 0)), c)
+    return c < 2 * lanes and conv2d_pointwise_applies(
+        [d or 0 for d in data],
+        [k or 0 for k in kernel],
+        wl.get("strides"),
+        wl.get("padding"),
+        1,
+        acc,
+    )
+
+
+def _qnn_conv2d_pointwise(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    return conv2d_nchw_pointwise_int8(data, weight, int(wl.get("input_zero_point", 0)))
+
+
 def _pointwise(wl: OpWorkload) -> bool:
     """1x1, stride 1, no padding, one group, on planes of whole vectors of the data's dtype."""
     data, kernel = wl.data_shape, wl.weight_shape
@@ -743,6 +780,15 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_conv2d_nchw_packed,
         30,
         _conv_packed_layout,
+    ),
+    I(
+        "qnn_conv2d_nchw_pointwise",
+        "qnn.conv2d",
+        tag.CONV2D_NCHW_POINTWISE,
+        _qnn_pointwise,
+        _qnn_conv2d_pointwise,
+        schedule_conv2d_nchw_pointwise,
+        45,
     ),
     I(
         "qnn_depthwise_conv2d_nchw_int8_channels",
