@@ -139,6 +139,7 @@ def test_phases_follow_the_packed_kernel_where_its_channels_fill_more_lanes() ->
         ((2, 2), (1, 1, 1, 1), (1, 1)),
         ((1, 3), (0, 2, 1, 0), (1, 1)),
         ((2, 2), (2, 1, 0, 3), (2, 2)),
+        ((3, 4), (1, 0, 2, 1), (1, 1)),  # a kernel narrower than the stride: 3 of 4 phases
     ],
 )
 def test_column_phases_conv_matches_numpy_for_any_window(
@@ -154,6 +155,15 @@ def test_column_phases_conv_matches_numpy_for_any_window(
     got = pytvm.nd.empty(want.shape, F32)
     mod(pytvm.nd.array(xa), pytvm.nd.array(wa), got)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_column_phases_of_a_one_column_kernel_are_one_phase() -> None:
+    x = te.placeholder((1, 4, 9, 9), F32, "x")
+    w = te.placeholder((16, 4, 1, 1), F32, "w")
+    out = topi.nn.conv2d_nchw_phases(x, w, 2, 0, 1)
+    phases = out.op.input_tensors[0]
+    assert [str(d) for d in out.shape] == ["1", "16", "5", "5"]
+    assert [str(d) for d in phases.shape] == ["1", "4", "9", "1", "5"]
 
 
 def test_column_phases_conv_rejects_a_kernel_of_other_input_channels() -> None:

@@ -3,12 +3,13 @@
 
 With a column stride ``s`` an output row reads every ``s``-th input column, so the direct
 convolution's vectors along the output row would gather their inputs. Here the padded input is
-first rearranged into ``s`` phases of its columns, ``[N, C, Hp, s, Wq]`` with phase ``p``
-holding columns ``p, p + s, p + 2s, ...`` (a stage named ``pad_phases``, tagged as a padding
-stage), so tap ``rx`` of output column ``x`` reads phase ``rx * dw % s`` at column
-``x + rx * dw // s``: consecutive output columns read consecutive values. The convolution stage
-has ``conv2d_nchw``'s axes, reduction and tag, so the direct schedule runs it unchanged.
-Rows keep their stride (a row is read whole or not at all).
+first rearranged into phases of its columns, ``[N, C, Hp, P, Wq]`` with phase ``p`` holding
+columns ``p, p + s, p + 2s, ...`` (``P``: the ``s`` phases, or fewer when the dilated kernel
+is narrower than the stride; a stage named ``pad_phases``, tagged as a padding stage), so tap
+``rx`` of output column ``x`` reads phase ``rx * dw % s`` at column ``x + rx * dw // s``:
+consecutive output columns read consecutive values. The convolution stage has
+``conv2d_nchw``'s axes, reduction and tag, so the direct schedule runs it unchanged. Rows keep
+their stride (a row is read whole or not at all).
 """
 
 from __future__ import annotations
@@ -58,17 +59,21 @@ def conv2d_nchw_phases(
     oh, ow = win.output_size(h, w)
     top, left, bottom, right = win.padding
     (sh, sw), (dh, dw) = win.stride, win.dilation
-    # Phase columns the taps reach: output columns plus the kernel's reach in phase columns.
+    # Phase columns the taps reach: output columns plus the kernel's reach in phase columns;
+    # phases past the kernel's dilated width are never read (a 1x1 kernel reads one).
     wq = ow + (kw - 1) * dw // sw
-    # Padded to whole phases (the columns past the padded input are zeros no tap reads).
-    extra = max(0, wq * sw - (w + left + right))
+    phases_read = min(sw, (kw - 1) * dw + 1)
+    # Padded to whole phase rows (the columns past the padded input are zeros no tap reads).
+    extra = max(0, (wq - 1) * sw + phases_read - (w + left + right))
     src = pad(data, (0, 0, top, left), (0, 0, bottom, right + extra), name="pad_temp")
 
     def phase(b: Var, ch: Var, y: Var, p: Var, j: Var) -> PrimExpr:
         return src(b, ch, y, j * sw + p)
 
     hp = h + top + bottom
-    phases = compute((n, c, hp, sw, wq), phase, name="pad_phases", tag=tag.INJECTIVE + ",pad")
+    phases = compute(
+        (n, c, hp, phases_read, wq), phase, name="pad_phases", tag=tag.INJECTIVE + ",pad"
+    )
     dtype, ry, rx = win.dtype, win.ry, win.rx
     rc = reduce_axis((0, c), name="rc")
 

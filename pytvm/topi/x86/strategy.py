@@ -223,8 +223,8 @@ def _conv_phases(wl: OpWorkload) -> bool:
     ow = (w + left + right - (kw - 1) * dw - 1) // sw + 1
     if sw == 1 or oh < 1 or ow < 1 or c * h * w > f * oh * ow:
         return False
-    lanes = wl.weight_dtype
-    return conv2d_width_use(ow, lanes) >= conv2d_channel_use(f, lanes)
+    dtype = wl.weight_dtype
+    return conv2d_width_use(ow, dtype) >= conv2d_channel_use(f, dtype)
 
 
 def _pair(value: Any) -> tuple[int, int]:
