@@ -43,9 +43,11 @@ __all__ = [
 ]
 
 #: Share of the vector registers that hold accumulators (the rest: kernel vectors, the
-#: broadcast inputs, addresses the compiler keeps in vector registers), and the most of them:
-#: 12 of 16 registers; 20 of 32 (24 spill: they ran at two thirds of 20's speed).
-_ACCUMULATOR_SHARE = 0.75
+#: broadcast inputs the compiler loads ahead, addresses it keeps in vector registers), and the
+#: most of them: 10 of 16 registers (12 spill: a 3x3 64->64 block of two vectors ran at half
+#: the speed of 10 built for Zen 3 and Haswell); 20 of 32 (24 spill: they ran at two thirds of
+#: 20's speed).
+_ACCUMULATOR_SHARE = 0.625
 _MAX_ACCUMULATORS = 20
 #: Independent multiply-add chains a block needs to keep the FMA units busy: two units with
 #: four cycles of latency (the x86 cores since Haswell and Zen), and the step's loads and

@@ -123,9 +123,14 @@ def test_register_block_fits_the_target_registers() -> None:
         rows, wb = topi.x86.conv2d_packed_block(32, 56, 56, F32)
         assert rows == 1 and 7 <= wb <= 10  # whole blocks, or a tail no narrower than 6
         assert topi.x86.conv2d_packed_block(32, 13, 13, F32) == (1, 7)  # 7 + a tail of 6
-    with Target("c -mattr=+avx2"):  # 16 registers of 8 floats: 12 accumulators
-        rows, wb = topi.x86.conv2d_packed_block(16, 56, 56, F32)
-        assert rows * wb * 2 <= 12
+    for target in ("c -mattr=+avx2", "llvm -mcpu=znver3"):  # 16 registers: 10 accumulators
+        with Target(target):
+            for fb, vectors in ((16, 2), (8, 1)):
+                for width in (7, 14, 56, 80):
+                    rows, wb = topi.x86.conv2d_packed_block(fb, width, width, F32)
+                    assert rows * wb * vectors <= 10  # 12 spilled: half the speed
+            assert topi.x86.conv2d_packed_block(16, 56, 56, F32) == (1, 5)
+            assert topi.x86.conv2d_packed_block(8, 80, 80, F32) == (1, 10)
 
 
 def test_layout_transform_matches_numpy_both_ways() -> None:
