@@ -215,16 +215,20 @@ def test_qlinear_conv_depthwise_takes_int8_conv_exactly(
     assert _steps(_pytvm(model, {"x": x})[0], want) == 0 and len(np.unique(want)) > 20
 
 
-@pytest.mark.parametrize("x_dtype", ["uint8", "int8"])
-def test_qlinear_conv_1x1_few_channels_exact(x_dtype: str) -> None:
-    """A 1x1 QLinearConv of few input channels (pixel lanes on wide targets): bit-exact."""
-    rng = np.random.default_rng(21)
-    c, f = 12, 40
+@pytest.mark.parametrize(
+    ("x_dtype", "c", "k", "stride"),
+    [("uint8", 12, 1, 1), ("int8", 12, 1, 1), ("uint8", 3, 3, 2)],
+    ids=["u8_1x1", "s8_1x1", "u8_stem"],
+)
+def test_qlinear_conv_few_channels_exact(x_dtype: str, c: int, k: int, stride: int) -> None:
+    """QLinearConvs of few input channels (float32 pixel lanes on wide targets): bit-exact."""
+    rng = np.random.default_rng(21 + k)
+    f = 40
     x = _codes(rng, x_dtype, 1, c, 10, 16)
     consts = {
         "xs": np.float32(0.02),
         "xz": np.array(77 if x_dtype == "uint8" else 5, dtype=x_dtype),
-        "w": _codes(rng, "int8", f, c, 1, 1),
+        "w": _codes(rng, "int8", f, c, k, k),
         "ws": rng.uniform(0.002, 0.02, f).astype("float32"),
         "wz": np.zeros(f, dtype="int8"),
         "ys": np.float32(0.3),
@@ -232,7 +236,9 @@ def test_qlinear_conv_1x1_few_channels_exact(x_dtype: str) -> None:
         "b": rng.integers(-3000, 3000, f).astype("int32"),
     }
     names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
-    model = _model([helper.make_node("QLinearConv", names, ["y"])], {"x": x}, consts, ["y"])
+    attrs: dict[str, Any] = {"pads": [k // 2] * 4, "strides": [stride] * 2}
+    node = helper.make_node("QLinearConv", names, ["y"], **attrs)
+    model = _model([node], {"x": x}, consts, ["y"])
     assert _takes_int8_conv(model)
     want = _onnxruntime(model, {"x": x})[0]
     assert _steps(_pytvm(model, {"x": x})[0], want) == 0 and len(np.unique(want)) > 20

@@ -14,6 +14,7 @@ from .adaptive_pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d, g
 from .argmax_pool import max_pool2d_with_argmax
 from .batch_norm import batch_norm
 from .conv2d_int8 import conv2d_int8_kernel_pack, conv2d_nchw_int8
+from .conv2d_int8_lanes import conv2d_nchw_phases_int8
 from .conv2d_packed import conv2d_kernel_pack, conv2d_nchw_packed
 from .conv2d_phases import conv2d_nchw_phases
 from .conv2d_pointwise import conv2d_nchw_pointwise
@@ -94,6 +95,7 @@ __all__ = [
     "conv2d_nchw_int8",
     "conv2d_nchw_packed",
     "conv2d_nchw_phases",
+    "conv2d_nchw_phases_int8",
     "conv2d_nchw_pointwise",
     "conv2d_nchw_pointwise_int8",
     "conv2d_nhwc",

@@ -6,19 +6,15 @@ in its vector lanes, so each output vector is transposed into rows on the way ou
 input channels that transposition outweighs the products. Here the lanes are pixels, as in
 :func:`~pytvm.topi.nn.conv2d_nchw_pointwise` (a run of pixels is contiguous in the input and
 the output), and the products ``(x - zero_point) * w`` are summed in float32, exact while
-``C * max|x - zero_point| * 128 < 2**24`` (:func:`~pytvm.topi.nn.depthwise_int8_accumulator`
-bounds the sums the same way), else in int32.
+``C * max|x - zero_point| * 128 < 2**24``, else in int32 (:mod:`.conv2d_int8_lanes`).
 """
 
 from __future__ import annotations
 
-from ...te.operation import compute
 from ...te.tensor import Tensor
-from ...tir.expr import const
-from .. import tag
-from .._shape import const_shape, op_error
+from .._shape import const_shape
+from .conv2d_int8_lanes import exact_int8_operands, int32_result
 from .conv2d_pointwise import conv2d_nchw_pointwise
-from .depthwise_int8 import depthwise_int8_accumulator
 
 __all__ = ["conv2d_nchw_pointwise_int8"]
 
@@ -39,21 +35,6 @@ def conv2d_nchw_pointwise_int8(data: Tensor, kernel: Tensor, zero_point: int = 0
     (['1', '16', '4', '4'], 'int32')
     """
     op = "conv2d_nchw_pointwise_int8"
-    if data.dtype not in ("uint8", "int8") or kernel.dtype != "int8":
-        raise op_error(
-            op, "operands", (data.dtype, kernel.dtype), "uint8 or int8 data, int8 kernel"
-        )
     _, c, _, _ = const_shape(op, "filter", kernel, _NCHW)
-    acc = depthwise_int8_accumulator(data.dtype, zero_point, c)
-    shifted = compute(
-        data.shape,
-        lambda *i: data(*i).astype(acc) - const(zero_point, acc),
-        name="qnn_shifted",
-        tag=tag.ELEMWISE,
-    )
-    # the taps converted once per call (a stage of their own), not at every use
-    taps = compute(kernel.shape, lambda *i: kernel(*i).astype(acc), name="qnn_taps")
-    out = conv2d_nchw_pointwise(shifted, taps, acc)
-    if acc == "int32":
-        return out
-    return compute(out.shape, lambda *i: out(*i).astype("int32"), name="qnn_acc", tag=tag.ELEMWISE)
+    shifted, taps, acc = exact_int8_operands(op, data, kernel, zero_point, c)
+    return int32_result(conv2d_nchw_pointwise(shifted, taps, acc))

@@ -32,8 +32,9 @@ The rules the rows read:
   packed ``OIHW<fb>o4i``), else the packed convolution of int16 operands (the data less its
   zero point; ``OIHW<fb>o``). A depthwise ``qnn.conv2d`` (``groups == C``) runs over padded
   row planes in exact float32 (or int32) lanes (``depthwise_conv2d_nchw_int8``), a pointwise
-  one of fewer input channels than twice the vector lanes in pixel lanes
-  (``conv2d_nchw_pointwise_int8``: no transposition of channel lanes on the way out).
+  or width-strided one (stems) whose reduction is short in float32 pixel lanes
+  (``conv2d_nchw_pointwise_int8``, ``conv2d_nchw_phases_int8``: no transposition out of
+  channel lanes; ``_qnn_float_lanes`` weighs them).
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
   or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
   ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
@@ -62,6 +63,7 @@ from .._target import vector_lanes
 from ..generic._tiling import pow2_divisor
 from ..layout import layout_axes
 from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
+from ..nn.conv2d_int8_lanes import conv2d_nchw_phases_int8
 from ..nn.conv_window import padding4
 from ..nn.depthwise import padded_row_pitch
 from ..nn.depthwise_int8 import depthwise_conv2d_nchw_int8, depthwise_int8_accumulator
@@ -441,12 +443,12 @@ def _qnn_depthwise_channels_conv2d(data: Tensor, weight: Tensor, wl: OpWorkload)
     return depthwise_conv2d_nchw_int8(data, weight, *_conv_args(wl), zero_point)
 
 
-def _qnn_pointwise(wl: OpWorkload) -> bool:
-    """A pointwise ``qnn.conv2d`` (1x1, stride 1, unpadded, one group, a plain constant int8
-    kernel over 8-bit NCHW data) whose input channels are fewer than twice the vector lanes:
-    per output vector the pixel lanes cost ``C`` multiply-adds, the dot-product kernel
-    ``ceil(C / 4)`` products and as many data broadcasts plus a transposition of about a
-    vector's lanes (:mod:`~pytvm.topi.nn.pointwise_int8`).
+def _qnn_float_lanes(wl: OpWorkload) -> OpWorkload | None:
+    """The float workload whose pixel lanes compute a ``qnn.conv2d`` of one group (a plain
+    constant int8 kernel over 8-bit NCHW data of constant shape) exactly, where they beat the
+    8-bit dot-product kernel: per output vector they cost ``C * KH * KW`` multiply-adds, the
+    dot-product kernel ``ceil(C / 4) * KH * KW`` products and as many data broadcasts plus a
+    transposition of about a vector's lanes out of its channel lanes. None otherwise.
     """
     data, kernel = wl.data_shape, wl.weight_shape
     if not (
@@ -458,17 +460,33 @@ def _qnn_pointwise(wl: OpWorkload) -> bool:
         and None not in data
         and None not in kernel
     ):
-        return False
-    c, lanes = int(data[1] or 0), vector_lanes("float32")
-    acc = depthwise_int8_accumulator(wl.data_dtype, int(wl.get("input_zero_point", 0)), c)
-    return c < 2 * lanes and conv2d_pointwise_applies(
-        [d or 0 for d in data],
-        [k or 0 for k in kernel],
-        wl.get("strides"),
-        wl.get("padding"),
-        1,
-        acc,
-    )
+        return None
+    c, taps = int(data[1] or 0), int(kernel[2] or 0) * int(kernel[3] or 0)
+    if c * taps >= 2 * -(-c // 4) * taps + vector_lanes("int32"):
+        return None
+    acc = depthwise_int8_accumulator(wl.data_dtype, int(wl.get("input_zero_point", 0)), c * taps)
+    return replace(wl, op="nn.conv2d", data_dtype=acc, weight_dtype=acc)
+
+
+def _qnn_pointwise(wl: OpWorkload) -> bool:
+    """A pointwise ``qnn.conv2d`` (1x1, stride 1, unpadded) in pixel lanes
+    (:func:`_qnn_float_lanes`; :mod:`~pytvm.topi.nn.pointwise_int8`).
+    """
+    lanes = _qnn_float_lanes(wl)
+    return lanes is not None and _pointwise(lanes)
+
+
+def _qnn_phases(wl: OpWorkload) -> bool:
+    """A ``qnn.conv2d`` strided along the width in pixel lanes over column phases where the
+    float convolution takes them (:func:`_qnn_float_lanes`, :func:`_conv_phases`: stems).
+    """
+    lanes = _qnn_float_lanes(wl)
+    return lanes is not None and _conv_phases(lanes)
+
+
+def _qnn_conv2d_phases(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
+    zero_point = int(wl.get("input_zero_point", 0))
+    return conv2d_nchw_phases_int8(data, weight, *_conv_args(wl), zero_point)
 
 
 def _qnn_conv2d_pointwise(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
@@ -788,6 +806,15 @@ STRATEGY: tuple[Implementation, ...] = (
         _qnn_pointwise,
         _qnn_conv2d_pointwise,
         schedule_conv2d_nchw_pointwise,
+        45,
+    ),
+    I(
+        "qnn_conv2d_nchw_phases",
+        "qnn.conv2d",
+        tag.CONV2D_NCHW,
+        _qnn_phases,
+        _qnn_conv2d_phases,
+        schedule_conv2d_nchw,
         45,
     ),
     I(
