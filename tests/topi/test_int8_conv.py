@@ -50,7 +50,14 @@ def _run(
 
 @pytest.mark.parametrize(
     ("c", "f", "size", "k", "stride", "pad"),
-    [(64, 64, 12, 3, 1, 1), (3, 17, 9, 3, 2, 1), (5, 20, 7, 1, 1, 0), (17, 33, 8, 3, 1, 0)],
+    [
+        (64, 64, 12, 3, 1, 1),
+        (3, 17, 9, 3, 2, 1),
+        (5, 20, 7, 1, 1, 0),
+        (17, 33, 8, 3, 1, 0),
+        (40, 70, 1, 1, 1, 0),  # one output pixel: several channel blocks a register tile
+        (9, 48, 3, 3, 1, 0),
+    ],
 )
 def test_conv2d_int8_matches_reference_llvm(
     c: int, f: int, size: int, k: int, stride: int, pad: int

@@ -18,11 +18,19 @@ from typing import Any
 from ...target import Target
 from ...te.tensor import ComputeOp, Tensor
 from .._target import vector_lanes
-from ..generic._tiling import extent, fuse_parallel, product, tile_conv_output, vectorize_block
+from ..generic._tiling import (
+    extent,
+    fuse_parallel,
+    largest_divisor,
+    product,
+    tile_conv_output,
+    vector_registers,
+    vectorize_block,
+)
 from ..generic._traverse import as_outputs, create_schedule, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
 from ..nn.conv2d_int8 import CONV2D_NCHW_INT8, DATA_QUADS, KERNEL_WORDS, WEIGHT_SUMS
-from .conv2d_packed import _carrier, conv2d_packed_block
+from .conv2d_packed import _ACCUMULATOR_SHARE, _MAX_ACCUMULATORS, _carrier, conv2d_packed_block
 
 __all__ = ["schedule_conv2d_nchw_int8", "vnni_lanes"]
 
@@ -65,24 +73,44 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     _, _, oh, ow, fb = (extent(a) for a in conv.axis)
     assert fb is not None and oh is not None and ow is not None
     rows, wb = conv2d_packed_block(fb, oh, ow, dtype)
+    blocks = _channel_blocks(extent(conv.axis[1]), fb * rows * wb // max(1, lanes), dtype)
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     s[c].compute_inline()
     staged = s.cache_read(cc, "local", [s[c].op])
-    stage, xo, fi, xi = tile_conv_output(s, conv, out, fb, rows, wb)
+    stage, xo, fi, xi = tile_conv_output(s, conv, out, fb * blocks, rows, wb)
     stage.vectorize(xi)
     stage.pragma(fi, "loop_vectorize", False)
+    if blocks > 1:  # the tile's channel blocks accumulate side by side, in registers
+        s[cc].compute_at(stage, xo)
     s[staged].compute_at(stage, xo)
     _, sfo, sy, sx, sfi = s[staged].op.axis
-    s[cc].compute_at(s[staged], sfo)
+    if blocks == 1:
+        s[cc].compute_at(s[staged], sfo)
     s[staged].unroll(sy)
     s[staged].unroll(sx)
     vectorize_block(s[staged], sfi, fb, lanes)
     cn, cfo, cy, cx, cfi = s[cc].op.axis
-    s[cc].reorder(cn, cfo, *s[cc].op.reduce_axis, cy, cx, cfi)
+    if blocks > 1:
+        s[cc].reorder(cn, *s[cc].op.reduce_axis, cfo, cy, cx, cfi)
+        s[cc].unroll(cfo)
+    else:
+        s[cc].reorder(cn, cfo, *s[cc].op.reduce_axis, cy, cx, cfi)
     s[cc].unroll(cy)
     s[cc].unroll(cx)
     vectorize_block(s[cc], cfi, fb, lanes)
+
+
+def _channel_blocks(fo: int | None, accumulators: int, dtype: str) -> int:
+    """Channel blocks of one register tile: one, or where a tile of ``accumulators`` vectors
+    (a small plane: a dense layer's single column) leaves at least as many again of the
+    accumulator registers free, as many blocks (dividing ``fo``) as fill them, so the
+    products of one reduction step are independent rather than one chain.
+    """
+    budget = min(int(vector_registers(dtype) * _ACCUMULATOR_SHARE), _MAX_ACCUMULATORS)
+    if fo is None or accumulators * 2 > budget:
+        return 1
+    return largest_divisor(fo, budget // max(1, accumulators))
 
 
 def _schedule_quads(s: Any, quads: ComputeOp) -> None:
