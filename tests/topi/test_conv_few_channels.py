@@ -78,6 +78,8 @@ CASES = [
     ((1, 3, 75, 75), 24, 3, 2),  # ... odd size, 24 channels
     ((1, 3, 64, 64), 16, 7, 2),  # ... a 7x7 kernel
     ((1, 5, 33, 41), 7, 3, 2),  # odd everything
+    ((1, 8, 20, 45), 1, 3, 1),  # one channel: blocks of two vectors of the row, a tail of 13
+    ((1, 16, 12, 100), 3, 3, 1),  # three channels: blocks of three vectors, a tail of 4
 ]
 
 

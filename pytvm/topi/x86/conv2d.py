@@ -3,7 +3,9 @@
 
 A block of the output is two rows (when the height is even) by one vector of columns
 (depthwise blocks take up to four vectors of a row, one channel each) by, for dense
-convolutions, as many output channels as fill the vector registers. Any width vectorizes: a row
+convolutions, as many output channels as fill the vector registers; where the channels do not
+fill them (few channels, or a count with no divisor near the budget), as many vectors of the
+row as the rest of the registers hold. Any width vectorizes: a row
 is blocks of whole vectors and a narrower tail block (a split that does not divide, cut off by
 loop partitioning, whose block is one shorter vector); a row shorter than a vector is one
 block. A block accumulates in a local buffer
@@ -77,6 +79,17 @@ def _row_block(ow: int | None, lanes: int, depthwise: bool) -> tuple[int, int]:
     return width, lanes
 
 
+def _row_vectors(ow: int | None, lanes: int, cap: int) -> int:
+    """Vectors of a row per block, at most ``cap``: the most that divide the row's whole
+    vectors (no tail block beyond the row's own), else ``cap``.
+    """
+    whole = (ow or lanes) // lanes
+    if cap <= 1 or whole <= 1:
+        return 1
+    dividing = largest_divisor(whole, cap)
+    return dividing if 2 * dividing > min(cap, whole) else min(cap, whole)
+
+
 def _vectorize_row(stage: Any, axis: Any, width: int, vec: int) -> None:
     """Vectorize a block axis of ``width`` columns as vectors of ``vec`` (the outer part
     unrolled); a tail block narrower than ``width`` becomes a shorter vector.
@@ -101,6 +114,8 @@ def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     accumulators = min(vector_registers(dtype) - _SPARE_REGISTERS, _MAX_ACCUMULATORS)
     budget = accumulators // (vectors * rows)
     fb = largest_divisor(extent(conv.axis[1]), 1 if depthwise else max(1, budget))
+    if not depthwise and vec == lanes:  # few channels: more vectors of the row fill the rest
+        width = _row_vectors(extent(conv.axis[3]), lanes, accumulators // (fb * rows)) * lanes
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     if out.op is not conv:
