@@ -159,6 +159,21 @@ def test_column_phases_conv_matches_numpy_for_any_window(
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_x86_conv2d_entry_reads_a_stem_through_column_phases() -> None:
+    xa, wa = _rand(1, 3, 32, 32, seed=7), _rand(16, 3, 3, 3, seed=8)
+    with Target("llvm"):
+        x = te.placeholder(xa.shape, F32, "x")
+        w = te.placeholder(wa.shape, F32, "w")
+        out = topi.x86.conv2d_nchw(x, w, 2, 1, 1)
+        assert out.op.input_tensors[0].op.name == "pad_phases"
+        s = topi.x86.schedule_conv2d_nchw([out])
+        mod = pytvm.build(s, [x, w, out], target="llvm")
+    want = _conv_np(xa, wa, (2, 2), (1, 1, 1, 1))
+    got = pytvm.nd.empty(want.shape, F32)
+    mod(pytvm.nd.array(xa), pytvm.nd.array(wa), got)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_column_phases_of_a_one_column_kernel_are_one_phase() -> None:
     x = te.placeholder((1, 4, 9, 9), F32, "x")
     w = te.placeholder((16, 4, 1, 1), F32, "w")

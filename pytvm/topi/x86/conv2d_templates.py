@@ -2,7 +2,8 @@
 ``depthwise_conv2d_nchw`` and their schedules) over pytvm's kernels.
 
 The compute picks the implementation pytvm's strategy table (:mod:`.strategy`) would pick for a
-non-constant kernel: the pointwise convolution when it applies, else the direct one; depthwise
+non-constant kernel: the pointwise convolution when it applies, else the direct one (over the
+input's column phases for a stem strided along the width); depthwise
 convolutions run over padded row planes when the padding allows it. The schedules find the
 anchor stage by its tag (:func:`.default.schedule_default`), so they schedule whichever
 implementation the compute picked, with the elementwise stages after it.
