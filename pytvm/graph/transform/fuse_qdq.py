@@ -13,7 +13,9 @@ whose values are whole multiples of ``s_x * s_w`` (a quantized int32 bias, dequa
 the int32 accumulators. ``nn.dense`` of ``dequantize(x_q)`` (2-d, or reshaped to 2-d) and the
 transpose of a dequantized constant ``[K, N]`` int8 matrix (as the ONNX importer writes
 ``MatMul``), or a dequantized ``[N, K]`` one (``Gemm`` with ``transB``), becomes a 1x1
-``qnn.conv2d`` over the rows.
+``qnn.conv2d`` over the rows. A ``QuantizeLinear`` of such a product (``(float(acc) * s) /
+s_y``, through a ReLU or a clip) divides the scale once, ``float(acc) * (s / s_y)``, as ONNX
+Runtime's fused QDQ kernels requantize.
 
 Runs before ``FoldConstant``, which would otherwise fold the dequantized weights into floats.
 """
@@ -244,6 +246,48 @@ def _integer_bias(node: Call) -> Expr | None:
     return _scaled(acc, scale, channels, ndim, axis)
 
 
+def _scaled_acc(e: Expr) -> tuple[Expr, np.ndarray] | None:
+    """``e`` as ``float(acc) * scale`` of int32 accumulators (what the rewrites above write),
+    else None.
+    """
+    if not (
+        isinstance(e, Call)
+        and e.op == "multiply"
+        and isinstance(e.args[1], Constant)
+        and isinstance(e.args[0], Call)
+        and e.args[0].op == "cast"
+        and _dtype(e.args[0].args[0]) == "int32"
+    ):
+        return None
+    return e.args[0], e.args[1].data
+
+
+def _requantize(node: Call) -> Expr | None:
+    """``(float(acc) * s) / s_y`` (a QuantizeLinear of an integer product, through a ReLU or a
+    clip) as ``float(acc) * (s / s_y)``, one multiply instead of a multiply and a division, as
+    ONNX Runtime's fused QDQ kernels requantize (the clip's bounds divided by ``s_y``).
+    """
+    divisor = _value(node.args[1])
+    if divisor is None or divisor.size != 1 or not float(divisor.reshape(-1)[0]) > 0:
+        return None
+    d = np.float32(divisor.reshape(-1)[0])
+    inner = node.args[0]
+    activation = None
+    if isinstance(inner, Call) and inner.op in ("nn.relu", "clip"):
+        activation, inner = inner, inner.args[0]
+    scaled = _scaled_acc(inner)
+    if scaled is None:
+        return None
+    acc, scale = scaled
+    out: Expr = call("multiply", acc, Constant((scale / d).astype("float32")))
+    if activation is None:
+        return out
+    if activation.op == "nn.relu":
+        return call("nn.relu", out)
+    lo, hi = float(activation.attrs["a_min"]), float(activation.attrs["a_max"])
+    return call("clip", out, a_min=float(np.float32(lo) / d), a_max=float(np.float32(hi) / d))
+
+
 def _fuse(old: Expr, node: Expr) -> Expr | None:
     del old
     if not isinstance(node, Call):
@@ -254,6 +298,8 @@ def _fuse(old: Expr, node: Expr) -> Expr | None:
         return _dense(node)
     if node.op == "nn.bias_add":
         return _integer_bias(node)
+    if node.op == "divide":
+        return _requantize(node)
     return None
 
 

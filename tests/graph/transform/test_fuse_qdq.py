@@ -113,6 +113,22 @@ def test_weight_zero_point_or_groups_keep_the_float_conv() -> None:
     assert_structural_equal(fuse_qdq(_mod([x], grouped)), _mod([x], grouped))
 
 
+def test_quantize_of_integer_conv_divides_the_scale_once() -> None:
+    """``clip(float(acc) * s, 0, 6) / s_y`` becomes ``clip(float(acc) * (s / s_y), 0, 6 / s_y)``."""
+    x = g.Var("x", g.TensorType((1, 4, 6, 6), "uint8"))
+    w, w_scale = _weights(8, 4)
+    conv = _conv(_dq(x, 3.0, 0.05), _dq(g.const(w), 0.0, w_scale))
+    y_scale = np.float32(0.04)
+    six = g.call("clip", conv, a_min=0.0, a_max=6.0)
+    before = _mod([x], g.call("divide", six, g.const(y_scale)))
+    acc = int8_conv2d(x, 3, w, (1, 1), (1, 1, 1, 1), (1, 1))
+    scale = (np.float32(0.05) * w_scale.reshape(-1)).astype(F32).reshape(1, 8, 1, 1)
+    scaled = g.call("multiply", g.call("cast", acc, dtype=F32), g.const(scale / y_scale))
+    bound = float(np.float32(6.0) / y_scale)
+    expected = _mod([x], g.call("clip", scaled, a_min=0.0, a_max=bound))
+    assert_structural_equal(fuse_qdq(before), expected)
+
+
 def test_dequantized_depthwise_conv_becomes_integer_conv() -> None:
     x = g.Var("x", g.TensorType((1, 6, 7, 7), "uint8"))
     rng = np.random.default_rng(9)
@@ -197,6 +213,7 @@ def test_qdq_conv_bias_relu_within_one_step_of_onnxruntime() -> None:
     model = _model(nodes, info, consts)
     fused = _fused_ops(model)
     assert "qnn.conv2d(" in fused and _FLOAT_CONV.search(fused) is None
+    assert "divide(" not in fused  # QuantizeLinear's division folded into the scale
     assert _steps(_pytvm(model, {"x": x})[0], _onnxruntime(model, {"x": x})[0]) <= 1
 
 
