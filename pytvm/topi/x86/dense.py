@@ -9,8 +9,11 @@ Panel products (``dense_pack``, ``matmul_pack``: tag ``dense_pack``) run over pa
 (rows to whole tiles of ``row_block`` rows, columns to whole panels), so their tiles need no
 bounds checks and every column extent vectorizes; the stage storing the valid part (with the
 bias or activation) splits its axes by the same blocks and only its stores are guarded: loop
-partitioning leaves guard-free main loops and a tail. Other products divide their axes by
-their blocks (a partial tile of an attached stage would read past its inputs).
+partitioning leaves guard-free main loops and a tail. With fewer tiles of rows than panels
+(an LM head, a decoder step) the panels are the outer, parallel loop and the row tiles run
+inside each: the right operand is read from memory once, the cores reading disjoint parts of
+it. Other products divide their axes by their blocks (a partial tile of an attached stage
+would read past its inputs).
 """
 
 from __future__ import annotations
