@@ -41,8 +41,11 @@ _OIHW = 4
 _MATRIX = 2
 #: The most bytes of a scale or zero point evaluated here.
 _VALUE_BYTES = 1 << 20
-#: How close ``bias / scale`` must come to an integer to join the int32 accumulators.
+#: How close ``bias / scale`` must come to an integer to join the int32 accumulators: an
+#: absolute part, and a relative one for large codes (a float32 bias ``code * scale`` carries
+#: a relative rounding error of 2**-24, which ``/ scale`` scales with the code).
 _WHOLE = 1e-3
+_WHOLE_RELATIVE = 2.0**-20
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +232,7 @@ def _integer_bias(node: Call) -> Expr | None:
     ):
         return None
     acc = scaled.args[0].args[0]
-    if not (isinstance(acc, Call) and acc.op in ("qnn.conv2d", "nn.bias_add")):
+    if _dtype(acc) != "int32":  # int32 accumulators: a qnn.conv2d, a dense's rows of one
         return None
     axis = int(node.attrs.get("axis", 1))
     ndim = len(node.checked_type.shape)  # type: ignore[union-attr]
@@ -240,7 +243,8 @@ def _integer_bias(node: Call) -> Expr | None:
         return None
     units = b / scale.astype("float64")
     whole = np.round(units)
-    if np.any(np.abs(units - whole) > _WHOLE) or np.any(np.abs(whole) >= 2**31):
+    slack = _WHOLE + np.abs(units) * _WHOLE_RELATIVE
+    if np.any(np.abs(units - whole) > slack) or np.any(np.abs(whole) >= 2**31):
         return None
     acc = call("nn.bias_add", acc, Constant(whole.astype("int32")), axis=axis, name=node.name)
     return _scaled(acc, scale, channels, ndim, axis)

@@ -85,6 +85,27 @@ def test_quantized_bias_joins_the_int32_accumulators() -> None:
     assert_structural_equal(after, expected)
 
 
+def test_large_quantized_bias_codes_join_the_accumulators() -> None:
+    """Codes of a few hundred thousand (depthwise layers): their float32 products with the
+    scale are whole multiples only to float32's relative precision.
+    """
+    x = g.Var("x", g.TensorType((1, 4, 6, 6), "uint8"))
+    w, w_scale = _weights(8, 4)
+    scale = (np.float32(0.05) * w_scale.reshape(-1)).astype(F32)
+    codes = np.array([311017, -298765, 150001, -99999, 7, 0, 262143, -1], dtype="int32")
+    bias = g.const((codes * scale).astype(F32))
+    conv = _conv(_dq(x, 3.0, 0.05), _dq(g.const(w), 0.0, w_scale))
+    after = fuse_qdq(_mod([x], g.call("nn.bias_add", conv, bias, axis=1)))
+    biases = [
+        n.args[1]
+        for n in post_order(after["main"].body)
+        if isinstance(n, g.Call) and n.op == "nn.bias_add"
+    ]
+    assert len(biases) == 1 and isinstance(biases[0], g.Constant)
+    assert biases[0].data.dtype == np.int32
+    np.testing.assert_array_equal(biases[0].data, codes)
+
+
 def test_float_bias_stays_a_float_add() -> None:
     x = g.Var("x", g.TensorType((1, 4, 6, 6), "uint8"))
     w, w_scale = _weights(8, 4)
