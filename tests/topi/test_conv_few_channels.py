@@ -127,6 +127,19 @@ def test_stems_read_column_phases_where_the_input_is_the_smaller(target: str) ->
         )
 
 
+@pytest.mark.parametrize("target", [AVX512, AVX2])
+def test_a_tie_of_lanes_keeps_the_direct_schedule_for_short_reductions(target: str) -> None:
+    with Target(target):  # whole vectors of channels and of the row: a tie
+        for wl in (_workload((1, 3, 256, 256), 16, 3, 1), _workload((1, 16, 256, 256), 16, 3, 1)):
+            assert select("nn.conv2d", wl).name == "conv2d_nchw"
+        # 64 channels x 9 taps: past 32 vectors of either target, the transposition is noise
+        wl = _workload((1, 64, 64, 64), 64, 3, 1)
+        assert select("nn.conv2d", wl).name == "conv2d_nchw_packed"
+        # more lanes in the packed kernel than along rows of 14 still pack
+        wl = _workload((1, 16, 14, 14), 64, 3, 1)
+        assert select("nn.conv2d", wl).name == "conv2d_nchw_packed"
+
+
 def test_phases_follow_the_packed_kernel_where_its_channels_fill_more_lanes() -> None:
     with Target(AVX2):  # 24 channels: three whole 8-float vectors; rows of 38 are 4 of 4.75
         wl = _workload((1, 3, 75, 75), 24, 3, 2)

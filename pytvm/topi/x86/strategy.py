@@ -13,7 +13,8 @@ The rules the rows read:
   plain constant float kernel (or an 8/16-bit integer one accumulated in int32, in int32
   vectors) with one group over NCHW data whose output channels, the last
   block padded (:func:`~pytvm.topi.x86.conv2d_channel_block`), fill at least as much of the
-  vectors as the direct schedule's output rows do, unless the pointwise convolution
+  vectors as the direct schedule's output rows do (on a tie, a float convolution reducing
+  over a few vectors per output value keeps the direct schedule), unless the pointwise convolution
   applies (1x1, stride 1, no padding, planes of whole vectors), which outranks it; a grouped
   (not depthwise) constant kernel too, in blocks within a group, where they fill more of the
   vectors than the direct schedule's rows. A float convolution of one group strided along
@@ -263,7 +264,29 @@ def _conv_packable(wl: OpWorkload) -> bool:
     stride = int(wl.get("strides", (1, 1))[1])
     width_use = 0.0 if ow is None else conv2d_width_use(ow, lanes, stride)
     use = conv2d_channel_use(f, lanes, groups)
-    return use > width_use if groups > 1 else use >= width_use
+    if groups > 1 or (use == width_use and _short_float_reduction(wl)):
+        return use > width_use
+    return use >= width_use
+
+
+#: On a tie of lane use, the direct schedule (rows stored as computed) wins over the packed
+#: kernel (each output value transposed out of its channel block, about a vector multiply-add
+#: a value) while an output's reduction is at most this many vectors of multiply-adds: 3x3
+#: convolutions of up to 56 input channels with AVX-512, 28 with AVX2 (1 thread Zen 5, 3x3
+#: 16->16 on 256x256 1.34 -> 1.19 ms, 3->16 0.38 -> 0.24 ms; built for Zen 3, 32->32 on
+#: 128x128 2.48 ms packed, 2.66 ms direct).
+_DIRECT_REDUCTION_VECTORS = 32
+
+
+def _short_float_reduction(wl: OpWorkload) -> bool:
+    """A float convolution whose output values each reduce over at most
+    ``_DIRECT_REDUCTION_VECTORS`` vectors of input channels x kernel taps.
+    """
+    kernel = wl.weight_shape
+    if not (_is_float(wl.data_dtype) and _is_float(wl.weight_dtype)) or None in kernel[1:4]:
+        return False
+    c, kh, kw = (int(d or 0) for d in kernel[1:4])
+    return c * kh * kw <= _DIRECT_REDUCTION_VECTORS * vector_lanes(wl.weight_dtype)
 
 
 def _conv_packed_layout(wl: OpWorkload) -> str:

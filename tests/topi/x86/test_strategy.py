@@ -53,7 +53,12 @@ CASES = [
     ),
     ("pointwise_odd_plane", _conv((1, 16, 5, 5), (32, 16, 1, 1)), "conv2d_nchw"),
     ("conv3x3", _conv((1, 16, 8, 8), (32, 16, 3, 3), pad=1), "conv2d_nchw"),
-    ("conv3x3_const", _conv((1, 16, 8, 8), (32, 16, 3, 3), 1, constant=True), "conv2d_nchw_packed"),
+    ("conv3x3_const", _conv((1, 32, 8, 8), (32, 32, 3, 3), 1, constant=True), "conv2d_nchw_packed"),
+    (  # a tie of lanes (rows of one vector) over a short reduction: rows stored as computed
+        "conv3x3_const_short",
+        _conv((1, 16, 8, 8), (32, 16, 3, 3), 1, constant=True),
+        "conv2d_nchw",
+    ),
     ("conv_const_odd_f", _conv((1, 16, 8, 8), (12, 16, 3, 3), 1, constant=True), "conv2d_nchw"),
     (
         "conv_packed_layout",
@@ -122,7 +127,7 @@ def test_selected_compute_carries_the_row_tag_as_its_anchor(
 
 def test_packed_rows_name_the_weight_layout_the_layout_pass_writes() -> None:
     with Target(AVX2):
-        conv = _conv((1, 16, 8, 8), (32, 16, 3, 3), 1, constant=True)
+        conv = _conv((1, 32, 8, 8), (32, 32, 3, 3), 1, constant=True)
         dense = _product("nn.dense", (4, 64), (32, 64), True)
         packed_conv, packed_dense = select(conv.op, conv), select(dense.op, dense)
         assert packed_conv.weight_layout is not None and packed_dense.weight_layout is not None
