@@ -4,9 +4,10 @@ A layer with a plain constant weight gets the weight layout of the implementatio
 strategy table (``topi.x86.strategy``) selects for it, when that row packs its weight:
 ``nn.dense(x, W)`` with a constant ``W [N, K]`` becomes
 ``nn.dense(x, layout_transform(W, "NK", "NK<bn>n"), weight_layout="NK<bn>n")``: panels
-``[N // bn, K, bn]`` read by ``topi.nn.dense_pack``; ``bn`` is the target's panel width, else
-the widest power-of-two part of it dividing N. ``nn.conv2d`` with ``groups=1`` and a constant
-kernel ``[F, C, KH, KW]`` gets ``kernel_layout="OIHW<fb>o"`` (blocks of ``fb`` output channels,
+``[ceil(N / bn), K, bn]`` (zero-filled past N, which the ``units`` attribute keeps) read by
+``topi.nn.dense_pack``; ``bn`` is the target's panel width. ``nn.conv2d`` with
+``groups=1`` and a constant kernel ``[F, C, KH, KW]`` gets ``kernel_layout="OIHW<fb>o"``
+(blocks of ``fb`` output channels,
 from ``topi.x86.conv2d_channel_block``, the last one padded with zero channels) and
 ``channels=F``, lowered by ``topi.nn.conv2d_nchw_packed``, unless the pointwise or the direct
 convolution (which read the plain kernel) outranks it. The data stays NCHW, so no other
