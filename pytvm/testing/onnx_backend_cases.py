@@ -61,7 +61,7 @@ EXCLUDED = {
         "tf_crop_and_resize and antialiased Resize (nearest, linear and cubic are in scope)",
     r"test_einsum_batch_diagonal": "Einsum with a repeated label (a diagonal, not a product)",
     r"test_identity_(opt|sequence)": "sequence and optional values",
-    r"test_(if_seq|if_opt|loop13_seq|loop16_seq_none)": "If and Loop over sequence and optional values",
+    r"test_(if_seq|if_opt|loop13_seq|loop16_seq_none)": "If and Loop over sequences, optionals",
     r"test_split_to_sequence": "SplitToSequence (sequence values)",
 }  # fmt: skip
 

@@ -18,9 +18,9 @@ from onnx import TensorProto, helper
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
-import ops  # noqa: E402
-import real_models  # noqa: E402
-import real_models_export  # noqa: E402
+import ops  # type: ignore[import-not-found]  # noqa: E402
+import real_models  # type: ignore[import-not-found]  # noqa: E402
+import real_models_export  # type: ignore[import-not-found]  # noqa: E402
 
 sys.path.remove(str(REPO / "bench"))  # the bench scripts' names (ffi, rpc, ...) stay private
 

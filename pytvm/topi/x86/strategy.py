@@ -451,8 +451,10 @@ def _qnn_depthwise_channels(wl: OpWorkload) -> bool:
             and wl.weight_dtype == "int8"
             and wl.data_dtype in ("uint8", "int8")
         )
-    return _qnn_depthwise(wl) and wl.weight_constant and (
-        _depthwise_channels_win(_qnn_depthwise_lanes(wl))
+    return (
+        _qnn_depthwise(wl)
+        and wl.weight_constant
+        and (_depthwise_channels_win(_qnn_depthwise_lanes(wl)))
     )
 
 
@@ -693,6 +695,7 @@ def _conv2d_grouped(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
 
 # --- nn.dense, nn.matmul, nn.batch_matmul -----------------------------------------------
 
+
 def _dense_panel(units: int, dtype: str) -> int:
     """Panel width for ``units`` output columns: the target's panel width (two vectors; one
     when the columns fit in one). The last panel is zero-filled past ``units``.
@@ -742,9 +745,7 @@ def _panel_rows(wl: OpWorkload) -> bool:
         return False
     if not (_is_float(wl.data_dtype) and _is_float(wl.weight_dtype)):
         return False
-    transpose_b = wl.op == "nn.dense" or bool(
-        wl.get("transpose_b", wl.op == "nn.batch_matmul")
-    )
+    transpose_b = wl.op == "nn.dense" or bool(wl.get("transpose_b", wl.op == "nn.batch_matmul"))
     rows = data[-1] if wl.get("transpose_a", False) else data[-2]
     cols = weight[-2] if transpose_b else weight[-1]
     lanes = vector_lanes(wl.data_dtype)

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ from pytvm.runtime.graph_executor.params import write_param_dict
 pytestmark = pytest.mark.needs_cc
 
 
-def _dense_model(n: int) -> tuple[pytvm.IRModule, dict[str, np.ndarray]]:
+def _dense_model(n: int) -> tuple[Any, dict[str, np.ndarray]]:
     x = relay.var("x", shape=(2, n), dtype="float32")
     w = relay.var("w", shape=(n, n), dtype="float32")
     b = relay.var("b", shape=(n,), dtype="float32")
@@ -43,7 +44,8 @@ def _dense_model(n: int) -> tuple[pytvm.IRModule, dict[str, np.ndarray]]:
 
 
 def _reference(x: np.ndarray, params: dict[str, np.ndarray]) -> np.ndarray:
-    return np.maximum(x @ params["w"].T + params["b"], 0.0)
+    out: np.ndarray = np.maximum(x @ params["w"].T + params["b"], 0.0)
+    return out
 
 
 def test_streamed_param_dict_is_byte_for_byte_save_param_dict(tmp_path: Path) -> None:
@@ -103,6 +105,7 @@ def test_loaded_artifact_params_are_views_of_the_library(tmp_path: Path) -> None
     path = tmp_path / "net.so"
     graph.build(mod, target="llvm", params=params).export_library(path)
     lib = pytvm.runtime.load_module(path)
+    assert isinstance(lib, GraphExecutorFactory)
     loaded = lib.get_params()
     del lib
     gc.collect()  # the views keep the library loaded
