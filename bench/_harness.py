@@ -149,6 +149,17 @@ def interleaved_best(
     return {key: min(values) for key, values in samples.items()}
 
 
+def best_ms(run: Callable[[], object], seconds: float) -> float:
+    """The best time of ``run`` in ms over about ``seconds`` of calls, after a warm-up call."""
+    run()
+    best, deadline = float("inf"), time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
 def pin(core: int) -> None:
     os.sched_setaffinity(0, {core})
 

@@ -16,15 +16,14 @@ over them).
 from __future__ import annotations
 
 import argparse
-import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime
+from _harness import best_ms
 from onnx import helper, numpy_helper
 
 import pytvm
@@ -84,16 +83,6 @@ def conv_model(ci: int, co: int, size: int, k: int, stride: int) -> Any:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _best_ms(run: Callable[[], object], seconds: float) -> float:
-    run()
-    best, deadline = float("inf"), time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
-
-
 def _chosen(ci: int, co: int, size: int, k: int, stride: int) -> str:
     from pytvm.topi.x86.strategy import OpWorkload, select
 
@@ -145,7 +134,7 @@ def main() -> None:
         times = [float("inf")] * 2
         for _ in range(3):
             for i, run in enumerate([m.run, lambda: sess.run(None, {"x": x})]):
-                times[i] = min(times[i], _best_ms(run, opts.seconds / 3))
+                times[i] = min(times[i], best_ms(run, opts.seconds / 3))
         ratios.append(times[0] / times[1])
         totals = [t + count * ms for t, ms in zip(totals, times, strict=True)]
         out = (size + 2 * (k // 2) - k) // stride + 1

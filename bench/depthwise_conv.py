@@ -13,13 +13,12 @@ cases whose name contains a substring).
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime
+from _harness import best_ms
 from onnx import helper, numpy_helper
 
 import pytvm
@@ -55,16 +54,6 @@ def conv_model(c: int, size: int, k: int, stride: int) -> Any:
     y = onnx.ValueInfoProto(name="y")
     g = helper.make_graph(nodes, "depthwise", [x], [y], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def _best_ms(run: Callable[[], object], seconds: float) -> float:
-    run()
-    best, deadline = float("inf"), time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
 
 
 def _chosen(model: Any) -> str:
@@ -114,7 +103,7 @@ def main() -> None:
         times = [float("inf")] * 2
         for _ in range(3):
             for i, run in enumerate([m.run, lambda: sess.run(None, {"x": x})]):
-                times[i] = min(times[i], _best_ms(run, opts.seconds / 3))
+                times[i] = min(times[i], best_ms(run, opts.seconds / 3))
         ratios.append(times[0] / times[1])
         print(
             f"{name:22} {times[0]:8.4f} {times[1]:8.4f} {times[0] / times[1]:6.2f} {diff:8.2g}  "

@@ -22,13 +22,12 @@ Run pinned: ``taskset -c 1 .venv/bin/python bench/quantized_conv.py``.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime
+from _harness import best_ms
 from onnx import helper, numpy_helper
 
 import pytvm
@@ -131,16 +130,6 @@ def _wrap(nodes: list[Any], consts: dict[str, Any], x: Any) -> Any:
     return helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _best_ms(run: Callable[[], object], seconds: float) -> float:
-    run()
-    best, deadline = float("inf"), time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
-
-
 def _pytvm(model: Any, x: np.ndarray, disabled: tuple[str, ...] = ()) -> GraphModule:
     mod, params = from_onnx(model)
     with PassContext(opt_level=3, disabled_pass=disabled):
@@ -213,7 +202,7 @@ def main() -> None:
         times = [float("inf")] * 3
         for _ in range(2):  # interleaved
             for i, run in enumerate([before.run, after.run, lambda: sess.run(None, {"x": x})]):
-                times[i] = min(times[i], _best_ms(run, opts.seconds))
+                times[i] = min(times[i], best_ms(run, opts.seconds))
         print(
             f"{name:26} {times[0]:8.3f} {times[1]:8.3f} {times[2]:8.3f} "
             f"{times[1] / times[2]:8.2f}x {diff:6.3g}"
