@@ -407,7 +407,7 @@ def test_checker_resolves_relative_and_from_imports(tmp_path: Path) -> None:
     )
     assert find_violations(root) == [
         "pytvm/ffi/__init__.py:1 imports pytvm.runtime (layer runtime=1 > layer ffi=0)",
-        "pytvm/rpc/__init__.py:1 imports pytvm.__version__ (layer facade=11 > layer rpc=2)",
+        "pytvm/rpc/__init__.py:1 imports pytvm.__version__ (layer facade=12 > layer rpc=2)",
         "pytvm/rpc/server.py:2 imports pytvm.te (layer te=6 > layer rpc=2)",
         "pytvm/runtime/ndarray.py:1 imports pytvm.tir (layer tir=5 > layer runtime=1)",
     ]
