@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..ffi.errors import TVMTypeError, TVMValueError
+from ..runtime.source_module import SourceModule
 from ..target import Target
 from ..tir.function import IRModule, PrimFunc
 from ..tir.transform import lower_pipeline
 from .c_build import build_with_c
 from .compiled_module import CompiledModule
 from .gc_pause import gc_paused
+from .source_build import build_source_module
 
 __all__ = ["build", "compile", "lower", "schedule_to_module"]
 
@@ -79,7 +81,7 @@ def build(
     cc: str | None = None,
     options: Sequence[str] = (),
     cache_dir: str | os.PathLike[str] | None = None,
-) -> CompiledModule | LLVMModule:
+) -> CompiledModule | LLVMModule | SourceModule:
     """Compile kernels into a module: ``build(s, [A, B, C], target="c", name="f")["f"](...)``.
 
     ``target`` is ``"c"`` (generated C, compiled by the system C compiler with ``-O3
@@ -91,11 +93,20 @@ def build(
     ``options`` replace the C compiler and add flags (cross compiling), so they pick the C path
     when the target names no backend. Compiled code is cached by content hash under
     ``cache_dir``.
+
+    A target that is not this machine (``Target.is_host`` False: ``c -mcpu=cortex-m4``,
+    ``c -mtriple=thumbv7em-none-eabihf``, ``llvm -mtriple=aarch64-linux-gnu``) is not
+    compiled: the result is a :class:`~pytvm.runtime.source_module.SourceModule` of the C
+    (``llvm`` cross targets too: pytvm emits C for every target it cannot load), with the
+    target's ``cflags`` plus ``options``; ``cc`` becomes its compiler for ``export_library``.
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("c"))
     start = time.perf_counter()
     mod = _as_module(inputs, args, name)
     tgt = _with_system_lib(tgt, mod)
+    tgt.check_buildable()
+    if not tgt.is_host:
+        return build_source_module(mod, tgt, name, cc, options, start)
     if _uses_llvmlite(tgt, cc, options):
         from .llvm_build import build_with_llvm
 
@@ -140,6 +151,6 @@ def _uses_llvmlite(tgt: Target, cc: str | None, options: Sequence[str]) -> bool:
 
 def compile(
     mod: Any, target: str | Target | None = None, **kwargs: Any
-) -> CompiledModule | LLVMModule:
+) -> CompiledModule | LLVMModule | SourceModule:
     """TVM 0.27's spelling of :func:`build` (``pytvm.compile(prim_func, target="llvm")``)."""
     return build(mod, target=target, **kwargs)

@@ -81,7 +81,8 @@ def _compile(
         )
     out = os.fspath(output)
     cmd = shlex.split(compiler)
-    if shared or out.endswith((".so", ".dylib")):
+    relocatable = "-r" in (options or ())  # a relocatable object (ld -r): never shared
+    if (shared or out.endswith((".so", ".dylib"))) and not relocatable:
         cmd += ["-shared", "-fPIC"]
         if sys.platform == "darwin":
             cmd += ["-undefined", "dynamic_lookup"]

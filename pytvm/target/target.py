@@ -29,6 +29,7 @@ from typing import Any
 
 from ..ffi.errors import TVMValueError
 from .cpu_features import apply_mattr, cpu_features, generic_cpu
+from .cross import arm_fpu, arm_has_dsp, cpu_arch, float_abi, host_arch, is_bare_metal
 
 __all__ = ["DEFAULT_LLVM_BACKEND", "GPU_KINDS", "Target", "TargetKind", "cuda", "host_simd_bits"]
 
@@ -39,13 +40,17 @@ GPU_KINDS = ("cuda", "rocm", "opencl", "vulkan", "metal")
 _GPU_OPTIONS = ("arch", "max_num_threads", "thread_warp_size", "max_shared_memory_per_block")
 _FLAGS = ("system-lib",)
 _OPTIONS = (
-    "mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "model", "opt-level", "backend",
-    "device",
+    "mcpu", "mtriple", "mattr", "keys", "mabi", "mfloat-abi", "mfpu", "model", "opt-level",
+    "backend", "device",
 )  # fmt: skip
 _BACKENDS = ("c", "llvmlite")
 #: The backend of ``"llvm"`` when the target names none (see the module docstring for why).
 DEFAULT_LLVM_BACKEND = "llvmlite"
 _BITS_OF_TYPE = re.compile(r"^(?:u?int|float|bfloat)(\d+)$")
+#: Vector width of a CPU without a SIMD unit (its word).
+_SCALAR_BITS = 32
+#: Registers a one-lane CPU's register tile gets (see ``Target.num_registers``).
+_SCALAR_REGISTERS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +174,85 @@ class Target:
 
     @property
     def is_host(self) -> bool:
-        """Whether code for this target runs on this machine (a CPU target, no cross triple)."""
-        return self.kind.name not in GPU_KINDS and not self.mtriple
+        """Whether code for this target runs on this machine: a CPU kind whose architecture
+        (:attr:`arch`) is this machine's and that does not run bare metal (a foreign
+        ``-mtriple`` such as ``thumbv7em-none-eabihf``, or a ``-mcpu`` such as ``cortex-m4``
+        or ``cortex-a72`` on an x86 machine, is not). A build for a target that is not the
+        host returns C source (``pytvm.runtime.source_module.SourceModule``), never loads.
+        """
+        if self.kind.name in GPU_KINDS:
+            return False
+        return self.arch == host_arch() and not self.bare_metal
+
+    # ------------------------------------------------------------------ facts for cross CPUs
+
+    @property
+    def arch(self) -> str:
+        """The CPU architecture (``x86_64``, ``aarch64``, ``arm``, ``riscv32``, ``riscv64``):
+        the triple's, else ``-mcpu``'s (``cortex-m4``: ``arm``), else this machine's.
+        """
+        return cpu_arch(self.mcpu, self.mtriple)
+
+    @property
+    def bare_metal(self) -> bool:
+        """Whether the code runs with no operating system, against the C runtime (CRT): a
+        Cortex-M/R CPU or a ``-none``/``-elf`` triple. Such a target has one core.
+        """
+        return is_bare_metal(self.mcpu, self.mtriple)
+
+    @property
+    def float_abi(self) -> str:
+        """The Arm float ABI (``hard``, ``softfp``, ``soft``; ``""`` off Arm): ``-mfloat-abi=``,
+        else the triple's (``eabihf``: hard), else ``hard`` for a CPU with an FPU.
+        """
+        return float_abi(self.mcpu, self.mtriple, str(self.attrs.get("mfloat-abi", "")))
+
+    @property
+    def fpu(self) -> str:
+        """GCC's ``-mfpu`` name of the FPU the code uses (``fpv4-sp-d16`` on a Cortex-M4F);
+        ``""`` with no FPU or a soft float ABI. ``-mfpu=`` overrides it.
+        """
+        if self.float_abi == "soft":
+            return ""
+        return str(self.attrs.get("mfpu", "")) or arm_fpu(self.mcpu)
+
+    @property
+    def has_hard_float(self) -> bool:
+        """Whether float arithmetic runs on an FPU (off Arm: True for a host CPU)."""
+        if self.arch != "arm":
+            return self.is_host or not self.bare_metal
+        return bool(self.fpu)
+
+    @property
+    def has_dsp(self) -> bool:
+        """Whether the CPU has the Arm DSP extension (Cortex-M4/M7/M33...: packed 8/16-bit
+        multiply-accumulate in a 32-bit register).
+        """
+        return arm_has_dsp(self.mcpu) or "dsp" in str(self.attrs.get("mattr", ""))
+
+    @property
+    def cflags(self) -> list[str]:
+        """C compiler flags that make code for this target (empty for the host, whose flags
+        the driver picks): ``-mcpu``, ``-mthumb`` for Arm M/R profiles, ``-mfloat-abi``,
+        ``-mfpu``, and ``-DPYTVM_CRT=1`` on bare metal (the code links against the CRT).
+
+        Examples
+        --------
+        >>> Target("c -mcpu=cortex-m4").cflags
+        ['-mcpu=cortex-m4', '-mthumb', '-mfloat-abi=hard', '-mfpu=fpv4-sp-d16', '-DPYTVM_CRT=1']
+        """
+        if self.is_host:
+            return []
+        flags = [f"-mcpu={self.mcpu}"] if self.mcpu and self.mcpu != "native" else []
+        if self.arch == "arm":
+            if self.mcpu.startswith(("cortex-m", "cortex-r")) or self.mtriple.startswith("thumb"):
+                flags.append("-mthumb")
+            flags.append(f"-mfloat-abi={self.float_abi}")
+            if self.fpu:
+                flags.append(f"-mfpu={self.fpu}")
+        if self.bare_metal:
+            flags.append("-DPYTVM_CRT=1")
+        return flags
 
     # ------------------------------------------------------------------ facts for schedules
 
@@ -189,6 +271,8 @@ class Target:
             base = cpu_features("native") if self.is_host else frozenset()
         elif mcpu == "":
             base = cpu_features(generic_cpu()) if self.is_host else frozenset()
+        elif self.arch != host_arch():  # the host's C compiler knows no foreign CPU
+            base = frozenset()
         else:
             base = cpu_features(mcpu)
         return apply_mattr(base, mattr)
@@ -208,10 +292,27 @@ class Target:
         return 128 if "cortex-a" in self.mcpu or "aarch64" in self.mtriple else 32
 
     def vector_lanes(self, dtype: str) -> int:
-        """How many ``dtype`` elements one SIMD register holds (at least 1)."""
+        """How many ``dtype`` elements one SIMD register holds: 1 on a CPU without a SIMD unit
+        (a Cortex-M: schedules emit scalar code, no vector types, whatever the dtype).
+        """
+        width = self.vector_width_bits
+        if width <= _SCALAR_BITS:
+            return 1
         match = _BITS_OF_TYPE.match(dtype)
         bits = int(match.group(1)) if match else 32
-        return max(1, self.vector_width_bits // bits)
+        return max(1, width // bits)
+
+    @property
+    def num_registers(self) -> int:
+        """Registers a schedule's register tile may keep values in: the SIMD registers (32 with
+        512-bit vectors, else 16) or, on a CPU without vectors, the scalar registers an inner
+        loop gets for accumulators and operands (8 on a Cortex-M: 4 accumulators, modest
+        unrolling).
+        """
+        width = self.vector_width_bits
+        if width <= _SCALAR_BITS:
+            return _SCALAR_REGISTERS
+        return 32 if width >= 512 else 16  # noqa: PLR2004
 
     @property
     def num_cores(self) -> int:
