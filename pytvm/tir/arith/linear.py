@@ -11,6 +11,14 @@ from ..expr import IntImm, PrimExpr, Var
 __all__ = ["Linear", "expr_key"]
 
 
+# Keys of the dataclass nodes seen lately, by node identity (the nodes hash by identity): an
+# expression is a DAG whose shared subexpressions would otherwise be walked once per path
+# (exponential in the depth of, e.g., cubic interpolation's index arithmetic). The nodes are
+# held, so an id is never reused while its key is cached; the cache is emptied when full.
+_KEY_CACHE: dict[Any, Any] = {}
+_KEY_CACHE_LIMIT = 1 << 17
+
+
 def expr_key(e: Any) -> Any:  # noqa: PLR0911 - one case per kind of value
     """A hashable key equal for structurally identical expressions (variables by identity)."""
     if isinstance(e, Var):
@@ -24,10 +32,16 @@ def expr_key(e: Any) -> Any:  # noqa: PLR0911 - one case per kind of value
     if isinstance(e, tuple):
         return tuple(expr_key(x) for x in e)
     if dataclasses.is_dataclass(e) and not isinstance(e, type):
-        return (
-            type(e).__name__,
-            *(expr_key(getattr(e, f.name)) for f in dataclasses.fields(e)),
-        )
+        by_identity = type(e).__hash__ is object.__hash__
+        cached = _KEY_CACHE.get(e) if by_identity else None
+        if cached is not None:
+            return cached
+        key = (type(e).__name__, *(expr_key(getattr(e, f.name)) for f in dataclasses.fields(e)))
+        if by_identity:
+            if len(_KEY_CACHE) >= _KEY_CACHE_LIMIT:
+                _KEY_CACHE.clear()
+            _KEY_CACHE[e] = key
+        return key
     if isinstance(e, (int, float, str, bool)) or e is None:
         return e
     return ("obj", id(e))
