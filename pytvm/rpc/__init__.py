@@ -19,6 +19,9 @@ Names, each with one meaning (TVM's public names kept as TVM spells them):
 ``rpc.LocalSession()``, ``rpc.PopenSession(binary)``, ``rpc.connect(...)``
     Functions (TVM's names) returning an ``RPCSession``: served in this process, by a child
     process over pipes, by a server over TCP.
+``rpc.connect_serial(port, ...)``
+    An ``RPCSession`` with a board's MinRPC server over its UART (a serial device, a socket or
+    a ``socket://host:port`` URL), through serial framing and the session handshake.
 ``TrackerSession``
     A client's connection to a tracker (TVM's name), from ``connect_tracker``.
 ``SessionBase``
@@ -37,7 +40,7 @@ Names, each with one meaning (TVM's public names kept as TVM spells them):
 ``Connection``, ``EventLoop``
     Internal to the server, tracker and proxy: one accepted socket with an output buffer,
     and the one ``selectors`` loop (with timers) every such service runs on.
-``pytvm.crt.serial_link.SerialLink``
+``pytvm.rpc.wire.serial_link.SerialLink``
     The start/reset handshake over serial frames (the C runtime's serial session layer).
 ``pytvm.contrib.hexagon.open_accelerator_session``
     The Python function behind the global function ``pytvm.hexagon.create_session``.
@@ -109,6 +112,7 @@ __all__ = [
     "TrackerSession",
     "connect",
     "connect_channel",
+    "connect_serial",
     "connect_tracker",
     "memory_pair",
     "serve",
@@ -121,6 +125,7 @@ _LAZY_NAMES = {
     "Server": ".services.server",
     "Tracker": ".services.tracker",
     "TrackerSession": ".sessions.tracker_client",
+    "connect_serial": ".sessions.serial_client",
     "connect_tracker": ".sessions.tracker_client",
     "with_minrpc": ".minrpc",
 }
@@ -139,6 +144,7 @@ if TYPE_CHECKING:  # the lazily loaded names, for type checkers
     from .services.proxy import Proxy
     from .services.server import Server
     from .services.tracker import Tracker
+    from .sessions.serial_client import connect_serial
     from .sessions.tracker_client import TrackerSession, connect_tracker
 
 

@@ -17,13 +17,13 @@ import pytest
 import pytvm
 from pytvm import rpc
 from pytvm.crt import device_binary
-from pytvm.crt.framing import encode_frame
-from pytvm.crt.serial_channel import SerialChannel
-from pytvm.crt.serial_link import EventKind, MessageType, SerialLink, encode_message
 from pytvm.ffi.errors import TVMError
 from pytvm.rpc.sessions.forwarding_session import connect_channel
 from pytvm.rpc.wire import protocol as wire
 from pytvm.rpc.wire.channel import PipeChannel, popen_pipe, reap
+from pytvm.rpc.wire.serial_channel import SerialChannel
+from pytvm.rpc.wire.serial_framing import encode_frame
+from pytvm.rpc.wire.serial_link import EventKind, MessageType, SerialLink, encode_message
 
 pytestmark = pytest.mark.needs_cc
 

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pytvm.crt.framing
-import pytvm.crt.serial_channel
-import pytvm.crt.serial_link
-from pytvm.crt.framing import DEFAULT_MAX_PAYLOAD, Framer, Unframer, crc16, encode_frame
-from pytvm.crt.serial_link import (
+import pytvm.rpc.wire.serial_channel
+import pytvm.rpc.wire.serial_framing
+import pytvm.rpc.wire.serial_link
+from pytvm.rpc.wire.serial_framing import DEFAULT_MAX_PAYLOAD, Framer, Unframer, crc16, encode_frame
+from pytvm.rpc.wire.serial_link import (
     EventKind,
     LinkEvent,
     LinkState,
@@ -353,7 +353,11 @@ def test_python_session_transcripts(index: int) -> None:
 
 
 def test_module_examples_run() -> None:
-    for module in (pytvm.crt.framing, pytvm.crt.serial_link, pytvm.crt.serial_channel):
+    for module in (
+        pytvm.rpc.wire.serial_framing,
+        pytvm.rpc.wire.serial_link,
+        pytvm.rpc.wire.serial_channel,
+    ):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

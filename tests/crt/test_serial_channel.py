@@ -16,13 +16,13 @@ import pytest
 
 import pytvm
 from pytvm.crt import device_binary
-from pytvm.crt.framing import DEFAULT_MAX_PAYLOAD
-from pytvm.crt.serial_channel import SerialChannel
 from pytvm.rpc.sessions.client import RPCSession
 from pytvm.rpc.sessions.endpoint import serve
 from pytvm.rpc.sessions.forwarding_session import connect_channel
 from pytvm.rpc.wire import protocol as wire
 from pytvm.rpc.wire.channel import Channel, PipeChannel, memory_pair, popen_pipe
+from pytvm.rpc.wire.serial_channel import SerialChannel
+from pytvm.rpc.wire.serial_framing import DEFAULT_MAX_PAYLOAD
 from pytvm.testing.rpc import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,7 +225,7 @@ class GatedChannel(Channel):
 def _in_serial_channel(thread: threading.Thread) -> bool:
     frame = sys._current_frames().get(thread.ident or -1)
     while frame is not None:
-        if Path(frame.f_code.co_filename).parts[-2:] == ("crt", "serial_channel.py"):
+        if Path(frame.f_code.co_filename).parts[-2:] == ("wire", "serial_channel.py"):
             return True
         frame = frame.f_back
     return False

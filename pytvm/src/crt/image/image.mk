@@ -40,13 +40,15 @@ IMAGE_CONFIG_minimal := -DTVM_CRT_CONFIG_MINIMAL=1
 IMAGE_OPT_full := -Os
 IMAGE_OPT_minimal := -Oz -fno-jump-tables
 IMAGE_SRCS = $(CRT_LIB_SRCS) $(MINRPC_SRCS) $(SERIAL_SRCS) $(CRT_DIR)/image/board_image.c \
-             $(CRT_DIR)/image/board_platform.c $(CRT_DIR)/platform/empty_system_lib.c
+             $(CRT_DIR)/image/board_platform.c $(CRT_DIR)/image/app_init_none.c \
+             $(CRT_DIR)/platform/empty_system_lib.c
 
 # $(1): target, $(2): config
 define IMAGE_RULES
 IMAGE_DIR_$(1)_$(2) := $(BUILD)/image/$(1)-$(2)
 IMAGE_FLAGS_$(1)_$(2) := -std=c99 -Wall -Wextra -Werror -pedantic $(CRT_STRICT_FLAGS) \
-    $(IMAGE_OPT_$(2)) $(IMAGE_OPT) $(IMAGE_ARCH_$(1)) -DPYTVM_CRT=1 $(IMAGE_CONFIG_$(2)) $(CRT_INCLUDES)
+    $(IMAGE_OPT_$(2)) $(IMAGE_OPT) $(IMAGE_ARCH_$(1)) -DPYTVM_CRT=1 $(IMAGE_CONFIG_$(2)) $(CRT_INCLUDES) \
+    -I$(CRT_DIR)/image
 IMAGE_OBJS_$(1)_$(2) = $$(patsubst $(CRT_DIR)/%.c,$$(IMAGE_DIR_$(1)_$(2))/%.o,$$(IMAGE_SRCS))
 
 $$(IMAGE_DIR_$(1)_$(2))/flags.stamp: FORCE

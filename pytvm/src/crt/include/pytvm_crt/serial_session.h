@@ -45,6 +45,10 @@ extern "C" {
 
 #define PYTVM_SERIAL_SESSION_VERSION 1u
 #define PYTVM_SERIAL_MESSAGE_HEADER_SIZE 3u
+/*! \brief Size of a START body that carries a frame limit: version + max_payload:u32le. */
+#define PYTVM_SERIAL_START_BODY_SIZE 5u
+/*! \brief The smallest frame payload limit a side may have: a START message with its limit. */
+#define PYTVM_SERIAL_MIN_MAX_PAYLOAD (PYTVM_SERIAL_MESSAGE_HEADER_SIZE + PYTVM_SERIAL_START_BODY_SIZE)
 
 /* Message types. */
 #define PYTVM_SERIAL_MSG_START_INIT 1u
