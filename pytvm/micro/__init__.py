@@ -7,4 +7,25 @@ emulated MPS2-AN386 board over its UART), and ``Session`` over a board's transpo
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .memory_maps import BUILTIN_MAPS, MemoryMap, MemoryRegion, load_memory_map
+from .memory_report import MemoryMapError, MemoryReport, memory_report
+from .model_library_format import (
+    UnsupportedInModelLibraryFormatError,
+    export_model_library_format,
+    read_model_library_format,
+)
+from .standalone_crt import get_standalone_crt_dir
+
+__all__: list[str] = [
+    "BUILTIN_MAPS",
+    "MemoryMap",
+    "MemoryMapError",
+    "MemoryRegion",
+    "MemoryReport",
+    "UnsupportedInModelLibraryFormatError",
+    "export_model_library_format",
+    "get_standalone_crt_dir",
+    "load_memory_map",
+    "memory_report",
+    "read_model_library_format",
+]
