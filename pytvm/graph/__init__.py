@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import op, transform
+from . import aot, op, transform
+from .aot import build_aot
 from .attrs import Attrs
 from .build_module import build, plan_memory
 from .expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var, call, const
@@ -23,8 +24,10 @@ __all__ = [
     "TupleType",
     "Type",
     "Var",
+    "aot",
     "astext",
     "build",
+    "build_aot",
     "call",
     "const",
     "op",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,18 +28,19 @@ from ..tir.function import IRModule as KernelModule
 from .compile_engine import CompileEngine
 from .expr import Call, Function
 from .functor import post_order
-from .graph_codegen import layout_graph
+from .graph_codegen import GraphLayout, layout_graph
 from .memory_plan import MemoryPlan, run_planner
 from .module import IRModule
 from .progress import DELAY_S, BuildProgress
 from .transform import bind_params, optimize
 
-__all__ = ["build", "plan_memory"]
+__all__ = ["LoweredGraph", "build", "build_target", "lower_graph", "main_function", "plan_memory"]
 
 _LOG = logging.getLogger("pytvm.graph")
 
 
-def _main(mod: Any, params: Mapping[str, Any] | None) -> IRModule:
+def main_function(mod: Any, params: Mapping[str, Any] | None) -> IRModule:
+    """``mod`` (an IRModule or Function) as an IRModule whose ``main`` has ``params`` bound."""
     if isinstance(mod, Function):
         mod = IRModule.from_expr(mod)
     if not isinstance(mod, IRModule):
@@ -52,7 +54,8 @@ def _main(mod: Any, params: Mapping[str, Any] | None) -> IRModule:
     return mod.with_function(main, "main")
 
 
-def _target(target: str | Target | None) -> Target:
+def build_target(target: str | Target | None) -> Target:
+    """``target`` as a Target; by default the current one, else ``llvm``."""
     return Target(target) if target is not None else (Target.current() or Target("llvm"))
 
 
@@ -70,9 +73,9 @@ def plan_memory(
     named by the compile engine's :meth:`~pytvm.graph.compile_engine.CompileEngine.kernel_name`
     without being lowered, so ``entry_names`` are the graph JSON's node names.
     """
-    tgt = _target(target)
+    tgt = build_target(target)
     with tgt:
-        fused = optimize(_main(mod, params))
+        fused = optimize(main_function(mod, params))
         layout = layout_graph(fused["main"], CompileEngine(tgt).kernel_name)
     return run_planner(planner, layout.buffers, layout.num_steps, layout.entry_names)
 
@@ -97,30 +100,18 @@ def build(
     A build that runs over a second draws a progress bar on a terminal (``PassContext`` config
     ``"graph.progress"``: ``True``/``False`` to force it).
     """
-    tgt = _target(target)
+    tgt = build_target(target)
     ctx = PassContext.current()
     t0 = time.perf_counter()
-    main = _main(mod, params)
+    main = main_function(mod, params)
     bar = BuildProgress(
         1,
         enabled=ctx.get("graph.progress"),
         delay_s=float(ctx.get("graph.progress_delay_s", DELAY_S)),
     )
     bar.step("optimizing the graph")
-    with tgt:  # layout choices and schedules follow the target
-        fused = optimize(main, ctx)
-        t1 = time.perf_counter()
-        engine = CompileEngine(tgt)
-        calls = sum(isinstance(n, Call) for n in post_order(fused["main"].body))
-        bar.total = 2 * calls + 2
-        bar.step("lowering kernels", calls)
-
-        def kernel(call: Call, device_type: int) -> str:
-            name = engine.kernel(call, device_type)
-            bar.step(f"lowering kernels: {name}", 1)
-            return name
-
-        layout = layout_graph(fused["main"], kernel)
+    lowered = lower_graph(main, tgt, ctx, bar)
+    engine, layout, t1 = lowered.engine, lowered.layout, lowered.optimized_at
     t2 = time.perf_counter()
     plan = run_planner(memory_planner, layout.buffers, layout.num_steps)
     graph = layout.to_graph(list(plan.storage_id), _offsets(plan))
@@ -144,6 +135,45 @@ def build(
     )
     # the factory shares the weights (read-only views), so no second copy is made
     return GraphExecutorFactoryModule(graph.to_json(), _read_only(layout.params), lib, mod_name)
+
+
+@dataclass(frozen=True, slots=True)
+class LoweredGraph:
+    """A model's ``main`` fused and its kernels lowered: what every executor's build starts
+    from (the graph executor's here, the AOT executor's in :mod:`pytvm.graph.aot`).
+    """
+
+    fused: IRModule
+    engine: CompileEngine
+    layout: GraphLayout
+    #: ``time.perf_counter()`` when the graph passes finished (for the stage times logged).
+    optimized_at: float
+
+
+def lower_graph(
+    main: IRModule, tgt: Target, ctx: PassContext, bar: BuildProgress | None = None
+) -> LoweredGraph:
+    """Optimize and fuse ``main`` (parameters bound) for ``tgt`` under ``ctx``, lower each
+    primitive call by the compile engine, and lay out the graph's nodes and entries; ``bar``
+    counts the kernels as they are lowered.
+    """
+    with tgt:  # layout choices and schedules follow the target
+        fused = optimize(main, ctx)
+        optimized_at = time.perf_counter()
+        engine = CompileEngine(tgt)
+        calls = sum(isinstance(n, Call) for n in post_order(fused["main"].body))
+        if bar is not None:
+            bar.total = 2 * calls + 2
+            bar.step("lowering kernels", calls)
+
+        def kernel(call: Call, device_type: int) -> str:
+            name = engine.kernel(call, device_type)
+            if bar is not None:
+                bar.step(f"lowering kernels: {name}", 1)
+            return name
+
+        layout = layout_graph(fused["main"], kernel)
+    return LoweredGraph(fused, engine, layout, optimized_at)
 
 
 def _read_only(params: Mapping[str, Any]) -> dict[str, Any]:

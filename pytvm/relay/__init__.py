@@ -33,7 +33,7 @@ from ..graph import (
     transform,
 )
 from ..ir.span import SourceName, Span
-from . import analysis, build_module, expr, expr_functor, frontend, nn, op, testing
+from . import analysis, backend, build_module, expr, expr_functor, frontend, nn, op, testing
 from .build_module import bind_params_by_name, build, create_executor
 from .nn import TupleWrapper
 from .op import (
@@ -92,6 +92,7 @@ __all__ = [
     "add",
     "analysis",
     "astext",
+    "backend",
     "bind_params_by_name",
     "build",
     "build_module",

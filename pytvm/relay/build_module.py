@@ -11,9 +11,11 @@ from ..ffi.errors import TVMValueError
 from ..frontend.onnx.specialize import ValueSpecializedModule
 from ..graph import Function, IRModule
 from ..graph import build as _graph_build
+from ..graph.aot import AOTExecutorFactoryModule, build_aot
 from ..graph.transform import bind_params
 from ..runtime.graph_executor import GraphExecutorFactoryModule
 from ..target import Target
+from .backend import Executor, Runtime
 from .executor import create_executor
 
 __all__ = ["bind_params_by_name", "build", "create_executor"]
@@ -36,11 +38,14 @@ def build(
     constant_memory_pools: Any = None,
     params: Mapping[str, Any] | None = None,
     mod_name: str = "default",
-) -> GraphExecutorFactoryModule:
+) -> GraphExecutorFactoryModule | AOTExecutorFactoryModule:
     """TVM's ``relay.build``: compile ``ir_mod`` for the graph executor (see
-    :func:`pytvm.graph.build`). The kernels run on the host, so ``target_host`` (or the
-    target's ``host``) must be a CPU target too; ``executor`` and ``runtime`` may only be the
-    graph executor and the C++ or C runtime. The result also unpacks as TVM's legacy triple:
+    :func:`pytvm.graph.build`) or, with ``executor=relay.backend.Executor("aot", {
+    "interface-api": "c", "unpacked-api": True})``, to the C of an AOT executor (see
+    :func:`pytvm.graph.aot.build_aot`; ``runtime=Runtime("crt")``). The graph executor's kernels
+    run on the host, so ``target_host`` (or the target's ``host``) must be a CPU target too;
+    ``executor`` and ``runtime`` are ``relay.backend.Executor`` / ``Runtime`` (or their names).
+    The graph executor's result also unpacks as TVM's legacy triple:
     ``graph_json, lib, params = relay.build(...)``.
 
     A module whose shapes depend on the values of graph inputs (a
@@ -50,15 +55,19 @@ def build(
     """
     if isinstance(ir_mod, ValueSpecializedModule):
         ir_mod, params = _specialized(ir_mod, params)
-    for name, value, allowed in (
-        ("executor", executor, ("graph",)),
-        ("runtime", runtime, ("cpp", "crt")),
-    ):
-        kind = getattr(value, "name", value)
-        if value is not None and str(kind) not in allowed:
+    executor = _config(Executor, executor, "graph")
+    runtime = _config(Runtime, runtime, "cpp")
+    if executor.name == "aot":
+        if target_host is not None or workspace_memory_pools or constant_memory_pools:
             raise TVMValueError(
-                f"relay.build: {name}={kind!r} is not supported; use {allowed[0]!r}"
+                "relay.build: the AOT executor takes no target_host or memory pools (its C "
+                "runs where it is compiled, with one static workspace); leave them out"
             )
+        if isinstance(target, dict):
+            raise TVMValueError("relay.build: the AOT executor takes one target, not a dict")
+        return build_aot(
+            ir_mod, target, params, executor=executor, runtime=runtime, mod_name=mod_name
+        )
     for name, pools in (
         ("workspace_memory_pools", workspace_memory_pools),
         ("constant_memory_pools", constant_memory_pools),
@@ -81,6 +90,20 @@ def build(
         tgt.check_buildable()
         target = Target(tgt.text)
     return _graph_build(ir_mod, target=target, params=params, mod_name=mod_name)
+
+
+def _config(kind: type[Executor] | type[Runtime], value: Any, default: str) -> Any:
+    """``value`` (None, a name or a configuration) as a configuration of ``kind``."""
+    if value is None:
+        return kind(default)
+    if isinstance(value, str):
+        return kind(value)
+    if not isinstance(value, kind):
+        raise TVMValueError(
+            f"relay.build: expected a relay.backend.{kind.__name__} (or its name), got "
+            f"{type(value).__name__} {value!r}"
+        )
+    return value
 
 
 def _specialized(

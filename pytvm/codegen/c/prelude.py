@@ -9,9 +9,9 @@ without ``printf`` (the C runtime has none): ``ValueError: f: argument A: expect
 
 from __future__ import annotations
 
-__all__ = ["PRELUDE"]
+__all__ = ["INTEGER_HELPERS", "PRELUDE", "UNPACKED_PRELUDE"]
 
-PRELUDE = r"""#define PYTVM_HELPER static __attribute__((unused))
+_RUNTIME_HELPERS = r"""#define PYTVM_HELPER static __attribute__((unused))
 #define PYTVM_INLINE static inline __attribute__((unused))
 #include <stdint.h>
 #include <stddef.h>
@@ -197,7 +197,10 @@ PYTVM_HELPER int pytvm_value_error(const char* kind, const char* where, const ch
   pytvm_set_error(m.text);
   return -1;
 }
-PYTVM_INLINE int32_t pytvm_floordiv_i32(int32_t a, int32_t b) {
+"""
+
+#: Floor division and modulo of signed integers, as the loop IR defines them.
+INTEGER_HELPERS = r"""PYTVM_INLINE int32_t pytvm_floordiv_i32(int32_t a, int32_t b) {
   int32_t q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
@@ -214,3 +217,14 @@ PYTVM_INLINE int64_t pytvm_floormod_i64(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 """
+
+PRELUDE = _RUNTIME_HELPERS + INTEGER_HELPERS
+
+#: The head of a C file of unpacked kernels (``unpacked``): the C library's headers only.
+UNPACKED_PRELUDE = (
+    "#define PYTVM_INLINE static inline __attribute__((unused))\n"
+    "#include <stdint.h>\n"
+    "#include <stddef.h>\n"
+    "#include <string.h>\n"
+    "#include <math.h>\n" + INTEGER_HELPERS
+)
