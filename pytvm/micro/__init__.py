@@ -14,16 +14,34 @@ from .model_library_format import (
     export_model_library_format,
     read_model_library_format,
 )
+from .project import (
+    GeneratedProject,
+    TemplateProject,
+    generate_project,
+    generate_project_from_mlf,
+    get_microtvm_template_projects,
+)
+from .session import Session, SessionTerminatedError, create_local_aot_executor
 from .standalone_crt import get_standalone_crt_dir
+from .transport import TransportTimeouts
 
 __all__: list[str] = [
     "BUILTIN_MAPS",
+    "GeneratedProject",
     "MemoryMap",
     "MemoryMapError",
     "MemoryRegion",
     "MemoryReport",
+    "Session",
+    "SessionTerminatedError",
+    "TemplateProject",
+    "TransportTimeouts",
     "UnsupportedInModelLibraryFormatError",
+    "create_local_aot_executor",
     "export_model_library_format",
+    "generate_project",
+    "generate_project_from_mlf",
+    "get_microtvm_template_projects",
     "get_standalone_crt_dir",
     "load_memory_map",
     "memory_report",
