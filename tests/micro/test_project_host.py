@@ -103,3 +103,9 @@ def test_project_folder_must_be_new(kernel_project: GeneratedProject) -> None:
     mod = SourceModule({"k.c": "int k(void) { return 0; }\n"}, "c", ["k"])
     with pytest.raises(ValueError, match="exists and is not empty"):
         generate_project("host", mod, kernel_project.project_dir)
+
+
+def test_qemu_template_refuses_an_unknown_board(tmp_path: Path) -> None:
+    mod = SourceModule({"k.c": "int k(void) { return 0; }\n"}, "c -mcpu=cortex-m4", ["k"])
+    with pytest.raises(ValueError, match="board 'stm32f746' has no QEMU machine"):
+        generate_project("qemu-cortex-m4", mod, tmp_path / "p", {"board": "stm32f746"})
