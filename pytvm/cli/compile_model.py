@@ -1,8 +1,17 @@
-"""``pytvm compile``: an ONNX model to one shared object (kernels, graph and parameters).
+"""``pytvm compile``: an ONNX model to one shared object (kernels, graph and parameters), or
+to Model Library Format for a microcontroller.
 
 In the style of TVM's ``tvmc compile``::
 
     pytvm compile model.onnx -o net.so --target llvm --input-shapes "x:[1,3,224,224]"
+    pytvm compile model.onnx --target "c -mcpu=cortex-m4" --executor aot --runtime crt \
+        --executor-aot-interface-api c --executor-aot-unpacked-api 1 --output-format mlf \
+        -o model.tar
+
+``--executor aot`` builds the model ahead of time (one C entry ``tvmgen_<mod>_run``, a static
+workspace, the weights as const arrays); its options are tvmc's ``--executor-aot-<option>``
+flags or ``--executor-options key=value,...``. ``--pass-config key=value`` (repeatable) sets
+``PassContext`` options. ``--output-format mlf`` writes Model Library Format (a ``.tar``).
 """
 
 from __future__ import annotations
@@ -20,6 +29,14 @@ from pytvm.ffi.errors import TVMValueError
 __all__ = ["add_parser", "byte_count", "import_model", "parse_input_shapes", "run"]
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+#: tvmc's ``--executor-aot-<option>`` flags (TVM's AOT executor options).
+_AOT_OPTIONS = {
+    "interface-api": "c (structs of inputs/outputs) or packed",
+    "unpacked-api": "1: call kernels with plain pointers (TVM's unpacked API)",
+    "link-params": "1: weights as const arrays in the C",
+    "workspace-byte-alignment": "alignment of the static workspace in bytes",
+    "constant-byte-alignment": "alignment of the constant arrays in bytes",
+}
 
 
 def add_parser(
@@ -33,7 +50,38 @@ def add_parser(
         "one shared object that pytvm.runtime.load_module (and `pytvm run`) loads.",
     )
     parser.add_argument("model", help="the ONNX file")
-    parser.add_argument("-o", "--output", default="module.so", help="the shared object to write")
+    parser.add_argument(
+        "-o", "--output", help="the file to write (default: module.so, or module.tar for mlf)"
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("so", "mlf"),
+        default="so",
+        help="so: one shared object; mlf: Model Library Format tar (a C target)",
+    )
+    parser.add_argument(
+        "--executor", choices=("graph", "aot"), default="graph", help="the executor (tvmc's)"
+    )
+    for option, help_text in _AOT_OPTIONS.items():
+        parser.add_argument(f"--executor-aot-{option}", metavar="VALUE", help=help_text)
+    parser.add_argument(
+        "--executor-options",
+        default="",
+        metavar="K=V,...",
+        help="executor options as key=value pairs, e.g. interface-api=c,unpacked-api=1",
+    )
+    parser.add_argument("--runtime", choices=("cpp", "crt"), help="the runtime (tvmc's)")
+    parser.add_argument(
+        "--runtime-crt-system-lib", metavar="VALUE", help="crt runtime option system-lib (0/1)"
+    )
+    parser.add_argument(
+        "--pass-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a PassContext option (repeatable), e.g. tir.disable_vectorize=1",
+    )
+    parser.add_argument("--module-name", default="default", help="the model's name (mod_name)")
     parser.add_argument("--target", default="llvm", help="compilation target")
     parser.add_argument(
         "--input-shapes",
@@ -128,6 +176,66 @@ def import_model(
     return mod, params
 
 
+def _option_value(text: str) -> Any:
+    """``"1"`` -> 1, ``"true"`` -> True, ``"c"`` -> ``"c"`` (typed by the option's schema later)."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if re.fullmatch(r"-?\d+", low):
+        return int(low)
+    return text.strip()
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise TVMValueError(f"{flag} {item!r}: write key=value")
+        out[key.strip()] = _option_value(value)
+    return out
+
+
+def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
+    given = [p for p in args.executor_options.split(",") if p.strip()]
+    options = _pairs(given, "--executor-options")
+    for option in _AOT_OPTIONS:
+        value = getattr(args, "executor_aot_" + option.replace("-", "_"))
+        if value is not None:
+            if args.executor != "aot":
+                raise TVMValueError(f"--executor-aot-{option} needs --executor aot")
+            options[option] = _option_value(value)
+    return options
+
+
+def _build(args: argparse.Namespace, mod: Any, params: dict[str, Any]) -> Any:
+    """The factory ``args`` ask for: graph.build, or relay.build with Executor/Runtime."""
+    from pytvm import graph
+
+    if args.executor == "graph" and args.runtime is None and not args.executor_options:
+        return graph.build(
+            mod,
+            target=args.target,
+            params=params,
+            memory_planner=args.memory_planner,
+            mod_name=args.module_name,
+        )
+    from pytvm import relay
+
+    runtime_options: dict[str, Any] = {}
+    if args.runtime_crt_system_lib is not None:
+        runtime_options["system-lib"] = _option_value(args.runtime_crt_system_lib)
+    runtime_name = args.runtime or ("crt" if args.executor == "aot" else "cpp")
+    return relay.build(
+        mod,
+        target=args.target,
+        executor=relay.backend.Executor(args.executor, _executor_options(args)),
+        runtime=relay.backend.Runtime(runtime_name, runtime_options),
+        params=params,
+        mod_name=args.module_name,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Compile ``args.model`` to ``args.output``."""
     from pytvm import graph
@@ -135,18 +243,25 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     start = time.perf_counter()
+    output = args.output or ("module.tar" if args.output_format == "mlf" else "module.so")
+    if args.output_format == "mlf" and not output.endswith(".tar"):
+        raise TVMValueError(f"--output-format mlf writes a .tar; got -o {output}")
+    _executor_options(args)  # refuse bad options before the import
     mod, params = import_model(args.model, args.input_shapes, args.max_constant_bytes)
-    config = {}
+    config = _pairs(args.pass_config, "--pass-config")
     if args.max_constant_bytes is not None:
         config["graph.max_constant_bytes"] = args.max_constant_bytes
     with PassContext(opt_level=args.opt_level, config=config):
         if args.dump_ir:
             print(graph.transform.optimize(_bound(mod, params)))
-        lib = graph.build(
-            mod, target=args.target, params=params, memory_planner=args.memory_planner
-        )
-    lib.export_library(args.output)
-    print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        lib = _build(args, mod, params)
+    if args.output_format == "mlf":
+        from pytvm.micro import export_model_library_format
+
+        export_model_library_format(lib, output)
+    else:
+        lib.export_library(output)
+    print(f"wrote {output} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
 
 

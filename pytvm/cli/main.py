@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from pytvm.cli import _command, compile_model, info, rpc, run_model, trace, viz_command
+from pytvm.cli import _command, compile_model, info, micro, rpc, run_model, trace, viz_command
 from pytvm.cli._command import EXPECTED_ERRORS
 
 __all__ = ["EXPECTED_ERRORS", "build_parser", "main"]
@@ -14,6 +14,7 @@ __all__ = ["EXPECTED_ERRORS", "build_parser", "main"]
 _SUBCOMMANDS: tuple[_command.Subcommand, ...] = (
     compile_model,
     info,
+    micro,
     rpc,
     run_model,
     trace,
