@@ -205,7 +205,7 @@ class SourceModule(Module):
         text = os.fspath(file_name)
         sources = self.all_sources()
         if fcompile is None and not addons and text.endswith(".tar"):
-            self._write_tar(text, sources)
+            self.write_tar(text)
             return None
         if fcompile is None and self.cc is not None:
             from ..support.cc import cross_compiler
@@ -234,18 +234,28 @@ class SourceModule(Module):
             files = [*(addons or ()), *(str(folder / name) for name in sources)]
             return fcompile(text, files, options=[*self.cflags, *options, *includes], **kwargs)
 
-    def _write_tar(self, path: str, sources: Mapping[str, str]) -> None:
-        members = {f"src/{name}": body for name, body in sources.items()}
-        members |= {f"include/{name}": body for name, body in self.headers.items()}
-        members["module.mk"] = module_makefile(self.target, list(sources), self.cflags)
+    def write_tar(
+        self, path: str | os.PathLike[str], extra_files: Mapping[str, bytes] | None = None
+    ) -> None:
+        """Write the gzip tar ``export_library("*.tar")`` makes: ``src/<sources>`` (with those
+        of imported source modules), ``include/<headers>``, ``module.mk`` and ``extra_files``
+        (name -> bytes, at the top: a graph factory adds ``graph.json`` and ``graph.params``).
+        """
+        sources = self.all_sources()
+        members = {f"src/{name}": body.encode() for name, body in sources.items()}
+        members |= {f"include/{name}": body.encode() for name, body in self.headers.items()}
+        members["module.mk"] = module_makefile(self.target, list(sources), self.cflags).encode()
+        for name, data in (extra_files or {}).items():
+            if not name or "/" in name or name in members:
+                raise TVMValueError(f"write_tar: extra file name {name!r} is not a free plain name")
+            members[name] = bytes(data)
         now = time.time()
-        with tarfile.open(path, "w:gz") as archive:
+        with tarfile.open(os.fspath(path), "w:gz") as archive:
             for folder in ("src", "include"):
                 info = tarfile.TarInfo(folder)
                 info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
                 archive.addfile(info)
-            for name, body in members.items():
-                data = body.encode()
+            for name, data in members.items():
                 info = tarfile.TarInfo(name)
                 info.size, info.mode, info.mtime = len(data), 0o644, now
                 archive.addfile(info, io.BytesIO(data))

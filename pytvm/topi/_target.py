@@ -1,4 +1,5 @@
-"""What operator definitions and schedules ask of the current target: vector lanes, cores.
+"""What operator definitions and schedules ask of the current target: vector lanes, cores,
+registers.
 
 The values come from ``pytvm.target.Target.current()`` when a target is active, else from the
 host target; without the target layer they fall back to 8 lanes and the process's CPU count.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["num_cores", "vector_lanes"]
+__all__ = ["num_cores", "num_registers", "vector_lanes"]
 
 _DEFAULT_LANES = 8
 
@@ -33,6 +34,14 @@ def vector_lanes(dtype: str) -> int:
         if lanes > 0:
             return lanes
     return _DEFAULT_LANES
+
+
+def num_registers() -> int | None:
+    """Registers a register tile may use on the current target (``Target.num_registers``: 8
+    on a one-lane CPU such as a Cortex-M), None without a target layer.
+    """
+    regs = getattr(_current(), "num_registers", None)
+    return regs if isinstance(regs, int) and regs > 0 else None
 
 
 def num_cores() -> int:

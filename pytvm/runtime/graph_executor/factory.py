@@ -207,6 +207,11 @@ class GraphExecutorFactory(Module):
         if self.artifact_path is not None:  # loaded from one: it already holds all three
             shutil.copyfile(self.artifact_path, file_name)
             return None
+        write_tar = getattr(self.lib, "write_tar", None)  # C source for another target
+        if callable(write_tar) and fcompile is None and os.fspath(file_name).endswith(".tar"):
+            params = save_param_dict(self.params)
+            write_tar(file_name, {"graph.json": self.graph_json.encode(), "graph.params": params})
+            return None
         get_source = getattr(self.lib, "get_source", None)
         save = getattr(self.lib, "save", None)
         object_code = self.lib.type_key == "llvm" and callable(save)  # kernels LLVM compiled

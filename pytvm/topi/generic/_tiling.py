@@ -11,7 +11,7 @@ from typing import Any
 
 from ...tir.expr import IterVar
 from .._shape import const_int
-from .._target import num_cores, vector_lanes
+from .._target import num_cores, num_registers, vector_lanes
 
 __all__ = [
     "MIN_PARALLEL_WORK",
@@ -71,7 +71,14 @@ def tile_conv_output(
 
 
 def vector_registers(dtype: str) -> int:
-    """Vector registers the target's SIMD unit has for ``dtype`` (32 with 512-bit vectors)."""
+    """Vector registers the target's SIMD unit has for ``dtype`` (32 with 512-bit vectors); on
+    a one-lane CPU the scalar registers a register tile gets (``Target.num_registers``: 8 on
+    a Cortex-M, so a tile keeps about 4 accumulators).
+    """
+    if vector_lanes(dtype) == 1:
+        regs = num_registers()
+        if regs is not None:
+            return regs
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
     return 32 if vector_lanes(dtype) * bits // 8 >= _WIDE_VECTOR_BYTES else 16
 

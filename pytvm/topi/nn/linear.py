@@ -21,7 +21,7 @@ from .. import tag
 from .._shape import const_int, op_error
 from .._target import vector_lanes
 from ..broadcast import broadcast_shape
-from ..generic._tiling import register_row_block
+from ..generic._tiling import register_row_block, vector_registers
 
 __all__ = [
     "batch_matmul",
@@ -110,9 +110,14 @@ def dense(
 
 def default_panel_width(dtype: str, units: int | None = None) -> int:
     """The panel width ``bn`` of packed weights: two vectors of ``dtype`` on the target, or
-    one when ``units`` (the output columns, if known) fit in one vector.
+    one when ``units`` (the output columns, if known) fit in one vector. On a one-lane CPU (a
+    Cortex-M) a panel is as many columns as a register tile keeps accumulators (half its
+    registers: 4), fewer when ``units`` is smaller.
     """
     lanes = vector_lanes(dtype)
+    if lanes == 1:
+        cap = max(1, vector_registers(dtype) // 2)
+        return cap if units is None else max(1, min(cap, units))
     return lanes if units is not None and units <= lanes else 2 * lanes
 
 
