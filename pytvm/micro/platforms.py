@@ -99,6 +99,10 @@ class HostPlatform(Platform):
         values: dict[str, Any] = dict(model_vars)
         values["CRT_POOL_LOG2"] = int(options["memory_pool_log2"])
         values["V"] = 1 if options["verbose"] else 0
+        workspace = options.get("workspace_size_bytes")
+        values["CRT_CONFIG_FLAGS"] = (
+            f"-DTVM_CRT_WORKSPACE_BYTES={int(workspace)}UL" if workspace else ""
+        )
         text = _mk_lines(values)
         if options.get("cc"):
             text += f"CC := {options['cc']}\n"

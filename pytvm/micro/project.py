@@ -14,8 +14,10 @@ by ``Session.create_aot_executor()``).
 Options (``options=``; TVM's names where TVM has one; unknown names are refused):
 ``verbose`` (bool: echo the build's commands), ``build_timeout`` (seconds, default 300),
 ``cc`` (host: the C compiler), ``memory_pool_log2`` (host: log2 of the CRT's array pool),
+``workspace_size_bytes`` (host: the CRT's workspace stack for kernels' scratch),
 ``icount_shift`` (qemu: QEMU's ``-icount shift``; 0 makes the device timer count instructions),
-``board`` (qemu: the board folder, ``mps2-an386``).
+``board`` (qemu: the board folder, ``mps2-an386``), ``connect_timeout`` (qemu: seconds for
+QEMU's UART and the handshake), ``config_main_stack_size`` (qemu: the main stack's bytes).
 
 Examples
 --------

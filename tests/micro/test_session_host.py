@@ -81,7 +81,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> GeneratedProject:
         [Tensor("a", (2, 3), "int32"), Tensor("b:0", (2, 3), "int32")],
         [Tensor("output", (2, 3), "int32")],
     )
-    proj = generate_project("host", model, tmp_path_factory.mktemp("hand") / "proj")
+    proj = generate_project(
+        "host", model, tmp_path_factory.mktemp("hand") / "proj", {"workspace_size_bytes": 65536}
+    )
     proj.build()
     return proj
 
@@ -119,6 +121,20 @@ def test_run_by_index_name_and_keywords(project: GeneratedProject) -> None:
         held = tvm.nd.empty((2, 3), "int32", sess.device)
         assert executor.get_output(0, out=held) is held
         np.testing.assert_array_equal(held.numpy(), 2 * B)
+
+
+def test_tvm_script_pattern_get_input_copyfrom(project: GeneratedProject) -> None:
+    """TVM's microTVM tutorials wrap the executor again and fill inputs through get_input."""
+    project.flash()
+    with Session(transport_context_manager=project.transport()) as sess:
+        executor = AotModule(sess.create_aot_executor())
+        executor.get_input("a").copyfrom(A)
+        executor.get_input(1).copyfrom(B)
+        executor.run()
+        np.testing.assert_array_equal(executor.get_output(0).numpy(), 3 * A - B)
+        executor.set_input("a", B)  # a set input is no longer overwritten by its held array
+        executor.run()
+        np.testing.assert_array_equal(executor.get_output(0).numpy(), 3 * B - B)
 
 
 def test_time_evaluator_on_run(project: GeneratedProject) -> None:

@@ -9,6 +9,10 @@ and offers ``get_num_inputs``, ``get_num_outputs``, ``get_input_index(name)``,
 one device array per input (allocated on first use) and returns outputs as new arrays on that
 device.
 
+As in TVM, ``get_input(key)`` returns the input's array itself: its staging array, loaded with
+the model's current input, and copied back into the model before each ``run`` until the input
+is set again (so ``get_input("x").copyfrom(data)`` then ``run()`` runs on ``data``).
+
 Examples
 --------
 >>> with tvm.micro.Session(project.transport()) as sess:          # doctest: +SKIP
@@ -70,19 +74,25 @@ class AotModule:
         Where the module's arrays live (a session's ``device``); default ``cpu(0)``.
     """
 
-    def __init__(self, module: Module, device: Device | None = None) -> None:
-        self.module = module
-        self.device = cpu(0) if device is None else device
-        self._set_input = module["set_input"]
-        self._get_input = module["get_input"]
-        self._get_output = module["get_output"]
-        self._run = module["run"]
-        self._num_inputs = int(module["get_num_inputs"]())
-        self._num_outputs = int(module["get_num_outputs"]())
-        info_in, info_out = module["get_input_info"], module["get_output_info"]
+    def __init__(self, module: Module | AotModule, device: Device | None = None) -> None:
+        if isinstance(module, AotModule):  # TVM scripts wrap what create_aot_executor returns
+            device = module.device if device is None else device
+            module = module.module
+        self.module: Module = module
+        self.device: Device = cpu(0) if device is None else device
+        mod = self.module
+        self._set_input = mod["set_input"]
+        self._get_input = mod["get_input"]
+        self._get_output = mod["get_output"]
+        self._run = mod["run"]
+        self._num_inputs = int(mod["get_num_inputs"]())
+        self._num_outputs = int(mod["get_num_outputs"]())
+        info_in, info_out = mod["get_input_info"], mod["get_output_info"]
         self._inputs = [TensorSpec.parse(str(info_in(i))) for i in range(self._num_inputs)]
         self._outputs = [TensorSpec.parse(str(info_out(i))) for i in range(self._num_outputs)]
         self._staged: dict[int, NDArray] = {}
+        #: Inputs whose staging array was handed out by get_input: copied in before each run.
+        self._handed_out: set[int] = set()
 
     # ------------------------------------------------------------------ description
 
@@ -137,15 +147,22 @@ class AotModule:
         """Set the inputs given by name, then run the model once on the device."""
         if input_dict:
             self.set_input(**input_dict)
+        for index in sorted(self._handed_out):
+            self._set_input(index, self._staged[index])
         self._run()
 
     def get_input(self, index: int | str, out: NDArray | None = None) -> NDArray:
-        """A copy of input ``index`` (index or name), in ``out`` when given."""
+        """Input ``index`` (index or name): copied into ``out`` when given; else the input's
+        own array, whose contents the next ``run`` uses (TVM's semantics).
+        """
         i = self._resolve(index)
-        spec = self._inputs[i]
-        target = out if out is not None else empty(spec.shape, spec.dtype, self.device)
-        self._get_input(i, target)
-        return target
+        if out is not None:
+            self._get_input(i, out)
+            return out
+        staged = self._staging(i)
+        self._get_input(i, staged)
+        self._handed_out.add(i)
+        return staged
 
     def get_output(self, index: int, out: NDArray | None = None) -> NDArray:
         """Output ``index`` as a new array on the device (or copied into ``out``)."""
@@ -182,7 +199,15 @@ class AotModule:
             )
         return self._outputs[index]
 
+    def _staging(self, index: int) -> NDArray:
+        staged = self._staged.get(index)
+        if staged is None:
+            spec = self._inputs[index]
+            staged = self._staged[index] = empty(spec.shape, spec.dtype, self.device)
+        return staged
+
     def _set_one(self, index: int, value: Any) -> None:
+        self._handed_out.discard(index)
         if isinstance(value, NDArray) and value.device == self.device:
             self._set_input(index, value)  # the device checks its dtype and shape
             return
@@ -195,9 +220,7 @@ class AotModule:
                 f"input {spec.name!r} is {spec.dtype}{list(spec.shape)}, the value given is "
                 f"{host.dtype}{list(host.shape)}; convert it (e.g. value.astype({spec.dtype!r}))"
             )
-        staged = self._staged.get(index)
-        if staged is None:
-            staged = self._staged[index] = empty(spec.shape, spec.dtype, self.device)
+        staged = self._staging(index)
         staged.copyfrom(host)
         self._set_input(index, staged)
 
