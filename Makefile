@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 LINT_PATHS := $(wildcard pytvm tests bench examples scripts)
 
-.PHONY: demo test bench lint typecheck clean distclean crt crt-test clang crt-cross-compiler
+.PHONY: demo test bench lint typecheck clean distclean crt crt-test clang crt-cross-compiler mcu
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +56,20 @@ crt-cross-compiler:
 	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$PKGS >/dev/null; }; \
 	fi
 
-test: $(VENV)/.installed-test clang crt-cross-compiler
+# Microcontroller boards (pytvm/src/crt/boards) are built with the Arm cross compiler and run in
+# QEMU (tests/crt/test_board_qemu.py): install both from Debian's packages when missing.
+mcu:
+	@if ! command -v arm-none-eabi-gcc >/dev/null 2>&1 || \
+	    ! ls /usr/lib/arm-none-eabi/include/string.h >/dev/null 2>&1 || \
+	    ! command -v qemu-system-arm >/dev/null 2>&1; then \
+	  echo "installing gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm from Debian's packages"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  PKGS="gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"; \
+	  $$SUDO apt-get install -y --no-install-recommends $$PKGS >/dev/null || \
+	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$PKGS >/dev/null; }; \
+	fi
+
+test: $(VENV)/.installed-test clang crt-cross-compiler mcu
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # pytvm-device (CRT + MinRPC over two file descriptors) into build/crt/.

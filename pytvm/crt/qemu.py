@@ -121,7 +121,7 @@ class QemuBoard:
             "-kernel",
             str(self.elf),
             "-serial",
-            f"tcp:127.0.0.1:{port}",
+            f"tcp:127.0.0.1:{port},nodelay=on",
         ]
         if self.icount_shift is not None:
             cmd += ["-icount", f"shift={self.icount_shift}"]

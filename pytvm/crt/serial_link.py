@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from ..rpc.wire.serial_link import (
     HEADER_SIZE,
+    MIN_MAX_PAYLOAD,
     SESSION_VERSION,
+    START_BODY_SIZE,
     EventKind,
     LinkEvent,
     LinkState,
@@ -14,11 +16,14 @@ from ..rpc.wire.serial_link import (
     SerialLink,
     decode_message,
     encode_message,
+    start_limit,
 )
 
 __all__ = [
     "HEADER_SIZE",
+    "MIN_MAX_PAYLOAD",
     "SESSION_VERSION",
+    "START_BODY_SIZE",
     "EventKind",
     "LinkEvent",
     "LinkState",
@@ -26,4 +31,5 @@ __all__ = [
     "SerialLink",
     "decode_message",
     "encode_message",
+    "start_limit",
 ]

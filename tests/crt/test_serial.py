@@ -149,7 +149,7 @@ class CSide:
         if op == "state":
             words = self.ask("state")[0].split()
             keys = {"state": "state", "id": "session_id", "nonce": "nonce"}
-            keys.update(dropped="dropped", errors="errors")
+            keys.update(dropped="dropped", errors="errors", limit="tx_limit")
             return {keys[words[i]]: int(words[i + 1]) for i in range(0, len(words), 2)}
         rc, events, tx = 0, [], ""
         for line in self.ask("start" if op == "start" else f"{op} {hx(data)}"):
@@ -183,7 +183,7 @@ class PySide:
         self.session = SerialLink(
             self.tx.append,
             max_payload=spec["max_payload"],
-            tx_max_payload=spec["tx_max_payload"],
+            tx_max_payload=spec["tx_max_payload"] or None,
             nonce_source=lambda: nonces.pop(0) if nonces else 0,
         )
 
@@ -196,6 +196,7 @@ class PySide:
                 "nonce": s.local_nonce,
                 "dropped": s.dropped,
                 "errors": s.unframer.errors,
+                "tx_limit": s.tx_max_payload,
             }
         rc, events = 0, []
         try:
@@ -238,7 +239,7 @@ def python_harness(commands: list[str]) -> list[list[str]]:
         elif op == "decode":
             answers.append(python_decode_lines(int(args[0]), data))
         elif op == "session":
-            rx_max, tx_max = int(args[0]), int(args[1]) or DEFAULT_MAX_PAYLOAD
+            rx_max, tx_max = int(args[0]), int(args[1])
             spec = {"nonces": data.hex(), "max_payload": rx_max, "tx_max_payload": tx_max}
             try:
                 py = PySide(spec)
@@ -254,7 +255,7 @@ def python_harness(commands: list[str]) -> list[list[str]]:
             answers.append(
                 [
                     f"state {got['state']} id {got['session_id']} nonce {got['nonce']} "
-                    f"dropped {got['dropped']} errors {got['errors']}"
+                    f"dropped {got['dropped']} errors {got['errors']} limit {got['tx_limit']}"
                 ]
             )
         else:

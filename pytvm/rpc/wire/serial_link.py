@@ -8,8 +8,10 @@ byte. Every frame payload
     type:u8 | session_id:u16le | body
 
 ======================  ========================================================================
-``START_INIT`` (1)      body ``01`` (version); id = the initiator's nonce (1..255), high byte 0
-``START_REPLY`` (2)     body ``01``; id = initiator nonce | responder nonce << 8
+``START_INIT`` (1)      body ``01 | max_payload:u32le`` (version, frame limit); id = the
+                        initiator's nonce (1..255), high byte 0
+``START_REPLY`` (2)     body ``01 | max_payload:u32le``; id = initiator nonce | responder
+                        nonce << 8
 ``NORMAL`` (3)          application bytes (the RPC byte stream) of the established session;
                         an empty one is an end mark (see :meth:`SerialLink.send_mark`)
 ``LOG`` (4)             text from the sender, accepted whatever its id
@@ -21,6 +23,13 @@ of its own, answers ``START_REPLY`` and is ``ESTABLISHED`` (a ``STARTED`` event:
 it had is over). The initiator is ``ESTABLISHED`` when the reply for its current nonce arrives.
 ``NORMAL`` messages are delivered only for the established id, so stale-session traffic is
 dropped; so are unknown types, short messages and other versions (counted in ``dropped``).
+
+Frame limits: ``max_payload`` in a ``START`` body is the largest frame payload its sender
+accepts. Each side sends frames of at most the peer's announced limit (bounded by its own
+``tx_max_payload`` cap, if given), so no frame over the receiver's buffer is ever sent. A body of
+fewer than 5 bytes (the version byte alone, as older peers send it) means the default
+:data:`DEFAULT_MAX_PAYLOAD`; older peers read only the version byte, so they accept the longer
+body. A limit below :data:`MIN_MAX_PAYLOAD` makes the ``START`` malformed (dropped).
 
 Ids change on every restart: an initiator avoids 0, its previous nonce and the current id's low
 byte; a responder avoids 0 and the current id; a clashing nonce ``x`` becomes ``x % 255 + 1``.
@@ -50,7 +59,9 @@ from .serial_framing import DEFAULT_MAX_PAYLOAD, Framer, Unframer
 
 __all__ = [
     "HEADER_SIZE",
+    "MIN_MAX_PAYLOAD",
     "SESSION_VERSION",
+    "START_BODY_SIZE",
     "EventKind",
     "LinkEvent",
     "LinkState",
@@ -58,12 +69,18 @@ __all__ = [
     "SerialLink",
     "decode_message",
     "encode_message",
+    "start_limit",
 ]
 
 SESSION_VERSION = 1
 HEADER_SIZE = 3
+#: A START body with a frame limit: version + ``max_payload:u32le``.
+START_BODY_SIZE = 5
+#: The smallest frame payload limit: room for a START message with its limit.
+MIN_MAX_PAYLOAD = HEADER_SIZE + START_BODY_SIZE
 _HEADER = struct.Struct("<BH")
-_VERSION_BODY = bytes([SESSION_VERSION])
+_START_BODY = struct.Struct("<BI")
+_MAX_U32 = 0xFFFFFFFF
 
 Bytes = bytes | bytearray | memoryview
 
@@ -115,6 +132,16 @@ def decode_message(payload: Bytes) -> tuple[int, int, bytes] | None:
     return msg_type, session_id, bytes(payload[HEADER_SIZE:])
 
 
+def start_limit(body: bytes) -> int | None:
+    """The frame limit a START body announces; ``None`` when the body is malformed."""
+    if body[:1] != bytes([SESSION_VERSION]):
+        return None
+    if len(body) < START_BODY_SIZE:
+        return DEFAULT_MAX_PAYLOAD  # the version byte alone: an older peer
+    limit: int = _START_BODY.unpack_from(body)[1]
+    return limit if limit >= MIN_MAX_PAYLOAD else None
+
+
 def _next_nonce(value: int) -> int:
     return value % 255 + 1
 
@@ -126,9 +153,11 @@ def _random_nonce() -> int:
 class SerialLink:
     """One side of a serial session: feed it received bytes, it writes frames through ``write``.
 
-    ``max_payload`` bounds received frames; ``tx_max_payload`` (the peer's bound, by default
-    the same) is the largest frame payload :meth:`send` writes. ``nonce_source`` returns a byte
-    per handshake (default: :mod:`secrets`). Not thread-safe: the caller serialises calls.
+    ``max_payload`` bounds received frames and is announced to the peer in the handshake; what
+    :meth:`send` writes is bounded by the peer's announced limit (:attr:`peer_max_payload`,
+    :data:`DEFAULT_MAX_PAYLOAD` until a handshake) and by ``tx_max_payload`` when given.
+    ``nonce_source`` returns a byte per handshake (default: :mod:`secrets`). Not thread-safe:
+    the caller serialises calls.
     """
 
     def __init__(
@@ -139,14 +168,17 @@ class SerialLink:
         tx_max_payload: int | None = None,
         nonce_source: Callable[[], int] | None = None,
     ) -> None:
-        tx_max = max_payload if tx_max_payload is None else tx_max_payload
-        for name, value in (("max_payload", max_payload), ("tx_max_payload", tx_max)):
-            if value <= HEADER_SIZE:
+        for name, value in (("max_payload", max_payload), ("tx_max_payload", tx_max_payload)):
+            if value is not None and value < MIN_MAX_PAYLOAD:
                 raise ValueError(
-                    f"{name} {value} leaves no room for a message after the {HEADER_SIZE}-byte "
-                    "header; pass a frame payload limit of at least 4"
+                    f"{name} {value} leaves no room for a START message ({HEADER_SIZE}-byte "
+                    f"header, {START_BODY_SIZE}-byte body); pass a frame payload limit of at "
+                    f"least {MIN_MAX_PAYLOAD}"
                 )
-        self.tx_max_payload = tx_max
+        self.max_payload = max_payload
+        self.tx_cap = tx_max_payload
+        self.peer_max_payload = DEFAULT_MAX_PAYLOAD
+        self._start_body = _START_BODY.pack(SESSION_VERSION, min(max_payload, _MAX_U32))
         self.unframer = Unframer(max_payload)
         self._framer = Framer(write)
         self._nonce = nonce_source or _random_nonce
@@ -154,6 +186,13 @@ class SerialLink:
         self.session_id = 0
         self.local_nonce = 0
         self.dropped = 0
+
+    @property
+    def tx_max_payload(self) -> int:
+        """The largest frame payload this side sends now (the peer's limit, capped)."""
+        if self.tx_cap is None:
+            return self.peer_max_payload
+        return min(self.tx_cap, self.peer_max_payload)
 
     @property
     def established(self) -> bool:
@@ -172,7 +211,7 @@ class SerialLink:
             nonce = _next_nonce(nonce)
         self.local_nonce = nonce
         self.state = LinkState.STARTING
-        self._write_message(MessageType.START_INIT, nonce, _VERSION_BODY)
+        self._write_message(MessageType.START_INIT, nonce, self._start_body)
 
     def send(self, data: Bytes) -> None:
         """Send ``data`` as ``NORMAL`` messages, split to fit ``tx_max_payload``."""
@@ -239,25 +278,29 @@ class SerialLink:
     def _on_start_init(self, session_id: int, body: bytes) -> LinkEvent | None:
         """Answer a peer's ``START_INIT``; ``None`` when it is to be dropped."""
         low, high = session_id & 0xFF, session_id >> 8
+        limit = start_limit(body)
         if (
-            body[:1] != _VERSION_BODY
+            limit is None
             or high != 0
             or low == 0
             or (self.state == LinkState.STARTING and self.local_nonce >= low)
         ):
             return None
+        self.peer_max_payload = limit
         return self._answer_start(low)
 
     def _on_start_reply(self, session_id: int, body: bytes) -> LinkEvent | None:
         """Take the reply to our ``START_INIT``; ``None`` when it is to be dropped."""
         low, high = session_id & 0xFF, session_id >> 8
+        limit = start_limit(body)
         if (
-            body[:1] != _VERSION_BODY
+            limit is None
             or high == 0
             or self.state != LinkState.STARTING
             or low != self.local_nonce
         ):
             return None
+        self.peer_max_payload = limit
         self.session_id = session_id
         self.state = LinkState.ESTABLISHED
         return LinkEvent(EventKind.STARTED, b"", session_id)
@@ -273,5 +316,5 @@ class SerialLink:
             mine = _next_nonce(mine)
         self.session_id = session_id
         self.state = LinkState.ESTABLISHED
-        self._write_message(MessageType.START_REPLY, session_id, _VERSION_BODY)
+        self._write_message(MessageType.START_REPLY, session_id, self._start_body)
         return LinkEvent(EventKind.STARTED, b"", session_id)

@@ -28,7 +28,28 @@ static void emit(pytvm_serial_session* s, int event, const uint8_t* body, size_t
   s->config.on_event(s->config.event_ctx, event, body, n);
 }
 
-static const uint8_t kVersion[1] = {PYTVM_SERIAL_SESSION_VERSION};
+/* Write a START message: the version and this side's frame limit (rx_capacity, u32le). */
+static int write_start(pytvm_serial_session* s, uint8_t type, uint16_t id) {
+  uint8_t body[PYTVM_SERIAL_START_BODY_SIZE];
+  uint32_t limit = 0xFFFFFFFFu;
+  if (s->config.rx_capacity < (size_t)limit) limit = (uint32_t)s->config.rx_capacity;
+  body[0] = PYTVM_SERIAL_SESSION_VERSION;
+  body[1] = (uint8_t)(limit & 0xFFu);
+  body[2] = (uint8_t)((limit >> 8) & 0xFFu);
+  body[3] = (uint8_t)((limit >> 16) & 0xFFu);
+  body[4] = (uint8_t)(limit >> 24);
+  return pytvm_serial_write_message(&s->encoder, type, id, body, sizeof(body));
+}
+
+/* The frame limit a START body announces: 0 if malformed, the default for a version-only body. */
+static uint32_t start_limit(const uint8_t* body, size_t n) {
+  uint32_t limit;
+  if (n < 1u || body[0] != PYTVM_SERIAL_SESSION_VERSION) return 0u;
+  if (n < PYTVM_SERIAL_START_BODY_SIZE) return PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD;
+  limit = (uint32_t)body[1] | ((uint32_t)body[2] << 8) | ((uint32_t)body[3] << 16) |
+          ((uint32_t)body[4] << 24);
+  return limit < PYTVM_SERIAL_MIN_MAX_PAYLOAD ? 0u : limit;
+}
 
 /* A valid START_INIT arrived: become the responder of a new session. */
 static void answer_start(pytvm_serial_session* s, uint8_t initiator_nonce) {
@@ -43,8 +64,7 @@ static void answer_start(pytvm_serial_session* s, uint8_t initiator_nonce) {
   s->session_id = id;
   s->state = PYTVM_SERIAL_SESSION_ESTABLISHED;
   /* A lost reply is recovered by the initiator restarting; the session is set up regardless. */
-  (void)pytvm_serial_write_message(&s->encoder, PYTVM_SERIAL_MSG_START_REPLY, id, kVersion,
-                                   sizeof(kVersion));
+  (void)write_start(s, PYTVM_SERIAL_MSG_START_REPLY, id);
   emit(s, PYTVM_SERIAL_EVENT_STARTED, NULL, 0);
 }
 
@@ -54,6 +74,7 @@ static void on_frame(void* ctx, const uint8_t* payload, size_t n) {
   size_t body_n;
   uint16_t id;
   uint8_t low, high;
+  uint32_t limit;
   if (n < PYTVM_SERIAL_MESSAGE_HEADER_SIZE) {
     s->dropped++;
     return;
@@ -62,21 +83,24 @@ static void on_frame(void* ctx, const uint8_t* payload, size_t n) {
   id = (uint16_t)(payload[1] | ((unsigned)payload[2] << 8));
   low = payload[1];
   high = payload[2];
+  limit = start_limit(body, body_n);
   switch (payload[0]) {
     case PYTVM_SERIAL_MSG_START_INIT:
-      if (body_n < 1 || body[0] != PYTVM_SERIAL_SESSION_VERSION || high != 0 || low == 0 ||
+      if (limit == 0u || high != 0 || low == 0 ||
           (s->state == PYTVM_SERIAL_SESSION_STARTING && s->local_nonce >= low)) {
         s->dropped++;
         return;
       }
+      s->peer_max_payload = limit;
       answer_start(s, low);
       return;
     case PYTVM_SERIAL_MSG_START_REPLY:
-      if (body_n < 1 || body[0] != PYTVM_SERIAL_SESSION_VERSION || high == 0 ||
-          s->state != PYTVM_SERIAL_SESSION_STARTING || low != s->local_nonce) {
+      if (limit == 0u || high == 0 || s->state != PYTVM_SERIAL_SESSION_STARTING ||
+          low != s->local_nonce) {
         s->dropped++;
         return;
       }
+      s->peer_max_payload = limit;
       s->session_id = id;
       s->state = PYTVM_SERIAL_SESSION_ESTABLISHED;
       emit(s, PYTVM_SERIAL_EVENT_STARTED, NULL, 0);
@@ -100,12 +124,12 @@ static void on_frame(void* ctx, const uint8_t* payload, size_t n) {
 int pytvm_serial_session_init(pytvm_serial_session* s, const pytvm_serial_session_config* config) {
   if (config == NULL || config->write == NULL || config->nonce == NULL ||
       config->on_event == NULL || config->rx_buffer == NULL ||
-      config->rx_capacity < PYTVM_SERIAL_MESSAGE_HEADER_SIZE + 1u) {
+      config->rx_capacity < PYTVM_SERIAL_MIN_MAX_PAYLOAD ||
+      (config->tx_max_payload != 0u && config->tx_max_payload < PYTVM_SERIAL_MIN_MAX_PAYLOAD)) {
     return PYTVM_SERIAL_ERR_ARG;
   }
   s->config = *config;
-  if (s->config.tx_max_payload == 0) s->config.tx_max_payload = PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD;
-  if (s->config.tx_max_payload <= PYTVM_SERIAL_MESSAGE_HEADER_SIZE) return PYTVM_SERIAL_ERR_ARG;
+  s->peer_max_payload = PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD;
   pytvm_serial_decoder_init(&s->decoder, config->rx_buffer, config->rx_capacity, on_frame, s);
   pytvm_serial_encoder_init(&s->encoder, config->write, config->write_ctx);
   s->session_id = 0;
@@ -127,12 +151,16 @@ int pytvm_serial_session_start(pytvm_serial_session* s) {
   }
   s->local_nonce = nonce;
   s->state = PYTVM_SERIAL_SESSION_STARTING;
-  return pytvm_serial_write_message(&s->encoder, PYTVM_SERIAL_MSG_START_INIT, nonce, kVersion,
-                                    sizeof(kVersion));
+  return write_start(s, PYTVM_SERIAL_MSG_START_INIT, nonce);
+}
+
+uint32_t pytvm_serial_session_tx_limit(const pytvm_serial_session* s) {
+  uint32_t cap = s->config.tx_max_payload;
+  return (cap != 0u && cap < s->peer_max_payload) ? cap : s->peer_max_payload;
 }
 
 int pytvm_serial_session_send(pytvm_serial_session* s, const uint8_t* data, size_t n) {
-  size_t chunk = s->config.tx_max_payload - PYTVM_SERIAL_MESSAGE_HEADER_SIZE;
+  size_t chunk = (size_t)pytvm_serial_session_tx_limit(s) - PYTVM_SERIAL_MESSAGE_HEADER_SIZE;
   int rc;
   if (s->state != PYTVM_SERIAL_SESSION_ESTABLISHED) return PYTVM_SERIAL_ERR_NO_SESSION;
   while (n > 0) {
@@ -147,7 +175,7 @@ int pytvm_serial_session_send(pytvm_serial_session* s, const uint8_t* data, size
 }
 
 int pytvm_serial_session_send_log(pytvm_serial_session* s, const uint8_t* text, size_t n) {
-  if (n > s->config.tx_max_payload - PYTVM_SERIAL_MESSAGE_HEADER_SIZE) {
+  if (n > (size_t)pytvm_serial_session_tx_limit(s) - PYTVM_SERIAL_MESSAGE_HEADER_SIZE) {
     return PYTVM_SERIAL_ERR_TOO_LONG;
   }
   return pytvm_serial_write_message(&s->encoder, PYTVM_SERIAL_MSG_LOG, s->session_id, text, n);

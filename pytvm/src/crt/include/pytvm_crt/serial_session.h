@@ -7,13 +7,23 @@
  *     type:u8 | session_id:u16le | body
  *
  * Message types:
- *   1 START_INIT   body = version (1). session_id = the initiator's nonce (1..255), high byte 0.
- *   2 START_REPLY  body = version (1). session_id = initiator nonce | responder nonce << 8.
+ *   1 START_INIT   body = version (1) | max_payload:u32le. session_id = the initiator's nonce
+ *                  (1..255), high byte 0.
+ *   2 START_REPLY  body = version (1) | max_payload:u32le. session_id = initiator nonce |
+ *                  responder nonce << 8.
  *   3 NORMAL       body = application bytes (the RPC byte stream), for the established id;
  *                  an empty body is an end mark (the sender is at a packet boundary, see
  *                  serial_rpc.h); byte-stream readers skip it.
  *   4 LOG          body = text from the sender, accepted whatever its session id.
  * Anything else (unknown type, short message, wrong version) is dropped and counted.
+ *
+ * Frame limits. max_payload in a START body is the largest frame payload its sender accepts
+ * (its receive buffer, rx_capacity). Each side sends frames of at most the limit the peer
+ * announced (and at most its own tx_max_payload, if set), so a frame over the receiver's buffer
+ * is never sent. A START body of fewer than 5 bytes (the original form: the version byte alone,
+ * as older peers send it) announces nothing and means PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD; older
+ * peers read only the version byte, so they accept the longer body. A limit below
+ * PYTVM_SERIAL_MIN_MAX_PAYLOAD makes the START malformed (dropped).
  *
  * Handshake. Either side may (re)start at any time: it picks a nonce byte, sends START_INIT and
  * is STARTING. A side receiving a valid START_INIT picks its own nonce, combines both into the
@@ -75,14 +85,17 @@ typedef void (*pytvm_serial_event_fn)(void* ctx, int event, const uint8_t* body,
 
 typedef struct {
   uint8_t* rx_buffer; /*!< assembles received frames */
-  size_t rx_capacity; /*!< largest accepted frame payload (header included; at least 4) */
+  /*! largest accepted frame payload (header included; at least PYTVM_SERIAL_MIN_MAX_PAYLOAD),
+   *  announced to the peer in the handshake (values over 2^32 - 1 announce 2^32 - 1) */
+  size_t rx_capacity;
   pytvm_serial_write_fn write;
   void* write_ctx;
   pytvm_serial_nonce_fn nonce;
   void* nonce_ctx;
   pytvm_serial_event_fn on_event;
   void* event_ctx;
-  /*! largest frame payload the peer accepts; send() splits data to fit. 0: the default 4096. */
+  /*! a bound on the frames this side sends (0: none); send() splits data to the smaller of it and
+   *  the limit the peer announced (PYTVM_SERIAL_DEFAULT_MAX_PAYLOAD before any handshake) */
   uint32_t tx_max_payload;
 } pytvm_serial_session_config;
 
@@ -94,14 +107,19 @@ typedef struct {
   uint8_t local_nonce; /*!< nonce of the last START_INIT this side sent */
   uint8_t state;
   uint32_t dropped; /*!< valid frames dropped: stale, unexpected or malformed messages */
+  uint32_t peer_max_payload; /*!< the peer's announced frame limit (default until it does) */
 } pytvm_serial_session;
 
-/*! \brief Set up an IDLE session; ERR_ARG if a callback or the buffer is missing, rx_capacity
- *  < 4 or tx_max_payload <= 3 (no room for a START message). */
+/*! \brief Set up an IDLE session; ERR_ARG if a callback or the buffer is missing, or
+ *  rx_capacity or a nonzero tx_max_payload is below PYTVM_SERIAL_MIN_MAX_PAYLOAD (no room for a
+ *  START message). */
 int pytvm_serial_session_init(pytvm_serial_session* s, const pytvm_serial_session_config* config);
 /*! \brief Send START_INIT with a fresh nonce (start, or restart a running session). */
 int pytvm_serial_session_start(pytvm_serial_session* s);
-/*! \brief Send `n` bytes as NORMAL messages (split to tx_max_payload); ERR_NO_SESSION unless
+/*! \brief The largest frame payload this side sends now: the peer's announced limit, bounded
+ *  by tx_max_payload when that is set. */
+uint32_t pytvm_serial_session_tx_limit(const pytvm_serial_session* s);
+/*! \brief Send `n` bytes as NORMAL messages (split to the tx limit); ERR_NO_SESSION unless
  *  ESTABLISHED. Sends nothing for n == 0. */
 int pytvm_serial_session_send(pytvm_serial_session* s, const uint8_t* data, size_t n);
 /*! \brief Send one LOG message with the current id, in any state; ERR_TOO_LONG if it does not

@@ -18,6 +18,7 @@
  *   rx <hex>                         -> started <id> | data <hex> | log <hex> per event, in order,
  *                                       then tx <hex> if it wrote anything
  *   state                            -> state <s> id <n> nonce <n> dropped <n> errors <n>
+ *                                       limit <n> (the tx limit: see serial_session.h)
  *
  * The write callback accepts at most 5 bytes per call, to exercise partial writes.
  *
@@ -231,9 +232,11 @@ static void run(char* command) {
     }
     flush_tx();
   } else if (strcmp(words[0], "state") == 0) {
-    printf("state %u id %u nonce %u dropped %lu errors %lu\n", (unsigned)g_session.state,
-           (unsigned)g_session.session_id, (unsigned)g_session.local_nonce,
-           (unsigned long)g_session.dropped, (unsigned long)g_session.decoder.errors);
+    printf("state %u id %u nonce %u dropped %lu errors %lu limit %lu\n",
+           (unsigned)g_session.state, (unsigned)g_session.session_id,
+           (unsigned)g_session.local_nonce, (unsigned long)g_session.dropped,
+           (unsigned long)g_session.decoder.errors,
+           (unsigned long)pytvm_serial_session_tx_limit(&g_session));
   } else {
     printf("error unknown command %s\n", words[0]);
   }
