@@ -46,6 +46,9 @@ class ExprPrinter:
         self.fail: Callable[[], str] | None = None
         #: The C expression of the kernel's device id (arrays built for packed calls).
         self.dev_id = "0"
+        #: Written before each braced group in an expression (GNU's ``({ ... })``, which a
+        #: ``Let`` and a few intrinsics print): ``"__extension__ "`` keeps ``-pedantic`` quiet.
+        self.group_prefix = ""
         self._temps = 0
 
     def new_temp(self) -> int:
@@ -89,7 +92,10 @@ class ExprPrinter:
         if isinstance(e, E.Let):
             var = self.name(e.var)
             value = self.scalar(e.value)
-            return f"({{ {c_scalar_type(e.var.dtype)} {var} = {value}; {self.scalar(e.body)}; }})"
+            body = self.scalar(e.body)
+            return (
+                f"{self.group_prefix}({{ {c_scalar_type(e.var.dtype)} {var} = {value}; {body}; }})"
+            )
         if isinstance(e, E.Call):
             # a scalar pow stays powf: GCC keeps the loop of its expression scalar (and slower)
             expanded = expand_vector_math(e) if e.op != "tir.pow" else None
@@ -135,7 +141,7 @@ class ExprPrinter:
             # the value in a register first: a select stored into the union would be a branch
             value = f"pytvm_r{self.new_temp()}"
             union = f"((union {{ {src} from; {dst} to; }}){{ .from = {value} }}).to"
-            return f"({{ {src} {value} = {arg(e.args[0])}; {union}; }})"
+            return f"{self.group_prefix}({{ {src} {value} = {arg(e.args[0])}; {union}; }})"
         if is_dot_u8s8_s32(e):  # portable: four byte products (VNNI in the LLVM path)
             acc, a, b = (arg(x) for x in e.args)
             n = self.new_temp()
@@ -145,8 +151,8 @@ class ExprPrinter:
                 for k in range(4)
             )
             return (
-                f"({{ uint32_t pytvm_a{n} = {a}; uint32_t pytvm_b{n} = (uint32_t){b}; "
-                f"(int32_t)({acc} + {terms}); }})"
+                f"{self.group_prefix}({{ uint32_t pytvm_a{n} = {a}; "
+                f"uint32_t pytvm_b{n} = (uint32_t){b}; (int32_t)({acc} + {terms}); }})"
             )
         if op == "tir.sigmoid":
             one = "1.0f" if scalar_of(e.dtype) == "float32" else "1.0"

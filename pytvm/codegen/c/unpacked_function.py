@@ -56,6 +56,7 @@ class UnpackedFunctionEmitter(CFunctionEmitter):
 
     def _printer(self, printer: ExprPrinter) -> ExprPrinter:
         printer.fail = None  # no packed calls: they need a runtime
+        printer.group_prefix = "__extension__ "  # GCC's and Clang's braced groups, -pedantic
         return printer
 
     def emit(self) -> str:

@@ -44,7 +44,7 @@ def cnn_host(cnn_small: tuple[onnx.ModelProto, Any, Any]) -> AOTExecutorFactoryM
 
 def two_io_model() -> onnx.ModelProto:
     """Inputs ``x`` and ``y.bias`` (a name C cannot spell); outputs ``relu`` and ``logits``
-    (a flatten in between: a view, no kernel).
+    (a flatten in between: a view, no kernel; a softmax, whose exp prints braced groups).
     """
     rng = np.random.default_rng(7)
     w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32) * 0.3
@@ -54,7 +54,8 @@ def two_io_model() -> onnx.ModelProto:
         helper.make_node("Add", ["conv", "y.bias"], ["sum"]),
         helper.make_node("Relu", ["sum"], ["relu"]),
         helper.make_node("Flatten", ["relu"], ["flat"]),
-        helper.make_node("Gemm", ["flat", "fc"], ["logits"], transB=1),
+        helper.make_node("Gemm", ["flat", "fc"], ["scores"], transB=1),
+        helper.make_node("Softmax", ["scores"], ["logits"], axis=1),
     ]
     graph = helper.make_graph(
         nodes,
