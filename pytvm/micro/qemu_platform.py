@@ -34,7 +34,9 @@ class _QemuDevice(FlashedDevice):
         """The serial transport over the running board's UART."""
         board = self.board
         return SerialTransport(
-            connect=lambda timeout: board.connect_session(),
+            connect=lambda timeouts: board.connect_session(
+                session_timeout=timeouts.session_established_timeout_sec
+            ),
             stop=board.close,
             description=board.name,
         )

@@ -74,13 +74,13 @@ class HostTransport(Transport):
 
 
 class SerialTransport(Transport):
-    """A board's serial link: ``connect(timeout)`` returns the RPC session over the framing
+    """A board's serial link: ``connect(timeouts)`` returns the RPC session over the framing
     handshake (``rpc.connect_serial``), ``stop()`` ends the board.
     """
 
     def __init__(
         self,
-        connect: Callable[[float], RPCSession],
+        connect: Callable[[TransportTimeouts], RPCSession],
         stop: Callable[[], Any],
         description: str,
     ) -> None:
@@ -88,10 +88,12 @@ class SerialTransport(Transport):
         self._session: RPCSession | None = None
 
     def open_session(self, session_name: str, timeouts: TransportTimeouts) -> RPCSession:
-        """Handshake with the board within ``session_start_timeout_sec``."""
+        """Handshake with the board; later waits are bounded by
+        ``session_established_timeout_sec``.
+        """
         if self._session is not None:
             raise TVMValueError(f"transport to {self.description} is already open")
-        self._session = self._connect(timeouts.session_start_timeout_sec)
+        self._session = self._connect(timeouts)
         return self._session
 
     def close(self) -> None:
