@@ -9,6 +9,8 @@ model/src/*.c, model/include/*.h
     the model's C: kernels, ``tvmgen_default_run``, the static workspace, the weights as const
     arrays (the AOT factory's ``export_library("model.tar")``, or with ``--mlf`` the
     ``codegen/host`` part of a Model Library Format archive, ``model.mlf.tar``)
+model/host_cflags, model/board_cflags
+    the module's compiler flags for the machine its target names (the other file empty)
 bundle_data.h
     the input arrays (from ``--input FILE.npy``, else the model script's ``input_for``), the
     output buffers, their descriptions and ``bundle_bind()`` for ``main.c``
@@ -243,6 +245,12 @@ def build(
     out.mkdir(parents=True, exist_ok=True)
     factory = build_aot(model, target)
     model_dir = export_model(factory, out, mlf)
+    # the module's flags (-march=native for "c", -mcpu=cortex-m4 ... for a Cortex-M4) for the
+    # build of the machine the model was compiled for; -I flags are the Makefile's
+    flags = " ".join(f for f in factory.lib.cflags if not f.startswith("-I"))
+    is_host = bool(factory.target.is_host)
+    (model_dir / "host_cflags").write_text((flags if is_host else "") + "\n")
+    (model_dir / "board_cflags").write_text(("" if is_host else flags) + "\n")
     np.save(out / "input.npy", x)
     (out / "input0.bin").write_bytes(np.ascontiguousarray(x).tobytes())
     expected = onnxruntime_output(model, inp_name, x)
