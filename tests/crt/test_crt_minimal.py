@@ -25,7 +25,8 @@ SIZE_LINE = re.compile(
     re.MULTILINE,
 )
 CROSS_CC = "arm-none-eabi-gcc"
-MINIMAL_BUDGETS = {"cortex-m4": 12 * 1024, "x86-64": 16 * 1024}
+# Cortex-M4: 12 KiB until the serial handshake carried frame limits (+71 B), now 12.5 KiB.
+MINIMAL_BUDGETS = {"cortex-m4": 12 * 1024 + 512, "x86-64": 16 * 1024}
 
 
 def test_minimal_device_serves_echo_copies_and_calls() -> None:
