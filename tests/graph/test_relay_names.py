@@ -42,8 +42,10 @@ def test_relay_graph_built_by_hand() -> None:
     np.testing.assert_array_equal(m.get_output(0).numpy(), [[0, 2, 0], [4, 0, 6]])
 
 
-def test_relay_build_refuses_another_executor() -> None:
+def test_relay_build_refuses_unknown_executors_and_aot_on_the_cpp_runtime() -> None:
     x = relay.var("x", shape=(2,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.Call("exp", [x])))
-    with pytest.raises(ValueError, match=r"executor='aot' is not supported; use 'graph'"):
-        relay.build(mod, target="llvm", executor="aot")
+    with pytest.raises(ValueError, match=r"executor 'vm' is not registered; choose one of"):
+        relay.build(mod, target="llvm", executor="vm")
+    with pytest.raises(ValueError, match=r"use Runtime\('crt'\), got Runtime\('cpp'"):
+        relay.build(mod, target="c", executor="aot")
