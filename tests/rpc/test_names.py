@@ -46,6 +46,9 @@ _MIRRORED_IR_NAMES = {
     "GraphExecutor": ["pytvm.relay.executor", "pytvm.runtime.graph_executor.executor"],
     # TVM's topi.nn.conv2d.Workload and topi.nn.depthwise_conv2d.Workload.
     "Workload": ["pytvm.topi.nn.conv2d", "pytvm.topi.nn.depthwise_conv2d"],
+    # TVM's contrib.hexagon transport (the accelerator's channel) and tvm.micro.transport's base
+    # class (how a microTVM session reaches its board).
+    "Transport": ["pytvm.contrib.hexagon.transport", "pytvm.micro.transport"],
 }
 
 
