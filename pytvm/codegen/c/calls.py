@@ -13,6 +13,7 @@ value is what the callee returned, read as the call's type.
 
 ``call_extern``/``call_pure_extern("f", args...)`` call the C function ``f`` directly; one not
 declared by the headers generated code includes gets a prototype from the argument types.
+The intrinsic helpers of ``topi.cortex_m.dsp`` (``pytvm_smlad``, ...) get their definition.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Protocol
 from ...ffi.errors import TVMValueError
 from ...tir import expr as E
 from ...tir.expr import is_float, lanes_of
+from ...topi.cortex_m.dsp import C_HELPERS
 from ..abi import CPU_DEVICE, EXTERNAL_CALL_OPS, dl_type_fields
 from ..libc_names import C_LIBRARY_NAMES
 from .types import c_scalar_type
@@ -98,7 +100,9 @@ def _extern(p: _ExprPrinter, e: E.Call, arg: Callable[[E.PrimExpr], str]) -> str
     if not name.isidentifier() or not name.isascii():
         raise TVMValueError(f"{e.op}: {name!r} is not the name of a C function")
     args = e.args[1:]
-    if name not in C_LIBRARY_NAMES and name not in p.extern_decls:
+    if name in C_HELPERS:  # an intrinsic helper: its definition instead of a prototype
+        p.extern_decls.setdefault(name, C_HELPERS[name])
+    elif name not in C_LIBRARY_NAMES and name not in p.extern_decls:
         params = ", ".join(_c_type(a.dtype) for a in args) or "void"
         p.extern_decls[name] = f"extern {_c_type(e.dtype)} {name}({params});"
     return f"{name}({', '.join(arg(a) for a in args)})"

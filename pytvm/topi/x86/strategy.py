@@ -36,6 +36,9 @@ The rules the rows read:
   or width-strided one (stems) whose reduction is short in float32 pixel lanes
   (``conv2d_nchw_pointwise_int8``, ``conv2d_nchw_phases_int8``: no transposition out of
   channel lanes; ``_qnn_float_lanes`` weighs them).
+  On a one-lane target (a Cortex-M) a ``qnn.conv2d`` of one group is the DSP kernel
+  (``topi.cortex_m``, ``OIHW4o4i``) where the target has the DSP extension and the data at
+  least four channels, else the direct convolution of int16 operands over the plain kernel.
 - ``nn.dense``: a packed weight layout (``NK<bn>n``, the last panel zero-filled past ``units``)
   or a constant float ``[N, K]`` weight is ``dense_pack``; else, like ``nn.matmul`` and
   ``nn.batch_matmul`` with a computed right operand, a float product with a vector's worth of
@@ -61,6 +64,14 @@ from ...tir.expr import const
 from .. import nn, tag
 from .._shape import const_int
 from .._target import vector_lanes
+from ..cortex_m.conv2d_int8 import CONV2D_NCHW_INT8_DSP, schedule_conv2d_nchw_int8_dsp
+from ..cortex_m.strategy import (
+    qnn_conv2d_dsp,
+    qnn_conv2d_dsp_applies,
+    qnn_conv2d_dsp_layout,
+    qnn_conv2d_scalar,
+    qnn_conv2d_scalar_applies,
+)
 from ..generic._tiling import pow2_divisor
 from ..layout import layout_axes
 from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
@@ -822,6 +833,25 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_conv2d_nchw_packed,
         30,
         _conv_packed_layout,
+    ),
+    I(  # one-lane targets with the DSP extension (Cortex-M4/M7/M33): topi.cortex_m
+        "qnn_conv2d_nchw_int8_dsp",
+        "qnn.conv2d",
+        CONV2D_NCHW_INT8_DSP,
+        qnn_conv2d_dsp_applies,
+        qnn_conv2d_dsp,
+        schedule_conv2d_nchw_int8_dsp,
+        50,
+        qnn_conv2d_dsp_layout,
+    ),
+    I(  # one-lane targets: the plain kernel, no channel blocks (topi.cortex_m.strategy)
+        "qnn_conv2d_nchw_scalar",
+        "qnn.conv2d",
+        tag.CONV2D_NCHW,
+        qnn_conv2d_scalar_applies,
+        qnn_conv2d_scalar,
+        schedule_conv2d_nchw,
+        35,
     ),
     I(
         "qnn_conv2d_nchw_pointwise",

@@ -1,0 +1,215 @@
+"""``conv2d_nchw_int8_dsp``: the int8 convolution (and, as a 1x1 one over rows, the int8 dense
+layer) of a Cortex-M with the DSP extension, two int16 products per ``SMLAD``.
+
+The operands are those of :func:`pytvm.topi.nn.conv2d_nchw_int8`: the kernel packed
+``OIHW<fb>o4i`` (int32 words of four input channels' int8 weights, ``fb`` output channels a
+block; ``AlterOpLayout`` packs a constant one at build time), the data packed in the kernel as a
+stage of uint32 words of four channels' bytes (int8 data shifted into uint8, padded with the
+zero point). One reduction step reads a data word and a weight word per output channel and
+adds their four byte products with the DSP extension (:func:`~pytvm.topi.cortex_m.dsp.dot4_u8s8`:
+``UXTB16``/``SXTB16`` into int16 halves, two ``SMLAD``). The zero point's share,
+``zero_point * sum(w[f])``, is subtracted per output channel from a small stage of weight sums
+(the same products with bytes of one).
+
+:func:`schedule_conv2d_nchw_int8_dsp` keeps ``fb`` accumulators of one output pixel in registers
+(the data word's halves extracted once for the block), the elementwise work after the
+convolution (requantization) fused into the loop that stores them; no vectors, no parallel
+loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...te.operation import compute, reduce_axis
+from ...te.reduction import sum as _sum
+from ...te.tensor import ComputeOp, Tensor
+from ...tir.expr import PrimExpr, Var, const
+from .. import tag
+from .._shape import const_shape, op_error
+from ..generic._tiling import extent
+from ..generic._traverse import as_outputs, create_schedule, traverse_inline
+from ..generic.injective import schedule_injective_from_existing
+from ..nn.conv2d_int8 import DATA_QUADS, KERNEL_WORDS, conv2d_int8_kernel_pack_te
+from ..nn.conv2d_int8 import _pack_data as pack_data_quads
+from ..nn.conv_window import conv_window
+from .dsp import dot4_u8s8
+
+__all__ = [
+    "CONV2D_NCHW_INT8_DSP",
+    "DSP_CHANNEL_BLOCK",
+    "conv2d_nchw_int8_dsp",
+    "schedule_conv2d_nchw_int8_dsp",
+]
+
+#: Tag of the channel-blocked product stage.
+CONV2D_NCHW_INT8_DSP = tag.CONV2D_NCHW_INT8 + ",dsp"
+#: Output channels a reduction step accumulates side by side (registers of a Cortex-M: four
+#: accumulators, the data word's two halves, the weight word's two).
+DSP_CHANNEL_BLOCK = 4
+_SUMS = "weight_sums_dsp"
+_ONES = 0x01010101
+_SHIFT = 128  # int8 data + 128 is uint8
+_QUAD = 4
+_NCHW = 4
+_PACKED_NDIM = 5
+
+
+def _weight_sums(kernel: Tensor) -> Tensor:
+    """``[ceil(F / fb), fb]`` int32: each output channel's int8 weights summed."""
+    fo, c4, kh, kw, fb = const_shape(_SUMS, "packed kernel", kernel, _PACKED_NDIM)
+    rq, ry, rx = reduce_axis((0, c4), "wq"), reduce_axis((0, kh), "wy"), reduce_axis((0, kw), "wx")
+    ones = const(_ONES, "uint32")
+
+    def body(o: Var, i: Var) -> PrimExpr:
+        k = kernel(o, rq.var, ry.var, rx.var, i)
+        return _sum(dot4_u8s8(ones, k), axis=[rq, ry, rx])  # type: ignore[no-any-return]
+
+    return compute((fo, fb), body, name=_SUMS, tag=tag.COMM_REDUCE)
+
+
+def conv2d_nchw_int8_dsp(
+    data: Tensor,
+    kernel: Tensor,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    channels: int | None = None,
+    zero_point: int = 0,
+) -> Tensor:
+    """int32 convolution ``sum((x - zero_point) * w)`` of uint8 or int8 ``data [N, C, H, W]``
+    (padded with ``zero_point``) and a packed int8 ``kernel`` (``OIHW<fb>o4i``:
+    :func:`~pytvm.topi.nn.conv2d_int8_kernel_pack`; a plain int8 ``[F, C, KH, KW]`` weight is
+    packed by a stage in blocks of :data:`DSP_CHANNEL_BLOCK`), through the DSP extension's dual
+    16-bit multiply-accumulate; the result has the first ``channels`` output channels.
+
+    Examples
+    --------
+    >>> from pytvm import te
+    >>> from pytvm.topi.cortex_m import conv2d_nchw_int8_dsp
+    >>> x = te.placeholder((1, 8, 9, 9), "int8", name="x")
+    >>> w = te.placeholder((2, 2, 3, 3, 4), "int32", name="w")
+    >>> y = conv2d_nchw_int8_dsp(x, w, 1, 1, 1, channels=6, zero_point=-3)
+    >>> [str(d) for d in y.shape], y.dtype
+    (['1', '6', '9', '9'], 'int32')
+    """
+    op = "conv2d_nchw_int8_dsp"
+    n, c, h, w = const_shape(op, "input", data, _NCHW)
+    if kernel.dtype == "int8" and len(kernel.shape) == _NCHW:
+        channels = const_shape(op, "weight", kernel, _NCHW)[0] if channels is None else channels
+        kernel = conv2d_int8_kernel_pack_te(kernel, DSP_CHANNEL_BLOCK)
+    fo, c4, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
+    if data.dtype not in ("uint8", "int8") or kernel.dtype != "int32":
+        raise op_error(
+            op, "dtypes", (data.dtype, kernel.dtype), "8-bit data and an int32 packed kernel"
+        )
+    info = np.iinfo(np.dtype(data.dtype))
+    if not info.min <= zero_point <= info.max:
+        raise op_error(op, "zero_point", zero_point, f"a {data.dtype} value")
+    if c4 != -(-c // _QUAD):
+        raise op_error(op, "kernel channel quads", c4, f"ceil({c} / 4) for {c} input channels")
+    f = fo * fb if channels is None else int(channels)
+    if not (fo - 1) * fb < f <= fo * fb:
+        raise op_error(op, "channels", channels, f"{(fo - 1) * fb + 1} to {fo * fb}")
+    win = conv_window(op, data, (kh, kw), stride, padding, dilation, "int32")
+    oh, ow = win.output_size(h, w)
+    zero = int(zero_point) + (_SHIFT if data.dtype == "int8" else 0)  # in uint8 space
+    quads = pack_data_quads(data, win.padding, zero)
+    ry, rx = win.ry, win.rx
+    rq = reduce_axis((0, c4), name="rq")
+
+    def body(b: Var, o: Var, y: Var, x: Var, i: Var) -> PrimExpr:
+        a = quads(b, rq.var, *win.taps(y, x))
+        k = kernel(o, rq.var, ry.var, rx.var, i)
+        return _sum(dot4_u8s8(a, k), axis=[rq, ry, rx])  # type: ignore[no-any-return]
+
+    blocked = compute((n, fo, oh, ow, fb), body, name=op, tag=CONV2D_NCHW_INT8_DSP)
+    sums = _weight_sums(kernel) if zero else None
+
+    def unpack(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
+        value = blocked(b, ch // fb, y, x, ch % fb)
+        if sums is None:
+            return value
+        return value - sums(ch // fb, ch % fb) * const(zero, "int32")
+
+    return compute((n, f, oh, ow), unpack, name=f"{op}_unpack", tag=tag.INJECTIVE)
+
+
+def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
+    """``fb`` accumulators per output pixel of ``out`` (the stage storing the result)."""
+    fb = extent(conv.axis[4])
+    assert fb is not None  # const_shape checked the packed kernel
+    stage = s[out.op]
+    if out.op is not conv:
+        n, ch, y, x = stage.op.axis
+        fo, fi = stage.split(ch, factor=fb)
+        stage.reorder(n, fo, y, x, fi)
+        stage.unroll(fi)
+        s[conv].compute_at(stage, x)
+    s[conv].set_scope("local")  # the accumulators: registers
+    cn, cfo, cy, cx, cfi = s[conv].op.axis
+    s[conv].reorder(cn, cfo, cy, cx, *s[conv].op.reduce_axis, cfi)
+    s[conv].unroll(cfi)
+
+
+def schedule_conv2d_nchw_int8_dsp(outs: Tensor | Sequence[Tensor]) -> Any:
+    """Schedule of :func:`conv2d_nchw_int8_dsp` and the elementwise stages after it: the
+    accumulators of a pixel's channel block computed where the fused output stores them, the
+    data words, the weight sums and a weight packed in the kernel as stages of their own.
+    """
+    outputs = as_outputs(outs)
+    s = create_schedule(outputs)
+    output_ops = {id(t.op) for t in outputs}
+    anchors: list[ComputeOp] = []
+    others: list[ComputeOp] = []
+
+    def keep(op: ComputeOp) -> bool:
+        return op.name in (DATA_QUADS, KERNEL_WORDS) or op.tag.endswith(",pad")
+
+    def visit(op: ComputeOp) -> None:
+        if op.tag == CONV2D_NCHW_INT8_DSP:
+            anchors.append(op)
+        elif op.name == _SUMS:
+            stage = s[op]
+            stage.reorder(*stage.op.axis[:1], *stage.op.reduce_axis, stage.op.axis[1])
+            stage.unroll(stage.op.axis[1])
+        elif keep(op) or id(op) in output_ops:
+            others.append(op)
+
+    traverse_inline(s, outputs, visit, keep=keep)
+    carriers = set()
+    for anchor in anchors:
+        out = next((t for t in outputs if _reads(t.op, anchor)), None)
+        if out is None:
+            continue
+        carriers.add(id(out.op))
+        _schedule_block(s, anchor, out)
+    for op in others:
+        if id(op) not in carriers:
+            schedule_injective_from_existing(s, op.output(0))
+    return s
+
+
+def _reads(op: Any, anchor: ComputeOp) -> bool:
+    """Whether stage ``op`` is ``anchor`` or reads it (through inlined stages) as a 4-d
+    ``[N, F, OH, OW]`` output.
+    """
+    if op is anchor:
+        return True
+    if not isinstance(op, ComputeOp) or len(op.axis) != _NCHW:
+        return False
+    seen: set[int] = set()
+    todo = list(op.input_tensors)
+    while todo:
+        t = todo.pop()
+        if t.op is anchor:
+            return True
+        if id(t.op) in seen or not isinstance(t.op, ComputeOp):
+            continue
+        seen.add(id(t.op))
+        if t.op.name not in (DATA_QUADS, KERNEL_WORDS, _SUMS):
+            todo.extend(t.op.input_tensors)
+    return False
