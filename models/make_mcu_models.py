@@ -15,17 +15,24 @@ person_detect_cnn
     channels, 13 depthwise-separable blocks growing to 256 channels with 4 more stride-2 steps
     (96 -> 48 -> 24 -> 12 -> 6 -> 3), global average pool, dense to 2 classes, softmax.
 
+kws_cnn_int8, person_detect_cnn_int8
+    The same models quantized to int8 by ONNX Runtime's ``quantize_static`` (QDQ format, int8
+    activations and per-channel int8 weights, MinMax calibration on the inputs of seeds 0-7):
+    DequantizeLinear -> op -> QuantizeLinear around every convolution and the dense layer.
+
 Both use TensorFlow's "SAME" padding (asymmetric for stride 2, as converted TFLite models have),
-batch norm folded into the convolutions, opset 17, float32, batch 1, weights from fixed seeds
-(no downloads). Each model is checked with onnx.checker and run once with ONNX Runtime unless
-``--no-verify``; the script prints its MACs and parameter bytes.
+batch norm folded into the convolutions, opset 17, float32 inputs and outputs, batch 1, weights
+from fixed seeds (no downloads). Each model is checked with onnx.checker and run once with ONNX
+Runtime unless ``--no-verify``; the script prints its MACs and parameter bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -189,10 +196,78 @@ def make_person_detect_cnn() -> onnx.ModelProto:
     return g.finish([1, 1, 96, 96], y, [1, 2])
 
 
+CALIBRATION_SEEDS = range(8)
+
+
+def quantize_int8(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` quantized to int8 QDQ by ONNX Runtime's ``quantize_static`` (int8 activations,
+    per-channel int8 weights, MinMax over the inputs of :data:`CALIBRATION_SEEDS`); its graph
+    is named ``<name>_int8``.
+    """
+    from onnxruntime.quantization import (  # type: ignore[import-untyped]
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    class Inputs(CalibrationDataReader):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self._feeds = iter([dict([input_for(model, seed)]) for seed in CALIBRATION_SEEDS])
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self._feeds, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "int8.onnx"
+        logging.disable(logging.WARNING)  # its advice to run its shape pre-processing first
+        try:
+            quantize_static(
+                model,
+                path,
+                Inputs(),
+                quant_format=QuantFormat.QDQ,
+                per_channel=True,
+                activation_type=QuantType.QInt8,
+                weight_type=QuantType.QInt8,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+        quantized = onnx.load(str(path))
+    quantized.graph.name = model.graph.name + "_int8"
+    quantized.producer_name = "pytvm-make_mcu_models"
+    quantized.producer_version = ""
+    return quantized
+
+
+def make_kws_cnn_int8() -> onnx.ModelProto:
+    """:func:`make_kws_cnn` quantized to int8 (QDQ)."""
+    return quantize_int8(make_kws_cnn())
+
+
+def make_person_detect_cnn_int8() -> onnx.ModelProto:
+    """:func:`make_person_detect_cnn` quantized to int8 (QDQ)."""
+    return quantize_int8(make_person_detect_cnn())
+
+
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "kws_cnn": make_kws_cnn,
     "person_detect_cnn": make_person_detect_cnn,
+    "kws_cnn_int8": make_kws_cnn_int8,
+    "person_detect_cnn_int8": make_person_detect_cnn_int8,
 }
+
+
+def output_step(model: onnx.ModelProto) -> float:
+    """The quantization step of the model's output (0.0 for a float output): the scale of the
+    DequantizeLinear that produces it. Outputs of int8 builds may differ by one step.
+    """
+    inits = {t.name: t for t in model.graph.initializer}
+    out = model.graph.output[0].name
+    for node in model.graph.node:
+        if node.op_type == "DequantizeLinear" and node.output[0] == out:
+            return float(numpy_helper.to_array(inits[node.input[1]]).max())
+    return 0.0
 
 
 def input_for(model: onnx.ModelProto, seed: int = 0) -> tuple[str, np.ndarray]:
@@ -204,7 +279,7 @@ def input_for(model: onnx.ModelProto, seed: int = 0) -> tuple[str, np.ndarray]:
     inp = model.graph.input[0]
     shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
     rng = np.random.default_rng(seed)
-    if model.graph.name == "kws_cnn":
+    if model.graph.name.startswith("kws_cnn"):
         data = rng.standard_normal(shape)
     else:
         data = rng.uniform(-1.0, 1.0, shape)
@@ -269,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         path = args.outdir / f"{name}.onnx"
         onnx.save(model, str(path))
         msg = (
-            f"{name:18s} nodes={len(model.graph.node):3d} MACs={count_macs(model):9d}"
+            f"{name:22s} nodes={len(model.graph.node):3d} MACs={count_macs(model):9d}"
             f" param_bytes={param_bytes(model):8d}"
         )
         if not args.no_verify:

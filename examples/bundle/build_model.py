@@ -19,7 +19,8 @@ input.npy, input0.bin
 expected_output.npy
     ONNX Runtime's output for that input (when onnxruntime is installed)
 model.json
-    the model's figures: workspace, constant and I/O bytes, kernels
+    the model's figures: workspace, constant and I/O bytes, kernels, the output's quantization
+    step (int8 models)
 """
 
 from __future__ import annotations
@@ -266,6 +267,8 @@ def build(
         "workspace_bytes": int(factory.workspace_bytes),
         "constant_bytes": int(factory.constant_bytes),
         "io_bytes": int(factory.io_bytes),
+        # an int8 output's quantization step (0.0 for float): builds may differ by one step
+        "output_step": float(_script(MODEL_SCRIPTS[0]).output_step(model)),
         "kernels": [k.name for k in factory.kernels],
         "inputs": tensors(factory.inputs),
         "outputs": tensors(factory.outputs),

@@ -32,8 +32,8 @@ def _load(name: str) -> ModuleType:
 run_bundle = _load("run_bundle")
 
 
-def _make(out: Path, *goals: str, **variables: str) -> None:
-    argv = ["make", "-s", "-C", str(BUNDLE), *goals, f"MODEL={MODEL}", f"OUT={out}"]
+def _make(out: Path, *goals: str, model: str = MODEL, **variables: str) -> None:
+    argv = ["make", "-s", "-C", str(BUNDLE), *goals, f"MODEL={model}", f"OUT={out}"]
     argv += [f"{k}={v}" for k, v in variables.items()]
     argv.append(f"PYTHON={sys.executable}")
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
@@ -148,3 +148,16 @@ def test_host_bundle_from_model_library_format(tmp_path: Path) -> None:
     np.testing.assert_allclose(
         run.outputs[0].reshape(expected.shape), expected, rtol=1e-5, atol=1e-6
     )
+
+
+@pytest.mark.skipif(NO_CROSS, reason="arm-none-eabi-gcc is not installed (gcc-arm-none-eabi)")
+@pytest.mark.skipif(NO_QEMU, reason="qemu-system-arm is not installed (qemu-system-arm)")
+def test_qemu_bundle_of_the_int8_model(tmp_path: Path) -> None:
+    out = tmp_path / "kws_cnn_int8"
+    _make(out, "qemu", model="kws_cnn_int8")
+    run = run_bundle.run_qemu(out, icount_shift=0)
+    expected = _expected(out)
+    step = run_bundle.tolerance(out)
+    assert 1 / 256 < step < 1 / 254  # one step of the int8 softmax output
+    np.testing.assert_allclose(run.outputs[0].reshape(expected.shape), expected, atol=step)
+    assert run.top == int(expected.argmax())

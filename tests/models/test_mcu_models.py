@@ -56,6 +56,21 @@ def test_model_shapes_and_sizes(
     assert mcu.param_bytes(model) == nbytes
 
 
+def test_int8_models_are_qdq_of_the_float_ones() -> None:
+    model = mcu.make_kws_cnn_int8()
+    onnx.checker.check_model(model, full_check=True)
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("Conv") == 9 and ops.count("QuantizeLinear") > 9
+    assert model.graph.name == "kws_cnn_int8"
+    assert mcu.count_macs(model) == mcu.count_macs(mcu.make_kws_cnn())
+    assert mcu.param_bytes(model) < mcu.param_bytes(mcu.make_kws_cnn()) / 2
+    assert mcu.output_step(model) == pytest.approx(1 / 255)  # softmax in [0, 1], int8 codes
+    assert mcu.output_step(mcu.make_kws_cnn()) == 0.0
+    np.testing.assert_array_equal(
+        mcu.input_for(model, 2)[1], mcu.input_for(mcu.make_kws_cnn(), 2)[1]
+    )
+
+
 def test_models_are_deterministic() -> None:
     assert mcu.make_kws_cnn().SerializeToString() == mcu.make_kws_cnn().SerializeToString()
     _, a = mcu.input_for(mcu.make_kws_cnn(), 3)
@@ -71,7 +86,7 @@ def test_same_padding_of_stride_two() -> None:
 
 
 @pytest.mark.llvm
-@pytest.mark.parametrize("name", ["kws_cnn", "person_detect_cnn"])
+@pytest.mark.parametrize("name", ["kws_cnn", "person_detect_cnn", "kws_cnn_int8"])
 def test_pytvm_llvm_matches_onnxruntime(name: str) -> None:
     model = mcu.MODELS[name]()
     mod, params = from_onnx(model)
@@ -82,7 +97,9 @@ def test_pytvm_llvm_matches_onnxruntime(name: str) -> None:
     m.run()
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (expected,) = sess.run(None, {inp: x})
-    np.testing.assert_allclose(m.get_output(0).numpy(), expected, rtol=1e-5, atol=1e-6)
+    # an int8 model's output may differ by one quantization step
+    atol = mcu.output_step(model) * 1.001 or 1e-6
+    np.testing.assert_allclose(m.get_output(0).numpy(), expected, rtol=1e-5, atol=atol)
 
 
 def test_script_writes_the_models(tmp_path: Path) -> None:
