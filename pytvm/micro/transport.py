@@ -60,10 +60,18 @@ class HostTransport(Transport):
         self._session: RPCSession | None = None
 
     def open_session(self, session_name: str, timeouts: TransportTimeouts) -> RPCSession:
-        """Start the process; the session ends it when closed."""
+        """Start the process; the session ends it when closed. A reply that does not come within
+        ``timeouts.session_established_timeout_sec`` raises ``TimeoutError``.
+        """
         if self._session is not None:
             raise TVMValueError(f"transport to {self.binary} is already open")
-        self._session = RPCSession(popen_session(self.binary, label=session_name))
+        self._session = RPCSession(
+            popen_session(
+                self.binary,
+                label=session_name,
+                timeout=timeouts.session_established_timeout_sec,
+            )
+        )
         return self._session
 
     def close(self) -> None:

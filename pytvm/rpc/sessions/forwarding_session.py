@@ -196,12 +196,14 @@ def popen_session(
     *argv: str,
     pass_fds: Sequence[int] = (),
     label: str | None = None,
+    timeout: float | None = None,
 ) -> ForwardingSession:
     """Start ``binary <read_fd> <write_fd>`` and talk to it over the two pipes (no handshake).
 
     ``binary`` may be a path or the executable's bytes (written to a private temp file that is
     run through its descriptor and removed at once). ``pass_fds`` are inherited by the process;
-    ``label`` names it in messages (default: the file name).
+    ``label`` names it in messages (default: the file name); ``timeout`` (seconds) bounds each
+    wait for the process's reply (None: no bound, as TVM's ``PopenSession``).
     """
     if isinstance(binary, (bytes, bytearray)):
         fd, path = tempfile.mkstemp(prefix="pytvm-popen-")
@@ -218,6 +220,7 @@ def popen_session(
                 *argv,
                 pass_fds=(*pass_fds, exec_fd),
                 label=label or "executable sent as bytes",
+                timeout=timeout,
             )
         finally:
             os.close(exec_fd)
@@ -226,7 +229,7 @@ def popen_session(
         raise TVMValueError(f"rpc.PopenSession: {path!r} does not exist (or is not a file)")
     if not os.access(path, os.X_OK):
         raise TVMValueError(f"rpc.PopenSession: {path!r} is not an executable file")
-    channel, proc = popen_pipe([path, *argv], pass_fds)
+    channel, proc = popen_pipe([path, *argv], pass_fds, timeout)
     name = label or Path(path).name
     return connect_channel(channel, f"process {proc.pid} ({name})", process=proc)
 

@@ -15,6 +15,7 @@ b'ping'
 from __future__ import annotations
 
 import os
+import select
 import socket
 import subprocess
 import threading
@@ -113,10 +114,24 @@ class SocketChannel(Channel):
 
 
 class PipeChannel(Channel):
-    """Two file descriptors: one read, one written (``rpc.PopenSession``'s convention)."""
+    """Two file descriptors: one read, one written (``rpc.PopenSession``'s convention).
 
-    def __init__(self, read_fd: int, write_fd: int, peer: str = "pipe") -> None:
+    ``timeout`` (seconds; None: wait forever, TVM's behaviour) bounds each read: a peer that
+    sends nothing for that long raises ``TimeoutError`` naming it.
+    """
+
+    def __init__(
+        self, read_fd: int, write_fd: int, peer: str = "pipe", timeout: float | None = None
+    ) -> None:
         self.read_fd, self.write_fd, self.peer = read_fd, write_fd, peer
+        self.timeout = timeout
+
+    def _wait_readable(self) -> None:
+        if self.timeout is None:
+            return
+        ready, _, _ = select.select([self.read_fd], [], [], self.timeout)
+        if not ready:
+            raise TimeoutError(f"{self.peer}: no reply within {self.timeout:g} s")
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
         """Write all of ``data`` to the write descriptor."""
@@ -126,10 +141,12 @@ class PipeChannel(Channel):
 
     def recv(self, size: int) -> bytes:
         """Up to ``size`` bytes from the read descriptor; ``b""`` at end of file."""
+        self._wait_readable()
         return os.read(self.read_fd, size)
 
     def recv_into(self, view: memoryview) -> int:
         """Read into ``view``; the number of bytes written, 0 at end of file."""
+        self._wait_readable()
         return os.readv(self.read_fd, [view])
 
     def close(self) -> None:
@@ -197,12 +214,13 @@ def memory_pair() -> tuple[MemoryChannel, MemoryChannel]:
 
 
 def popen_pipe(
-    argv: Sequence[str], pass_fds: Sequence[int] = ()
+    argv: Sequence[str], pass_fds: Sequence[int] = (), timeout: float | None = None
 ) -> tuple[PipeChannel, subprocess.Popen[bytes]]:
     """Start ``argv + [read_fd, write_fd]`` with two pipes, the ``PopenSession`` convention.
 
     The child reads requests from its ``read_fd`` and writes replies to its ``write_fd``;
-    ``pass_fds`` are further descriptors it inherits under the same numbers.
+    ``pass_fds`` are further descriptors it inherits under the same numbers; ``timeout``
+    bounds each read of the channel (:class:`PipeChannel`).
     Returns the parent's channel and the process.
     """
     child_read, parent_write = os.pipe()
@@ -218,7 +236,8 @@ def popen_pipe(
         raise
     os.close(child_read)
     os.close(child_write)
-    return PipeChannel(parent_read, parent_write, peer=f"process {proc.pid} ({argv[0]})"), proc
+    peer = f"process {proc.pid} ({argv[0]})"
+    return PipeChannel(parent_read, parent_write, peer=peer, timeout=timeout), proc
 
 
 def reap(proc: subprocess.Popen[Any], timeout: float = 5.0, terminate: bool = False) -> None:
