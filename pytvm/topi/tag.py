@@ -26,6 +26,7 @@ __all__ = [
     "CONV2D_HWCN",
     "CONV2D_NCHW",
     "CONV2D_NCHWC",
+    "CONV2D_NCHW_GUARDED",
     "CONV2D_NCHW_INT8",
     "CONV2D_NCHW_PACKED",
     "CONV2D_NCHW_POINTWISE",
@@ -75,6 +76,8 @@ COMM_REDUCE = "comm_reduce"
 COMM_REDUCE_IDX = "comm_reduce_idx"
 # Convolutions.
 CONV2D_NCHW = "conv2d_nchw"
+#: ``conv2d_nchw_guarded``: a convolution reading its padding through bounds guards (one lane).
+CONV2D_NCHW_GUARDED = "conv2d_nchw_guarded"
 #: TVM's ``conv2d_NCHWc``: data ``[N, C // cb, H, W, cb]`` to ``[N, F // fb, OH, OW, fb]``.
 CONV2D_NCHWC = "conv2d_NCHWc"
 #: The channel-blocked product stage ``[N, F // fb, OH, OW, fb]`` of ``conv2d_nchw_packed``.
@@ -142,6 +145,7 @@ KNOWN: frozenset[str] = frozenset(
         COMM_REDUCE,
         COMM_REDUCE_IDX,
         CONV2D_NCHW,
+        CONV2D_NCHW_GUARDED,
         CONV2D_NCHWC,
         CONV2D_NCHW_PACKED,
         CONV2D_NCHW_INT8,

@@ -112,11 +112,11 @@ def test_json_map_file_and_dict(cnn_small: Any, tmp_path: Path) -> None:
         "name": "tiny",
         "regions": [
             {"name": "flash", "kind": "flash", "origin": 0, "size": "1M"},
-            {"name": "a", "kind": "ram", "origin": 0x20000000, "size": "128K"},
-            {"name": "b", "kind": "ram", "origin": 0x30000000, "size": "128K"},
+            {"name": "a", "kind": "ram", "origin": 0x20000000, "size": "80K"},
+            {"name": "b", "kind": "ram", "origin": 0x30000000, "size": "80K"},
         ],
     }
-    with pytest.raises(MemoryMapError, match=r"tiny: ram \(a\+b\) has 262,144 bytes"):
+    with pytest.raises(MemoryMapError, match=r"tiny: ram \(a\+b\) has 163,840 bytes"):
         memory_report(cnn_small, tiny)
 
 

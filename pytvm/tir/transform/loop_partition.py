@@ -90,6 +90,15 @@ class _Guards(IRVisitor):
                 self.found.append((c, tuple(self.inner)))
         self.generic_visit(node)
 
+    def visit_Call(self, node: E.Call) -> None:
+        # ``if_then_else(likely(...), a, b)`` in an expression: a read guarded by its bounds
+        # (a convolution reading its padding, pytvm.topi.nn.conv2d_guarded).
+        if node.op == "tir.if_then_else":
+            for c in _conjuncts(node.args[0]):
+                if isinstance(c, E.Call) and c.op == "tir.likely":
+                    self.found.append((c, tuple(self.inner)))
+        self.generic_visit(node)
+
 
 class _Partitioner(IRMutator):
     def __init__(self, analyzer: Analyzer) -> None:

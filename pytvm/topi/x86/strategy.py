@@ -73,7 +73,13 @@ from ..cortex_m.strategy import (
     qnn_conv2d_scalar_applies,
 )
 from ..generic._tiling import pow2_divisor
+from ..generic.conv2d_guarded import (
+    conv2d_guarded,
+    conv2d_guarded_applies,
+    schedule_conv2d_nchw_guarded,
+)
 from ..layout import layout_axes
+from ..nn.conv2d_guarded import CONV2D_NCHW_GUARDED
 from ..nn.conv2d_int8 import CONV2D_NCHW_INT8
 from ..nn.conv2d_int8_lanes import conv2d_nchw_phases_int8
 from ..nn.conv_window import padding4
@@ -794,6 +800,15 @@ I = Implementation  # noqa: E741
 
 #: Every row, in the order a fused group's anchor is looked up (:mod:`.default`).
 STRATEGY: tuple[Implementation, ...] = (
+    I(  # one-lane targets (a Cortex-M): padding read through guards, no padded copy
+        "conv2d_nchw_guarded",
+        "nn.conv2d",
+        CONV2D_NCHW_GUARDED,
+        conv2d_guarded_applies,
+        conv2d_guarded,
+        schedule_conv2d_nchw_guarded,
+        50,
+    ),
     I(
         "conv2d_nchw_packed",
         "nn.conv2d",
