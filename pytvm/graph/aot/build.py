@@ -1,12 +1,15 @@
-"""``build_aot``: a model → C of an ahead-of-time executor (TVM's ``Executor("aot")`` with
-``interface-api: c``, ``unpacked-api: True``, ``link-params``).
+"""``build_aot``: a model → C of an ahead-of-time executor (TVM's ``Executor("aot")``:
+``interface-api`` ``c`` or ``packed``, ``link-params``).
 
 The graph goes through the graph executor's pipeline (:func:`~pytvm.graph.build_module.
 lower_graph`: optimize, fuse, lower each primitive call by the compile engine, lay out the
 entries), the arena planner places the intermediates, the kernels are written as unpacked C
 functions (``<mod>_lib0.c``, :mod:`pytvm.codegen.c.unpacked`) and the run function calls them
 in order with pointers into one static workspace (``<mod>_lib1.c``, :mod:`.run_function`),
-declared by ``tvmgen_<mod>.h`` (:mod:`.interface`).
+declared by ``tvmgen_<mod>.h`` (:mod:`.interface`). The kernels are always called unpacked;
+with ``interface-api: packed`` (TVM's default) ``<mod>_lib1.c`` also defines TVM's packed entry
+point ``tvmgen_<mod>___tvm_main__`` for the C runtime (:mod:`.packed_main`), a function of the
+system library with ``Runtime("crt", {"system-lib": True})``. ``link-params: False`` is refused.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..memory_plan import run_planner
 from ..printer import astext
 from .factory import AOTExecutorFactoryModule, KernelInfo, TensorInfo, c_identifier
 from .interface import header_name, interface_header, run_function_name
+from .packed_main import main_function_name, packed_main_source
 from .run_function import KernelCall, RunFunctionSource, run_function_source
 from .workspace import layout_workspace
 
@@ -53,18 +57,24 @@ def _check_executor(executor: Any, runtime: Any) -> tuple[Any, Any]:
             f"build_aot: the AOT executor's C interface runs without a runtime or on the C "
             f"runtime; use Runtime('crt'), got {runtime!r}"
         )
-    api = executor.get("interface-api", "packed")
-    unpacked = executor.get("unpacked-api", False)
-    if api != "c" or not unpacked:
+    api = executor.get("interface-api") or "packed"
+    unpacked = executor.get("unpacked-api")
+    if api not in ("c", "packed"):
         raise TVMValueError(
-            f"build_aot: pytvm's AOT executor emits TVM's C interface with unpacked kernels; "
-            f"got interface-api={api!r}, unpacked-api={unpacked!r}: use "
-            "Executor('aot', {'interface-api': 'c', 'unpacked-api': True})"
+            f"build_aot: Executor('aot') option interface-api={api!r} is not one of 'c' (the "
+            "structs of tvmgen_<mod>.h) or 'packed' (TVM's default: also a packed function)"
+        )
+    if api == "c" and not unpacked:
+        raise TVMValueError(
+            f"build_aot: interface-api='c' needs unpacked-api=True (got {unpacked!r}), as in "
+            "TVM: use Executor('aot', {'interface-api': 'c', 'unpacked-api': True})"
         )
     if not executor.get("link-params", True):
         raise TVMValueError(
-            "build_aot: the AOT executor links its constants into the C (link-params); "
-            "Executor('aot', {'link-params': False}) is not supported"
+            "build_aot: Executor('aot', {'link-params': False}) is not supported: pytvm's AOT "
+            "executor links the weights into the C as const arrays (flash on a "
+            "microcontroller) and has no way to set them at run time; leave link-params at "
+            "its default (True)"
         )
     for option in ("workspace-byte-alignment", "constant-byte-alignment"):
         value = executor.get(option, _DEFAULT_ALIGNMENT)
@@ -105,9 +115,10 @@ def build_aot(
     params)``.
 
     ``target`` is a C target (``"c"`` for this machine, ``"c -mcpu=cortex-m4"`` ...);
-    ``executor`` is ``relay.backend.Executor("aot", {"interface-api": "c", "unpacked-api":
-    True})`` (the default; ``workspace-byte-alignment`` and ``constant-byte-alignment`` align
-    the workspace and the constants) and ``runtime`` ``Runtime("crt")``. Every external C
+    ``executor`` is ``relay.backend.Executor("aot", ...)`` (default ``{"interface-api": "c",
+    "unpacked-api": True}``; TVM's defaults, ``Executor("aot")``, give the packed interface as
+    well: see the module; ``workspace-byte-alignment`` and ``constant-byte-alignment`` align the
+    workspace and the constants) and ``runtime`` ``Runtime("crt")``. Every external C
     symbol starts with ``tvmgen_<mod_name>_``. Raises ``TVMValueError`` for other executors,
     targets or a kernel whose scratch memory has no constant size.
     """
@@ -171,10 +182,17 @@ def build_aot(
     )
     input_infos = [t for _, t in inputs]
     output_infos = [t for _, t in outputs]
+    lib1 = run_function_source(source)
+    entry_points = [run_function_name(mod_name)]
+    if executor.get("interface-api") in (None, "packed"):
+        lib1 += packed_main_source(
+            mod_name, input_infos, output_infos, bool(runtime.get("system-lib", False))
+        )
+        entry_points.append(main_function_name(mod_name))
     lib = SourceModule(
-        {f"{mod_name}_lib0.c": unpacked.source, f"{mod_name}_lib1.c": run_function_source(source)},
+        {f"{mod_name}_lib0.c": unpacked.source, f"{mod_name}_lib1.c": lib1},
         str(tgt),
-        [run_function_name(mod_name), *(k.symbol for k in unpacked.kernels)],
+        [*entry_points, *(k.symbol for k in unpacked.kernels)],
         {
             header_name(mod_name): interface_header(
                 mod_name, input_infos, output_infos, workspace.workspace_bytes

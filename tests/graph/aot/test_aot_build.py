@@ -246,8 +246,10 @@ def test_unsupported_executor_options_raise(cnn_small: tuple[onnx.ModelProto, An
     _, mod, params = cnn_small
     with pytest.raises(ValueError, match="has no option 'unpacked_api'"):
         relay.backend.Executor("aot", {"unpacked_api": True})
-    with pytest.raises(ValueError, match="interface-api='packed'"):
-        build_aot(mod, "c", params, executor=relay.backend.Executor("aot"))
+    with pytest.raises(ValueError, match="interface-api='cpp' is not one of 'c'"):
+        build_aot(
+            mod, "c", params, executor=relay.backend.Executor("aot", {"interface-api": "cpp"})
+        )
     with pytest.raises(ValueError, match="must be a 'c' target"):
         build_aot(mod, "llvm", params)
     with pytest.raises(ValueError, match="mod_name 'my-model' must be a C identifier"):
