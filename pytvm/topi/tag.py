@@ -28,6 +28,7 @@ __all__ = [
     "CONV2D_NCHWC",
     "CONV2D_NCHW_GUARDED",
     "CONV2D_NCHW_INT8",
+    "CONV2D_NCHW_INT8_DSP",
     "CONV2D_NCHW_PACKED",
     "CONV2D_NCHW_POINTWISE",
     "CONV2D_NHWC",
@@ -84,6 +85,8 @@ CONV2D_NCHWC = "conv2d_NCHWc"
 CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
 #: ``topi.nn.conv2d_nchw_int8``: u8 x s8 products accumulated in int32, packed weights.
 CONV2D_NCHW_INT8 = "conv2d_nchw_int8"
+#: The int8 convolution through the Cortex-M DSP extension's dual 16-bit multiply-adds.
+CONV2D_NCHW_INT8_DSP = CONV2D_NCHW_INT8 + ",dsp"
 #: The product stage ``[N, F, H * W]`` of ``conv2d_nchw_pointwise``.
 CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
@@ -149,6 +152,7 @@ KNOWN: frozenset[str] = frozenset(
         CONV2D_NCHWC,
         CONV2D_NCHW_PACKED,
         CONV2D_NCHW_INT8,
+        CONV2D_NCHW_INT8_DSP,
         CONV2D_NCHW_POINTWISE,
         CONV2D_TRANSPOSE_NCHW,
         GROUP_CONV2D_NCHW,

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: Tag of the channel-blocked product stage.
-CONV2D_NCHW_INT8_DSP = tag.CONV2D_NCHW_INT8 + ",dsp"
+CONV2D_NCHW_INT8_DSP = tag.CONV2D_NCHW_INT8_DSP
 #: Output channels a reduction step accumulates side by side (registers of a Cortex-M: four
 #: accumulators, the data word's two halves, the weight word's two).
 DSP_CHANNEL_BLOCK = 4
