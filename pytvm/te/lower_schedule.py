@@ -26,6 +26,7 @@ from ..tir.expr import (
     IterVarType,
     PrimExpr,
     ProducerLoad,
+    Range,
     Reduce,
     Var,
     const,
@@ -191,7 +192,7 @@ class _Lowering:
             self.placed[key] = extern_placement(stage.op)
             return self.placed[key]
         ranges = self.bounds.root_ranges(stage)
-        shape = tuple(ext for _, ext in ranges)
+        shape = tuple(self._largest_extent(stage, ext) for _, ext in ranges)
         layouts = list(stage.layout_maps)
         if layouts:
             if stage.attach == "at":
@@ -214,6 +215,26 @@ class _Lowering:
         placed = Placed(buffers, [lo for lo, _ in ranges], list(shape), layouts)
         self.placed[key] = placed
         return placed
+
+    def _largest_extent(self, stage: Stage, extent: PrimExpr) -> PrimExpr:
+        """``extent``, or where it varies with the loops ``stage`` is computed in, its largest
+        value over them: a buffer has one size (a static workspace needs it), and the region
+        of each iteration fits in it.
+        """
+        if isinstance(extent, IntImm):
+            return extent
+        ana = Analyzer()
+        outer = stage.attach_stage if stage.attach == "at" else None
+        while outer is not None:
+            info = self.bounds.leaf(outer)
+            for iv in outer.leaf_iter_vars:
+                if isinstance(info.extent[iv], IntImm):
+                    ana.bind(info.loop_var[iv], Range(const(0), info.extent[iv]), True)
+            outer = outer.attach_stage if outer.attach == "at" else None
+        bound = ana.const_int_bound(extent)
+        if bound.max_value >= bound.POS_INF or bound.max_value < 1:
+            return extent
+        return const(bound.max_value, extent.dtype)
 
     def _indices(self, stage: Stage) -> tuple[PrimExpr, ...]:
         info = self.bounds.leaf(stage)

@@ -18,6 +18,9 @@ from pytvm.driver.source_build import compile_for_host
 from pytvm.runtime.source_module import SourceModule, crt_include_dirs
 from pytvm.target import Target
 from pytvm.testing.cortex_m_int8 import ARM_GCC, arm_compile, newlib_symbols
+from pytvm.tir.expr import IntImm
+from pytvm.tir.stmt import Allocate
+from pytvm.tir.stmt_functor import pre_order_visit
 from pytvm.topi.cortex_m import conv2d_nchw_int8_dsp, dot4_u8s8, schedule_conv2d_nchw_int8_dsp
 from pytvm.topi.generic.injective import schedule_injective
 from pytvm.topi.nn import conv2d_int8_kernel_pack
@@ -34,6 +37,9 @@ CASES: dict[str, tuple[str, int, int, int, int, int, int | tuple[int, ...], bool
     "uint8_3x3_stride2_odd_channels": ("uint8", 131, 6, 6, 3, 2, 1, False),
     "uint8_1x1": ("uint8", 0, 16, 12, 1, 1, 0, True),
     "int8_10x4": ("int8", 3, 4, 8, 4, 2, (4, 1, 5, 2), True),
+    # fewer filters than a block (a classifier's 1x1): the accumulators' region is written with
+    # the output's channel loop, and their buffer takes its largest size
+    "int8_1x1_two_filters": ("int8", 2, 8, 2, 1, 1, 0, True),
 }
 
 
@@ -153,3 +159,18 @@ def test_vector_targets_keep_their_int8_rows(target: str) -> None:
     with Target(target):
         picked = select("qnn.conv2d", _qnn_workload(16))
     assert picked.name not in ("qnn_conv2d_nchw_int8_dsp", "qnn_conv2d_nchw_scalar")
+
+
+def test_scratch_of_a_block_wider_than_the_filters_has_a_constant_size() -> None:
+    """The AOT executor's static workspace needs every allocation's size as a constant."""
+    with M4:
+        data = te.placeholder((1, 8, 11, 9), "int8", name="x")
+        kern = te.placeholder((2, 8, 1, 1), "int8", name="w")
+        out = conv2d_nchw_int8_dsp(data, kern, 1, 0, 1, 2, 2)
+        lowered = pytvm.lower(schedule_conv2d_nchw_int8_dsp(out), [data, kern, out], name="k")
+    shapes: list[tuple[object, ...]] = []
+    pre_order_visit(
+        lowered["k"].body,
+        lambda n: shapes.append(tuple(n.buffer.shape)) if isinstance(n, Allocate) else None,
+    )
+    assert shapes and all(isinstance(d, IntImm) for shape in shapes for d in shape), shapes
