@@ -1,8 +1,9 @@
-"""The microcontroller models (models/make_mcu_models.py) end to end on the emulated Cortex-M4:
-ONNX -> relay.build with the AOT executor for ``c -mcpu=cortex-m4`` -> the ``qemu-cortex-m4``
-project -> ``pytvm.micro.Session`` over the board's UART -> ``create_aot_executor()``: the
-outputs equal ONNX Runtime's, and the device's time evaluator (QEMU with ``-icount shift=0``)
-counts the run's instructions. One project per model, one session each.
+"""The microcontroller models (models/make_mcu_models.py), float32 and int8 (QDQ), end to end on
+the emulated Cortex-M4: ONNX -> relay.build with the AOT executor for ``c -mcpu=cortex-m4`` -> the
+``qemu-cortex-m4`` project -> ``pytvm.micro.Session`` over the board's UART ->
+``create_aot_executor()``: the outputs equal ONNX Runtime's (int8: within one output code), and
+the device's time evaluator (QEMU with ``-icount shift=0``) counts the run's instructions. One
+project per model, one session each.
 """
 
 from __future__ import annotations
@@ -57,9 +58,14 @@ class Built:
     x: np.ndarray
     expected: np.ndarray
     macs: int
+    #: The output's quantization step for an int8 model (its codes may differ by one), else 0.
+    step: float
 
 
-@pytest.fixture(scope="module", params=["kws_cnn", "person_detect_cnn"])
+@pytest.fixture(
+    scope="module",
+    params=["kws_cnn", "person_detect_cnn", "kws_cnn_int8", "person_detect_cnn_int8"],
+)
 def built(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Built]:
@@ -87,7 +93,8 @@ def built(
     name, x = mcu.input_for(model, 1)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (expected,) = sess.run(None, {name: x})
-    yield Built(project, name, x, np.asarray(expected), mcu.count_macs(model))
+    step = mcu.output_step(model)
+    yield Built(project, name, x, np.asarray(expected), mcu.count_macs(model), step)
 
 
 def test_model_in_qemu_matches_onnxruntime(built: Built) -> None:
@@ -97,8 +104,11 @@ def test_model_in_qemu_matches_onnxruntime(built: Built) -> None:
         executor.set_input(built.input_name, built.x)
         executor.run()
         got = executor.get_output(0).numpy()
-        np.testing.assert_allclose(got, built.expected, rtol=1e-4, atol=1e-5)
-        assert int(got.argmax()) == int(built.expected.argmax())
+        if built.step:  # int8: within one output code of ONNX Runtime's
+            np.testing.assert_allclose(got, built.expected, rtol=0, atol=built.step * 1.01)
+        else:
+            np.testing.assert_allclose(got, built.expected, rtol=1e-4, atol=1e-5)
+            assert int(got.argmax()) == int(built.expected.argmax())
         # -icount shift=0: one instruction per ns of the board's clock
         timer = executor.module.time_evaluator("run", sess.device, number=1, repeat=1)
         instructions = timer().mean * 1e9
