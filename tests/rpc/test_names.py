@@ -49,6 +49,9 @@ _MIRRORED_IR_NAMES = {
     # TVM's contrib.hexagon transport (the accelerator's channel) and tvm.micro.transport's base
     # class (how a microTVM session reaches its board).
     "Transport": ["pytvm.contrib.hexagon.transport", "pytvm.micro.transport"],
+    # TVM v0.18's relay.backend.Executor (an executor's configuration for relay.build) and the
+    # base class of create_executor's results (relay.backend.interpreter.Executor).
+    "Executor": ["pytvm.relay.backend.executor", "pytvm.relay.executor"],
 }
 
 

@@ -5,6 +5,7 @@ waiting forever, naming the process, and no process is left behind.
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,12 @@ from pytvm.rpc.sessions.forwarding_session import popen_session
 
 @pytest.fixture
 def silent_device(tmp_path: Path) -> Path:
-    """An executable that takes the two pipe descriptors and never writes to them."""
+    """An executable that takes the two pipe descriptors and never writes to the second."""
     script = tmp_path / "silent-device"
-    script.write_text("#!/bin/sh\nexec sleep 60\n")
+    # reads the requests until the host closes the pipe; answers nothing
+    script.write_text(
+        f"#!{sys.executable}\nimport os, sys\nwhile os.read(int(sys.argv[1]), 65536):\n    pass\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
 
