@@ -234,12 +234,16 @@ class Target:
     def cflags(self) -> list[str]:
         """C compiler flags that make code for this target (empty for the host, whose flags
         the driver picks): ``-mcpu``, ``-mthumb`` for Arm M/R profiles, ``-mfloat-abi``,
-        ``-mfpu``, and ``-DPYTVM_CRT=1`` on bare metal (the code links against the CRT).
+        ``-mfpu``, ``-ffp-contract=fast`` (a multiply and an add become one fused
+        multiply-add where the CPU has one, as the host's GNU C mode and TVM's LLVM code
+        generator do; ``-std=c99`` alone turns it off), and ``-DPYTVM_CRT=1`` on bare metal
+        (the code links against the CRT).
 
         Examples
         --------
-        >>> Target("c -mcpu=cortex-m4").cflags
-        ['-mcpu=cortex-m4', '-mthumb', '-mfloat-abi=hard', '-mfpu=fpv4-sp-d16', '-DPYTVM_CRT=1']
+        >>> Target("c -mcpu=cortex-m4").cflags  # doctest: +NORMALIZE_WHITESPACE
+        ['-mcpu=cortex-m4', '-mthumb', '-mfloat-abi=hard', '-mfpu=fpv4-sp-d16',
+         '-ffp-contract=fast', '-DPYTVM_CRT=1']
         """
         if self.is_host:
             return []
@@ -250,6 +254,7 @@ class Target:
             flags.append(f"-mfloat-abi={self.float_abi}")
             if self.fpu:
                 flags.append(f"-mfpu={self.fpu}")
+        flags.append("-ffp-contract=fast")
         if self.bare_metal:
             flags.append("-DPYTVM_CRT=1")
         return flags

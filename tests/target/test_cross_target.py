@@ -57,6 +57,7 @@ def test_cortex_m4_is_one_lane_one_core_with_hard_float_and_dsp(text: str) -> No
         "-mthumb",
         "-mfloat-abi=hard",
         "-mfpu=fpv4-sp-d16",
+        "-ffp-contract=fast",
         "-DPYTVM_CRT=1",
     ]
 
