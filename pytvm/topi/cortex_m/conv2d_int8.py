@@ -22,20 +22,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from ...te.operation import compute, reduce_axis
-from ...te.reduction import sum as _sum
 from ...te.tensor import ComputeOp, Tensor
-from ...tir.expr import PrimExpr, Var, const
 from .. import tag
-from .._shape import const_shape, op_error
+from .._shape import const_shape
 from ..generic._tiling import extent
 from ..generic._traverse import as_outputs, create_schedule, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
-from ..nn.conv2d_int8 import DATA_QUADS, KERNEL_WORDS, conv2d_int8_kernel_pack_te
-from ..nn.conv2d_int8 import _pack_data as pack_data_quads
-from ..nn.conv_window import conv_window
+from ..nn.conv2d_int8 import (
+    DATA_QUADS,
+    KERNEL_WORDS,
+    conv2d_int8_kernel_pack_te,
+    conv2d_nchw_int8_blocked,
+)
 from .dsp import dot4_u8s8
 
 __all__ = [
@@ -51,24 +49,7 @@ CONV2D_NCHW_INT8_DSP = tag.CONV2D_NCHW_INT8_DSP
 #: accumulators, the data word's two halves, the weight word's two).
 DSP_CHANNEL_BLOCK = 4
 _SUMS = "weight_sums_dsp"
-_ONES = 0x01010101
-_SHIFT = 128  # int8 data + 128 is uint8
-_QUAD = 4
 _NCHW = 4
-_PACKED_NDIM = 5
-
-
-def _weight_sums(kernel: Tensor) -> Tensor:
-    """``[ceil(F / fb), fb]`` int32: each output channel's int8 weights summed."""
-    fo, c4, kh, kw, fb = const_shape(_SUMS, "packed kernel", kernel, _PACKED_NDIM)
-    rq, ry, rx = reduce_axis((0, c4), "wq"), reduce_axis((0, kh), "wy"), reduce_axis((0, kw), "wx")
-    ones = const(_ONES, "uint32")
-
-    def body(o: Var, i: Var) -> PrimExpr:
-        k = kernel(o, rq.var, ry.var, rx.var, i)
-        return _sum(dot4_u8s8(ones, k), axis=[rq, ry, rx])  # type: ignore[no-any-return]
-
-    return compute((fo, fb), body, name=_SUMS, tag=tag.COMM_REDUCE)
 
 
 def conv2d_nchw_int8_dsp(
@@ -97,45 +78,20 @@ def conv2d_nchw_int8_dsp(
     (['1', '6', '9', '9'], 'int32')
     """
     op = "conv2d_nchw_int8_dsp"
-    n, c, h, w = const_shape(op, "input", data, _NCHW)
     if kernel.dtype == "int8" and len(kernel.shape) == _NCHW:
         channels = const_shape(op, "weight", kernel, _NCHW)[0] if channels is None else channels
         kernel = conv2d_int8_kernel_pack_te(kernel, DSP_CHANNEL_BLOCK)
-    fo, c4, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
-    if data.dtype not in ("uint8", "int8") or kernel.dtype != "int32":
-        raise op_error(
-            op, "dtypes", (data.dtype, kernel.dtype), "8-bit data and an int32 packed kernel"
-        )
-    info = np.iinfo(np.dtype(data.dtype))
-    if not info.min <= zero_point <= info.max:
-        raise op_error(op, "zero_point", zero_point, f"a {data.dtype} value")
-    if c4 != -(-c // _QUAD):
-        raise op_error(op, "kernel channel quads", c4, f"ceil({c} / 4) for {c} input channels")
-    f = fo * fb if channels is None else int(channels)
-    if not (fo - 1) * fb < f <= fo * fb:
-        raise op_error(op, "channels", channels, f"{(fo - 1) * fb + 1} to {fo * fb}")
-    win = conv_window(op, data, (kh, kw), stride, padding, dilation, "int32")
-    oh, ow = win.output_size(h, w)
-    zero = int(zero_point) + (_SHIFT if data.dtype == "int8" else 0)  # in uint8 space
-    quads = pack_data_quads(data, win.padding, zero)
-    ry, rx = win.ry, win.rx
-    rq = reduce_axis((0, c4), name="rq")
-
-    def body(b: Var, o: Var, y: Var, x: Var, i: Var) -> PrimExpr:
-        a = quads(b, rq.var, *win.taps(y, x))
-        k = kernel(o, rq.var, ry.var, rx.var, i)
-        return _sum(dot4_u8s8(a, k), axis=[rq, ry, rx])  # type: ignore[no-any-return]
-
-    blocked = compute((n, fo, oh, ow, fb), body, name=op, tag=CONV2D_NCHW_INT8_DSP)
-    sums = _weight_sums(kernel) if zero else None
-
-    def unpack(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
-        value = blocked(b, ch // fb, y, x, ch % fb)
-        if sums is None:
-            return value
-        return value - sums(ch // fb, ch % fb) * const(zero, "int32")
-
-    return compute((n, f, oh, ow), unpack, name=f"{op}_unpack", tag=tag.INJECTIVE)
+    return conv2d_nchw_int8_blocked(
+        op,
+        data,
+        kernel,
+        (stride, padding, dilation),
+        channels,
+        zero_point,
+        dot4_u8s8,
+        CONV2D_NCHW_INT8_DSP,
+        _SUMS,
+    )
 
 
 def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:

@@ -20,7 +20,7 @@ result ``[N, ceil(F / fb), OH, OW, fb]`` (tag ``conv2d_nchw_packed,int8``) is re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -116,18 +116,22 @@ def conv2d_int8_kernel_pack_te(weight: Tensor, fb: int) -> Tensor:
     return compute(shape, body, name=KERNEL_WORDS, tag=tag.INJECTIVE)
 
 
-def _weight_sums(kernel: Tensor, dot_instruction: bool) -> Tensor:
-    """``[ceil(F / fb), fb]`` int32: the sum of each output channel's int8 weights."""
-    fo, c4, kh, kw, fb = const_shape(WEIGHT_SUMS, "packed kernel", kernel, _PACKED_NDIM)
+Dot4 = Callable[[PrimExpr, PrimExpr], PrimExpr]
+
+
+def _weight_sums(kernel: Tensor, dot: Dot4, name: str = WEIGHT_SUMS) -> Tensor:
+    """``[ceil(F / fb), fb]`` int32: the sum of each output channel's int8 weights (``dot`` of
+    bytes of one with each weight word).
+    """
+    fo, c4, kh, kw, fb = const_shape(name, "packed kernel", kernel, _PACKED_NDIM)
     rq, ry, rx = reduce_axis((0, c4), "wq"), reduce_axis((0, kh), "wy"), reduce_axis((0, kw), "wx")
     ones = const(_ONES, "uint32")
 
     def body(o: Var, i: Var) -> PrimExpr:
         k = kernel(o, rq.var, ry.var, rx.var, i)
-        value = dot_u8s8_s32(const(0, "int32"), ones, k) if dot_instruction else _dot4(ones, k)
-        return _sum(value, axis=[rq, ry, rx])  # type: ignore[no-any-return]
+        return _sum(dot(ones, k), axis=[rq, ry, rx])  # type: ignore[no-any-return]
 
-    return compute((fo, fb), body, name=WEIGHT_SUMS, tag=tag.COMM_REDUCE)
+    return compute((fo, fb), body, name=name, tag=tag.COMM_REDUCE)
 
 
 def _pack_data(data: Tensor, pads: tuple[int, int, int, int], zero: int) -> Tensor:
@@ -219,12 +223,48 @@ def conv2d_nchw_int8(
     >>> [str(d) for d in y.shape], y.dtype
     (['1', '20', '9', '9'], 'int32')
     """
-    op = "conv2d_nchw_int8"
-    n, c, h, w = const_shape(op, "input", data, _NCHW)
     if kernel.dtype == "int8" and len(kernel.shape) == _NCHW:
-        plain = const_shape(op, "weight", kernel, _NCHW)
+        plain = const_shape("conv2d_nchw_int8", "weight", kernel, _NCHW)
         channels = plain[0] if channels is None else channels
         kernel = conv2d_int8_kernel_pack_te(kernel, max(1, vector_lanes("int32")))
+
+    def dot(a: PrimExpr, k: PrimExpr) -> PrimExpr:
+        return dot_u8s8_s32(const(0, "int32"), a, k) if dot_instruction else _dot4(a, k)
+
+    return conv2d_nchw_int8_blocked(
+        "conv2d_nchw_int8",
+        data,
+        kernel,
+        (stride, padding, dilation),
+        channels,
+        zero_point,
+        dot,
+        CONV2D_NCHW_INT8,
+    )
+
+
+def conv2d_nchw_int8_blocked(
+    op: str,
+    data: Tensor,
+    kernel: Tensor,
+    window: tuple[int | Sequence[int], int | Sequence[int], int | Sequence[int]],
+    channels: int | None,
+    zero_point: int,
+    dot: Dot4,
+    anchor_tag: str,
+    sums_name: str = WEIGHT_SUMS,
+) -> Tensor:
+    """The channel-blocked int8 convolution of :func:`conv2d_nchw_int8` with ``dot`` as its
+    reduction step (the four byte products of a uint8 data word and an int8 weight word,
+    summed): stages of data quads, the ``anchor_tag`` product named ``op`` over ``[N,
+    ceil(F / fb), OH, OW, fb]``, the weight sums ``sums_name`` for a zero point, and the
+    ``[N, F, OH, OW]`` result. ``kernel`` is packed ``OIHW<fb>o4i`` (a plain ``[F, C, KH, KW]``
+    int8 weight gives ``channels``); ``window`` is ``(stride, padding, dilation)``.
+    """
+    stride, padding, dilation = window
+    n, c, h, w = const_shape(op, "input", data, _NCHW)
+    if kernel.dtype == "int8" and len(kernel.shape) == _NCHW:
+        raise op_error(op, "kernel", kernel.shape, "a packed OIHW<fb>o4i int32 kernel")
     fo, c4, kh, kw, fb = const_shape(op, "packed kernel", kernel, _PACKED_NDIM)
     if data.dtype not in ("uint8", "int8") or kernel.dtype != "int32":
         raise op_error(
@@ -248,11 +288,10 @@ def conv2d_nchw_int8(
     def body(b: Var, o: Var, y: Var, x: Var, i: Var) -> PrimExpr:
         a = quads(b, rq.var, *win.taps(y, x))
         k = kernel(o, rq.var, ry.var, rx.var, i)
-        value = dot_u8s8_s32(const(0, "int32"), a, k) if dot_instruction else _dot4(a, k)
-        return _sum(value, axis=[rq, ry, rx])  # type: ignore[no-any-return]
+        return _sum(dot(a, k), axis=[rq, ry, rx])  # type: ignore[no-any-return]
 
-    blocked = compute((n, fo, oh, ow, fb), body, name="conv2d_nchw_int8", tag=CONV2D_NCHW_INT8)
-    sums = _weight_sums(kernel, dot_instruction) if zero else None
+    blocked = compute((n, fo, oh, ow, fb), body, name=op, tag=anchor_tag)
+    sums = _weight_sums(kernel, dot, sums_name) if zero else None
 
     def unpack(b: Var, ch: Var, y: Var, x: Var) -> PrimExpr:
         value = blocked(b, ch // fb, y, x, ch % fb)
@@ -260,4 +299,4 @@ def conv2d_nchw_int8(
             return value
         return value - sums(ch // fb, ch % fb) * const(zero, "int32")
 
-    return compute((n, f, oh, ow), unpack, name="conv2d_nchw_int8_unpack", tag=tag.INJECTIVE)
+    return compute((n, f, oh, ow), unpack, name=f"{op}_unpack", tag=tag.INJECTIVE)
