@@ -63,6 +63,8 @@ TEST_GLOBS = (
     "tests/python/te/test_*.py",
     "tests/python/topi/test_*.py",
     "tests/python/frontend/onnx/test_forward.py",
+    "tests/python/micro/test_*.py",
+    "tests/python/relay/aot/test_*.py",
 )
 #: Modules the test files import from their own folder.
 HELPER_GLOBS = ("tests/python/topi/common.py",)

@@ -29,6 +29,7 @@ _RENAMES: list[tuple[str, str]] = [
     (r"import tvm(\.[\w.]+) as (\w+)$", r"import pytvm\1 as \2"),
     (r"import tvm(\.[\w.]+)$", r"import pytvm\1, pytvm as tvm"),
     (r"from tvm(\.[\w.]+)? import (.+)$", r"from pytvm\1 import \2"),
+    (r'pytest\.importorskip\("tvm(\.[\w.]+)?"\)$', r'pytest.importorskip("pytvm\1")'),
 ]
 
 #: The conftest written beside the renamed files: per-test time limit, the skips the script
@@ -149,7 +150,8 @@ def substitute(source: str) -> str:
     - ``from tvm import a`` / ``from tvm.x import a`` -> ``from pytvm import a`` /
       ``from pytvm.x import a``;
     - ``import tvm_ffi`` -> ``import pytvm.ffi as tvm_ffi``; ``from tvm_ffi import a`` ->
-      ``from pytvm.ffi import a``.
+      ``from pytvm.ffi import a``;
+    - ``pytest.importorskip("tvm.x")`` -> ``pytest.importorskip("pytvm.x")`` (an import too).
     """
     out: list[str] = []
     for line in source.splitlines():

@@ -81,6 +81,7 @@ def build(
     cc: str | None = None,
     options: Sequence[str] = (),
     cache_dir: str | os.PathLike[str] | None = None,
+    runtime: Any = None,
 ) -> CompiledModule | LLVMModule | SourceModule:
     """Compile kernels into a module: ``build(s, [A, B, C], target="c", name="f")["f"](...)``.
 
@@ -99,11 +100,16 @@ def build(
     compiled: the result is a :class:`~pytvm.runtime.source_module.SourceModule` of the C
     (``llvm`` cross targets too: pytvm emits C for every target it cannot load), with the
     target's ``cflags`` plus ``options``; ``cc`` becomes its compiler for ``export_library``.
+
+    ``runtime`` is TVM's ``relay.backend.Runtime``: ``Runtime("crt", {"system-lib": True})``
+    asks for a system library, as ``--system-lib`` does.
     """
     tgt = Target(target) if target is not None else (Target.current() or Target("c"))
     start = time.perf_counter()
     mod = _as_module(inputs, args, name)
     tgt = _with_system_lib(tgt, mod)
+    if runtime is not None and runtime.attrs.get("system-lib") and not tgt.system_lib:
+        tgt = Target(f"{tgt} --system-lib")
     tgt.check_buildable()
     if not tgt.is_host:
         return build_source_module(mod, tgt, name, cc, options, start)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ffi.errors import TVMError, TVMValueError
-from .transport import HostTransport, Transport
+from .transport import HostTransport, SessionTransport
 
 __all__ = ["FlashedDevice", "HostPlatform", "Platform", "run_make"]
 
@@ -27,7 +27,7 @@ class FlashedDevice(abc.ABC):
     """A device holding the project's build, ready for one transport."""
 
     @abc.abstractmethod
-    def transport(self) -> Transport:
+    def transport(self) -> SessionTransport:
         """The transport to this device (closing it ends the device)."""
 
 
@@ -84,7 +84,7 @@ class _HostDevice(FlashedDevice):
     def __init__(self, binary: Path) -> None:
         self.binary = binary
 
-    def transport(self) -> Transport:
+    def transport(self) -> SessionTransport:
         """The transport that starts the process."""
         return HostTransport(self.binary)
 

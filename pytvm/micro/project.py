@@ -42,7 +42,7 @@ from ..ffi.errors import TVMTypeError, TVMValueError
 from ..ffi.libinfo import include_dir, source_dir
 from . import platforms
 from .app_sources import app_sources
-from .transport import Transport
+from .transport import SessionTransport
 
 __all__ = [
     "GeneratedProject",
@@ -150,12 +150,28 @@ class TemplateProject:
         return self.generate_project(model, project_dir, options)
 
 
+def _is_host_c_module(module: Any) -> bool:
+    """A C module compiled for this machine that kept its source (``pytvm.build(...,
+    target='c ...')``); TVM's C source module of a ``c`` target plays this part.
+    """
+    return (
+        getattr(module, "type_key", None) in ("c", "library")
+        and callable(getattr(module, "get_source", None))
+        and isinstance(getattr(module, "target", None), str)
+        and not isinstance(getattr(module, "sources", None), dict)
+        and str(module.target).split()[:1] == ["c"]
+    )
+
+
 class _ModelParts:
     """What a project needs of a module: its C, flags, and the model's I/O (None: kernels)."""
 
     def __init__(self, module: Any) -> None:
         lib = module.lib if _is_aot_model(module) else module
-        self.sources: dict[str, str] = dict(lib.sources)
+        if _is_host_c_module(lib):  # built for this machine from C: its source serves the CRT
+            self.sources: dict[str, str] = {"lib0.c": lib.get_source()}
+        else:
+            self.sources = dict(lib.sources)
         self.headers: dict[str, str] = dict(getattr(lib, "headers", {}) or {})
         self.cflags: list[str] = list(getattr(lib, "cflags", []) or [])
         self.mod_name: str | None = str(module.mod_name) if _is_aot_model(module) else None
@@ -164,7 +180,17 @@ class _ModelParts:
 
     @classmethod
     def of(cls, module: Any) -> _ModelParts:
-        if not _is_aot_model(module) and not isinstance(getattr(module, "sources", None), dict):
+        if _is_host_c_module(module) and "--system-lib" not in str(module.target):
+            raise TVMValueError(
+                f"generate_project: the kernels were built for {module.target!r}, not as a "
+                "system library: build with runtime=Runtime('crt', {'system-lib': True}) or "
+                "target '... --system-lib'"
+            )
+        if (
+            not _is_aot_model(module)
+            and not _is_host_c_module(module)
+            and not isinstance(getattr(module, "sources", None), dict)
+        ):
             raise TVMTypeError(
                 f"generate_project needs C sources: a source module (pytvm.build(..., "
                 f"target='c ... --system-lib') for a non-host target, or target='c'), an AOT "
@@ -276,7 +302,7 @@ class GeneratedProject:
             self._device = self._platform.flash(self.project_dir, self._options)
 
     @contextmanager
-    def transport(self) -> Iterator[Transport]:
+    def transport(self) -> Iterator[SessionTransport]:
         """A context manager giving the device's transport (flashing first if needed); leaving
         it ends the device (the process, the emulator).
         """

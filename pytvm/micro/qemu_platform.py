@@ -13,7 +13,7 @@ from typing import Any
 from ..crt.qemu import QEMU_MACHINES, QemuBoard
 from ..ffi.errors import TVMError, TVMValueError
 from .platforms import FlashedDevice, Platform, run_make
-from .transport import SerialTransport, Transport
+from .transport import SerialTransport, SessionTransport
 
 __all__ = ["QemuPlatform", "missing_tools"]
 
@@ -30,7 +30,7 @@ class _QemuDevice(FlashedDevice):
     def __init__(self, board: QemuBoard) -> None:
         self.board = board
 
-    def transport(self) -> Transport:
+    def transport(self) -> SessionTransport:
         """The serial transport over the running board's UART."""
         board = self.board
         return SerialTransport(

@@ -28,7 +28,7 @@ from ..ffi.errors import TVMError, TVMTypeError
 from ..rpc import RPCSession
 from ..runtime.executor.aot_executor import AotModule
 from ..runtime.module import Module
-from .transport import Transport, TransportTimeouts
+from .transport import SessionTransport, TransportTimeouts
 
 __all__ = ["Session", "SessionTerminatedError", "create_local_aot_executor"]
 
@@ -52,7 +52,7 @@ class Session:
 
     def __init__(
         self,
-        transport_context_manager: AbstractContextManager[Transport] | None = None,
+        transport_context_manager: AbstractContextManager[SessionTransport] | None = None,
         session_name: str = "micro-rpc",
         timeout_override: TransportTimeouts | None = None,
     ) -> None:
@@ -64,7 +64,7 @@ class Session:
         self.transport_context_manager = transport_context_manager
         self.session_name = session_name
         self.timeout_override = timeout_override
-        self.transport: Transport | None = None
+        self.transport: SessionTransport | None = None
         self._rpc: RPCSession | None = None
         self._device: Device | None = None
         self._exit_called = False

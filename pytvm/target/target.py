@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -373,6 +373,41 @@ def cuda(model: str = "unknown", arch: str | None = None, options: Any = None) -
     parts = ["cuda", f"-model={model}"]
     if arch:
         parts.append(f"-arch={arch}")
+    if options:
+        parts.extend([options] if isinstance(options, str) else list(options))
+    return Target(" ".join(parts))
+
+
+#: TVM's microcontroller models (``tvm.target.target.micro``) and the options each implies.
+MICRO_SUPPORTED_MODELS: dict[str, list[str]] = {
+    "host": [],
+    "atsamd51": ["-mcpu=cortex-m4"],
+    "cxd5602gg": ["-mcpu=cortex-m4"],
+    "esp32": [],
+    "imxrt10xx": ["-mcpu=cortex-m7"],
+    "mps2_an521": ["-mcpu=cortex-m33"],
+    "mps3_an547": ["-mcpu=cortex-m55"],
+    "nrf52840": ["-mcpu=cortex-m4", "-mattr=-dsp"],
+    "nrf5340dk": ["-mcpu=cortex-m33"],
+    "rp2040": ["-mcpu=cortex-m0"],
+    "sam3x8e": ["-mcpu=cortex-m3"],
+    "stm32f746xx": ["-mcpu=cortex-m7", "-march=armv7e-m"],
+    "stm32h7xx": ["-mcpu=cortex-m7"],
+    "stm32l4r5zi": ["-mcpu=cortex-m4"],
+    "stm32u5xx": ["-mcpu=cortex-m33"],
+}
+
+
+def micro(model: str = "unknown", options: str | Sequence[str] | None = None) -> Target:
+    """TVM's ``tvm.target.target.micro(model)``: the C target of a microcontroller model
+    (``micro("host")`` is ``c -model=host``; ``micro("stm32l4r5zi")`` adds
+    ``-mcpu=cortex-m4``). ``model`` is a key of :data:`MICRO_SUPPORTED_MODELS`.
+    """
+    if model not in MICRO_SUPPORTED_MODELS:
+        raise ValueError(
+            f"target.micro: model {model!r} is not one of {sorted(MICRO_SUPPORTED_MODELS)}"
+        )
+    parts = ["c", *MICRO_SUPPORTED_MODELS[model], f"-model={model}"]
     if options:
         parts.extend([options] if isinstance(options, str) else list(options))
     return Target(" ".join(parts))

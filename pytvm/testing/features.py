@@ -126,7 +126,7 @@ requires_llvm = Feature("llvm", "LLVM", available=_llvm, target_kind="llvm")
 requires_aarch = Feature("aarch", "an AArch64 host", available=_arm)
 requires_arm_fp = Feature("arm_fp", "Arm floating point", available=_arm)
 requires_rpc = Feature("rpc", "RPC", available=lambda: True)
-requires_micro = Feature("micro", "microTVM", available=_never("pytvm has no microTVM project API"))
+requires_micro = Feature("micro", "microTVM", available=lambda: True)
 requires_cmsisnn = Feature("cmsisnn", "CMSIS-NN", available=_never("pytvm has no CMSIS-NN"))
 requires_ethosn = Feature("ethosn", "Arm Ethos-N", available=_never("pytvm has no Ethos-N"))
 requires_corstone300 = Feature(
