@@ -6,6 +6,13 @@ files are not part of pytvm; take them from a TVM checkout, for example::
     git -C tvm archive v0.18.0 conftest.py tests/python/te tests/python/topi \
         tests/python/frontend/onnx tests/python/relay/utils gallery | tar -x -C /tmp/tvm018
 
+and, for microTVM and AOT (``tests/python/micro``, ``tests/python/relay/aot``; their helpers
+``tvm.testing.aot`` and ``tvm.micro.testing`` are pytvm's own ``pytvm.testing.aot`` and
+``pytvm.micro.testing``)::
+
+    git -C tvm archive v0.18.0 conftest.py tests/python/micro tests/python/relay/aot \
+        | tar -x -C /tmp/tvm018
+
 Then::
 
     python scripts/run_tvm_compiler_tests.py /tmp/tvm018 [--jobs 2] [--only PATTERN] [-v]
@@ -19,14 +26,17 @@ so TVM's own marks skip what needs a GPU.
 
 Run:
 - each test file (``tests/python/te``, ``tests/python/topi``, the ONNX frontend's
-  ``test_forward.py``) in its own pytest subprocess, ``--jobs`` at a time, with a per-test alarm
+  ``test_forward.py``, ``tests/python/micro``, ``tests/python/relay/aot``) in its own pytest
+  subprocess, ``--jobs`` at a time, with a per-test alarm
   and a per-file wall-clock limit;
 - each tutorial (``tensor_expr_get_started``, ``relay_quick_start``, ``from_onnx``) as a script;
   it passes when it exits with 0; one that declares ``sphinx_gallery_requires_cuda = True`` (its
   own mark that it needs a GPU) is skipped.
 
 :data:`SKIPS` lists what is skipped besides TVM's own marks, each with its reason; the reasons
-are limited to GPU targets, ``tensorize``, AutoTVM tuning, microTVM, PyTorch and the internet.
+are limited to GPU targets, ``tensorize``, AutoTVM and MetaSchedule tuning, microTVM's Cortex-M
+kernels, PyTorch, the internet, TVM's AOT-internal TIR passes, USMP memory pools and Ethos-U /
+CMSIS-NN offloading.
 The script prints one row per file (passed / failed / error / skipped), the totals, the share of
 the tests that were not skipped which passed, and the most frequent failure lines. It exits with
 0 only when nothing failed.
@@ -83,6 +93,13 @@ _AUTOTVM = "AutoTVM tuning: out of scope here"
 _MICRO = "microTVM (Arm Cortex-M code generation): out of scope here"
 _TORCH = "needs PyTorch"
 _INTERNET = "downloads from the internet"
+_META_SCHEDULE = "MetaSchedule tuning: out of scope here"
+_USMP = (
+    "USMP (memory pools, tvm.tir.usmp): pytvm's AOT plans one static workspace with its arena "
+    "planner"
+)
+_AOT_PASSES = "TVM's internal TIR passes of AOT lowering (not user API): pytvm lowers differently"
+_ETHOS_CMSIS = "Ethos-U / CMSIS-NN offloading (ethosu.vela, TensorFlow, tflite): out of scope"
 
 #: file name -> {test id pattern (fnmatch, on the node id or name): reason}. A whole file is
 #: ``"*"``. Only the reasons above.
@@ -97,6 +114,14 @@ SKIPS: dict[str, dict[str, str]] = {
     "test_topi_dense_tensorcore.py": {"*": _GPU},
     "test_topi_conv2d_tensordot_opts.py": {"*": _MICRO},
     "from_onnx.py": {"*": _INTERNET},
+    "test_micro_ms_tuning.py": {"*": _META_SCHEDULE},
+    "test_crt_aot_usmp.py": {"*": _USMP},
+    "test_aot_create_executor_metadata.py": {"*": _AOT_PASSES},
+    "test_aot_create_function_metadata.py": {"*": _AOT_PASSES},
+    "test_pass_aot_lower_main.py": {"*": _AOT_PASSES},
+    "test_aot_legalize_packed_call.py": {"*": _AOT_PASSES},
+    "test_c_device_api.py": {"*": _ETHOS_CMSIS},
+    "test_crt_forward_declarations.py": {"*": _ETHOS_CMSIS},
 }
 
 

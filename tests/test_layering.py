@@ -150,9 +150,10 @@ def _layer_of(module: str, package_root: Path, may_be_attribute: bool = False) -
     if len(parts) == 1:
         return FACADE
     head = parts[1]
-    # TVM's topi.testing (numpy references and helpers for topi's tests) ranks as testing.
+    # TVM's topi.testing (numpy references and helpers for topi's tests) and micro.testing
+    # (AOT test runners) rank as testing.
     if head in LAYERS or head == TESTING:
-        return TESTING if parts[1:3] == ["topi", TESTING] else head
+        return TESTING if parts[1:3] in (["topi", TESTING], ["micro", TESTING]) else head
     if head in FACADE_MODULES:
         return FACADE
     if may_be_attribute:
