@@ -40,7 +40,8 @@ def build_source_module(
     registry under ``--system-lib``) as the source module ``<name>.c``; ``start`` is when the
     build began (for the stage times logged at INFO).
     """
-    mod = lower_if_needed(mod)
+    with target:  # the intrinsics' lowering reads the target (lower_intrin)
+        mod = lower_if_needed(mod)
     lowered = time.perf_counter()
     source = codegen_c(mod, system_lib=target.system_lib, target_text=str(target))
     done = time.perf_counter()

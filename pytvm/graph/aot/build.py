@@ -144,7 +144,10 @@ def build_aot(
             "build_aot: kernels of external code generators need the graph executor"
         )
     plan = run_planner("arena", layout.buffers, layout.num_steps, layout.entry_names)
-    kernels = lower_if_needed(KernelModule({f.name: f.prim_func for f in lowered.engine.functions}))
+    with tgt:  # the intrinsics' lowering reads the target (lower_intrin)
+        kernels = lower_if_needed(
+            KernelModule({f.name: f.prim_func for f in lowered.engine.functions})
+        )
     unpacked = codegen_c_unpacked(kernels, f"tvmgen_{mod_name}_", str(tgt))
     by_name = {k.name: k for k in unpacked.kernels}
     calls, steps = _calls(layout, by_name)

@@ -6,6 +6,9 @@ strategy table's rows for one-lane targets (``topi.x86.strategy`` holds the rows
   channels' bytes; fewer would mostly multiply padding) on a one-lane target with the DSP
   extension (``Target.has_dsp``): :func:`~pytvm.topi.cortex_m.conv2d_nchw_int8_dsp`, the constant
   kernel packed ``OIHW4o4i``.
+- ``qnn_depthwise_conv2d_nchw_int8_one_lane``: a depthwise ``qnn.conv2d`` (one int8 filter
+  per channel, plain ``OIHW``) on a one-lane target:
+  :func:`~pytvm.topi.cortex_m.depthwise_conv2d_nchw_int8_one_lane`, in int32 (no float lanes).
 - ``qnn_conv2d_nchw_scalar``: any other plain int8 ``qnn.conv2d`` of one group on a one-lane
   target: the direct convolution of int16 operands (the data less its zero point) in int32,
   the kernel plain (no channel blocks: there are no vectors to fill).
@@ -22,8 +25,11 @@ from ...tir.expr import const
 from .. import nn, tag
 from .._target import vector_lanes
 from .conv2d_int8 import DSP_CHANNEL_BLOCK, conv2d_nchw_int8_dsp
+from .depthwise_int8 import depthwise_conv2d_nchw_int8_one_lane
 
 __all__ = [
+    "qnn_conv2d_depthwise_one_lane",
+    "qnn_conv2d_depthwise_one_lane_applies",
     "qnn_conv2d_dsp",
     "qnn_conv2d_dsp_applies",
     "qnn_conv2d_dsp_layout",
@@ -43,6 +49,8 @@ class _Workload(Protocol):
     def data_dtype(self) -> str: ...
     @property
     def weight_dtype(self) -> str: ...
+    @property
+    def weight_shape(self) -> tuple[int | None, ...]: ...
     @property
     def weight_constant(self) -> bool: ...
     @property
@@ -75,9 +83,15 @@ def _has_dsp() -> bool:
 
 def _qnn_one_group(wl: _Workload) -> bool:
     """``qnn.conv2d`` of one group over 8-bit NCHW data, a kernel zero point of 0, int32 out."""
+    return int(wl.get("groups", 1)) == 1 and _qnn_nchw(wl)
+
+
+def _qnn_nchw(wl: _Workload) -> bool:
+    """``qnn.conv2d`` over 8-bit NCHW data of constant shape, a kernel zero point of 0, int32
+    out.
+    """
     return (
-        int(wl.get("groups", 1)) == 1
-        and wl.get("data_layout", "NCHW") == "NCHW"
+        wl.get("data_layout", "NCHW") == "NCHW"
         and wl.data_dtype in ("uint8", "int8")
         and int(wl.get("kernel_zero_point", 0)) == 0
         and wl.out_dtype in (None, "int32")
@@ -141,3 +155,26 @@ def qnn_conv2d_scalar(data: Tensor, weight: Tensor, wl: _Workload) -> Tensor:
     )
     strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
     return nn.conv2d_nchw(shifted, weight, strides, padding, dilation, "int32")
+
+
+def qnn_conv2d_depthwise_one_lane_applies(wl: _Workload) -> bool:
+    """See the module: a depthwise ``qnn.conv2d`` (``groups`` = channels, an int8 ``OIHW``
+    kernel ``[C, 1, KH, KW]``) on a one-lane target.
+    """
+    if not (_one_lane() and _qnn_nchw(wl) and wl.weight_dtype == "int8"):
+        return False
+    channels, kernel = wl.data_shape[1], wl.weight_shape
+    return (
+        str(wl.get("kernel_layout", "OIHW")) == "OIHW"
+        and int(wl.get("groups", 1)) == channels
+        and len(kernel) == _NCHW
+        and kernel[0] == channels
+        and kernel[1] == 1
+    )
+
+
+def qnn_conv2d_depthwise_one_lane(data: Tensor, weight: Tensor, wl: _Workload) -> Tensor:
+    """The ``qnn.conv2d`` of ``wl`` through :func:`depthwise_conv2d_nchw_int8_one_lane`."""
+    strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
+    zero_point = int(wl.get("input_zero_point", 0))
+    return depthwise_conv2d_nchw_int8_one_lane(data, weight, strides, padding, dilation, zero_point)

@@ -65,7 +65,13 @@ from .. import nn, tag
 from .._shape import const_int
 from .._target import vector_lanes
 from ..cortex_m.conv2d_int8 import CONV2D_NCHW_INT8_DSP, schedule_conv2d_nchw_int8_dsp
+from ..cortex_m.depthwise_int8 import (
+    DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE,
+    schedule_depthwise_conv2d_nchw_int8_one_lane,
+)
 from ..cortex_m.strategy import (
+    qnn_conv2d_depthwise_one_lane,
+    qnn_conv2d_depthwise_one_lane_applies,
     qnn_conv2d_dsp,
     qnn_conv2d_dsp_applies,
     qnn_conv2d_dsp_layout,
@@ -858,6 +864,15 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_conv2d_nchw_int8_dsp,
         50,
         qnn_conv2d_dsp_layout,
+    ),
+    I(  # one-lane targets: depthwise in int32, per-channel padded plane (topi.cortex_m)
+        "qnn_depthwise_conv2d_nchw_int8_one_lane",
+        "qnn.conv2d",
+        DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE,
+        qnn_conv2d_depthwise_one_lane_applies,
+        qnn_conv2d_depthwise_one_lane,
+        schedule_depthwise_conv2d_nchw_int8_one_lane,
+        50,
     ),
     I(  # one-lane targets: the plain kernel, no channel blocks (topi.cortex_m.strategy)
         "qnn_conv2d_nchw_scalar",
