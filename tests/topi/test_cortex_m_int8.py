@@ -2,7 +2,7 @@
 multiply-accumulate as extern helpers the C code generator defines (one instruction each under
 ``__ARM_FEATURE_DSP``, portable C on the host), the int8 convolution through them matching numpy
 on the host and compiling to ``SMLAD`` for the Cortex-M4, and the strategy rows that pick the
-DSP kernel or the scalar one on one-lane targets.
+DSP kernel or the int32 one on one-lane targets.
 """
 
 from __future__ import annotations
@@ -138,13 +138,14 @@ def _qnn_workload(channels: int, kernel: int = 3) -> OpWorkload:
     [
         ("c -mcpu=cortex-m4", 16, "qnn_conv2d_nchw_int8_dsp"),
         ("c -mcpu=cortex-m7", 4, "qnn_conv2d_nchw_int8_dsp"),
-        ("c -mcpu=cortex-m4", 3, "qnn_conv2d_nchw_scalar"),  # too few channels for the words
-        ("c -mcpu=cortex-m4 -mattr=-dsp", 16, "qnn_conv2d_nchw_scalar"),
-        ("c -mcpu=cortex-m3", 16, "qnn_conv2d_nchw_scalar"),
-        ("c -mcpu=cortex-m0", 16, "qnn_conv2d_nchw_scalar"),
+        # too few channels for the words
+        ("c -mcpu=cortex-m4", 3, "qnn_conv2d_nchw_int8_one_lane"),
+        ("c -mcpu=cortex-m4 -mattr=-dsp", 16, "qnn_conv2d_nchw_int8_one_lane"),
+        ("c -mcpu=cortex-m3", 16, "qnn_conv2d_nchw_int8_one_lane"),
+        ("c -mcpu=cortex-m0", 16, "qnn_conv2d_nchw_int8_one_lane"),
     ],
 )
-def test_one_lane_targets_pick_the_dsp_or_scalar_kernel(
+def test_one_lane_targets_pick_the_dsp_or_int32_kernel(
     target: str, channels: int, row: str
 ) -> None:
     with Target(target):
@@ -158,7 +159,7 @@ def test_one_lane_targets_pick_the_dsp_or_scalar_kernel(
 def test_vector_targets_keep_their_int8_rows(target: str) -> None:
     with Target(target):
         picked = select("qnn.conv2d", _qnn_workload(16))
-    assert picked.name not in ("qnn_conv2d_nchw_int8_dsp", "qnn_conv2d_nchw_scalar")
+    assert picked.name not in ("qnn_conv2d_nchw_int8_dsp", "qnn_conv2d_nchw_int8_one_lane")
 
 
 def test_scratch_of_a_block_wider_than_the_filters_has_a_constant_size() -> None:

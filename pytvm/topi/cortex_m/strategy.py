@@ -9,9 +9,11 @@ strategy table's rows for one-lane targets (``topi.x86.strategy`` holds the rows
 - ``qnn_depthwise_conv2d_nchw_int8_one_lane``: a depthwise ``qnn.conv2d`` (one int8 filter
   per channel, plain ``OIHW``) on a one-lane target:
   :func:`~pytvm.topi.cortex_m.depthwise_conv2d_nchw_int8_one_lane`, in int32 (no float lanes).
-- ``qnn_conv2d_nchw_scalar``: any other plain int8 ``qnn.conv2d`` of one group on a one-lane
-  target: the direct convolution of int16 operands (the data less its zero point) in int32,
-  the kernel plain (no channel blocks: there are no vectors to fill).
+- ``qnn_conv2d_nchw_int8_one_lane``: any other ``qnn.conv2d`` of one group with a plain int8
+  kernel on a one-lane target (where the DSP kernel does not apply: fewer than four input
+  channels, a stem; or no DSP extension):
+  :func:`~pytvm.topi.cortex_m.conv2d_nchw_int8_one_lane`, the same int32 kernel as the
+  depthwise one.
 """
 
 from __future__ import annotations
@@ -19,13 +21,10 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ...target import Target
-from ...te.operation import compute
 from ...te.tensor import Tensor
-from ...tir.expr import const
-from .. import nn, tag
 from .._target import vector_lanes
 from .conv2d_int8 import DSP_CHANNEL_BLOCK, conv2d_nchw_int8_dsp
-from .depthwise_int8 import depthwise_conv2d_nchw_int8_one_lane
+from .depthwise_int8 import conv2d_nchw_int8_one_lane, depthwise_conv2d_nchw_int8_one_lane
 
 __all__ = [
     "qnn_conv2d_depthwise_one_lane",
@@ -33,8 +32,8 @@ __all__ = [
     "qnn_conv2d_dsp",
     "qnn_conv2d_dsp_applies",
     "qnn_conv2d_dsp_layout",
-    "qnn_conv2d_scalar",
-    "qnn_conv2d_scalar_applies",
+    "qnn_conv2d_int8_one_lane",
+    "qnn_conv2d_one_lane_applies",
 ]
 
 
@@ -134,7 +133,14 @@ def qnn_conv2d_dsp(data: Tensor, weight: Tensor, wl: _Workload) -> Tensor:
     )
 
 
-def qnn_conv2d_scalar_applies(wl: _Workload) -> bool:
+def qnn_conv2d_int8_one_lane(data: Tensor, weight: Tensor, wl: _Workload) -> Tensor:
+    """The ``qnn.conv2d`` of ``wl`` (one group) through :func:`conv2d_nchw_int8_one_lane`."""
+    strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
+    zero_point = int(wl.get("input_zero_point", 0))
+    return conv2d_nchw_int8_one_lane(data, weight, strides, padding, dilation, zero_point)
+
+
+def qnn_conv2d_one_lane_applies(wl: _Workload) -> bool:
     """See the module: a plain int8 kernel of one group on a one-lane target."""
     return (
         _one_lane()
@@ -142,19 +148,6 @@ def qnn_conv2d_scalar_applies(wl: _Workload) -> bool:
         and str(wl.get("kernel_layout", "OIHW")) == "OIHW"
         and wl.weight_dtype == "int8"
     )
-
-
-def qnn_conv2d_scalar(data: Tensor, weight: Tensor, wl: _Workload) -> Tensor:
-    """``conv2d(data - zero_point, weight)`` of int16 operands accumulated in int32."""
-    zero_point = int(wl.get("input_zero_point", 0))
-    shifted = compute(
-        data.shape,
-        lambda *i: data(*i).astype("int16") - const(zero_point, "int16"),
-        name="qnn_shifted",
-        tag=tag.ELEMWISE,
-    )
-    strides, padding, dilation = wl.get("strides"), wl.get("padding"), wl.get("dilation")
-    return nn.conv2d_nchw(shifted, weight, strides, padding, dilation, "int32")
 
 
 def qnn_conv2d_depthwise_one_lane_applies(wl: _Workload) -> bool:

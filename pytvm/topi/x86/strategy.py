@@ -66,6 +66,7 @@ from .._shape import const_int
 from .._target import vector_lanes
 from ..cortex_m.conv2d_int8 import CONV2D_NCHW_INT8_DSP, schedule_conv2d_nchw_int8_dsp
 from ..cortex_m.depthwise_int8 import (
+    CONV2D_NCHW_INT8_ONE_LANE,
     DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE,
     schedule_depthwise_conv2d_nchw_int8_one_lane,
 )
@@ -75,8 +76,8 @@ from ..cortex_m.strategy import (
     qnn_conv2d_dsp,
     qnn_conv2d_dsp_applies,
     qnn_conv2d_dsp_layout,
-    qnn_conv2d_scalar,
-    qnn_conv2d_scalar_applies,
+    qnn_conv2d_int8_one_lane,
+    qnn_conv2d_one_lane_applies,
 )
 from ..generic._tiling import pow2_divisor
 from ..generic.conv2d_guarded import (
@@ -874,13 +875,13 @@ STRATEGY: tuple[Implementation, ...] = (
         schedule_depthwise_conv2d_nchw_int8_one_lane,
         50,
     ),
-    I(  # one-lane targets: the plain kernel, no channel blocks (topi.cortex_m.strategy)
-        "qnn_conv2d_nchw_scalar",
+    I(  # one-lane targets, one group, where the DSP kernel does not apply (topi.cortex_m)
+        "qnn_conv2d_nchw_int8_one_lane",
         "qnn.conv2d",
-        tag.CONV2D_NCHW,
-        qnn_conv2d_scalar_applies,
-        qnn_conv2d_scalar,
-        schedule_conv2d_nchw,
+        CONV2D_NCHW_INT8_ONE_LANE,
+        qnn_conv2d_one_lane_applies,
+        qnn_conv2d_int8_one_lane,
+        schedule_depthwise_conv2d_nchw_int8_one_lane,
         35,
     ),
     I(
