@@ -152,14 +152,15 @@ class TemplateProject:
 
 def _is_host_c_module(module: Any) -> bool:
     """A C module compiled for this machine that kept its source (``pytvm.build(...,
-    target='c ...')``); TVM's C source module of a ``c`` target plays this part.
+    target='c ...')``, or ``'llvm ...'`` built through C); TVM's C source module of a ``c``
+    target plays this part.
     """
     return (
         getattr(module, "type_key", None) in ("c", "library")
         and callable(getattr(module, "get_source", None))
         and isinstance(getattr(module, "target", None), str)
         and not isinstance(getattr(module, "sources", None), dict)
-        and str(module.target).split()[:1] == ["c"]
+        and str(module.target).split()[:1] in (["c"], ["llvm"])  # llvm: built through C
     )
 
 

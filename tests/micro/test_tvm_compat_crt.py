@@ -38,8 +38,10 @@ def test_build_with_a_crt_runtime_is_a_system_library() -> None:
     assert "TVMSystemLibEntryPoint" in mod.get_source()  # type: ignore[attr-defined]
 
 
-def test_generate_project_with_a_host_built_module(tmp_path: Path) -> None:
-    target = tvm.target.target.micro("host")
+@pytest.mark.parametrize("kind", ["c", "llvm"])
+def test_generate_project_with_a_host_built_module(tmp_path: Path, kind: str) -> None:
+    text = str(tvm.target.target.micro("host"))
+    target = tvm.target.Target(kind + text[1:])  # TVM's test_compile_runtime_llvm does so
     mod = _add(tvm.target.Target(target, target), Runtime("crt", {"system-lib": True}))
     template = Path(tvm.micro.get_microtvm_template_projects("crt"))
     project = tvm.micro.generate_project(template, mod, tmp_path / "project", {"verbose": 1})
