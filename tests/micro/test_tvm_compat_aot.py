@@ -28,13 +28,30 @@ def _add_mul() -> tuple[relay.IRModule, dict[str, np.ndarray]]:
     return relay.IRModule.from_expr(relay.Function([x, y], body)), data
 
 
-@parametrize_aot_options
-def test_compile_and_run(interface_api: str, use_unpacked_api: bool, test_runner: object) -> None:
+def test_parametrize_aot_options_grid() -> None:
+    @parametrize_aot_options
+    def probe(interface_api: str, use_unpacked_api: bool, test_runner: object) -> None: ...
+
+    (mark,) = probe.pytestmark  # type: ignore[attr-defined]
+    cases = {p.id: p for p in mark.args[1]}
+    assert sorted(cases) == sorted(
+        f"{api}-{kind}-{runner}"
+        for api, kind in (("packed", "unpacked"), ("packed", "packed"), ("c", "unpacked"))
+        for runner in ("default", "corstone300")
+    )
+    assert not cases["c-unpacked-default"].marks
+    assert any(m.name == "skipif" for m in cases["c-unpacked-corstone300"].marks)
+
+
+@pytest.mark.parametrize(
+    ("interface_api", "use_unpacked_api"), [("packed", True), ("packed", False), ("c", True)]
+)
+def test_compile_and_run(interface_api: str, use_unpacked_api: bool) -> None:
     mod, data = _add_mul()
     ref = generate_ref_data(mod, data)
     np.testing.assert_allclose(ref["output"], (data["x"] + data["y"]) * 0.5, rtol=1e-6)
     model = AOTTestModel(module=mod, inputs=data, outputs=ref)
-    assert compile_and_run(model, test_runner, interface_api, use_unpacked_api)  # type: ignore[arg-type]
+    assert compile_and_run(model, AOT_DEFAULT_RUNNER, interface_api, use_unpacked_api)
 
 
 def test_int8_conv2d_and_a_float_model_in_one_program() -> None:
