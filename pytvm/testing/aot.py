@@ -110,6 +110,11 @@ def _as_list(models: AOTTestModel | Sequence[AOTTestModel]) -> list[AOTTestModel
     return [models] if isinstance(models, AOTTestModel) else list(models)
 
 
+def _as_module(mod: Any) -> Any:
+    """``mod``, or a Relay function as a module whose ``main`` it is (TVM accepts both)."""
+    return relay.IRModule.from_expr(mod) if isinstance(mod, relay.Function) else mod
+
+
 def compile_models(
     models: AOTTestModel | Sequence[AOTTestModel],
     interface_api: str,
@@ -143,7 +148,7 @@ def compile_models(
     for model in _as_list(models):
         with PassContext(opt_level=3, config={**config, **(model.pass_config or {})}):
             factory = relay.build(
-                model.module,
+                _as_module(model.module),
                 target,
                 executor=executor,
                 runtime=runtime or Runtime("crt"),
@@ -461,10 +466,12 @@ def generate_ref_data(
     params: Mapping[str, Any] | None = None,
     target: Any = "llvm",
 ) -> dict[str, np.ndarray]:
-    """The outputs of ``mod`` for ``input_data``, from the graph executor on this machine:
+    """The outputs of ``mod`` (an IRModule or a Relay function) for ``input_data``, from the
+    graph executor on this machine:
     ``{"output": y}`` for one output, ``{"output0": ..., "output1": ...}`` for several (or
     the names in ``mod["main"]``'s attribute ``output_tensor_names``).
     """
+    mod = _as_module(mod)
     result = relay.create_executor("graph", mod, device=cpu(0), target=target, params=params)
     out = result.evaluate()(**{k: np.asarray(v) for k, v in input_data.items()})
     outputs = list(out) if isinstance(out, (list, tuple)) else [out]

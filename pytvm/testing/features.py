@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 from collections.abc import Callable
@@ -27,7 +28,7 @@ import pytest
 from .env import has_llvm
 from .targets import target_kind_enabled
 
-__all__ = ["Feature", "skip_if_wheel_test", "uses_gpu"]
+__all__ = ["Feature", "requires_package", "skip_if_wheel_test", "uses_gpu"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -141,6 +142,27 @@ requires_x86 = Feature(
 
 #: Marks a test that may use a GPU target (``pytest -m gpu`` selects it); it still runs on CPUs.
 uses_gpu = pytest.mark.gpu
+
+
+def _importable(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a parent package that is missing or not a package
+        return False
+
+
+def requires_package(*packages: str) -> Callable[[_F], _F]:
+    """TVM's ``tvm.testing.requires_package("tflite", ...)``: skip the test, naming the
+    package, when one of ``packages`` cannot be imported here.
+    """
+
+    def decorate(func: _F) -> _F:
+        for package in packages:
+            missing = not _importable(package)
+            func = pytest.mark.skipif(missing, reason=f"Cannot import '{package}'")(func)
+        return func
+
+    return decorate
 
 
 def skip_if_wheel_test(func: _F) -> _F:

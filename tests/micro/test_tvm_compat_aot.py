@@ -16,6 +16,7 @@ from pytvm.micro.testing import (
     get_conv2d_relay_module,
     parametrize_aot_options,
 )
+from pytvm.testing import requires_package
 from pytvm.testing.aot import AOTTestModel, compile_and_run, compile_models, generate_ref_data
 
 
@@ -104,3 +105,21 @@ def test_bad_inputs_and_runners_are_named() -> None:
     with pytest.raises(TVMValueError, match="corstone300"):
         compile_and_run(AOTTestModel(module=mod, inputs=data, outputs=ref),
                         AOT_CORSTONE300_RUNNER, "c", True)  # fmt: skip
+
+
+def test_a_relay_function_is_taken_as_main() -> None:
+    x = relay.var("x", shape=(3,), dtype="float32")
+    func = relay.Function([x], relay.multiply(x, x))
+    data = {"x": np.array([1.0, -2.0, 3.0], dtype="float32")}
+    ref = generate_ref_data(func, data)
+    np.testing.assert_array_equal(ref["output"], [1.0, 4.0, 9.0])
+    assert compile_and_run(AOTTestModel(module=func, inputs=data, outputs=ref),
+                           AOT_DEFAULT_RUNNER, "c", True)  # fmt: skip
+
+
+def test_requires_package_skips_naming_the_missing_package() -> None:
+    def probe() -> None: ...
+
+    marked = requires_package("numpy", "no_such_package_h10")(probe)
+    skips = {m.kwargs["reason"]: m.args[0] for m in marked.pytestmark}  # type: ignore[attr-defined]
+    assert skips == {"Cannot import 'numpy'": False, "Cannot import 'no_such_package_h10'": True}
