@@ -26,6 +26,15 @@ Run: ``.venv/bin/python bench/micro_tvm018.py --tvm-python /work/venv-tvm018/bin
 --tvm-pythonpath /work/tvm018/python`` (``--only kws_cnn``; ``--work DIR`` keeps the files).
 Without a TVM v0.18 the interpreter can import it prints ``TVM v0.18 not available: <why>`` and
 exits 0.
+
+TVM needs its LLVM code generator even for the ``c`` target: relay's FoldConstant compiles the
+folded expressions for ``llvm``, and the arm_cpu conv2d strategy asks LLVM's version and the
+target's CPU features. A ``libtvm.so`` built with ``USE_LLVM OFF`` can take TVM's
+``src/target/llvm/*.cc`` built as a separate shared library (compiled with
+``-DTVM_LLVM_VERSION=<major*10>`` and linked against ``libtvm.so`` and ``libLLVM``):
+``--tvm-llvm-plugin PATH`` loads it (``RTLD_GLOBAL``) before ``import tvm``, so its functions
+are registered as they are in an LLVM build. AutoTVM's TopHub download is off
+(``TOPHUB_LOCATION=NONE``): the schedules run with their fallback configs.
 """
 
 from __future__ import annotations
@@ -64,7 +73,14 @@ TIMEOUT_S = 1800.0
 # Run by the TVM v0.18 interpreter: argv = onnx path, input name, shape (comma list), dtype,
 # MLF tar path. Prints one JSON line with what the factory says.
 TVM_BUILD = r"""
-import json, sys
+import ctypes, json, os, sys
+# TVM's LLVM code generator as a plugin of a libtvm.so built without it (loaded before tvm, so
+# its registered functions are TVM's): relay's FoldConstant compiles for "llvm"
+if os.environ.get("TVM018_LLVM_PLUGIN"):
+    ctypes.CDLL(os.environ["TVM018_LLVM_PLUGIN"], mode=ctypes.RTLD_GLOBAL)
+# no network here: AutoTVM's TopHub logs (tuned arm_cpu configs) are not downloaded; the
+# schedules take their fallback configs
+os.environ["TOPHUB_LOCATION"] = "NONE"
 import onnx
 import tvm
 import tvm.micro
@@ -88,7 +104,15 @@ print(json.dumps({
 }))
 """
 
-TVM_CHECK = "import tvm; print(tvm.__version__, flush=True); import tvm.relay, tvm.micro"
+TVM_CHECK = (
+    "import ctypes, os\n"
+    "if os.environ.get('TVM018_LLVM_PLUGIN'):\n"
+    "    ctypes.CDLL(os.environ['TVM018_LLVM_PLUGIN'], mode=ctypes.RTLD_GLOBAL)\n"
+    "import tvm\n"
+    "print(tvm.__version__, flush=True)\n"
+    "import tvm.relay, tvm.micro\n"
+    "print(tvm.get_global_func('target.build.llvm', allow_missing=True) is not None)\n"
+)
 
 
 def _load(name: str, path: Path) -> ModuleType:
@@ -107,12 +131,16 @@ def _tvm_env(pythonpath: str) -> dict[str, str]:
     return env
 
 
+def _set_llvm_plugin(path: str | None) -> None:
+    """Hand ``path`` (TVM's LLVM code generator built as a plugin) to TVM's interpreter."""
+    if path:
+        os.environ["TVM018_LLVM_PLUGIN"] = str(Path(path).resolve())
+
+
 def tvm018_unavailable(python: str | None, pythonpath: str) -> str | None:
     """Why ``python`` (with ``pythonpath``) cannot run TVM v0.18, or None when it can."""
-    if not python:
-        return "no --tvm-python given"
-    if shutil.which(python) is None and not Path(python).is_file():
-        return f"--tvm-python {python}: no such interpreter"
+    if not python or (shutil.which(python) is None and not Path(python).is_file()):
+        return f"--tvm-python {python}: no such interpreter" if python else "no --tvm-python given"
     try:
         done = subprocess.run(
             [python, "-c", TVM_CHECK],
@@ -124,12 +152,17 @@ def tvm018_unavailable(python: str | None, pythonpath: str) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"{python} -c 'import tvm': {err}"
-    version = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else None
-    if version is not None and not version.startswith("0.18"):
-        return f"{python} imports TVM {version}, not 0.18"
+    lines = done.stdout.split()
+    if lines and not lines[0].startswith("0.18"):
+        return f"{python} imports TVM {lines[0]}, not 0.18"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         return f"{python} cannot import tvm, tvm.relay and tvm.micro: {last}"
+    if lines[-1] != "True":
+        return (
+            f"{python}'s TVM {lines[0]} has no LLVM code generator, which relay's FoldConstant"
+            " needs (build TVM with USE_LLVM, or give --tvm-llvm-plugin)"
+        )
     return None
 
 
@@ -213,6 +246,10 @@ def _matches(run: Any, expected: np.ndarray) -> bool:
     return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-5))
 
 
+def _max_diff(run: Any, expected: np.ndarray) -> float:
+    return float(np.abs(run.outputs[0].reshape(expected.shape) - expected).max())
+
+
 def measure(
     name: str, work: Path, tvm_python: str, tvm_pythonpath: str, harness: Path
 ) -> dict[str, Any]:
@@ -284,13 +321,15 @@ def measure(
         "tvm_insns": theirs_run.best_ns,
         "pytvm_ok": _matches(mine_run, expected),
         "tvm_ok": _matches(theirs_run, expected),
+        "pytvm_diff": _max_diff(mine_run, expected),
+        "tvm_diff": _max_diff(theirs_run, expected),
         "tvm_version": tvm_info["version"],
         "harness": backend is not None,
     }
 
 
 _BACKEND_CALL = re.compile(r"\b(TVMBackend\w+|TVMAPISetLastError)\s*\(")
-_POOL = re.compile(r"(\w*workspace\w*)\s*\[\s*(\d+)\s*\]")
+_POOL = re.compile(r"^static uint8_t (\w*workspace\w*)\[(\d+)\];", re.MULTILINE)
 
 
 def _pool_bytes(srcs: list[Path]) -> int:
@@ -341,10 +380,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--tvm-python", default=os.environ.get("TVM018_PYTHON"))
     ap.add_argument("--tvm-pythonpath", default=os.environ.get("TVM018_PYTHONPATH", ""))
+    ap.add_argument(
+        "--tvm-llvm-plugin",
+        default=os.environ.get("TVM018_LLVM_PLUGIN"),
+        help="a shared library of TVM's src/target/llvm for a libtvm.so built without LLVM",
+    )
     ap.add_argument("--only", choices=MODELS, action="append", help="measure only these models")
     ap.add_argument("--work", type=Path, help="keep the files here (default: a temporary dir)")
     args = ap.parse_args(argv)
 
+    _set_llvm_plugin(args.tvm_llvm_plugin)
     why = tvm018_unavailable(args.tvm_python, args.tvm_pythonpath)
     if why is not None:
         print(f"TVM v0.18 not available: {why}")
@@ -388,7 +433,9 @@ def main(argv: list[str] | None = None) -> int:
             print(_row(name, r))
             notes.append(
                 f"{name}: pytvm workspace {r['pytvm_workspace']:,} B; TVM {r['tvm_version']}"
-                f" USMP pool {r['tvm_pool']:,} B (main's workspace {r['tvm_workspace']})"
+                f" USMP pool {r['tvm_pool']:,} B (main's workspace {r['tvm_workspace']});"
+                f" largest |output - onnxruntime|: pytvm {r['pytvm_diff']:.2g},"
+                f" TVM {r['tvm_diff']:.2g}"
                 + (
                     "; TVM's C calls TVM's backend API: linked with tvm_backend_harness.c"
                     if r["harness"]
