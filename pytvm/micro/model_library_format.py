@@ -100,6 +100,17 @@ def _is_source_module(mod: Any) -> bool:
     return isinstance(getattr(mod, "sources", None), dict) and getattr(mod, "type_key", "") == "c"
 
 
+def _is_host_c_library(lib: Any) -> bool:
+    """A library compiled for this machine from generated C that kept its source
+    (``pytvm.build``/``relay.build`` for ``target='c ...'``).
+    """
+    return (
+        getattr(lib, "type_key", "") == "library"
+        and callable(getattr(lib, "get_source", None))
+        and str(getattr(lib, "target", "")).split()[:1] == ["c"]
+    )
+
+
 def _name_of(x: Any, default: str) -> str:
     """``"aot"`` of an ``Executor`` / ``Runtime`` or of a plain string; ``default`` for None."""
     if x is None:
@@ -120,6 +131,8 @@ def _c_sources(lib: Any, prefix: str) -> list[tuple[str, str]]:
     if _is_source_module(lib):
         texts = list(lib.sources.values())
     elif getattr(lib, "type_key", "") == "c" or getattr(lib, "format", "") == "c":
+        texts = [lib.get_source()]
+    elif _is_host_c_library(lib):  # compiled for this machine from C, which it kept
         texts = [lib.get_source()]
     else:
         raise UnsupportedInModelLibraryFormatError(
@@ -297,6 +310,45 @@ def _full_model_files(mod: Any) -> Iterator[tuple[str, bytes]]:
         yield "templates/crt_config.h.template", config.read_bytes()
 
 
+def _model_name(mod: Any) -> str:
+    return str(getattr(mod, "mod_name", None) or getattr(mod, "libmod_name", "default"))
+
+
+def _several_models_files(modules: Sequence[Any]) -> Iterator[tuple[str, bytes]]:
+    """One archive of several executor factories (TVM's ``export_model_library_format([f1,
+    f2])``): ``metadata.json`` lists every model under ``modules``; each model's C, header,
+    parameters and ``src/<mod>.relay`` keep their ``<mod>`` names; the C runtime is stored once.
+    Their symbols are prefixed ``tvmgen_<mod>_``, so the models link into one program.
+    """
+    kinds = [type(m).__name__ for m in modules if not (_is_aot(m) or _is_graph(m))]
+    if kinds:
+        raise UnsupportedInModelLibraryFormatError(
+            f"several modules in one Model Library Format archive must all be executor "
+            f"factories (relay.build); got {kinds}: export kernel modules one per archive"
+        )
+    names = [_model_name(m) for m in modules]
+    if len(set(names)) != len(names):
+        raise UnsupportedInModelLibraryFormatError(
+            f"Multiple modules should have unique names: {names}; an archive holds one module "
+            "per name: build them with distinct mod_name= (relay.build(..., mod_name='mod1'))"
+        )
+    models: dict[str, Any] = {}
+    payload: dict[str, bytes] = {}
+    for mod in modules:
+        for path, data in _full_model_files(mod):
+            if path == METADATA_FILE:
+                models.update(json.loads(data)["modules"])
+            elif path == "src/relay.txt":
+                continue  # one per archive in TVM's layout; each model keeps src/<mod>.relay
+            elif payload.setdefault(path, data) != data:
+                raise UnsupportedInModelLibraryFormatError(
+                    f"models {names} disagree on {path!r} (built with different C runtimes?)"
+                )
+    metadata = {"version": _GENERATED_VERSION, "modules": models}
+    yield METADATA_FILE, json.dumps(metadata, indent=2, sort_keys=True).encode()
+    yield from payload.items()
+
+
 def _operator_files(mod: Any) -> Iterator[tuple[str, bytes]]:
     """``(archive path, bytes)`` of a kernel source module (TVM's ``style: "operator"``)."""
     name = str(getattr(mod, "name", "") or "default")
@@ -319,7 +371,7 @@ def _operator_files(mod: Any) -> Iterator[tuple[str, bytes]]:
 
 
 def _version() -> str:
-    """pytvm's version as installed (the package root, a higher layer, holds the same)."""
+    """The installed pytvm's version (the package root, a higher layer, holds the same)."""
     return importlib.metadata.version("pytvm")
 
 
@@ -329,7 +381,8 @@ def export_model_library_format(mods: Any, file_name: str | os.PathLike[str]) ->
     Parameters
     ----------
     mods : AOTExecutorFactoryModule, GraphExecutorFactoryModule (built for a C target), or a
-        kernel ``SourceModule`` (``pytvm.build`` for a C target); or a one-element list.
+        kernel ``SourceModule`` (``pytvm.build`` for a C target); or a list of executor
+        factories with distinct ``mod_name`` (one archive, every model under ``modules``).
     file_name : str or PathLike
         The ``.tar`` to write.
 
@@ -347,13 +400,12 @@ def export_model_library_format(mods: Any, file_name: str | os.PathLike[str]) ->
     PosixPath('model.tar')
     """
     modules = list(mods) if isinstance(mods, (list, tuple)) else [mods]
-    if len(modules) != 1:
-        raise UnsupportedInModelLibraryFormatError(
-            f"export_model_library_format writes one module per archive, got {len(modules)}; "
-            "export each model to its own tar"
-        )
+    if not modules:
+        raise UnsupportedInModelLibraryFormatError("export_model_library_format: no module given")
     mod = modules[0]
-    if _is_aot(mod) or _is_graph(mod):
+    if len(modules) > 1:
+        files = _several_models_files(modules)
+    elif _is_aot(mod) or _is_graph(mod):
         files = _full_model_files(mod)
     elif _is_source_module(mod):
         files = _operator_files(mod)
