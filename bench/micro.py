@@ -21,8 +21,9 @@ machine; a model that fails to build or run is listed with its error:
    kernels are generic C), best of repeated runs pinned with ``taskset -c 1`` (the second
    usable core), beside ONNX Runtime (1 thread, this process pinned to that core).
 
-TVM v0.18 is not measured: the package index offers only apache-tvm 0.27, whose microTVM is
-gone, and v0.18's AOT executor needs a C++ build with submodules the source mirror lacks.
+TVM v0.18 (the last TVM with microTVM and the AOT executor; the package index offers only
+apache-tvm 0.27) is measured beside pytvm by ``bench/micro_tvm018.py`` given an interpreter that
+imports a TVM v0.18 built from source.
 Run: ``python bench/micro.py`` (``--only kws_cnn``; ``--no-session`` skips the Session figures;
 ``--quick``: a smoke run).
 """
@@ -51,8 +52,8 @@ MODELS = ("cnn_small", "kws_cnn", "person_detect_cnn", "kws_cnn_int8", "person_d
 _CORES = sorted(os.sched_getaffinity(0))
 HOST_CORE = str(_CORES[1] if len(_CORES) > 1 else _CORES[0])
 NO_TVM018 = (
-    "TVM v0.18: not measured (only apache-tvm 0.27 is on the package index, without microTVM; "
-    "v0.18's AOT executor needs a C++ build with submodules the source mirror lacks)"
+    "TVM v0.18: not measured here (apache-tvm 0.27 has no microTVM); bench/micro_tvm018.py "
+    "compares with a TVM v0.18 built from source"
 )
 
 
