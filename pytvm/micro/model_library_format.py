@@ -11,7 +11,8 @@ target (``style: "full-model"``)::
     src/relay.txt, src/<mod>.relay         the fused graph as printed
     executor-config/graph/<mod>.graph      the graph JSON (graph executor only)
     runtime/                               the C runtime's sources (AOT with runtime "crt")
-    templates/                             crt_config.h.template (AOT with runtime "crt")
+    templates/                             crt_config.h.template, platform.c.template (the
+                                           POSIX host's platform hooks), AOT with runtime "crt"
 
 and for a kernel source module (``pytvm.build`` for a C target, TVM's ``style: "operator"``)
 ``metadata.json``, ``codegen/host/src/lib0.c ...`` and ``codegen/host/include/``.
@@ -308,6 +309,8 @@ def _full_model_files(mod: Any) -> Iterator[tuple[str, bytes]]:
             yield f"runtime/{rel}", path.read_bytes()
         config = Path(get_standalone_crt_dir()) / "include" / "pytvm_crt" / "crt_config.h"
         yield "templates/crt_config.h.template", config.read_bytes()
+        platform = Path(get_standalone_crt_dir()) / "platform" / "posix_platform.c"
+        yield "templates/platform.c.template", platform.read_bytes()
 
 
 def _model_name(mod: Any) -> str:

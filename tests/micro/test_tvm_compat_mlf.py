@@ -100,3 +100,11 @@ def test_a_host_built_graph_factory_keeps_its_c(tmp_path: Path) -> None:
         metadata = json.load(archive.extractfile("./metadata.json"))  # type: ignore[arg-type]
     assert metadata["modules"]["square"]["executors"] == ["graph"]
     assert metadata["modules"]["double"]["executors"] == ["aot"]
+
+
+def test_templates_hold_the_crt_config_and_the_host_platform(tmp_path: Path) -> None:
+    tar = tvm.micro.export_model_library_format(_build("double"), tmp_path / "t.tar")
+    with tarfile.open(tar) as archive:
+        platform = archive.extractfile("./templates/platform.c.template")
+        assert platform is not None and b"TVMPlatformTimerStart" in platform.read()
+        assert "./templates/crt_config.h.template" in archive.getnames()
