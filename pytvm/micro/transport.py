@@ -24,7 +24,6 @@ import logging
 import os
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -34,6 +33,7 @@ from ..rpc.sessions.forwarding_session import connect_channel, popen_session
 from ..rpc.wire.channel import Channel
 from ..rpc.wire.serial_channel import SerialChannel
 from ..rpc.wire.serial_port import SerialTimeoutError
+from .project_api.server import IoTimeoutError, TransportClosedError, TransportTimeouts
 
 __all__ = [
     "HostTransport",
@@ -47,23 +47,6 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
-
-
-class TransportClosedError(Exception):
-    """The transport was closed, by this side or the device (TVM's name)."""
-
-
-class IoTimeoutError(Exception):
-    """A ``read`` or ``write`` did not complete within its timeout (TVM's name)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TransportTimeouts:
-    """TVM's timeouts of a transport, in seconds (``Session(timeout_override=...)``)."""
-
-    session_start_retry_timeout_sec: float = 2.0
-    session_start_timeout_sec: float = 30.0
-    session_established_timeout_sec: float = 60.0
 
 
 class SessionTransport(abc.ABC):

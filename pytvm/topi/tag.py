@@ -29,6 +29,7 @@ __all__ = [
     "CONV2D_NCHW_GUARDED",
     "CONV2D_NCHW_INT8",
     "CONV2D_NCHW_INT8_DSP",
+    "CONV2D_NCHW_INT8_ONE_LANE",
     "CONV2D_NCHW_PACKED",
     "CONV2D_NCHW_POINTWISE",
     "CONV2D_NHWC",
@@ -42,6 +43,7 @@ __all__ = [
     "DEPTHWISE_CONV2D_NCHW",
     "DEPTHWISE_CONV2D_NCHWC",
     "DEPTHWISE_CONV2D_NCHW_CHANNELS",
+    "DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE",
     "DEPTHWISE_CONV2D_NCHW_ROWS",
     "DEPTHWISE_CONV2D_NHWC",
     "DEPTHWISE_PACK",
@@ -87,6 +89,8 @@ CONV2D_NCHW_PACKED = "conv2d_nchw_packed"
 CONV2D_NCHW_INT8 = "conv2d_nchw_int8"
 #: The int8 convolution through the Cortex-M DSP extension's dual 16-bit multiply-adds.
 CONV2D_NCHW_INT8_DSP = CONV2D_NCHW_INT8 + ",dsp"
+#: The int8 convolutions of one-lane targets (Cortex-M) in int32 arithmetic.
+CONV2D_NCHW_INT8_ONE_LANE = CONV2D_NCHW + ",int8_one_lane"
 #: The product stage ``[N, F, H * W]`` of ``conv2d_nchw_pointwise``.
 CONV2D_NCHW_POINTWISE = "conv2d_nchw_pointwise"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
@@ -106,6 +110,7 @@ DEPTHWISE_CONV2D_NHWC = "depthwise_conv2d_nhwc"
 CONV3D_NCDHW = "conv3d_ncdhw"
 CONV3D_NDHWC = "conv3d_ndhwc"
 DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
+DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE = DEPTHWISE_CONV2D_NCHW + ",int8_one_lane"
 #: TVM's ``depthwise_conv2d_NCHWc``: blocked data and output channels, as ``conv2d_NCHWc``.
 DEPTHWISE_CONV2D_NCHWC = "depthwise_conv2d_NCHWc"
 #: The product stage (over whole padded rows) of ``depthwise_conv2d_nchw_rows``.
@@ -153,6 +158,8 @@ KNOWN: frozenset[str] = frozenset(
         CONV2D_NCHW_PACKED,
         CONV2D_NCHW_INT8,
         CONV2D_NCHW_INT8_DSP,
+        CONV2D_NCHW_INT8_ONE_LANE,
+        DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE,
         CONV2D_NCHW_POINTWISE,
         CONV2D_TRANSPOSE_NCHW,
         GROUP_CONV2D_NCHW,

@@ -81,11 +81,13 @@ class ServerInfo(NamedTuple):
 
 
 class TransportTimeouts(NamedTuple):
-    """The timeouts of a transport, in seconds (``open_transport`` answers them)."""
+    """The timeouts of a transport, in seconds (``open_transport`` answers them; TVM's
+    ``tvm.micro.transport.TransportTimeouts`` is this class).
+    """
 
-    session_start_retry_timeout_sec: float
-    session_start_timeout_sec: float
-    session_established_timeout_sec: float
+    session_start_retry_timeout_sec: float = 2.0
+    session_start_timeout_sec: float = 30.0
+    session_established_timeout_sec: float = 60.0
 
 
 class ErrorCode(enum.IntEnum):

@@ -47,9 +47,9 @@ __all__ = [
 ]
 
 #: Tag of the int32 product stage of the depthwise convolution.
-DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE = tag.DEPTHWISE_CONV2D_NCHW + ",int8_one_lane"
+DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE = tag.DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE
 #: Tag of the int32 product stage of the convolution of one group.
-CONV2D_NCHW_INT8_ONE_LANE = tag.CONV2D_NCHW + ",int8_one_lane"
+CONV2D_NCHW_INT8_ONE_LANE = tag.CONV2D_NCHW_INT8_ONE_LANE
 _ONE_LANE_TAGS = (DEPTHWISE_CONV2D_NCHW_INT8_ONE_LANE, CONV2D_NCHW_INT8_ONE_LANE)
 #: Output columns a block accumulates in registers (four accumulators on a Cortex-M leave
 #: registers for the tap's bytes, the weight and the addresses).
