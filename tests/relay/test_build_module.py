@@ -9,6 +9,7 @@ import pytvm
 from pytvm import relay
 from pytvm.contrib import graph_executor
 from pytvm.ffi.errors import TVMValueError
+from pytvm.runtime.graph_executor import GraphExecutorFactoryModule
 
 
 def test_build_unpacks_as_graph_lib_params() -> None:
@@ -17,7 +18,9 @@ def test_build_unpacks_as_graph_lib_params() -> None:
     mod = relay.IRModule.from_expr(relay.Function([x, w], relay.multiply(x, w)))
     weight = np.arange(4, dtype="float32")
     with pytvm.transform.PassContext(opt_level=1):
-        graph, lib, params = relay.build(mod, "llvm", params={"w": weight})
+        factory = relay.build(mod, "llvm", params={"w": weight})
+    assert isinstance(factory, GraphExecutorFactoryModule)  # the graph executor's, by default
+    graph, lib, params = factory
     assert isinstance(graph, str) and '"nodes"' in graph
     m = graph_executor.create(graph, lib, pytvm.cpu())
     m.set_input("x", np.full(4, 2.0, "float32"))

@@ -74,8 +74,10 @@ class _Lower(IRMutator):
         if node.op == "tir.rsqrt":
             x = node.args[0]
             return E.Div(_const(1.0, x), E.Call(node.dtype, "tir.sqrt", (x,)))
-        if self.inline_round and node.op in ("tir.round", "tir.nearbyint") and (
-            node.dtype == "float32"
+        if (
+            self.inline_round
+            and node.op in ("tir.round", "tir.nearbyint")
+            and (node.dtype == "float32")
         ):
             return round_half_even(node.args[0])
         return node
