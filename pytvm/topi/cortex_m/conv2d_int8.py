@@ -26,7 +26,7 @@ from ...te.tensor import ComputeOp, Tensor
 from .. import tag
 from .._shape import const_shape
 from ..generic._tiling import extent
-from ..generic._traverse import as_outputs, create_schedule, traverse_inline
+from ..generic._traverse import as_outputs, create_schedule, reads_output_of, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
 from ..nn.conv2d_int8 import (
     DATA_QUADS,
@@ -138,7 +138,14 @@ def schedule_conv2d_nchw_int8_dsp(outs: Tensor | Sequence[Tensor]) -> Any:
     traverse_inline(s, outputs, visit, keep=keep)
     carriers = set()
     for anchor in anchors:
-        out = next((t for t in outputs if _reads(t.op, anchor)), None)
+        out = next(
+            (
+                t
+                for t in outputs
+                if reads_output_of(t.op, anchor, _NCHW, (DATA_QUADS, KERNEL_WORDS, _SUMS))
+            ),
+            None,
+        )
         if out is None:
             continue
         carriers.add(id(out.op))
@@ -149,25 +156,3 @@ def schedule_conv2d_nchw_int8_dsp(outs: Tensor | Sequence[Tensor]) -> Any:
         if id(op) not in carriers:
             schedule_injective_from_existing(s, op.output(0))
     return s
-
-
-def _reads(op: Any, anchor: ComputeOp) -> bool:
-    """Whether stage ``op`` is ``anchor`` or reads it (through inlined stages) as a 4-d
-    ``[N, F, OH, OW]`` output.
-    """
-    if op is anchor:
-        return True
-    if not isinstance(op, ComputeOp) or len(op.axis) != _NCHW:
-        return False
-    seen: set[int] = set()
-    todo = list(op.input_tensors)
-    while todo:
-        t = todo.pop()
-        if t.op is anchor:
-            return True
-        if id(t.op) in seen or not isinstance(t.op, ComputeOp):
-            continue
-        seen.add(id(t.op))
-        if t.op.name not in (DATA_QUADS, KERNEL_WORDS, _SUMS):
-            todo.extend(t.op.input_tensors)
-    return False

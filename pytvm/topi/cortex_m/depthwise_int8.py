@@ -32,7 +32,7 @@ from ...tir.op import if_then_else
 from .. import tag
 from .._shape import const_shape, op_error
 from ..generic._tiling import extent
-from ..generic._traverse import as_outputs, create_schedule, traverse_inline
+from ..generic._traverse import as_outputs, create_schedule, reads_output_of, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
 from ..nn.conv_window import conv_window
 
@@ -264,7 +264,9 @@ def schedule_depthwise_conv2d_nchw_int8_one_lane(outs: Tensor | Sequence[Tensor]
     traverse_inline(s, outputs, visit, keep=keep)
     carriers: set[int] = set()
     for anchor in anchors:
-        out = next((t for t in outputs if _reads(t.op, anchor)), None)
+        out = next(
+            (t for t in outputs if reads_output_of(t.op, anchor, _NCHW, (_PAD, _SUMS))), None
+        )
         if out is None:
             out = anchor.output(0)
         carriers.add(id(out.op))
@@ -274,25 +276,3 @@ def schedule_depthwise_conv2d_nchw_int8_one_lane(outs: Tensor | Sequence[Tensor]
         if id(op) not in carriers:
             schedule_injective_from_existing(s, op.output(0))
     return s
-
-
-def _reads(op: Any, anchor: ComputeOp) -> bool:
-    """Whether stage ``op`` is ``anchor`` or reads it (through inlined stages) as a 4-d
-    ``[N, C, OH, OW]`` output.
-    """
-    if op is anchor:
-        return True
-    if not isinstance(op, ComputeOp) or len(op.axis) != _NCHW:
-        return False
-    seen: set[int] = set()
-    todo = list(op.input_tensors)
-    while todo:
-        t = todo.pop()
-        if t.op is anchor:
-            return True
-        if id(t.op) in seen or not isinstance(t.op, ComputeOp):
-            continue
-        seen.add(id(t.op))
-        if t.op.name not in (_PAD, _SUMS):
-            todo.extend(t.op.input_tensors)
-    return False

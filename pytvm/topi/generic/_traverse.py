@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ...te.tensor import ComputeOp, Operation, Tensor
 from ...tir.expr import Reduce
 from ..tag import check, is_injective
 
-__all__ = ["as_outputs", "create_schedule", "is_inlinable", "traverse_inline"]
+__all__ = [
+    "as_outputs",
+    "create_schedule",
+    "is_inlinable",
+    "reads_output_of",
+    "traverse_inline",
+]
 
 
 def as_outputs(outs: Tensor | Sequence[Tensor]) -> list[Tensor]:
@@ -61,3 +67,25 @@ def traverse_inline(
 
     for t in outs:
         visit(t.op)
+
+
+def reads_output_of(op: Any, anchor: ComputeOp, ndim: int, stages: Collection[str]) -> bool:
+    """Whether stage ``op`` is ``anchor`` or, as an ``ndim``-d stage, reads it through inlined
+    stages (not looking past the stages named in ``stages``: packed operands of the anchor).
+    """
+    if op is anchor:
+        return True
+    if not isinstance(op, ComputeOp) or len(op.axis) != ndim:
+        return False
+    seen: set[int] = set()
+    todo = list(op.input_tensors)
+    while todo:
+        t = todo.pop()
+        if t.op is anchor:
+            return True
+        if id(t.op) in seen or not isinstance(t.op, ComputeOp):
+            continue
+        seen.add(id(t.op))
+        if t.op.name not in stages:
+            todo.extend(t.op.input_tensors)
+    return False
