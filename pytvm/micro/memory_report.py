@@ -136,6 +136,8 @@ class MemoryReport:
                 f"  {r.name:<11} {r.kind:<6} {r.origin:>#12x} {r.size:>12,} {use.used:>12,} "
                 f"{use.free:>12,}  {pct:5.1f}%"
             )
+        for s in self.unplaced:
+            lines.append(f"  {s.name:<11} {s.memory:<6} {s.nbytes:>12,}  placed in no region")
         lines.append("  fits" if self.fits else "  DOES NOT FIT: " + "; ".join(self.problems()))
         return "\n".join(lines)
 

@@ -67,6 +67,7 @@ def test_mlp_is_refused_by_stm32f4_naming_region_and_bytes(mlp: Any) -> None:
     report = memory_report(mlp, "stm32f4", check=False)
     assert not report.fits and report.needed("flash") == need
     assert "DOES NOT FIT" in str(report)
+    assert re.search(r"weights +flash +[\d,]+ +placed in no region", str(report))
 
 
 def test_cnn_small_fits_and_sections_match_the_factory(cnn_small: Any) -> None:
