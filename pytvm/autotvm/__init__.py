@@ -4,7 +4,7 @@ the dispatch contexts that pick a template's configuration, tuning records and T
 A topi template (``topi.x86.dense_pack``) is called without a configuration; the current
 :class:`DispatchContext` supplies it: the fallback at the root, a record's best configuration
 inside ``ApplyHistoryBest`` / ``tophub.context``, a fixed one inside ``ApplyConfig``.
-Measuring and tuning are not part of this package yet.
+The tuners (``autotvm.tuner``) search a space; measuring is not part of this package yet.
 
 Examples
 --------
@@ -16,7 +16,7 @@ True
 
 from __future__ import annotations
 
-from . import env, measure, record, task, tophub
+from . import env, measure, record, task, tophub, tuner
 from .env import GLOBAL_SCOPE
 from .measure import MeasureErrorNo, MeasureInput, MeasureResult
 from .task import (
@@ -31,6 +31,7 @@ from .task import (
     register_topi_schedule,
 )
 from .task import ApplyHistoryBest as apply_history_best
+from .tuner import callback
 
 __all__ = [
     "GLOBAL_SCOPE",
@@ -44,6 +45,7 @@ __all__ = [
     "MeasureInput",
     "MeasureResult",
     "apply_history_best",
+    "callback",
     "env",
     "get_config",
     "measure",
@@ -52,4 +54,5 @@ __all__ = [
     "register_topi_schedule",
     "task",
     "tophub",
+    "tuner",
 ]

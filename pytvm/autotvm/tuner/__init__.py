@@ -1,0 +1,29 @@
+"""Tuners searching a task's configuration space (TVM's ``autotvm.tuner``): grid search,
+random search and a genetic algorithm over one base loop, and the callbacks it calls.
+
+Examples
+--------
+>>> from pytvm.autotvm import tuner
+>>> tuner.GridSearchTuner.__mro__[1].__name__
+'IndexBaseTuner'
+"""
+
+from __future__ import annotations
+
+from . import callback
+from .callback import log_to_file, progress_bar
+from .ga_tuner import GATuner
+from .index_based_tuner import GridSearchTuner, IndexBaseTuner, RandomTuner
+from .tuner import Tuner, create_measure_batch
+
+__all__ = [
+    "GATuner",
+    "GridSearchTuner",
+    "IndexBaseTuner",
+    "RandomTuner",
+    "Tuner",
+    "callback",
+    "create_measure_batch",
+    "log_to_file",
+    "progress_bar",
+]
