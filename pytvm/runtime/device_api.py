@@ -184,6 +184,14 @@ def _describe_choice(dev: Device, name: str, api: DeviceAPI) -> tuple[str, dict[
 _libc = ctypes.CDLL(None)
 _libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
 _libc.free.argtypes = [ctypes.c_void_p]
+_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+# A block of two huge pages or more asks for huge pages (transparent_hugepage "madvise" grants
+# them only on request): its first touch, e.g. a kCopyToRemote landing in a fresh nd.array on
+# an RPC server, then faults once per 2 MiB instead of once per 4 KiB; those faults cost more
+# than the copy itself (64 MiB over loopback: 20 ms of faults beside a 17 ms copy).
+_HUGE_PAGE = 1 << 21
+_MADV_HUGEPAGE = 14
 
 
 class CPUDeviceAPI(DeviceAPI):
@@ -214,6 +222,8 @@ class CPUDeviceAPI(DeviceAPI):
         align = max(alignment, ctypes.sizeof(ctypes.c_void_p))
         if _libc.posix_memalign(ctypes.byref(ptr), align, max(nbytes, 1)) != 0:
             raise TVMMemoryError(f"cannot allocate {nbytes} bytes on {dev}")
+        if nbytes >= 2 * _HUGE_PAGE and sys.platform == "linux":
+            _advise_huge_pages(ptr.value or 0, nbytes)
         return ptr.value or 0
 
     def free_data(self, dev: Device, ptr: int) -> None:
@@ -228,6 +238,16 @@ class CPUDeviceAPI(DeviceAPI):
                 f"copy size mismatch: source has {nbytes} bytes, destination {nbytes_of(dst)}"
             )
         ctypes.memmove((dst.data or 0) + dst.byte_offset, (src.data or 0) + src.byte_offset, nbytes)
+
+
+def _advise_huge_pages(ptr: int, nbytes: int) -> None:
+    """Ask for huge pages over the whole 2 MiB pages inside ``[ptr, ptr + nbytes)``; a kernel
+    that refuses (THP off) leaves the block as it is.
+    """
+    start = -(-ptr // _HUGE_PAGE) * _HUGE_PAGE
+    end = (ptr + nbytes) // _HUGE_PAGE * _HUGE_PAGE
+    if end > start:
+        _libc.madvise(start, end - start, _MADV_HUGEPAGE)
 
 
 _CPU_API = CPUDeviceAPI()
