@@ -25,7 +25,14 @@ from .measure import MeasureInput, MeasureResult
 from .task.space import ConfigEntity
 from .task.task import Task
 
-__all__ = ["AUTOTVM_LOG_VERSION", "decode", "encode", "load_from_buffer", "load_from_file"]
+__all__ = [
+    "AUTOTVM_LOG_VERSION",
+    "decode",
+    "encode",
+    "load_from_buffer",
+    "load_from_file",
+    "pick_best",
+]
 
 AUTOTVM_LOG_VERSION = 0.2
 logger = logging.getLogger("autotvm")
@@ -114,3 +121,32 @@ def load_from_file(
     path = Path(os.fsdecode(filename))
     with path.open(encoding="utf-8") as f:
         return list(_decode_rows(f, str(path)))
+
+
+def pick_best(in_file: str | os.PathLike[str], out_file: str | os.PathLike[str] | TextIO) -> None:
+    """Write to ``out_file`` the fastest record of each workload in ``in_file`` (per target
+    model and per target key, as ``apply_history_best`` picks them; TVM's ``pick_best``). When
+    ``out_file`` is a path that exists, its records compete too and are replaced.
+    """
+    from .task.dispatcher import ApplyHistoryBest
+
+    records = load_from_file(in_file)
+    if isinstance(out_file, (str, os.PathLike)) and Path(out_file).is_file():
+        records += load_from_file(out_file)
+    best = ApplyHistoryBest(records)
+    keep: dict[str, str] = {}
+    for inp, res in [*best.best_by_model.values(), *best.best_by_targetkey.values()]:
+        row = encode(inp, res)
+        keep.setdefault(_record_key(inp), row)
+    logger.info("picked %d best records of %d from %s", len(keep), len(records), in_file)
+    text = "".join(row + "\n" for row in keep.values())
+    if isinstance(out_file, (str, os.PathLike)):
+        Path(out_file).write_text(text, encoding="utf-8")
+    else:
+        out_file.write(text)
+
+
+def _record_key(inp: MeasureInput) -> str:
+    """Target, task and configuration of a measurement, as one string."""
+    config = inp.config.to_json_dict() if hasattr(inp.config, "to_json_dict") else inp.config
+    return json.dumps([str(inp.target), inp.task.name, inp.task.args, config], default=str)

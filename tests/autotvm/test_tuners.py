@@ -115,6 +115,16 @@ def test_log_to_file_writes_records_that_pick_the_best(tmp_path: Path) -> None:
     with autotvm.apply_history_best(str(log)), Target("llvm") as tgt:
         cfg = autotvm.DispatchContext.current.query(tgt, ("toy_template.x86", *_ARGS))
     assert cfg.get_other_option() == _BEST
+    # pick_best distills the log to the one fastest record of the workload
+    best = tmp_path / "best.log"
+    autotvm.record.pick_best(log, best)
+    (picked,) = load_from_file(best)
+    assert picked[0].config.get_other_option() == _BEST
+    # an existing output competes: a slower record there is replaced, not kept beside
+    slower = next(r for r in records if r[0].config.get_other_option() != _BEST)
+    best.write_text(autotvm.record.encode(*slower) + "\n")
+    autotvm.record.pick_best(log, best)
+    assert [r[0].config.index for r in load_from_file(best)] == [picked[0].config.index]
 
 
 @pytest.mark.parametrize("kind", [0, 1, 2])
