@@ -124,29 +124,24 @@ def load_from_file(
 
 
 def pick_best(in_file: str | os.PathLike[str], out_file: str | os.PathLike[str] | TextIO) -> None:
-    """Write to ``out_file`` the fastest record of each workload in ``in_file`` (per target
-    model and per target key, as ``apply_history_best`` picks them; TVM's ``pick_best``). When
-    ``out_file`` is a path that exists, its records compete too and are replaced.
+    """Write to ``out_file`` the fastest successful record of each workload of each target in
+    ``in_file`` (TVM's ``pick_best``: what ``apply_history_best`` would pick, for any of the
+    targets). When ``out_file`` is a path that exists, its records compete too and are replaced.
     """
-    from .task.dispatcher import ApplyHistoryBest
-
     records = load_from_file(in_file)
     if isinstance(out_file, (str, os.PathLike)) and Path(out_file).is_file():
         records += load_from_file(out_file)
-    best = ApplyHistoryBest(records)
-    keep: dict[str, str] = {}
-    for inp, res in [*best.best_by_model.values(), *best.best_by_targetkey.values()]:
-        row = encode(inp, res)
-        keep.setdefault(_record_key(inp), row)
-    logger.info("picked %d best records of %d from %s", len(keep), len(records), in_file)
-    text = "".join(row + "\n" for row in keep.values())
+    best: dict[str, tuple[float, str]] = {}
+    for inp, res in records:
+        if res.error_no != 0:
+            continue
+        key = json.dumps([str(inp.target), inp.task.name, inp.task.args], default=str)
+        cost = float(np.mean(res.costs))
+        if key not in best or cost < best[key][0]:
+            best[key] = (cost, encode(inp, res))
+    logger.info("picked %d best records of %d from %s", len(best), len(records), in_file)
+    text = "".join(row + "\n" for _, row in best.values())
     if isinstance(out_file, (str, os.PathLike)):
         Path(out_file).write_text(text, encoding="utf-8")
     else:
         out_file.write(text)
-
-
-def _record_key(inp: MeasureInput) -> str:
-    """Target, task and configuration of a measurement, as one string."""
-    config = inp.config.to_json_dict() if hasattr(inp.config, "to_json_dict") else inp.config
-    return json.dumps([str(inp.target), inp.task.name, inp.task.args, config], default=str)
