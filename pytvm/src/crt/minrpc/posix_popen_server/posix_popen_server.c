@@ -5,6 +5,9 @@
  *        hooks and a system library (the kernels, defining TVMSystemLibEntryPoint). It offers
  *        `runtime.RPCTimeEvaluator` (the POSIX platform has a timer).
  *
+ * Built with -DPYTVM_APP_INIT=1 (the `host` project template of pytvm.micro), it also calls the
+ * application's pytvm_app_init() (app_init.h: registers the project's model) before serving.
+ *
  * usage: <binary> <read_fd> <write_fd>
  * Exit status: 0 after kShutdown or a clean end of input, the pytvm_minrpc_status that ended
  * the session otherwise, 255 for bad arguments or a failed start.
@@ -20,6 +23,9 @@
 #include "pytvm_crt/crt.h"
 #include "pytvm_crt/minrpc_server.h"
 #include "pytvm_crt/posix_fd_channel.h"
+#if defined(PYTVM_APP_INIT)
+#include "app_init.h"
+#endif
 
 #define EXIT_BAD_ARGS 255
 
@@ -36,7 +42,12 @@ int main(int argc, char** argv) {
     return EXIT_BAD_ARGS;
   }
   (void)signal(SIGPIPE, SIG_IGN); /* a vanished peer is a write error, not a signal */
+#if defined(PYTVM_APP_INIT)
+  if ((TVMInitializeRuntime() != 0) || (pytvm_crt_register_time_evaluator() != 0) ||
+      (pytvm_app_init() != 0)) {
+#else
   if ((TVMInitializeRuntime() != 0) || (pytvm_crt_register_time_evaluator() != 0)) {
+#endif
     (void)fprintf(stderr, "minrpc server: runtime init failed: %s\n", TVMGetLastError());
     return EXIT_BAD_ARGS;
   }
