@@ -23,6 +23,7 @@ def test_pool_size_follows_cpu_affinity() -> None:
 
 
 def test_set_num_threads_and_tvm_globals() -> None:
+    runtime.set_num_threads(0)  # the default, whatever a test before this one in the process set
     default = runtime.num_threads()
     assert default == len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else default
     try:
