@@ -83,8 +83,31 @@ LAYERS: dict[str, int] = {
 }
 FACADE_RANK = next(rank for rank, names, _ in _TABLE if FACADE in names)
 FACADE_MODULES = frozenset(
-    Path(p).stem for _, names, packages in _TABLE if FACADE in names for p in packages
+    Path(p).stem
+    for _, names, packages in _TABLE
+    if FACADE in names
+    for p in packages
+    if "/" not in p
 )
+# Package roots inside a layer that re-export names of higher layers as the facade does (their
+# ``__init__``: ``autotvm/__init__.py`` gives TVM's ``autotvm.LocalBuilder`` over the tuning
+# layer): facade modules, loading those names on first use.
+FACADE_PACKAGES = frozenset(
+    "pytvm." + Path(p).parent.as_posix().replace("/", ".")
+    for _, names, packages in _TABLE
+    if FACADE in names
+    for p in packages
+    if "/" in p
+)
+# Modules of a layer inside another layer's package (``pytvm.autotvm.tuner`` is tuning, above
+# ``driver``, in ``autotvm``'s package): the table's dotted names of three parts or more.
+SUBLAYERS: dict[str, str] = {
+    package: names[0]
+    for _, names, packages in _TABLE
+    if FACADE not in names
+    for package in packages
+    if package.count(".") >= 2
+}
 COMPILER_LAYERS = frozenset(
     {"tir", "te", "topi", "target", "codegen", "driver", "graph", "frontend"}
 )
@@ -147,9 +170,11 @@ def _layer_of(module: str, package_root: Path, may_be_attribute: bool = False) -
     parts = module.split(".")
     if parts[0] != package_root.name:
         return None
-    if len(parts) == 1:
+    if len(parts) == 1 or module in FACADE_PACKAGES:
         return FACADE
-    head = parts[1]
+    # the longest dotted prefix the table names as a layer of its own, else the subpackage
+    prefixes = (".".join(parts[:d]) for d in range(len(parts), 2, -1))
+    head = next((SUBLAYERS[p] for p in prefixes if p in SUBLAYERS), parts[1])
     # TVM's topi.testing (numpy references and helpers for topi's tests) and micro.testing
     # (AOT test runners) rank as testing.
     if head in LAYERS or head == TESTING:
@@ -534,3 +559,17 @@ def test_cycle_check_sees_lazy_type_checking_and_submodule_imports(tmp_path: Pat
         "pytvm.runtime.dlpack -> pytvm.runtime.ndarray -> pytvm.runtime.dlpack "
         "(pytvm/runtime/dlpack.py:1, pytvm/runtime/ndarray.py:3)",
     ]
+
+
+def test_sublayers_and_facade_packages() -> None:
+    """A layer inside another's package ranks by the table's dotted name, and the package roots
+    that re-export higher layers (``autotvm``'s) are facade modules.
+    """
+    root = REPO_ROOT / "pytvm"
+    assert _layer_of("pytvm.autotvm.tuner.xgboost_tuner", root) == "tuning"
+    assert _layer_of("pytvm.autotvm.measure.measure_methods", root) == "tuning"
+    assert _layer_of("pytvm.autotvm.measure.measure", root) == "autotvm"
+    assert _layer_of("pytvm.autotvm.task.space", root) == "autotvm"
+    assert _layer_of("pytvm.autotvm", root) == FACADE
+    assert _layer_of("pytvm.autotvm.task", root) == FACADE
+    assert LAYERS["tuning"] > LAYERS["driver"] > LAYERS["autotvm"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ffi.errors import TVMValueError
 from ..target import Target
-from .measure import MeasureInput, MeasureResult
+from .measure.measure import MeasureInput, MeasureResult
 from .task.space import ConfigEntity
 from .task.task import Task
 

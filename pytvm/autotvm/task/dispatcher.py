@@ -19,7 +19,7 @@ import numpy as np
 
 from ...ffi.errors import TVMValueError
 from ...target import Target
-from .. import env
+from ..env import GLOBAL_SCOPE
 from .space import FallbackConfigEntity
 
 __all__ = [
@@ -150,7 +150,7 @@ def _keep_faster(
 
 
 def _unpack_records(records: Any) -> list[tuple[Any, Any]]:
-    from ..measure import MeasureInput
+    from ..measure.measure import MeasureInput
     from ..record import load_from_buffer, load_from_file
 
     if isinstance(records, str | bytes) or hasattr(records, "__fspath__"):
@@ -179,7 +179,7 @@ class FallbackContext(DispatchContext):
         key = (str(target), workload)
         if key in self.memory:
             return self.memory[key]
-        if not env.GLOBAL_SCOPE.silent:
+        if not GLOBAL_SCOPE.silent:
             msg = (
                 f"Cannot find config for target={target}, workload={workload}. A fallback "
                 "configuration is used, which may bring great performance regression."

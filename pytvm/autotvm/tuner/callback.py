@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .. import record
-from ..measure import MeasureInput, MeasureResult
+from ..measure.measure import MeasureInput, MeasureResult
+from ..record import encode
 from .tuner import Callback, Tuner, format_si_prefix, score
 
 __all__ = ["log_to_file", "progress_bar"]
@@ -27,8 +27,7 @@ def log_to_file(file_out: str | os.PathLike[str] | TextIO, protocol: str = "json
         _tuner: Tuner, inputs: Sequence[MeasureInput], results: Sequence[MeasureResult]
     ) -> None:
         rows = "".join(
-            record.encode(inp, res, protocol) + "\n"
-            for inp, res in zip(inputs, results, strict=True)
+            encode(inp, res, protocol) + "\n" for inp, res in zip(inputs, results, strict=True)
         )
         if isinstance(file_out, str | os.PathLike):
             with Path(file_out).open("a", encoding="utf-8") as f:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...ffi.errors import TVMValueError
-from ..measure import MeasureInput, MeasureResult
+from ..measure.measure import MeasureInput, MeasureResult
 from .tuner import Tuner, score
 
 __all__ = ["GATuner"]

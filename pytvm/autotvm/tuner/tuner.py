@@ -23,7 +23,7 @@ import numpy as np
 
 from ...ffi.errors import TVMValueError
 from ..env import GLOBAL_SCOPE
-from ..measure import MeasureInput, MeasureResult
+from ..measure.measure import MeasureInput, MeasureResult
 
 __all__ = ["Callback", "MeasureBatch", "Tuner", "create_measure_batch", "format_si_prefix"]
 
@@ -62,7 +62,7 @@ def create_measure_batch(task: Any, measure_option: dict[str, Any]) -> MeasureBa
     batch ``runner.run(inputs, builder.build(inputs))``; the batch size is
     ``builder.n_parallel`` (1 when absent).
     """
-    measure = importlib.import_module("pytvm.autotvm.measure")
+    measure = importlib.import_module("pytvm.autotvm.measure.measure")
     factory = getattr(measure, "create_measure_batch", None)
     if factory is not None:
         made: MeasureBatch = factory(task, measure_option)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ... import autotvm
+from ...autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import sum as _sum
 from ...te.tensor import ComputeOp, Tensor
@@ -107,7 +107,7 @@ def blocked_window(
     return BlockedWindow((sh, sw), (dh, dw), (pt, pl, pb, pr), (oh, ow), padded)
 
 
-@autotvm.register_topi_compute("conv2d_NCHWc.x86")
+@register_topi_compute("conv2d_NCHWc.x86")
 def conv2d_NCHWc(
     cfg: Any,
     data: Tensor,
@@ -199,7 +199,7 @@ def schedule_blocked(cfg: Any, outs: Tensor | Sequence[Tensor], anchor_tag: str)
     return schedule_anchored(outs, anchor_tag, _carrier, block, keep_pads=True)
 
 
-@autotvm.register_topi_schedule("conv2d_NCHWc.x86")
+@register_topi_schedule("conv2d_NCHWc.x86")
 def schedule_conv2d_NCHWc(cfg: Any, outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of :func:`conv2d_NCHWc` and the elementwise stages after it, from ``cfg``'s
     ``tile_ow`` and ``unroll_kw``.

@@ -1,7 +1,7 @@
 """TVM's x86 matrix-product templates (``topi.x86.dense_nopack``, ``dense_pack``,
 ``dense_dynamic``, ``batch_matmul``) over pytvm's kernels.
 
-Each compute is an AutoTVM template (``@autotvm.register_topi_compute``): called without a
+Each compute is an AutoTVM template (``@register_topi_compute``): called without a
 configuration, it records its workload in the output operation and takes its configuration
 from the current dispatch context. pytvm's schedules choose tiles from the target and the
 shapes (:mod:`.dense`), so they read no knob of it.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import autotvm
+from ...autotvm.task.topi_integration import register_topi_compute
 from ...te.tensor import Tensor
 from .. import nn
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-@autotvm.register_topi_compute("dense_nopack.x86")
+@register_topi_compute("dense_nopack.x86")
 def dense_nopack(
     cfg: Any, data: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str | None = None
 ) -> Tensor:
@@ -36,7 +36,7 @@ def dense_nopack(
     return nn.dense(data, weight, bias, out_dtype)
 
 
-@autotvm.register_topi_compute("dense_pack.x86")
+@register_topi_compute("dense_pack.x86")
 def dense_pack(
     cfg: Any, data: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str | None = None
 ) -> Tensor:
@@ -44,7 +44,7 @@ def dense_pack(
     return nn.dense_pack(data, weight, bias, out_dtype)
 
 
-@autotvm.register_topi_compute("dense_dynamic.x86")
+@register_topi_compute("dense_dynamic.x86")
 def dense_dynamic(
     cfg: Any, data: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str | None = None
 ) -> Tensor:
@@ -52,7 +52,7 @@ def dense_dynamic(
     return nn.dense(data, weight, bias, out_dtype)
 
 
-@autotvm.register_topi_compute("batch_matmul.x86")
+@register_topi_compute("batch_matmul.x86")
 def batch_matmul(
     cfg: Any,
     tensor_a: Tensor,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ... import autotvm
+from ...autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ...te.operation import compute, reduce_axis
 from ...te.reduction import sum as _sum
 from ...te.tensor import Tensor
@@ -24,7 +24,7 @@ __all__ = ["depthwise_conv2d_NCHWc", "schedule_depthwise_conv2d_NCHWc"]
 _OP = "depthwise_conv2d_NCHWc"
 
 
-@autotvm.register_topi_compute("depthwise_conv2d_NCHWc.x86")
+@register_topi_compute("depthwise_conv2d_NCHWc.x86")
 def depthwise_conv2d_NCHWc(
     cfg: Any,
     data: Tensor,
@@ -66,7 +66,7 @@ def depthwise_conv2d_NCHWc(
     return compute((n, oc_chunk, oh, ow, oc_bn), body, name=_OP, tag=tag.DEPTHWISE_CONV2D_NCHWC)
 
 
-@autotvm.register_topi_schedule("depthwise_conv2d_NCHWc.x86")
+@register_topi_schedule("depthwise_conv2d_NCHWc.x86")
 def schedule_depthwise_conv2d_NCHWc(cfg: Any, outs: Tensor | Sequence[Tensor]) -> Any:
     """Schedule of :func:`depthwise_conv2d_NCHWc` and the elementwise stages after it."""
     return schedule_blocked(cfg, outs, tag.DEPTHWISE_CONV2D_NCHWC)

@@ -111,6 +111,7 @@ from .conv2d_pointwise import conv2d_pointwise_applies, schedule_conv2d_nchw_poi
 from .dense import schedule_batch_matmul, schedule_dense, schedule_dense_pack, schedule_matmul
 from .depthwise import schedule_depthwise_conv2d_nchw_rows
 from .depthwise_channels import schedule_depthwise_conv2d_nchw_channels
+from .tunable import recording, register_rows, template_name
 
 __all__ = ["STRATEGY", "Implementation", "OpWorkload", "implementations", "select"]
 
@@ -176,6 +177,11 @@ class Implementation:
 
     def __post_init__(self) -> None:
         tag.check(self.tag, self.name)
+
+    @property
+    def template(self) -> str:
+        """The row's AutoTVM task name (``<name>.x86``, :mod:`.tunable`)."""
+        return template_name(self.name)
 
 
 # --- nn.conv2d ---------------------------------------------------------------------------
@@ -805,8 +811,7 @@ def _batch_matmul(data: Tensor, weight: Tensor, wl: OpWorkload) -> Tensor:
 
 I = Implementation  # noqa: E741
 
-#: Every row, in the order a fused group's anchor is looked up (:mod:`.default`).
-STRATEGY: tuple[Implementation, ...] = (
+_ROWS: tuple[Implementation, ...] = (
     I(  # one-lane targets (a Cortex-M): padding read through guards, no padded copy
         "conv2d_nchw_guarded",
         "nn.conv2d",
@@ -1053,6 +1058,13 @@ STRATEGY: tuple[Implementation, ...] = (
     ),
 )
 del I
+
+#: Every row, in the order a fused group's anchor is looked up (:mod:`.default`); each an
+#: AutoTVM template ``<row>.x86`` whose compute records its workload (:mod:`.tunable`).
+STRATEGY: tuple[Implementation, ...] = tuple(
+    replace(row, compute=recording(row.template, row.compute)) for row in _ROWS
+)
+register_rows(STRATEGY, OpWorkload.of)
 
 
 def implementations(op: str) -> tuple[Implementation, ...]:
