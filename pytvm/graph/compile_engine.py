@@ -4,7 +4,10 @@ Each primitive (fused) function is lowered by calling every operator's ``compute
 expressions, scheduled with the default CPU schedule of its anchor (``topi.x86``), and lowered
 to a ``PrimFunc``. Functions are cached by :class:`CacheKey` (the function's structural hash,
 equality resolving collisions, with the device type and the target), so a model's repeated
-blocks compile once; the cache counts its hits and misses.
+blocks compile once; the cache counts its hits and misses. A schedule reads its tuning
+configuration from the AutoTVM dispatch context in force (``apply_history_best``), so the key
+holds that context too: a kernel lowered under one set of tuning records is never returned
+under another.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import te, tir
+from ..autotvm.task.dispatcher import DispatchContext
 from ..ffi.errors import TVMValueError
 from ..ffi.registry import get_global_func
 from ..runtime.module import Module
@@ -113,21 +117,23 @@ class CacheKey:
 
     Keys hash by :func:`~pytvm.graph.structural.structural_hash` of the function and compare by
     :func:`~pytvm.graph.structural.structural_equal` (a collision of hashes costs one
-    comparison), together with the device type the kernel's arrays live on and the target whose
-    vector width and cores the schedules read. The ``hint`` attribute only names the kernel, so
-    it is left out.
+    comparison), together with the device type the kernel's arrays live on, the target whose
+    vector width and cores the schedules read, and the AutoTVM dispatch context the schedules
+    read their configuration from (compared by identity: each ``apply_history_best`` context
+    lowers its own kernels). The ``hint`` attribute only names the kernel, so it is left out.
     """
 
     func: Function
     device_type: int
     target: str
+    context: object = None
     hash_: int = field(init=False)
 
     def __post_init__(self) -> None:
         if "hint" in self.func.attrs:
             attrs = Attrs(tuple((k, v) for k, v in self.func.attrs.items_ if k != "hint"))
             object.__setattr__(self, "func", Function(self.func.params, self.func.body, attrs))
-        own = (structural_hash(self.func), self.device_type, self.target)
+        own = (structural_hash(self.func), self.device_type, self.target, id(self.context))
         object.__setattr__(self, "hash_", hash(own))
 
     def __hash__(self) -> int:
@@ -139,6 +145,7 @@ class CacheKey:
             and self.hash_ == other.hash_
             and self.device_type == other.device_type
             and self.target == other.target
+            and self.context is other.context
             and structural_equal(self.func, other.func)
         )
 
@@ -182,7 +189,8 @@ class CompileEngine:
 
     def _key(self, func: Function, device_type: int) -> CacheKey:
         active = Target.current(allow_none=True)  # what the schedules read
-        return CacheKey(func, device_type, "" if active is None else str(active))
+        target = "" if active is None else str(active)
+        return CacheKey(func, device_type, target, DispatchContext.current)
 
     def _name(self, key: CacheKey, func: Function) -> str:
         name = self._named.get(key)

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from . import dispatcher, space, task, topi_integration
 from .dispatcher import (
     ApplyConfig,
@@ -30,12 +33,25 @@ __all__ = [
     "clear_fallback_cache",
     "deserialize_args",
     "dispatcher",
+    "extract_from_multiple_program",
+    "extract_from_program",
     "get_config",
     "get_workload",
     "register_topi_compute",
     "register_topi_schedule",
+    "relay_integration",
     "serialize_args",
     "space",
     "task",
     "topi_integration",
 ]
+
+#: Names of the tuning layer (``relay_integration`` imports the graph compiler), loaded on use.
+_TUNING_NAMES = {"extract_from_program", "extract_from_multiple_program", "relay_integration"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TUNING_NAMES:
+        module = importlib.import_module("pytvm.autotvm.task.relay_integration")
+        return module if name == "relay_integration" else getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
