@@ -1,0 +1,547 @@
+"""Tuning curves of one convolution: TVM v0.18's AutoTVM beside pytvm's, best GFLOP/s by trial.
+
+The task is resnet18's 3x3 64->64 convolution on 56x56 (NCHW, float32, batch 1, stride 1, pad 1).
+
+* TVM v0.18 (run by the interpreter ``--tvm-python`` with TVM's ``python/`` on
+  ``--tvm-pythonpath``): ``relay.nn.conv2d`` as a Relay function, its task found by
+  ``autotvm.task.extract_from_program(..., ops=(relay.op.get("nn.conv2d"),))`` for
+  ``llvm -mcpu=<this CPU, as TVM's LLVM names it>``: the template ``conv2d_NCHWc.x86``.
+* pytvm: the same convolution as a one-node ONNX model, imported with ``from_onnx``, its task
+  found by ``pytvm.autotvm.task.extract_from_program`` for ``llvm`` (this CPU): the strategy
+  row's template the graph build uses for it (``conv2d_nchw_packed.x86`` today); and TVM's own
+  name ``conv2d_NCHWc.x86`` with TVM's arguments when pytvm registers such a template.
+
+Each peer tunes with the same tuner (``--tuner``: ``xgb`` = ``XGBTuner``, ``random`` =
+``RandomTuner``, ``ga``, ``gridsearch``), the same ``n_trial`` and the same
+``measure_option(builder=LocalBuilder(n_parallel=--n-parallel, timeout=--build-timeout),
+runner=RPCRunner(key, tracker, number=, repeat=, min_repeat_ms=, timeout=))``. Each peer's own
+tracker and RPC server run on loopback; the server is pinned to core 1 (``taskset -c 1``, one
+runtime thread), the tuner and its builders to core 0. Both peers are measured in the same run.
+The table gives the best GFLOP/s found by trials 1, 5, 10, 20, 50, 100, 200 (of those run), the
+trials run, how many failed, and the tuning wall time; ``--json PATH`` writes every trial.
+
+TVM v0.18 here is built with ``USE_LLVM OFF`` and TVM's LLVM code generator as a separate
+library (``--tvm-llvm-plugin``, see bench/micro_tvm018.py). AutoTVM's builders are processes
+TVM starts itself, so the plugin is loaded in every TVM process by a ``sitecustomize`` module
+this script writes to a temporary directory put first on TVM's ``PYTHONPATH``. TVM needs
+``xgboost`` (``pip install xgboost-cpu``) for its XGBTuner and ``tornado`` for its tracker.
+
+Run: ``.venv/bin/python bench/tune_tvm018.py --tvm-python /work/venv-tvm018/bin/python
+--tvm-pythonpath /work/tvm018/python --tvm-llvm-plugin
+/work/tvm018/build-llvm-ext/libtvm_llvm_ext.so`` (``--trials 200 --tuner xgb --tuner random``,
+``--peer pytvm`` for one peer only). Without a TVM v0.18 that interpreter can import, its rows
+say why and pytvm's are still measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _harness import Fleet, Proc, cpu_model, free_port
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The convolution: resnet18's layer1 3x3 convolution.
+CONV = {"batch": 1, "in_c": 64, "out_c": 64, "size": 56, "kernel": 3, "stride": 1, "pad": 1}
+MARKS = (1, 5, 10, 20, 50, 100, 200)
+TUNERS = ("xgb", "random", "ga", "gridsearch")
+PEERS = ("tvm018", "pytvm")
+KEY = "tune"
+TRACKER_CORES, SERVER_CORES, TUNER_CORES = "0", "1", "0"
+
+_SITECUSTOMIZE = (
+    "import ctypes, os\n"
+    "if os.environ.get('TVM018_LLVM_PLUGIN'):\n"
+    "    ctypes.CDLL(os.environ['TVM018_LLVM_PLUGIN'], mode=ctypes.RTLD_GLOBAL)\n"
+)
+
+_TVM_CHECK = (
+    "import tvm\n"
+    "print(tvm.__version__, flush=True)\n"
+    "from tvm import autotvm, relay, rpc\n"
+    "import xgboost, tornado\n"
+    "print(tvm.get_global_func('target.build.llvm', allow_missing=True) is not None)\n"
+)
+
+
+# ---------------------------------------------------------------------------- the workers
+
+
+def _conv_tvm_args() -> tuple[Any, ...]:
+    """TVM's ``conv2d_NCHWc.x86`` arguments of the convolution (as its relay strategy gives)."""
+    c = CONV
+    data = ("TENSOR", (c["batch"], c["in_c"], c["size"], c["size"]), "float32")
+    weight = ("TENSOR", (c["out_c"], c["in_c"], c["kernel"], c["kernel"]), "float32")
+    s, p = c["stride"], c["pad"]
+    return (data, weight, (s, s), (p, p, p, p), (1, 1), "NCHW", "NCHW", "float32")
+
+
+def _tvm018_tasks(autotvm: Any, tvm: Any) -> tuple[list[Any], str]:
+    import numpy as np
+    from tvm import relay
+
+    c = CONV
+    data = relay.var("data", shape=(c["batch"], c["in_c"], c["size"], c["size"]))
+    weight = relay.var("weight", shape=(c["out_c"], c["in_c"], c["kernel"], c["kernel"]))
+    out = relay.nn.conv2d(
+        data,
+        weight,
+        strides=(c["stride"], c["stride"]),
+        padding=(c["pad"], c["pad"]),
+        channels=c["out_c"],
+        kernel_size=(c["kernel"], c["kernel"]),
+    )
+    mod = tvm.IRModule.from_expr(relay.Function([data, weight], out))
+    rng = np.random.default_rng(0)
+    params = {
+        "weight": tvm.nd.array(
+            rng.standard_normal(weight.type_annotation.concrete_shape).astype("float32")
+        )
+    }
+    cpu = tvm.target.codegen.llvm_get_system_cpu()
+    target = tvm.target.Target(f"llvm -mcpu={cpu}")
+    tasks = autotvm.task.extract_from_program(
+        mod["main"], target=target, params=params, ops=(relay.op.get("nn.conv2d"),)
+    )
+    return list(tasks), str(target)
+
+
+def _pytvm_tasks(autotvm: Any, onnx_path: str, template: str | None) -> tuple[list[Any], str]:
+    import onnx
+
+    from pytvm.frontend import from_onnx
+
+    target = "llvm"
+    if template == "conv2d_NCHWc.x86":
+        from pytvm.autotvm.task.task import TASK_TABLE
+
+        if template not in TASK_TABLE:
+            raise LookupError(f"pytvm registers no template {template}")
+        return [autotvm.task.create(template, _conv_tvm_args(), target)], target
+    mod, params = from_onnx(onnx.load(onnx_path))
+    return list(autotvm.task.extract_from_program(mod, params=params, target=target)), target
+
+
+def _tuner(autotvm: Any, name: str, task: Any) -> Any:
+    tuners = autotvm.tuner
+    if name == "xgb":
+        return tuners.XGBTuner(task, num_threads=1)
+    if name == "ga":
+        return tuners.GATuner(task)
+    if name == "gridsearch":
+        return tuners.GridSearchTuner(task)
+    return tuners.RandomTuner(task)
+
+
+def _worker(spec: dict[str, Any]) -> None:
+    """Tune the convolution's task with ``spec``'s tuner and options; print one JSON line."""
+    if spec["peer"] == "tvm018":
+        os.environ.setdefault("TOPHUB_LOCATION", "NONE")
+        import tvm
+        from tvm import autotvm
+
+        tasks, target = _tvm018_tasks(autotvm, tvm)
+        version = tvm.__version__
+    else:
+        import pytvm
+        from pytvm import autotvm
+
+        tasks, target = _pytvm_tasks(autotvm, spec["onnx"], spec.get("template"))
+        version = getattr(pytvm, "__version__", "pytvm")
+    if spec.get("template"):
+        tasks = [t for t in tasks if t.name == spec["template"]]
+    if len(tasks) != 1:
+        names = [t.name for t in tasks]
+        raise LookupError(f"expected one tunable conv2d task, found {names}")
+    task = tasks[0]
+    measure = autotvm.measure_option(
+        builder=autotvm.LocalBuilder(n_parallel=spec["n_parallel"], timeout=spec["build_timeout"]),
+        runner=autotvm.RPCRunner(
+            KEY,
+            "127.0.0.1",
+            spec["tracker"],
+            number=spec["number"],
+            repeat=spec["repeat"],
+            min_repeat_ms=spec["min_repeat_ms"],
+            timeout=spec["run_timeout"],
+        ),
+    )
+    trials: list[dict[str, Any]] = []
+    start = time.perf_counter()
+
+    def record(_tuner: Any, inputs: Sequence[Any], results: Sequence[Any]) -> None:
+        for res in results:
+            ok = int(res.error_no) == 0
+            mean = sum(res.costs) / len(res.costs) if ok else 0.0
+            gflops = task.flop / mean / 1e9 if ok and mean > 0 else 0.0
+            elapsed = time.perf_counter() - start
+            trials.append({"gflops": gflops, "error_no": int(res.error_no), "t": elapsed})
+
+    callbacks: list[Any] = [record]
+    if spec.get("log"):
+        callbacks.append(autotvm.callback.log_to_file(spec["log"]))
+    tuner = _tuner(autotvm, spec["tuner"], task)
+    tuner.tune(n_trial=spec["trials"], measure_option=measure, callbacks=callbacks)
+    out = {
+        "version": version,
+        "target": target,
+        "task": task.name,
+        "workload": repr(task.workload),
+        "flop": float(task.flop),
+        "space": len(task.config_space),
+        "wall_s": time.perf_counter() - start,
+        "trials": trials,
+        "best_config": str(tuner.best_config),
+    }
+    print(json.dumps(out), flush=True)
+
+
+# ---------------------------------------------------------------------------- the driver
+
+
+def tvm018_unavailable(python: str | None, pythonpath: str, plugin: str | None) -> str | None:
+    """Why ``python`` cannot tune with TVM v0.18's AutoTVM, or None when it can."""
+    if not python or not Path(python).is_file():
+        return f"--tvm-python {python}: no such interpreter" if python else "no --tvm-python given"
+    with tempfile.TemporaryDirectory(prefix="tvm018-site-") as site:
+        env = _tvm_env(Path(site), pythonpath, plugin)
+        try:
+            done = subprocess.run(
+                [python, "-c", _TVM_CHECK],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+                env=env,
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"{python} -c 'import tvm': {err}"
+    lines = done.stdout.split()
+    if lines and not lines[0].startswith("0.18"):
+        return f"{python} imports TVM {lines[0]}, not 0.18"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return f"{python} cannot import tvm.autotvm, xgboost and tornado: {last}"
+    if lines[-1] != "True":
+        return (
+            f"{python}'s TVM has no LLVM code generator"
+            " (build it with USE_LLVM or give --tvm-llvm-plugin)"
+        )
+    return None
+
+
+def _tvm_env(site: Path, pythonpath: str, plugin: str | None) -> dict[str, str]:
+    """TVM's environment: the plugin loader first on the path, TopHub off."""
+    (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    env = {k: v for k, v in os.environ.items() if k != "TVM018_LLVM_PLUGIN"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), pythonpath) if p)
+    env["TOPHUB_LOCATION"] = "NONE"
+    if plugin:
+        env["TVM018_LLVM_PLUGIN"] = str(Path(plugin).resolve())
+    return env
+
+
+def write_conv_onnx(path: Path) -> None:
+    """The convolution as a one-node ONNX model (input ``data``, a seeded constant weight)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    c = CONV
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((c["out_c"], c["in_c"], c["kernel"], c["kernel"])).astype("float32")
+    p, s = c["pad"], c["stride"]
+    node = helper.make_node(
+        "Conv",
+        ["data", "weight"],
+        ["out"],
+        kernel_shape=[c["kernel"]] * 2,
+        pads=[p] * 4,
+        strides=[s, s],
+    )
+    out_size = (c["size"] + 2 * p - c["kernel"]) // s + 1
+    graph = helper.make_graph(
+        [node],
+        "conv",
+        [
+            helper.make_tensor_value_info(
+                "data", TensorProto.FLOAT, [c["batch"], c["in_c"], c["size"], c["size"]]
+            )
+        ],
+        [
+            helper.make_tensor_value_info(
+                "out", TensorProto.FLOAT, [c["batch"], c["out_c"], out_size, out_size]
+            )
+        ],
+        [numpy_helper.from_array(w, "weight")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, str(path))
+
+
+def run_pinned(
+    argv: list[str], cores: str, env: dict[str, str], timeout: float
+) -> dict[str, Any] | str:
+    """Run ``argv`` pinned to ``cores`` in its own session (its group killed when it is done
+    or past ``timeout``); the JSON of its last output line, or why there is none.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            ["taskset", "-c", cores, *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=REPO,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return f"timed out after {timeout:.0f} s"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        return lines[-1][:300] if lines else f"exited with status {proc.returncode}"
+    for line in reversed(stdout.strip().splitlines()):
+        if line.startswith("{"):
+            result: dict[str, Any] = json.loads(line)
+            return result
+    return "printed no result"
+
+
+def _start_servers(fleet: Fleet, peer: str, python: str, env: dict[str, str]) -> tuple[Proc, Proc]:
+    """The peer's tracker (core 0) and one RPC server under ``KEY`` (core 1)."""
+    fleet.cores = TRACKER_CORES
+    port = free_port()
+    if peer == "tvm018":
+        argv = [python, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1"]
+        pattern = r"bind to [\d.]+:(\d+)"
+    else:
+        argv = [python, "-m", "pytvm.cli", "rpc", "tracker", "--host", "127.0.0.1"]
+        pattern = r"tracker listening on [\d.]+:(\d+)"
+    argv += ["--port", str(port), "--port-end", str(port + 100)]
+    with _env(env):
+        tracker = fleet.start(f"{peer}-tracker", argv, pattern)
+    tracker.wait_ready()
+    fleet.cores = SERVER_CORES
+    port = free_port()
+    if peer == "tvm018":
+        argv = [python, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1"]
+        pattern = r"bind to [\d.]+:(\d+)"
+    else:
+        argv = [python, "-m", "pytvm.cli", "rpc", "server", "--host", "127.0.0.1", "--silent"]
+        pattern = r"server listening on [\d.]+:(\d+)"
+    argv += ["--port", str(port), "--port-end", str(port + 100)]
+    argv += ["--key", KEY, "--tracker", f"127.0.0.1:{tracker.port}"]
+    with _env({**env, "TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}):
+        server = fleet.start(f"{peer}-server", argv, pattern)
+    server.wait_ready()
+    return tracker, server
+
+
+@contextlib.contextmanager
+def _env(env: dict[str, str]) -> Any:
+    """``env`` as this process's environment while the block runs (Fleet's processes inherit it)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def tune_once(
+    peer: str, tuner: str, template: str | None, opts: argparse.Namespace, work: Path
+) -> dict[str, Any]:
+    """One tuning run: the peer's tracker and server started, its worker run, all stopped."""
+    if peer == "tvm018":
+        python = opts.tvm_python
+        site = work / "tvm018-site"
+        site.mkdir(exist_ok=True)
+        env = _tvm_env(site, opts.tvm_pythonpath, opts.tvm_llvm_plugin)
+    else:
+        python, env = sys.executable, dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS"):
+        env[var] = "1"
+    name = f"{peer}-{template or 'extracted'}-{tuner}"
+    fleet = Fleet(TRACKER_CORES, work)
+    try:
+        tracker, _server = _start_servers(fleet, peer, python, env)
+        spec = {
+            "peer": peer,
+            "tuner": tuner,
+            "template": template,
+            "onnx": str(work / "conv.onnx"),
+            "tracker": tracker.port,
+            "trials": opts.trials,
+            "n_parallel": opts.n_parallel,
+            "build_timeout": opts.build_timeout,
+            "run_timeout": opts.run_timeout,
+            "number": opts.number,
+            "repeat": opts.repeat,
+            "min_repeat_ms": opts.min_repeat_ms,
+            "log": str(work / f"{name}.json"),
+        }
+        argv = [python, str(Path(__file__).resolve()), "--worker", json.dumps(spec)]
+        start = time.perf_counter()
+        result = run_pinned(argv, TUNER_CORES, env, opts.timeout)
+        wall = time.perf_counter() - start
+    except RuntimeError as err:
+        result, wall = str(err).splitlines()[0], math.nan
+    finally:
+        fleet.stop_all()
+    if isinstance(result, str):
+        return {"name": name, "note": result}
+    result.update(name=name, peer=peer, tuner=tuner, run_wall_s=wall)
+    return result
+
+
+def best_by_trial(trials: Sequence[dict[str, Any]], marks: Sequence[int]) -> list[float | None]:
+    """The best GFLOP/s among the first ``m`` trials for each mark (None past the trials run)."""
+    out: list[float | None] = []
+    for m in marks:
+        if m > len(trials):
+            out.append(None)
+            continue
+        out.append(max(t["gflops"] for t in trials[:m]))
+    return out
+
+
+def format_row(run: dict[str, Any], marks: Sequence[int]) -> str:
+    """One table row: name, best GFLOP/s at each mark, trials, failures, wall seconds."""
+    if "note" in run:
+        return f"{run['name']:40} ({run['note']})"
+    cells = "".join(
+        f" {v:7.1f}" if v is not None else f" {'-':>7}" for v in best_by_trial(run["trials"], marks)
+    )
+    failed = sum(1 for t in run["trials"] if t["error_no"] != 0)
+    label = f"{run['peer']} {run['task']} {run['tuner']}"
+    return f"{label:40}{cells} {len(run['trials']):7d} {failed:7d} {run['wall_s']:8.1f}"
+
+
+def _fma_peak() -> float | None:
+    try:
+        from kernels import _fma_peak as peak  # the kernel bench's FMA probe
+
+        return float(peak(1, SERVER_CORES)[0])
+    except (OSError, subprocess.CalledProcessError, ImportError):
+        return None
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--tvm-python", default=os.environ.get("TVM018_PYTHON"))
+    ap.add_argument("--tvm-pythonpath", default=os.environ.get("TVM018_PYTHONPATH", ""))
+    ap.add_argument(
+        "--tvm-llvm-plugin",
+        default=os.environ.get("TVM018_LLVM_PLUGIN"),
+        help="TVM's LLVM code generator built as a library (loaded in every TVM process)",
+    )
+    ap.add_argument("--peer", choices=PEERS, action="append", help="tune with these peers only")
+    ap.add_argument("--tuner", choices=TUNERS, action="append", help="default: xgb and random")
+    ap.add_argument("--trials", type=int, default=200, help="n_trial of each run")
+    ap.add_argument("--n-parallel", type=int, default=1, help="LocalBuilder(n_parallel=)")
+    ap.add_argument("--build-timeout", type=float, default=20.0)
+    ap.add_argument("--run-timeout", type=float, default=10.0)
+    ap.add_argument("--number", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--min-repeat-ms", type=int, default=50)
+    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds for one tuning run")
+    ap.add_argument("--no-peak", action="store_true", help="skip the FMA peak measurement")
+    ap.add_argument("--json", type=Path, help="write every run's trials here")
+    ap.add_argument("--work", type=Path, help="keep the logs and records here")
+    return ap
+
+
+def _print_setup(opts: argparse.Namespace) -> float | None:
+    """Print the CPU, its FMA peak (returned) and the task and measure options."""
+    print(f"CPU: {cpu_model()}")
+    peak = None
+    if not opts.no_peak:
+        peak = _fma_peak()
+        shown = f"{peak:.1f} GFLOP/s" if peak else "n/a"
+        print(f"FMA peak, 1 thread (core {SERVER_CORES}): {shown}")
+    c = CONV
+    print(
+        f"task: conv2d NCHW float32 data 1x{c['in_c']}x{c['size']}x{c['size']} weight"
+        f" {c['out_c']}x{c['in_c']}x{c['kernel']}x{c['kernel']} stride {c['stride']}"
+        f" pad {c['pad']}; {opts.trials} trials;"
+        f" LocalBuilder(n_parallel={opts.n_parallel}) on core {TUNER_CORES},"
+        f" RPCRunner(number={opts.number}, repeat={opts.repeat},"
+        f" min_repeat_ms={opts.min_repeat_ms}) server on core {SERVER_CORES}"
+    )
+    return peak
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Tune the convolution with each peer and tuner; print the curves' table."""
+    opts = _parser().parse_args(argv)
+    if opts.worker:
+        _worker(json.loads(opts.worker))
+        return 0
+    peers = opts.peer or list(PEERS)
+    tuners = opts.tuner or ["xgb", "random"]
+    marks = [m for m in MARKS if m <= opts.trials] or [opts.trials]
+    if opts.trials not in marks:
+        marks.append(opts.trials)
+    peak = _print_setup(opts)
+    runs: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as stack:
+        if opts.work:
+            work = opts.work.resolve()
+            work.mkdir(parents=True, exist_ok=True)
+        else:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pytvm-tune-conv-")))
+        write_conv_onnx(work / "conv.onnx")
+        why = None
+        if "tvm018" in peers:
+            why = tvm018_unavailable(opts.tvm_python, opts.tvm_pythonpath, opts.tvm_llvm_plugin)
+            if why:
+                print(f"TVM v0.18 not available: {why}")
+        jobs: list[tuple[str, str | None]] = []
+        if "tvm018" in peers and not why:
+            jobs.append(("tvm018", "conv2d_NCHWc.x86"))
+        if "pytvm" in peers:
+            jobs += [("pytvm", None), ("pytvm", "conv2d_NCHWc.x86")]
+        header = f"{'peer task tuner':40}" + "".join(f" {'@' + str(m):>7}" for m in marks)
+        header += f" {'trials':>7} {'failed':>7} {'wall s':>8}"
+        print("\nbest GFLOP/s found by trial:")
+        print(header, flush=True)
+        for tuner in tuners:
+            for peer, template in jobs:
+                run = tune_once(peer, tuner, template, opts, work)
+                runs.append(run)
+                print(format_row(run, marks), flush=True)
+    if opts.json:
+        doc = {"cpu": cpu_model(), "fma_peak": peak, "conv": CONV, "runs": runs}
+        opts.json.write_text(json.dumps(doc, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
