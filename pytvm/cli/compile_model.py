@@ -12,16 +12,20 @@ In the style of TVM's ``tvmc compile``::
 workspace, the weights as const arrays); its options are tvmc's ``--executor-aot-<option>``
 flags or ``--executor-options key=value,...``. ``--pass-config key=value`` (repeatable) sets
 ``PassContext`` options. ``--output-format mlf`` writes Model Library Format (a ``.tar``).
+``--tuning-records records.json`` builds under ``autotvm.apply_history_best`` of that log (what
+``pytvm tune`` wrote): each tunable kernel takes its fastest recorded configuration.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import re
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from pytvm.ffi.errors import TVMValueError
@@ -104,6 +108,11 @@ def add_parser(
         help="arena: offsets in one buffer per device; storage_token: TVM's planner",
     )
     parser.add_argument("--dump-ir", action="store_true", help="print the fused graph IR")
+    parser.add_argument(
+        "--tuning-records",
+        metavar="PATH",
+        help="an AutoTVM log (pytvm tune's --output): each kernel uses its fastest record",
+    )
     return parser
 
 
@@ -247,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output_format == "mlf" and not output.endswith(".tar"):
         raise TVMValueError(f"--output-format mlf writes a .tar; got -o {output}")
     _executor_options(args)  # refuse bad options before the import
+    records = _tuning_records(args.tuning_records)
     mod, params = import_model(args.model, args.input_shapes, args.max_constant_bytes)
     config = _pairs(args.pass_config, "--pass-config")
     if args.max_constant_bytes is not None:
@@ -254,7 +264,8 @@ def run(args: argparse.Namespace) -> int:
     with PassContext(opt_level=args.opt_level, config=config):
         if args.dump_ir:
             print(graph.transform.optimize(_bound(mod, params)))
-        lib = _build(args, mod, params)
+        with records:
+            lib = _build(args, mod, params)
     if args.output_format == "mlf":
         from pytvm.micro import export_model_library_format
 
@@ -263,6 +274,17 @@ def run(args: argparse.Namespace) -> int:
         lib.export_library(output)
     print(f"wrote {output} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
+
+
+def _tuning_records(path: str | None) -> contextlib.AbstractContextManager[Any]:
+    """``autotvm.apply_history_best(path)`` (nothing to apply without a path)."""
+    if path is None:
+        return contextlib.nullcontext()
+    if not Path(path).is_file():
+        raise TVMValueError(f"--tuning-records {path}: no such file")
+    from pytvm import autotvm
+
+    return autotvm.apply_history_best(path)
 
 
 def _bound(mod: Any, params: dict[str, Any]) -> Any:

@@ -5,7 +5,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from pytvm.cli import _command, compile_model, info, micro, rpc, run_model, trace, viz_command
+from pytvm.cli import (
+    _command,
+    compile_model,
+    info,
+    micro,
+    rpc,
+    run_model,
+    trace,
+    tune,
+    viz_command,
+)
 from pytvm.cli._command import EXPECTED_ERRORS
 
 __all__ = ["EXPECTED_ERRORS", "build_parser", "main"]
@@ -18,6 +28,7 @@ _SUBCOMMANDS: tuple[_command.Subcommand, ...] = (
     rpc,
     run_model,
     trace,
+    tune,
     viz_command,
 )
 
