@@ -14,14 +14,24 @@ from . import callback
 from .callback import log_to_file, progress_bar
 from .ga_tuner import GATuner
 from .index_based_tuner import GridSearchTuner, IndexBaseTuner, RandomTuner
+from .model_based_tuner import CostModel, ModelBasedTuner, ModelOptimizer
+from .sa_model_optimizer import SimulatedAnnealingOptimizer
 from .tuner import Tuner, create_measure_batch
+from .xgboost_cost_model import XGBoostCostModel
+from .xgboost_tuner import XGBTuner
 
 __all__ = [
+    "CostModel",
     "GATuner",
     "GridSearchTuner",
     "IndexBaseTuner",
+    "ModelBasedTuner",
+    "ModelOptimizer",
     "RandomTuner",
+    "SimulatedAnnealingOptimizer",
     "Tuner",
+    "XGBTuner",
+    "XGBoostCostModel",
     "callback",
     "create_measure_batch",
     "log_to_file",
