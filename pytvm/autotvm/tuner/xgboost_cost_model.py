@@ -28,6 +28,7 @@ prediction``, ``discount = 2 ** -(samples / 64)``; below 0.05 the base model is 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import time
@@ -136,15 +137,14 @@ class XGBoostCostModel(CostModel):
         self._sample_size = 0
 
     # features
-    def _config_feature(self, task: Any, config: Any) -> np.ndarray | None:
-        """The feature vector of ``config`` of ``task`` (None when it cannot be instantiated)."""
+    def _config_feature(self, task: Any, config: Any, target: Any) -> np.ndarray | None:
+        """The feature vector of ``config`` of ``task`` instantiated under ``target`` (a
+        record's own target for history records); None when it cannot be instantiated.
+        """
         if self.fea_type == "knob":
             return get_config_feature(config)
         try:
-            if task.target is not None:
-                with task.target:
-                    sch, args = task.instantiate(config)
-            else:
+            with contextlib.nullcontext() if target is None else target:
                 sch, args = task.instantiate(config)
             if self.fea_type == "itervar":
                 fea = get_itervar_feature_flatten(sch, args, take_log=True)
@@ -163,7 +163,7 @@ class XGBoostCostModel(CostModel):
         indexes = [int(i) for i in indexes]
         for i in indexes:
             if i not in cache:
-                cache[i] = self._config_feature(self.task, self.space.get(i))
+                cache[i] = self._config_feature(self.task, self.space.get(i), self.target)
         return _stack([cache[i] for i in indexes])
 
     # training
@@ -235,7 +235,7 @@ class XGBoostCostModel(CostModel):
         for inp, res in records:
             if inp.task.name != self.task.name:
                 continue
-            x = self._config_feature(inp.task, inp.config)
+            x = self._config_feature(inp.task, inp.config, inp.target or inp.task.target)
             if x is None:
                 continue
             xs.append(x)
