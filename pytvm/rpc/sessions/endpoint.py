@@ -26,6 +26,7 @@ from typing import Any
 
 from ...ffi import trace as _trace
 from ...ffi.errors import parse_error
+from ..wire._c_codec import CODEC as _CODEC
 from ..wire._packet_io import _PeerClosed
 from ..wire.base import PROTOCOL_VERSION, ProtocolError, RPCError, remote_error_class
 from ..wire.channel import Channel
@@ -157,7 +158,22 @@ class Endpoint(RequestDispatch):
 
     def call(self, handle: int, args: Sequence[Any]) -> list[Any]:
         """kCallFunc; returns the kReturn values (the result's type index first)."""
-        return self._request(_CALL_FUNC, encode_call(handle, args), handle)
+        c = _CODEC.module
+        if c is None or _trace.ON:
+            return self._request(_CALL_FUNC, encode_call(handle, args), handle)
+        # The C codec's path: the packet encoded, the reply parsed from the read buffer in one
+        # call each; anything but a whole kReturn goes through the general reply loop.
+        packet = c.encode_call(handle, args)
+        with self._lock:
+            try:
+                if self.closed:
+                    raise self.closed_error()
+                self.channel.send(packet)
+                values = self._take_return(c)
+                return values if values is not None else self._return_values()
+            except BaseException as exc:
+                self._failed(_describe(_CALL_FUNC, handle), exc)
+                raise
 
     def syscall(self, code: RPCCode, args: Sequence[Any]) -> Any:
         """A syscall; returns its one result value."""

@@ -31,6 +31,7 @@ from typing import Any
 from ...ffi import trace as _trace
 from ...ffi.errors import TVMError, format_error
 from ...ffi.registry import get_global_func
+from ..wire._c_codec import CODEC as _CODEC
 from ..wire._packet_io import PacketIO, _PeerClosed
 from ..wire.base import PROTOCOL_VERSION, ProtocolError, RPCError
 from ..wire.channel import Channel
@@ -75,6 +76,8 @@ _COPY_TO_REMOTE = RPCCode.COPY_TO_REMOTE
 _COPY_HEAD_FIXED = 24
 _COPY_HEAD_NDIM = 16  # offset of ndim in the head
 _I32 = struct.Struct("<i")
+_U64 = struct.Struct("<Q")
+_CALL_FUNC_CODE = int(RPCCode.CALL_FUNC)
 
 
 class RequestDispatch(PacketIO):
@@ -90,6 +93,12 @@ class RequestDispatch(PacketIO):
         """Answer requests until kShutdown or the peer closes the stream."""
         try:
             while True:
+                c = _CODEC.module
+                if c is not None and not _trace.ON:
+                    head = self._packet_ready(c)
+                    if head is not None and head[0] == _CALL_FUNC_CODE:
+                        self._serve_call(c, head[1], head[2])
+                        continue
                 try:
                     code_number, left = self._next_packet(idle=True)
                 except _PeerClosed:
@@ -140,6 +149,47 @@ class RequestDispatch(PacketIO):
             action, self._after_reply = self._after_reply, None
             action()
 
+    def _serve_call(self, c: Any, start: int, end: int) -> None:
+        """Answer the whole kCallFunc whose body is ``_rbuf[start:end]`` (the C codec's path,
+        untraced; the same checks, replies and errors as the general one).
+        """
+        buf = self._rbuf
+        self._rpos = end
+        try:
+            if end - start < _U64.size:
+                raise ProtocolError(
+                    f"function handle: needs 8 bytes but the packet has {end - start} left"
+                )
+            (handle,) = _U64.unpack_from(buf, start)
+            limits = self.limits
+            args, pos = c.decode_pseq(
+                buf, start + 8, end, limits.max_args, limits.max_bytes, "args", limits
+            )
+            if pos != end:
+                raise ProtocolError(f"kCallFunc: {end - pos} unexpected trailing bytes")
+            reply = self._answer_call(handle, tuple(args))
+        except Exception as err:
+            if not isinstance(err, (TVMError, ValueError, TypeError, KeyError, OSError)):
+                log.debug("%s: %s", self.name, err, exc_info=True)
+            reply = encode_exception(format_error(err))
+        self._send(reply)
+        if self._after_reply is not None:
+            action, self._after_reply = self._after_reply, None
+            action()
+
+    def _answer_call(self, handle: int, args: tuple[Any, ...]) -> bytes:
+        """The kReturn packet of calling ``handle`` with ``args`` (hop-local or the session's)."""
+        hops = self._hops
+        if hops is not None and hops.owns(handle):
+            values = hops.call(handle, args)
+            return encode_call_return(values[0], values[1:])
+        session = self.serving_session
+        if session is None:
+            session = self._session()  # raises
+        with _trace.span_of("serving session", _describe_serving, session, "call_func"):
+            values = session.call_func(handle, args)
+        return encode_call_return(values[0], values[1:])
+
     def _hop_table(self) -> HopTable:
         if self._hops is None:
             self._hops = HopTable(lambda: self.serving_session, self._queue_after_reply)
@@ -159,17 +209,7 @@ class RequestDispatch(PacketIO):
             raise RPCError(f"{code.name} is a reply code, not a request (status UnknownRPCCode)")
         msg = decode_body(code, Reader(body, self.limits))
         if type(msg) is CallFunc:
-            handle, args = msg.handle, msg.args
-            hops = self._hops
-            if hops is not None and hops.owns(handle):
-                values = hops.call(handle, args)
-                return (encode_call_return(values[0], values[1:]),)
-            session = self.serving_session
-            if session is None:
-                session = self._session()  # raises
-            with _trace.span_of("serving session", _describe_serving, session, "call_func"):
-                values = session.call_func(handle, args)
-            return (encode_call_return(values[0], values[1:]),)
+            return (self._answer_call(msg.handle, msg.args),)
         if type(msg) is Syscall:
             return (encode_return([self._serve_syscall(code, msg.args)]),)
         if type(msg) is CopyFromRemote:

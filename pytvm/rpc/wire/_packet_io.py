@@ -151,6 +151,49 @@ class PacketIO:
         self._rpos += _CODE_BYTES
         return code, size - _CODE_BYTES
 
+    # ------------------------------------------------------------------ the C codec's fast paths
+    # (untraced: callers take them only while tracing is off and the C codec is on; whenever
+    # they return None the general path above reads the same bytes)
+
+    def _packet_ready(self, c: Any) -> tuple[int, int, int] | None:
+        """``(code, body_start, body_end)`` in the read buffer of the next packet once it is
+        whole (one receive when the buffer is empty, untraced); None when it is not whole yet,
+        is padding or has a length the general path must refuse.
+        """
+        rbuf = self._rbuf
+        if self._rpos == len(rbuf):
+            rbuf.clear()
+            self._rpos = 0
+            chunk = self.channel.recv(_CHUNK)
+            if not chunk:
+                return None  # the general path sees the end of the stream again
+            rbuf += chunk
+        head: tuple[int, int, int] | None = c.packet_at(rbuf, self._rpos, self.limits.max_packet)
+        return head
+
+    def _take_return(self, c: Any) -> list[Any] | None:
+        """The values of the next packet if it is a whole kReturn (one receive when the buffer
+        is empty), consumed; None otherwise, nothing consumed. A malformed kReturn raises
+        ``ProtocolError``.
+        """
+        rbuf = self._rbuf
+        if self._rpos == len(rbuf):
+            rbuf.clear()
+            self._rpos = 0
+            chunk = self.channel.recv(_CHUNK)
+            if not chunk:
+                return None
+            rbuf += chunk
+        limits = self.limits
+        got = c.take_return(
+            rbuf, self._rpos, limits.max_packet, limits.max_args, limits.max_bytes, limits
+        )
+        if got is None:
+            return None
+        values: list[Any]
+        values, self._rpos = got
+        return values
+
     # ------------------------------------------------------------------ writing
 
     def _send(self, *parts: bytes | memoryview) -> None:

@@ -13,6 +13,7 @@ import struct
 from enum import IntEnum
 from typing import Any
 
+from ._c_codec import CODEC as _CODEC
 from .base import PROTOCOL_VERSION, ProtocolError
 from .error_paths import relative_paths
 from .values import (
@@ -139,16 +140,28 @@ def encode_init_server(args: Any = (), version: str = PROTOCOL_VERSION) -> bytes
 
 def encode_call(handle: int, args: Any) -> bytes:
     """kCallFunc: function handle + arguments."""
+    c = _CODEC.module
+    if c is not None:
+        out: bytes = c.encode_call(handle, args)
+        return out
     return packet(_CALL_FUNC, _U64.pack(handle), encode_pseq(args))
 
 
 def encode_return(values: Any) -> bytes:
     """KReturn with ``values`` as they are (syscall and init replies carry one value)."""
+    c = _CODEC.module
+    if c is not None:
+        out: bytes = c.encode_return(values)
+        return out
     return packet(_RETURN, encode_pseq(values))
 
 
 def encode_call_return(type_tag: int, values: Any) -> bytes:
     """KReturn of a kCallFunc: the result's type index as an Int, then its wire values."""
+    c = _CODEC.module
+    if c is not None:
+        out: bytes = c.encode_call_return(type_tag, values)
+        return out
     return packet(
         _RETURN, _I32.pack(1 + len(values)), _enc_int(type_tag), *map(encode_value, values)
     )

@@ -21,6 +21,7 @@ from ...ffi.device import Device
 from ...ffi.dtype import DataType
 from ...ffi.errors import TVMError
 from ...ffi.type_index import TypeIndex
+from . import _c_codec
 from .base import ProtocolError
 
 __all__ = [
@@ -241,6 +242,10 @@ def encode_value(value: Any) -> bytes:
 
 def encode_pseq(values: Any) -> bytes:
     """A packed sequence: ``i32 num_args`` then each value's type index and payload."""
+    c = _CODEC.module
+    if c is not None:
+        out: bytes = c.encode_pseq(values)
+        return out
     return _I32.pack(len(values)) + b"".join([encode_value(v) for v in values])
 
 
@@ -425,6 +430,13 @@ def decode_value(r: Reader, field: str) -> Any:  # noqa: PLR0911 - one return pe
 def decode_pseq(r: Reader, what: str = "args") -> list[Any]:
     """A packed sequence; the count is bounded by ``Limits.max_args`` and the bytes left."""
     buf = r.buf
+    c = _CODEC.module
+    if c is not None:
+        limits = r.limits
+        values, r.pos = c.decode_pseq(
+            buf, r.pos, -1, limits.max_args, limits.max_bytes, what, limits
+        )
+        return values  # type: ignore[no-any-return]
     try:
         (n,) = _I32.unpack_from(buf, r.pos)
     except struct.error:
@@ -451,3 +463,17 @@ def decode_pseq(r: Reader, what: str = "args") -> list[Any]:
                 continue
         out.append(decode_value(r, f"{what}[{i}]"))
     return out
+
+
+def _decode_at(buf: Any, pos: int, end: int, field: str, limits: Limits) -> tuple[Any, int]:
+    """The C codec's hook: the entry at ``pos`` of the body ``buf[:end]`` (or its
+    ProtocolError), and the position after it. It reads a copy of the rest of the body, so no
+    view of ``buf`` (an endpoint's growing read buffer) outlives the call.
+    """
+    r = Reader(bytes(buf[pos:end]), limits)
+    value = decode_value(r, field)
+    return value, pos + r.pos
+
+
+_CODEC = _c_codec.CODEC
+_c_codec.install(encode_value, _decode_at, ProtocolError)
