@@ -11,7 +11,8 @@ in ``bench/real_models_export.py``'s cache, ``--only`` to choose):
    repeat=, min_repeat_ms=, timeout=))`` through a pytvm tracker on loopback with two RPC
    servers registered under the key, one pinned to core 0 and one to core 1 (each one runtime
    thread). ``--budget-minutes`` caps the model's tuning time: each task gets the share of it
-   its FLOPs are of the model's tasks' FLOPs (a task stops at its first batch past its share;
+   its FLOPs are of the model's tasks' FLOPs (a task stops at its first batch past its share,
+   and has at least one batch;
    the records of every trial go to ``<work>/<model>.records.json``);
 2. latency, each in its own worker process pinned with ``taskset`` (1 thread: core 1; 2 threads:
    cores 0,1) and told to use that many threads: pytvm untuned (``graph.build``), pytvm tuned
@@ -103,8 +104,11 @@ def _tune_worker(spec: dict[str, Any]) -> dict[str, Any]:
 
         deadline = time.monotonic() + budget
         more = tuner.has_next
-        # the budget: no new batch once the task's share is spent (Tuner.tune asks has_next)
-        tuner.has_next = lambda more=more, deadline=deadline: more() and time.monotonic() < deadline
+        # the budget: no new batch once the task's share is spent (Tuner.tune asks has_next);
+        # every task gets its first batch
+        tuner.has_next = lambda more=more, deadline=deadline, counted=counted: (
+            more() and (counted["trials"] == 0 or time.monotonic() < deadline)
+        )
         t0 = time.perf_counter()
         tuner.tune(
             n_trial=min(spec["trials"], len(task.config_space)),

@@ -8,8 +8,10 @@ The task is resnet18's 3x3 64->64 convolution on 56x56 (NCHW, float32, batch 1, 
   ``llvm -mcpu=<this CPU, as TVM's LLVM names it>``: the template ``conv2d_NCHWc.x86``.
 * pytvm: the same convolution as a one-node ONNX model, imported with ``from_onnx``, its task
   found by ``pytvm.autotvm.task.extract_from_program`` for ``llvm`` (this CPU): the strategy
-  row's template the graph build uses for it (``conv2d_nchw_packed.x86`` today); and TVM's own
-  name ``conv2d_NCHWc.x86`` with TVM's arguments when pytvm registers such a template.
+  row's template the graph build uses for it (``conv2d_nchw_packed.x86`` today); and pytvm's
+  ``conv2d_NCHWc.x86`` (TVM's name) created with ``autotvm.task.create`` on the same
+  convolution with data and kernel already packed in blocks of 16 channels (pytvm's compute
+  takes them packed; TVM's packs 4-D arguments itself and tunes the blocks too).
 
 Each peer tunes with the same tuner (``--tuner``: ``xgb`` = ``XGBTuner``, ``random`` =
 ``RandomTuner``, ``ga``, ``gridsearch``), the same ``n_trial`` and the same
@@ -56,6 +58,8 @@ REPO = Path(__file__).resolve().parents[1]
 #: The convolution: resnet18's layer1 3x3 convolution.
 CONV = {"batch": 1, "in_c": 64, "out_c": 64, "size": 56, "kernel": 3, "stride": 1, "pad": 1}
 MARKS = (1, 5, 10, 20, 50, 100, 200)
+#: The channel block of pytvm's ``conv2d_NCHWc.x86`` task (16 float32 lanes: AVX-512).
+NCHWC_BLOCK = 16
 TUNERS = ("xgb", "random", "ga", "gridsearch")
 PEERS = ("tvm018", "pytvm")
 KEY = "tune"
@@ -79,13 +83,25 @@ _TVM_CHECK = (
 # ---------------------------------------------------------------------------- the workers
 
 
-def _conv_tvm_args() -> tuple[Any, ...]:
-    """TVM's ``conv2d_NCHWc.x86`` arguments of the convolution (as its relay strategy gives)."""
-    c = CONV
-    data = ("TENSOR", (c["batch"], c["in_c"], c["size"], c["size"]), "float32")
-    weight = ("TENSOR", (c["out_c"], c["in_c"], c["kernel"], c["kernel"]), "float32")
+def _conv_nchwc_args(block: int = NCHWC_BLOCK) -> tuple[Any, ...]:
+    """The arguments of pytvm's ``conv2d_NCHWc.x86`` task: TVM's, with the data and kernel
+    already packed (``NCHW<block>c``, ``OIHW<block>i<block>o``), as pytvm's compute takes them.
+    """
+    c, b = CONV, block
+    data = ("TENSOR", (c["batch"], c["in_c"] // b, c["size"], c["size"], b), "float32")
+    kshape = (c["out_c"] // b, c["in_c"] // b, c["kernel"], c["kernel"], b, b)
     s, p = c["stride"], c["pad"]
-    return (data, weight, (s, s), (p, p, p, p), (1, 1), "NCHW", "NCHW", "float32")
+    layout = f"NCHW{b}c"
+    return (
+        data,
+        ("TENSOR", kshape, "float32"),
+        (s, s),
+        (p, p, p, p),
+        (1, 1),
+        layout,
+        layout,
+        "float32",
+    )
 
 
 def _tvm018_tasks(autotvm: Any, tvm: Any) -> tuple[list[Any], str]:
@@ -129,7 +145,7 @@ def _pytvm_tasks(autotvm: Any, onnx_path: str, template: str | None) -> tuple[li
 
         if template not in TASK_TABLE:
             raise LookupError(f"pytvm registers no template {template}")
-        return [autotvm.task.create(template, _conv_tvm_args(), target)], target
+        return [autotvm.task.create(template, _conv_nchwc_args(), target)], target
     mod, params = from_onnx(onnx.load(onnx_path))
     return list(autotvm.task.extract_from_program(mod, params=params, target=target)), target
 
