@@ -1,5 +1,6 @@
 """Tuners searching a task's configuration space (TVM's ``autotvm.tuner``): grid search,
-random search and a genetic algorithm over one base loop, and the callbacks it calls.
+random search and a genetic algorithm over one base loop, and the callbacks it calls; the
+model-based ``XGBTuner`` (an XGBoost cost model over loop features, simulated annealing over it).
 
 Examples
 --------
