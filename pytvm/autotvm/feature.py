@@ -66,9 +66,9 @@ __all__ = [
 ]
 
 #: Loops kept in a flattened itervar vector (the first ones in the kernel).
-ITERVAR_SLOTS = 24
+ITERVAR_SLOTS = 32
 #: Access sites kept per loop (by name), and buffers kept in a curve vector.
-TOUCH_SLOTS = 8
+TOUCH_SLOTS = 10
 #: Sample points per curve in the cost model's curve features.
 CURVE_SAMPLE_N = 20
 

@@ -122,7 +122,7 @@ def test_flatten_names_cover_every_entry(conv_space: ConfigSpace) -> None:
     names = feature.get_flatten_name(fea)
     assert len(names) == feature.FLATTEN_LENGTH == len(set(names))
     assert names[0] == f"f0.{fea[0][0][1]}._attr_.length"
-    assert names[-1].endswith("._site7_.T_reuse")
+    assert names[-1].endswith(f"._site{feature.TOUCH_SLOTS - 1}_.T_reuse")
     flat = feature.flatten_itervar_feature(fea)
     site = fea[1][3][0]  # the second loop's first access site: its count
     width = feature.FLATTEN_LENGTH // feature.ITERVAR_SLOTS
