@@ -22,6 +22,7 @@ import numpy as np
 from ..ffi.errors import TVMValueError
 from ..target import Target
 from .measure.measure import MeasureInput, MeasureResult
+from .task.dispatcher import RECORD_READERS
 from .task.space import ConfigEntity
 from .task.task import Task
 
@@ -121,6 +122,9 @@ def load_from_file(
     path = Path(os.fsdecode(filename))
     with path.open(encoding="utf-8") as f:
         return list(_decode_rows(f, str(path)))
+
+
+RECORD_READERS.update(file=load_from_file, buffer=load_from_buffer)
 
 
 def pick_best(in_file: str | os.PathLike[str], out_file: str | os.PathLike[str] | TextIO) -> None:

@@ -17,10 +17,20 @@ from .dispatcher import (
     get_config,
 )
 from .space import ConfigEntity, ConfigSpace, FallbackConfigEntity
-from .task import Task, args_to_workload, deserialize_args, serialize_args
+from .task import (
+    TASK_TABLE,
+    Task,
+    args_to_workload,
+    compute_flop,
+    create,
+    deserialize_args,
+    serialize_args,
+    template,
+)
 from .topi_integration import get_workload, register_topi_compute, register_topi_schedule
 
 __all__ = [
+    "TASK_TABLE",
     "ApplyConfig",
     "ApplyHistoryBest",
     "ConfigEntity",
@@ -31,6 +41,8 @@ __all__ = [
     "Task",
     "args_to_workload",
     "clear_fallback_cache",
+    "compute_flop",
+    "create",
     "deserialize_args",
     "dispatcher",
     "extract_from_multiple_program",
@@ -43,6 +55,7 @@ __all__ = [
     "serialize_args",
     "space",
     "task",
+    "template",
     "topi_integration",
 ]
 

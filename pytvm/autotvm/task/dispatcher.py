@@ -149,14 +149,28 @@ def _keep_faster(
         table[key] = (inp, res)
 
 
+#: The tuning log's readers, ``{"file": load_from_file, "buffer": load_from_buffer}``:
+#: ``autotvm.record`` registers them when imported (it imports tasks, which import this module,
+#: so this module cannot import it).
+RECORD_READERS: dict[str, Any] = {}
+
+
+def _reader(kind: str) -> Any:
+    if kind not in RECORD_READERS:
+        raise TVMValueError(
+            "ApplyHistoryBest: no tuning-log reader registered; import pytvm.autotvm.record "
+            "(importing pytvm.autotvm does) before reading records from a file"
+        )
+    return RECORD_READERS[kind]
+
+
 def _unpack_records(records: Any) -> list[tuple[Any, Any]]:
     from ..measure.measure import MeasureInput
-    from ..record import load_from_buffer, load_from_file
 
     if isinstance(records, str | bytes) or hasattr(records, "__fspath__"):
-        return list(load_from_file(records))
+        return list(_reader("file")(records))
     if hasattr(records, "read"):
-        return list(load_from_buffer(records))
+        return list(_reader("buffer")(records))
     out: list[tuple[Any, Any]] = []
     for item in records if isinstance(records, Iterable) else [records]:
         if isinstance(item, tuple) and item and isinstance(item[0], MeasureInput):

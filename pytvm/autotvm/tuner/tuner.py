@@ -9,12 +9,11 @@ configurations, stops ``early_stopping`` trials after the best so far was found,
 A configuration is scored by FLOPS: the task's FLOP count (``task.flop``, else its space's
 ``flop``; 1 when neither is known, so the score orders by speed) over its mean run time.
 
-Measuring goes through one hook, :func:`create_measure_batch`.
+Measuring goes through ``measure.measure_methods.create_measure_batch`` (builder + runner).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ import numpy as np
 from ...ffi.errors import TVMValueError
 from ..env import GLOBAL_SCOPE
 from ..measure.measure import MeasureInput, MeasureResult
+from ..measure.measure_methods import create_measure_batch
 
 __all__ = ["Callback", "MeasureBatch", "Tuner", "create_measure_batch", "format_si_prefix"]
 
@@ -50,43 +50,6 @@ def format_si_prefix(x: float, si_prefix: str) -> float:
             f"si_prefix {si_prefix!r} is not an SI prefix; expected one of {list(_SI_PREFIXES)}"
         )
     return float(x) / float(10.0 ** _SI_PREFIXES[si_prefix])
-
-
-def create_measure_batch(task: Any, measure_option: dict[str, Any]) -> MeasureBatch:
-    """The function measuring a batch of ``task``'s inputs under ``measure_option``.
-
-    ``measure_option`` is TVM's dict with a ``"builder"`` and a ``"runner"``. Once
-    ``pytvm.autotvm.measure`` defines ``create_measure_batch`` (with ``LocalBuilder`` and
-    ``RPCRunner``), it is used. Until then, the builder and runner are driven by TVM's protocol:
-    ``builder.set_task(task, runner.get_build_kwargs())``, ``runner.set_task(task)``, then per
-    batch ``runner.run(inputs, builder.build(inputs))``; the batch size is
-    ``builder.n_parallel`` (1 when absent).
-    """
-    measure = importlib.import_module("pytvm.autotvm.measure.measure")
-    factory = getattr(measure, "create_measure_batch", None)
-    if factory is not None:
-        made: MeasureBatch = factory(task, measure_option)
-        return made
-    missing = [k for k in ("builder", "runner") if measure_option.get(k) is None]
-    if missing:
-        raise TVMValueError(
-            f"measure_option has no {' or '.join(repr(k) for k in missing)}: tuning needs both; "
-            "pytvm does not measure yet (LocalBuilder and RPCRunner are not implemented), so "
-            "pass a builder with build(inputs) and a runner with run(inputs, build_results)"
-        )
-    builder, runner = measure_option["builder"], measure_option["runner"]
-    get_kwargs = getattr(runner, "get_build_kwargs", None)
-    if hasattr(builder, "set_task"):
-        builder.set_task(task, get_kwargs() if get_kwargs else {})
-    if hasattr(runner, "set_task"):
-        runner.set_task(task)
-
-    def measure_batch(inputs: Sequence[MeasureInput]) -> Sequence[MeasureResult]:
-        results: Sequence[MeasureResult] = runner.run(inputs, builder.build(inputs))
-        return results
-
-    measure_batch.n_parallel = int(getattr(builder, "n_parallel", 1))  # type: ignore[attr-defined]
-    return measure_batch
 
 
 def _flop_of(task: Any) -> float:

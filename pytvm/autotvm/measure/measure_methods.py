@@ -1,0 +1,581 @@
+"""Building candidates and timing them on RPC servers (TVM's ``autotvm.measure``'s
+``LocalBuilder``, ``RPCRunner``, ``LocalRunner``, ``measure_option``, ``create_measure_batch``).
+
+Flow of one batch (``create_measure_batch``): ``LocalBuilder.build`` instantiates and compiles
+each configuration in a worker process (:mod:`.executor`; a worker that passes ``timeout`` is
+killed: ``BUILD_TIMEOUT``; a template that rejects the configuration: ``INSTANTIATION_ERROR``;
+a compiler error: ``COMPILE_HOST``) and writes a shared library per candidate into a temporary
+folder. ``RPCRunner.run`` then measures the built candidates on up to ``n_parallel`` servers at
+once, one thread per candidate: each leases a server of ``key`` from the tracker, uploads the
+library, loads it, fills its arguments with random data (fixed seed) on the remote device,
+times it with ``time_evaluator(number, repeat, min_repeat_ms)`` and compares its outputs with
+the reference.
+
+Reference (``check_correctness=True``): the task's default configuration (the fallback, what an
+untuned build compiles) is built and run once per task in a local worker process on the same
+inputs; a candidate whose outputs differ beyond ``rtol=1e-3`` and ``atol=1e-3 * max|ref|``
+(float reassociation; integers exactly) is ``WRONG_ANSWER``.
+
+Faults: every remote step is bounded. The server ends a session after ``timeout`` plus
+:data:`UPLOAD_MARGIN` seconds (``session_timeout``), and the client's socket gives up two seconds
+later; either is ``RUN_TIMEOUT``. A server that dies, or a session that breaks, is
+``RUNTIME_DEVICE`` with the error's text; no server free within ``request_timeout``:
+``RUNTIME_DEVICE`` too. The tracker drops a dead server, so the next candidates go to the others.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...driver.build_module import build
+from ...ffi.device import cpu
+from ...ffi.errors import RPCSessionTimeoutError, TVMError, TVMValueError
+from ...rpc.services.server import Server
+from ...rpc.services.tracker import Tracker
+from ...rpc.sessions.tracker_client import connect_tracker
+from ...runtime.ndarray import array
+from ...te.tensor import PlaceholderOp
+from ..task.knobs import InstantiationError
+from ..task.space import FallbackConfigEntity
+from .executor import PopenPoolExecutor, PopenWorker
+from .measure import MeasureErrorNo, MeasureInput, MeasureResult
+
+__all__ = [
+    "UPLOAD_MARGIN",
+    "BuildResult",
+    "LocalBuilder",
+    "LocalRunner",
+    "RPCRunner",
+    "create_measure_batch",
+    "default_module_loader",
+    "measure_option",
+    "request_remote",
+]
+
+logger = logging.getLogger("autotvm")
+
+#: Seconds a session is given beyond the run ``timeout`` for uploading and loading the library.
+UPLOAD_MARGIN = 5.0
+#: Seed of the random inputs (the reference and every candidate get the same).
+INPUT_SEED = 0
+#: Bytes ``enable_cpu_cache_flush`` overwrites before each timed repeat (beyond a CPU's caches).
+CACHE_FLUSH_BYTES = 64 << 20
+#: The name of the kernel each candidate's library exports.
+FUNC_NAME = "default_function"
+
+
+class BuildResult(NamedTuple):
+    """A built candidate (TVM's): the library's path, ``(shape, dtype)`` of each argument
+    (inputs, then outputs), the error (None when built) and the seconds the build took.
+    """
+
+    filename: str | None
+    arg_info: tuple[tuple[tuple[int, ...], str], ...] | None
+    error: BaseException | None
+    time_cost: float
+
+
+def measure_option(builder: Any, runner: Any) -> dict[str, Any]:
+    """TVM's measure option: ``{"builder": ..., "runner": ...}`` (``"local"`` names
+    ``LocalBuilder()`` / ``LocalRunner()``).
+
+    Examples
+    --------
+    >>> opt = measure_option(builder=LocalBuilder(n_parallel=1), runner="local")
+    >>> type(opt["runner"]).__name__
+    'LocalRunner'
+    """
+    if isinstance(builder, str):
+        if builder != "local":
+            raise TVMValueError(f"measure_option: builder {builder!r}; expected 'local' or one")
+        builder = LocalBuilder()
+    if isinstance(runner, str):
+        if runner != "local":
+            raise TVMValueError(f"measure_option: runner {runner!r}; expected 'local' or one")
+        runner = LocalRunner()
+    return {"builder": builder, "runner": runner}
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _arg_info(tensors: Sequence[Any]) -> tuple[tuple[tuple[int, ...], str], ...]:
+    return tuple((tuple(int(d) for d in t.shape), str(t.dtype)) for t in tensors)
+
+
+def _warm_up() -> None:
+    """In a new worker, before its first build is timed: import the compiler and topi."""
+    importlib.import_module("pytvm.topi")
+
+
+def _build_candidate(
+    task: Any, config: Any, out_dir: str, build_func: Callable[..., Any] | None
+) -> BuildResult:
+    """In a worker: instantiate ``config`` of ``task``, compile, export a shared library."""
+    tic = time.perf_counter()
+    try:
+        sch, tensors = task.instantiate(config)
+        if not config.valid():
+            raise InstantiationError(f"invalid configuration: {config.errors}")
+    except Exception as err:
+        text = f"{type(err).__name__}: {err}"
+        return BuildResult(None, None, InstantiationError(text), time.perf_counter() - tic)
+    try:
+        func = build(sch, tensors, target=task.target, name=FUNC_NAME)
+        filename = str(Path(out_dir) / f"tmp_func_{uuid.uuid4().hex}.so")
+        if build_func is not None:
+            func.export_library(filename, fcompile=build_func)
+        else:
+            func.export_library(filename)
+    except Exception as err:
+        error = TVMError(f"{type(err).__name__}: {err}")
+        return BuildResult(None, None, error, time.perf_counter() - tic)
+    return BuildResult(filename, _arg_info(tensors), None, time.perf_counter() - tic)
+
+
+class LocalBuilder:
+    """Build candidates in ``n_parallel`` worker processes (TVM's ``LocalBuilder``).
+
+    ``timeout``: seconds per build before its worker is killed; ``build_func``: ``"default"``
+    (``export_library``'s own compiler call) or a function ``f(output, objects, options)`` used
+    as ``export_library``'s ``fcompile``.
+    """
+
+    def __init__(
+        self,
+        timeout: float = 10,
+        n_parallel: int | None = None,
+        build_func: str | Callable[..., Any] = "default",
+    ) -> None:
+        if build_func != "default" and not callable(build_func):
+            raise TVMValueError(
+                f"LocalBuilder: build_func {build_func!r}; expected 'default' or a function "
+                "f(output, objects, options)"
+            )
+        self.timeout = float(timeout)
+        self.n_parallel = int(n_parallel) if n_parallel else (os.cpu_count() or 1)
+        self.build_func = None if build_func == "default" else build_func
+        self.task: Any = None
+        self.build_kwargs: dict[str, Any] = {}
+        self._pool: PopenPoolExecutor | None = None
+        self._dir: str | None = None
+
+    def set_task(self, task: Any, build_kwargs: dict[str, Any] | None = None) -> None:
+        """Build candidates of ``task`` from now on."""
+        self.task, self.build_kwargs = task, dict(build_kwargs or {})
+        if self._pool is None:
+            self._pool = PopenPoolExecutor(
+                self.n_parallel, timeout=self.timeout, initializer=_warm_up
+            )
+            self._dir = tempfile.mkdtemp(prefix="pytvm-autotvm-build-")
+            atexit.register(self.close)
+
+    def build(self, measure_inputs: Sequence[MeasureInput]) -> list[BuildResult | MeasureResult]:
+        """A :class:`BuildResult` per built input, a failed :class:`MeasureResult` per other."""
+        if self._pool is None or self._dir is None:
+            raise TVMValueError("LocalBuilder.build: call set_task(task) first")
+        out: list[BuildResult | MeasureResult] = []
+        futures = [
+            self._pool.submit(_build_candidate, inp.task, inp.config, self._dir, self.build_func)
+            for inp in measure_inputs
+        ]
+        for fut in futures:
+            try:
+                res: BuildResult = fut.result()
+            except TimeoutError as err:
+                out.append(_failed(err, MeasureErrorNo.BUILD_TIMEOUT, self.timeout))
+                continue
+            except Exception as err:
+                out.append(_failed(err, MeasureErrorNo.COMPILE_HOST, self.timeout))
+                continue
+            if res.error is None:
+                out.append(res)
+            elif isinstance(res.error, InstantiationError):
+                out.append(_failed(res.error, MeasureErrorNo.INSTANTIATION_ERROR, res.time_cost))
+            else:
+                out.append(_failed(res.error, MeasureErrorNo.COMPILE_HOST, res.time_cost))
+        return out
+
+    def close(self) -> None:
+        """Kill the workers and remove the built libraries."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+def _failed(err: BaseException, code: MeasureErrorNo, cost: float) -> MeasureResult:
+    return MeasureResult((err,), int(code), float(cost), time.time())
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _random_inputs(arg_info: Sequence[tuple[tuple[int, ...], str]]) -> list[np.ndarray]:
+    rng = np.random.default_rng(INPUT_SEED)
+    out = []
+    for shape, dtype in arg_info:
+        if np.issubdtype(np.dtype(dtype), np.floating):
+            out.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
+        else:
+            info = np.iinfo(np.dtype(dtype))
+            lo, hi = max(int(info.min), -8), min(int(info.max), 8)
+            out.append(rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype))
+    return out
+
+
+def _count_outputs(tensors: Sequence[Any]) -> int:
+    return sum(1 for t in tensors if not isinstance(t.op, PlaceholderOp))
+
+
+def _reference(task: Any) -> tuple[int, list[np.ndarray]]:
+    """In a worker: the number of outputs and the outputs of the task's default configuration
+    on the random inputs, run here.
+    """
+    sch, tensors = task.instantiate(FallbackConfigEntity())
+    n_out = _count_outputs(tensors)
+    info = _arg_info(tensors)
+    func = build(sch, tensors, target=task.target, name=FUNC_NAME)
+    values = _random_inputs(info[: len(info) - n_out])
+    values += [np.zeros(shape, dtype) for shape, dtype in info[len(info) - n_out :]]
+    args = [array(v, cpu(0)) for v in values]
+    func[FUNC_NAME](*args)
+    return n_out, [a.numpy() for a in args[len(args) - n_out :]]
+
+
+#: The worker process computing references (one, reused: its imports are paid once).
+_REFERENCE_WORKER = PopenWorker(initializer=_warm_up)
+_REFERENCE_LOCK = threading.Lock()
+
+
+def request_remote(
+    device_key: str,
+    host: str,
+    port: int,
+    priority: int = 1,
+    timeout: float = 60,
+    request_timeout: float | None = None,
+) -> Any:
+    """A session with a server of ``device_key`` leased from the tracker at ``host:port``
+    (TVM's ``request_remote``); the server ends it after ``timeout`` seconds. Waiting for a
+    free server takes at most ``request_timeout`` seconds (default ``timeout``).
+    """
+    if request_timeout is None:
+        request_timeout = timeout
+    with connect_tracker(host, port, connect_timeout=min(timeout, 10.0)) as tracker:
+        return tracker.request(
+            device_key, priority=priority, session_timeout=timeout, timeout=request_timeout
+        )
+
+
+def _bound_socket(remote: Any, seconds: float) -> None:
+    """Make every receive of ``remote``'s socket give up after ``seconds``."""
+    channel = getattr(getattr(remote.session, "endpoint", None), "channel", None)
+    sock = getattr(channel, "sock", None)
+    if sock is not None:
+        sock.settimeout(seconds)
+
+
+def default_module_loader(
+    pre_load_function: Callable[[Any, BuildResult], None] | None = None,
+) -> Callable[[dict[str, Any], BuildResult], contextlib.AbstractContextManager[Any]]:
+    """TVM's module loader: ``loader(remote_kwargs, build_result)`` is a context manager giving
+    ``(remote, module)``: a leased session (``request_remote(**remote_kwargs)``) with the
+    candidate's library uploaded and loaded; the session is closed on exit.
+    """
+
+    @contextlib.contextmanager
+    def loader(remote_kwargs: dict[str, Any], build_result: BuildResult) -> Iterator[Any]:
+        remote = request_remote(**remote_kwargs)
+        try:
+            _bound_socket(remote, float(remote_kwargs["timeout"]) + 2.0)
+            if pre_load_function is not None:
+                pre_load_function(remote, build_result)
+            assert build_result.filename is not None
+            remote.upload(build_result.filename)
+            mod = remote.load_module(Path(build_result.filename).name)
+            yield remote, mod
+        finally:
+            with contextlib.suppress(Exception):
+                remote.close()
+
+    return loader
+
+
+class RPCRunner:
+    """Time built candidates on RPC servers leased from a tracker (TVM's ``RPCRunner``; see the
+    module for the flow, the reference check and the faults).
+
+    ``n_parallel``: candidates measured at once (default: the servers of ``key`` the tracker
+    lists). Beyond TVM's arguments: ``check_correctness`` (compare with the default
+    configuration's output), ``request_timeout`` (seconds a candidate waits for a free server)
+    and ``upload_margin`` (seconds a session is given beyond ``timeout`` to upload and load).
+    """
+
+    def __init__(
+        self,
+        key: str,
+        host: str,
+        port: int,
+        priority: int = 1,
+        timeout: float = 10,
+        n_parallel: int | None = None,
+        number: int = 4,
+        repeat: int = 3,
+        min_repeat_ms: int = 0,
+        cooldown_interval: float = 0.1,
+        enable_cpu_cache_flush: bool = False,
+        module_loader: Any = None,
+        check_correctness: bool = True,
+        request_timeout: float = 60.0,
+        upload_margin: float = UPLOAD_MARGIN,
+    ) -> None:
+        for name, value in (("timeout", timeout), ("number", number), ("repeat", repeat)):
+            if not value > 0:
+                raise TVMValueError(f"RPCRunner: {name}={value!r}; expected a positive number")
+        self.key, self.host, self.port, self.priority = key, host, port, priority
+        self.timeout = float(timeout)
+        self._n_parallel = n_parallel
+        self.n_parallel = int(n_parallel) if n_parallel else 1
+        self.number, self.repeat, self.min_repeat_ms = number, repeat, min_repeat_ms
+        self.cooldown_interval = float(cooldown_interval)
+        self.enable_cpu_cache_flush = enable_cpu_cache_flush
+        self.module_loader = module_loader or default_module_loader()
+        self.check_correctness = check_correctness
+        self.request_timeout = float(request_timeout)
+        self.upload_margin = float(upload_margin)
+        self.task: Any = None
+        self.n_outputs: int | None = None
+        self.ref_output: list[np.ndarray] | None = None
+
+    def get_build_kwargs(self) -> dict[str, Any]:
+        """Constraints for the builder (none for CPU servers)."""
+        return {}
+
+    def _count_servers(self) -> int:
+        with connect_tracker(self.host, self.port, connect_timeout=10.0) as tracker:
+            info = tracker.summary()
+        servers = sum(
+            1
+            for item in info.get("server_info", [])
+            if str(item.get("key", "")).split(":", 1)[-1] == self.key
+        )
+        queue = info.get("queue_info", {}).get(self.key)
+        if not servers and queue is None:
+            raise TVMValueError(
+                f"RPCRunner: tracker {self.host}:{self.port} has no server of key {self.key!r}; "
+                f"known keys: {sorted(info.get('queue_info', {}))}. Start one with "
+                f"'python -m pytvm.exec.rpc_server --tracker {self.host}:{self.port} "
+                f"--key {self.key}'"
+            )
+        return max(servers, 1)
+
+    def set_task(self, task: Any) -> None:
+        """Measure ``task`` from now on: checks the tracker and computes the reference."""
+        self.task = task
+        if not self._n_parallel:
+            self.n_parallel = self._count_servers()
+        self.n_outputs, self.ref_output = None, None
+        if self.check_correctness:
+            with _REFERENCE_LOCK:
+                self.n_outputs, self.ref_output = _REFERENCE_WORKER.call(
+                    _reference, (task,), timeout=max(60.0, 4 * self.timeout)
+                )
+        else:
+            self.n_outputs = _count_outputs(task.instantiate(FallbackConfigEntity())[1])
+
+    def _remote_kwargs(self) -> dict[str, Any]:
+        return {
+            "device_key": self.key,
+            "host": self.host,
+            "port": self.port,
+            "priority": self.priority,
+            "timeout": self.timeout + self.upload_margin,
+            "request_timeout": self.request_timeout,
+        }
+
+    def _measure(self, build_result: BuildResult) -> MeasureResult:
+        tic = time.perf_counter()
+        assert build_result.arg_info is not None
+        info = build_result.arg_info
+        n_out = self.n_outputs if self.n_outputs is not None else 1
+        host = _random_inputs(info[: len(info) - n_out])
+        host += [np.zeros(shape, dtype) for shape, dtype in info[len(info) - n_out :]]
+        try:
+            with self.module_loader(self._remote_kwargs(), build_result) as (remote, mod):
+                dev = remote.cpu(0)
+                args = [array(v, dev) for v in host]
+                evaluator = mod.time_evaluator(
+                    FUNC_NAME,
+                    dev,
+                    number=self.number,
+                    repeat=self.repeat,
+                    min_repeat_ms=self.min_repeat_ms,
+                    cache_flush_bytes=CACHE_FLUSH_BYTES if self.enable_cpu_cache_flush else 0,
+                )
+                costs = tuple(float(c) for c in evaluator(*args).results)
+                outputs = [a.numpy() for a in args[len(args) - n_out :]]
+            if self.cooldown_interval > 0:
+                time.sleep(self.cooldown_interval)  # let the device cool down (TVM's)
+        except (RPCSessionTimeoutError, TimeoutError) as err:
+            return _failed(err, MeasureErrorNo.RUN_TIMEOUT, time.perf_counter() - tic)
+        except Exception as err:
+            return _failed(
+                TVMError(f"{type(err).__name__}: {err}"),
+                MeasureErrorNo.RUNTIME_DEVICE,
+                time.perf_counter() - tic,
+            )
+        if self.ref_output is not None:
+            for got, ref in zip(outputs, self.ref_output, strict=True):
+                if not _close(got, ref):
+                    wrong = TVMError(
+                        f"output differs from the default configuration's: largest difference "
+                        f"{float(np.max(np.abs(got.astype('f8') - ref.astype('f8')))):g}"
+                    )
+                    return _failed(wrong, MeasureErrorNo.WRONG_ANSWER, time.perf_counter() - tic)
+        cost = build_result.time_cost + time.perf_counter() - tic
+        return MeasureResult(costs, int(MeasureErrorNo.NO_ERROR), cost, time.time())
+
+    def run(
+        self,
+        measure_inputs: Sequence[MeasureInput],
+        build_results: Sequence[BuildResult | MeasureResult],
+    ) -> list[MeasureResult]:
+        """A result per input: the builder's failure, or the candidate's measurement."""
+        if self.task is None:
+            raise TVMValueError("RPCRunner.run: call set_task(task) first")
+        results: list[MeasureResult | None] = [
+            r if isinstance(r, MeasureResult) else None for r in build_results
+        ]
+        todo = [(i, r) for i, r in enumerate(build_results) if isinstance(r, BuildResult)]
+        if todo:
+            with ThreadPoolExecutor(max_workers=min(self.n_parallel, len(todo))) as pool:
+                for (i, _), res in zip(todo, pool.map(lambda t: self._measure(t[1]), todo)):
+                    results[i] = res
+        for r in build_results:
+            if isinstance(r, BuildResult) and r.filename:
+                Path(r.filename).unlink(missing_ok=True)
+        assert all(r is not None for r in results)
+        return [r for r in results if r is not None]
+
+
+def _close(got: np.ndarray, ref: np.ndarray) -> bool:
+    if got.shape != ref.shape:
+        return False
+    if not np.issubdtype(ref.dtype, np.floating):
+        return bool(np.array_equal(got, ref))
+    scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+    return bool(np.allclose(got, ref, rtol=1e-3, atol=1e-3 * max(scale, 1e-6), equal_nan=True))
+
+
+class LocalRunner(RPCRunner):
+    """An :class:`RPCRunner` over its own tracker and one server on loopback (TVM's
+    ``LocalRunner``); both start with the first task and stop on :meth:`close` (or at exit).
+    """
+
+    def __init__(
+        self,
+        timeout: float = 10,
+        number: int = 4,
+        repeat: int = 3,
+        min_repeat_ms: int = 0,
+        cooldown_interval: float = 0.1,
+        enable_cpu_cache_flush: bool = False,
+        module_loader: Any = None,
+        check_correctness: bool = True,
+    ) -> None:
+        super().__init__(
+            "",
+            "127.0.0.1",
+            0,
+            timeout=timeout,
+            n_parallel=1,
+            number=number,
+            repeat=repeat,
+            min_repeat_ms=min_repeat_ms,
+            cooldown_interval=cooldown_interval,
+            enable_cpu_cache_flush=enable_cpu_cache_flush,
+            module_loader=module_loader,
+            check_correctness=check_correctness,
+        )
+        self.tracker: Tracker | None = None
+        self.server: Server | None = None
+        self._lock = threading.Lock()
+
+    def set_task(self, task: Any) -> None:
+        """Start the tracker and server (once), then as :meth:`RPCRunner.set_task`."""
+        with self._lock:
+            if self.tracker is None:
+                self.key = f"pytvm-local-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+                self.tracker = Tracker(host="127.0.0.1", port=0, silent=True)
+                self.port = self.tracker.port
+                self.server = Server(
+                    host="127.0.0.1",
+                    port=0,
+                    key=self.key,
+                    tracker_addr=("127.0.0.1", self.port),
+                    silent=True,
+                )
+                atexit.register(self.close)
+        super().set_task(task)
+
+    def close(self) -> None:
+        """Stop the server and the tracker."""
+        with self._lock:
+            if self.server is not None:
+                self.server.terminate()
+                self.server = None
+            if self.tracker is not None:
+                self.tracker.terminate()
+                self.tracker = None
+
+    def __enter__(self) -> LocalRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def create_measure_batch(task: Any, option: dict[str, Any]) -> Callable[..., Any]:
+    """The function measuring a batch of ``task``'s inputs (TVM's): it builds them with
+    ``option["builder"]`` and runs them with ``option["runner"]``; its ``n_parallel`` is the
+    builder's (the tuner's batch size). Any builder with ``build(inputs)`` and runner with
+    ``run(inputs, build_results)`` will do; ``set_task`` / ``get_build_kwargs`` are called when
+    they have them.
+    """
+    missing = [k for k in ("builder", "runner") if option.get(k) is None]
+    if missing:
+        raise TVMValueError(
+            f"measure_option has no {' or '.join(repr(k) for k in missing)}: pass "
+            "autotvm.measure_option(builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner())"
+        )
+    builder, runner = option["builder"], option["runner"]
+    get_kwargs = getattr(runner, "get_build_kwargs", None)
+    if hasattr(builder, "set_task"):
+        builder.set_task(task, get_kwargs() if get_kwargs is not None else {})
+    if hasattr(runner, "set_task"):
+        runner.set_task(task)
+
+    def measure_batch(inputs: Sequence[MeasureInput]) -> list[MeasureResult]:
+        results: list[MeasureResult] = runner.run(inputs, builder.build(inputs))
+        return results
+
+    measure_batch.n_parallel = int(getattr(builder, "n_parallel", 1))  # type: ignore[attr-defined]
+    return measure_batch
