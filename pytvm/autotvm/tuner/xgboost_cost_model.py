@@ -29,6 +29,7 @@ prediction``, ``discount = 2 ** -(samples / 64)``; below 0.05 the base model is 
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import logging
 import time
@@ -143,6 +144,11 @@ class XGBoostCostModel(CostModel):
         """
         if self.fea_type == "knob":
             return get_config_feature(config)
+        if getattr(task, "target", None) is None and target is not None:
+            task = copy.copy(
+                task
+            )  # a decoded record's task: instantiate it for its record's target
+            task.target = target
         try:
             with contextlib.nullcontext() if target is None else target:
                 sch, args = task.instantiate(config)
