@@ -101,7 +101,7 @@ def test_extract_gives_one_task_per_distinct_tunable_workload(
     # conv2 and conv3 are one workload; conv1 (8 input channels) comes first
     assert [t.args[0][1] for t in convs] == [(1, 8, 16, 16), (1, 16, 16, 16)]
     for t in tasks:
-        assert t.target == Target("llvm")
+        assert t.target == Target("llvm") and t.flop and t.flop > 0
         assert t.workload == (t.name, *t.args)
 
 

@@ -11,7 +11,6 @@ it; a task whose space has one point (a row without knobs) has nothing to tune a
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,11 +21,10 @@ from ...graph.expr import Function
 from ...graph.module import IRModule
 from ...ir.transform import PassContext
 from ...target import Target
-from ...te.tensor import Tensor
 from ...topi.x86.tunable import SUFFIX
-from .dispatcher import ApplyConfig, DispatchContext
-from .space import ConfigSpace, FallbackConfigEntity
-from .task import TASK_TABLE, Task, deserialize_args
+from .dispatcher import DispatchContext
+from .space import FallbackConfigEntity
+from .task import Task, create
 
 __all__ = ["TaskExtractEnv", "extract_from_multiple_program", "extract_from_program"]
 
@@ -172,30 +170,9 @@ def extract_from_multiple_program(
             lower_graph(main, tgt, ctx)  # graph passes and kernel lowering; no code generation
     tasks: list[Task] = []
     for name, args in env.get_tasks():
-        task = _create(name, args, tgt, target_host)
+        task = create(name, args, tgt, target_host)
         if task.config_space is not None and len(task.config_space) > 1:
             tasks.append(task)
         else:
             logger.debug("task %s has one configuration; nothing to tune", name)
     return tasks
-
-
-def _create(name: str, args: tuple[Any, ...], target: Target, target_host: Any) -> Task:
-    """``autotvm.task.create`` where it exists; else the task with its space collected by
-    running the template once under ``ApplyConfig(ConfigSpace())`` (interfaces §2).
-    """
-    create = getattr(importlib.import_module("pytvm.autotvm.task.task"), "create", None)
-    if create is not None:
-        made: Task = create(name, args, target, target_host)
-        return made
-    entry = TASK_TABLE.get(name)
-    if entry is None or "compute" not in entry or "schedule" not in entry:
-        raise TVMValueError(f"no template {name!r} in autotvm's TASK_TABLE")
-    task = Task(name, args)
-    space = ConfigSpace()
-    with target, ApplyConfig(space):
-        outs = entry["compute"](*deserialize_args(args))
-        entry["schedule"]([outs] if isinstance(outs, Tensor) else list(outs))
-    task.config_space, task.target = space, target
-    task.target_host = Target(target_host) if target_host is not None else None
-    return task
