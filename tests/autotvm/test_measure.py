@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import pytvm as tvm
 from pytvm import autotvm, te
@@ -127,3 +128,14 @@ def test_tutorial_tuning_with_local_runner(tmp_path: Path) -> None:
     func(tvm.nd.array(a), tvm.nd.array(b), out)
     np.testing.assert_allclose(out.numpy(), a @ b)
     assert runner.server is None and runner.tracker is None
+
+
+def test_bad_options_are_rejected() -> None:
+    with pytest.raises(ValueError, match="timeout=0"):
+        autotvm.RPCRunner("k", "127.0.0.1", 9190, timeout=0)
+    with pytest.raises(ValueError, match="builder 'remote'"):
+        autotvm.measure_option(builder="remote", runner="local")
+    with pytest.raises(ValueError, match="build_func"):
+        autotvm.LocalBuilder(build_func="ndk")
+    with pytest.raises(ValueError, match="no 'runner'"):
+        autotvm.measure.create_measure_batch(None, {"builder": autotvm.LocalBuilder()})

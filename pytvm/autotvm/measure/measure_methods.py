@@ -13,8 +13,9 @@ the reference.
 
 Reference (``check_correctness=True``): the task's default configuration (the fallback, what an
 untuned build compiles) is built and run once per task in a local worker process on the same
-inputs; a candidate whose outputs differ beyond ``rtol=1e-3`` and ``atol=1e-3 * max|ref|``
-(float reassociation; integers exactly) is ``WRONG_ANSWER``.
+inputs (so a faulty server can never supply it; a target that does not run on this machine is
+measured unchecked, with a warning); a candidate whose outputs differ beyond ``rtol=1e-3`` and
+``atol=1e-3 * max|ref|`` (float reassociation; integers exactly) is ``WRONG_ANSWER``.
 
 Faults: every remote step is bounded. The server ends a session after ``timeout`` plus
 :data:`UPLOAD_MARGIN` seconds (``session_timeout``), and the client's socket gives up two seconds
@@ -393,7 +394,16 @@ class RPCRunner:
         if not self._n_parallel:
             self.n_parallel = self._count_servers()
         self.n_outputs, self.ref_output = None, None
-        if self.check_correctness:
+        check = self.check_correctness
+        if check and task.target is not None and not task.target.is_host:
+            logger.warning(
+                "task %s: outputs are not checked: its target %s does not run on this machine, "
+                "where the reference output is computed",
+                task.name,
+                task.target,
+            )
+            check = False
+        if check:
             with _REFERENCE_LOCK:
                 self.n_outputs, self.ref_output = _REFERENCE_WORKER.call(
                     _reference, (task,), timeout=max(60.0, 4 * self.timeout)
