@@ -21,7 +21,6 @@ and count towards the task's trials; a task with all its trials on record is not
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import re
 import sys
@@ -169,22 +168,15 @@ def make_tuner(name: str, task: Any) -> Any:
         return search.GridSearchTuner(task)
     if name not in _XGB:
         raise TVMValueError(f"--tuner {name!r}: expected one of {', '.join(TUNERS)}")
-    try:
-        xgb = importlib.import_module("pytvm.autotvm.tuner.xgboost_tuner")
+    from pytvm.autotvm.tuner.xgboost_tuner import XGBTuner
+
+    loss, feature = _XGB[name]
+    try:  # xgboost is imported when the cost model is made
+        return XGBTuner(task, loss_type=loss, feature_type=feature)
     except ImportError as err:
         raise TVMValueError(
-            f"--tuner {name}: the XGBoost tuner cannot be loaded ({err}); install xgboost-cpu "
-            "or choose --tuner ga, random or gridsearch"
+            f"--tuner {name}: {err}; or choose --tuner ga, random or gridsearch"
         ) from None
-    loss, feature = _XGB[name]
-    return xgb.XGBTuner(task, loss_type=loss, feature_type=feature)
-
-
-def _measure_methods() -> Any:
-    try:
-        return importlib.import_module("pytvm.autotvm.measure.measure_methods")
-    except ImportError as err:
-        raise TVMValueError(f"pytvm tune: cannot load autotvm's measuring ({err})") from None
 
 
 def _history(paths: Sequence[str | None]) -> list[tuple[Any, Any]]:
@@ -254,7 +246,8 @@ def tune_tasks(
 
 def _measure_option(args: argparse.Namespace, target: Any) -> tuple[dict[str, Any], list[Any]]:
     """TVM's ``measure_option`` for ``args``, and its builder and runner (to close when done)."""
-    mm = _measure_methods()
+    from pytvm.autotvm.measure import measure_methods as mm
+
     min_repeat_ms = args.min_repeat_ms
     if min_repeat_ms is None:
         min_repeat_ms = 0 if target.keys[0] == "cpu" else 1000

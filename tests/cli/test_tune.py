@@ -7,6 +7,7 @@ Runtime; bad options named in one line.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import subprocess
@@ -206,6 +207,17 @@ def test_tuner_names_are_tvmcs() -> None:
     )
     assert type(tune.make_tuner("gridsearch", task)).__name__ == "GridSearchTuner"
     assert type(tune.make_tuner("ga", task)).__name__ == "GATuner"
+    assert type(tune.make_tuner("random", task)).__name__ == "RandomTuner"
+    for name in (n for n in tune.TUNERS if n.startswith("xgb")):
+        if importlib.util.find_spec("xgboost") is None:
+            with pytest.raises(TVMValueError, match="xgboost"):
+                tune.make_tuner(name, task)
+            continue
+        made = tune.make_tuner(name, task)
+        assert type(made).__name__ == "XGBTuner", name
+        assert made.cost_model.loss_type == (
+            "rank-binary" if "binary" in name else "rank" if "rank" in name else "reg"
+        )
     with pytest.raises(TVMValueError, match="expected one of"):
         tune.make_tuner("annealing", task)
 
