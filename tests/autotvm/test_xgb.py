@@ -1,5 +1,6 @@
 """XGBTuner and XGBoostCostModel over a real template (TVM's tutorial matmul with three split
-knobs), its configurations instantiated and lowered by pytvm for their loop features.
+knobs, made by autotvm.task.create), its configurations instantiated and lowered by pytvm for
+their loop features.
 
 - the cost model, fitted on (features, a known function of the knob values), ranks unseen
   configurations with a Spearman correlation above 0.8 (every feature type and loss);
@@ -23,11 +24,10 @@ import pytest
 import pytvm
 from pytvm import autotvm, te
 from pytvm.autotvm.measure import MeasureInput, MeasureResult
-from pytvm.autotvm.task import ConfigSpace, Task
+from pytvm.autotvm.task import Task
 from pytvm.autotvm.tuner import XGBoostCostModel, XGBTuner
 from pytvm.autotvm.tuner.metric import get_rank
 from pytvm.ffi.errors import TVMValueError
-from pytvm.target import Target
 
 pytest.importorskip("xgboost", reason="the xgboost package is not installed")
 
@@ -35,6 +35,7 @@ _NAME = "test_xgb_matmul"
 _BEST_INNER = {"tile_y": 4, "tile_x": 16, "tile_k": 8}
 
 
+@autotvm.template(_NAME)
 def _matmul(n: int, m: int, k: int) -> tuple[Any, list[Any]]:
     """TVM's tutorial template: C = A @ B with tile_y, tile_x, tile_k split knobs."""
     a = te.placeholder((n, k), name="A")
@@ -54,21 +55,10 @@ def _matmul(n: int, m: int, k: int) -> tuple[Any, list[Any]]:
     return s, [a, b, c]
 
 
-class _MatmulTask(Task):
-    """A task of the template above, its space and instantiate made as task.create does."""
-
-    def __init__(self, n: int, m: int, k: int) -> None:
-        super().__init__(_NAME, (n, m, k))
-        self.target = Target("llvm")
-        self.flop: float = 2.0 * n * m * k
-        space = ConfigSpace()
-        with self.target, autotvm.ApplyConfig(space):
-            _matmul(n, m, k)
-        self.config_space = space
-
-    def instantiate(self, config: Any) -> tuple[Any, list[Any]]:
-        with autotvm.ApplyConfig(config):
-            return _matmul(*self.args)
+def _task(n: int, m: int, k: int) -> Task:
+    task = autotvm.task.create(_NAME, (n, m, k), "llvm")
+    assert task.flop == 2 * n * m * k
+    return task
 
 
 def _cost(config: Any) -> float:
@@ -83,8 +73,8 @@ def _result(config: Any) -> MeasureResult:
 
 
 @pytest.fixture(scope="module")
-def task() -> _MatmulTask:
-    return _MatmulTask(64, 64, 64)  # 7 x 7 x 7 = 343 configurations
+def task() -> Task:
+    return _task(64, 64, 64)  # 7 x 7 x 7 = 343 configurations
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -95,21 +85,19 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     ("feature_type", "loss_type"),
     [("itervar", "reg"), ("itervar", "rank"), ("knob", "reg"), ("curve", "reg")],
 )
-def test_cost_model_ranks_unseen_configs(
-    task: _MatmulTask, feature_type: str, loss_type: str
-) -> None:
+def test_cost_model_ranks_unseen_configs(task: Task, feature_type: str, loss_type: str) -> None:
     rng = np.random.default_rng(0)
     order = rng.permutation(len(task.config_space))
     train, test = order[:150], order[150:]
     model = XGBoostCostModel(task, feature_type, loss_type, seed=0)
-    flops = [task.flop / _cost(task.config_space.get(int(i))) for i in train]
+    flops = [2 * 64**3 / _cost(task.config_space.get(int(i))) for i in train]
     model.fit(train.tolist(), flops, plan_size=32)
     preds = model.predict(test)
     truth = np.array([1.0 / _cost(task.config_space.get(int(i))) for i in test])
     assert _spearman(preds, truth) > 0.8
 
 
-def test_cost_model_rejects_unknown_types(task: _MatmulTask) -> None:
+def test_cost_model_rejects_unknown_types(task: Task) -> None:
     with pytest.raises(TVMValueError, match="feature_type 'loops'"):
         XGBoostCostModel(task, "loops")
     with pytest.raises(TVMValueError, match="loss_type 'l1'"):
@@ -133,7 +121,7 @@ def _mean_cost(task: Task, indices: Sequence[int]) -> float:
     return float(np.mean([_cost(task.config_space.get(i)) for i in indices]))
 
 
-def test_tuner_plans_from_its_model_after_plan_size_results(task: _MatmulTask) -> None:
+def test_tuner_plans_from_its_model_after_plan_size_results(task: Task) -> None:
     tuner = XGBTuner(task, plan_size=32, seed=1)
     first = _drive(tuner, 32)
     assert tuner.train_ct == 1 and 0 < len(tuner.trials) <= 32
@@ -145,7 +133,7 @@ def test_tuner_plans_from_its_model_after_plan_size_results(task: _MatmulTask) -
 
 
 def test_tuner_proposes_every_config_once_then_stops() -> None:
-    small = _MatmulTask(8, 8, 4)  # 4 x 4 x 3 = 48 configurations
+    small = _task(8, 8, 4)  # 4 x 4 x 3 = 48 configurations
     tuner = XGBTuner(small, plan_size=8, feature_type="knob", seed=2)
     seen = _drive(tuner, 1000)
     assert sorted(seen) == list(range(48))
@@ -159,8 +147,8 @@ def _records(task: Task, n: int, seed: int) -> list[tuple[MeasureInput, MeasureR
     return [(MeasureInput(task.target, task, c), _result(c)) for c in configs]
 
 
-def test_load_history_of_another_shape_picks_the_first_trials(task: _MatmulTask) -> None:
-    new = _MatmulTask(32, 64, 32)  # 6 x 7 x 6 configurations
+def test_load_history_of_another_shape_picks_the_first_trials(task: Task) -> None:
+    new = _task(32, 64, 32)  # 6 x 7 x 6 configurations
     history = _records(task, 200, seed=3)
     cold = XGBTuner(new, plan_size=16, seed=4)
     warm = XGBTuner(new, plan_size=16, seed=4)
@@ -174,8 +162,8 @@ def test_load_history_of_another_shape_picks_the_first_trials(task: _MatmulTask)
     assert warm.train_ct == 1 and len(warm.trials) > 0
 
 
-def test_load_history_below_min_seed_records_changes_nothing(task: _MatmulTask) -> None:
-    tuner = XGBTuner(_MatmulTask(32, 64, 32), plan_size=16, seed=5)
+def test_load_history_below_min_seed_records_changes_nothing(task: Task) -> None:
+    tuner = XGBTuner(_task(32, 64, 32), plan_size=16, seed=5)
     tuner.load_history(_records(task, 20, seed=6), min_seed_records=100)
     assert isinstance(tuner.cost_model, XGBoostCostModel)
     assert tuner.cost_model.base_model is None and not tuner.trials
@@ -218,7 +206,7 @@ class _InProcessRunner:
 
 
 def test_xgb_tuner_tunes_real_builds_end_to_end() -> None:
-    small = _MatmulTask(32, 32, 32)
+    small = _task(32, 32, 32)
     tuner = XGBTuner(small, plan_size=8, seed=8)
     option = {"builder": _InProcessBuilder(), "runner": _InProcessRunner((32, 32, 32))}
     tuner.tune(n_trial=16, measure_option=option)

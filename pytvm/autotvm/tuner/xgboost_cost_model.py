@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ...ffi.errors import TVMValueError
+from ...te.tensor import PlaceholderOp
 from ..feature import (
     CURVE_SAMPLE_N,
     get_buffer_curve_sample_flatten,
@@ -47,6 +48,7 @@ from ..feature import (
     other_option_feature,
 )
 from ..measure.measure import MeasureInput, MeasureResult
+from ..task.task import compute_flop
 from .metric import average_recall
 from .model_based_tuner import CostModel, FeatureCache
 
@@ -79,15 +81,17 @@ def _xgboost() -> Any:
         ) from err
 
 
-def _flop_of(task: Any, config: Any) -> float:
-    """The FLOP count of a record's task: the task's, the space's or the configuration's
-    (templates that call ``cfg.add_flop``); 1 when none is known (the score orders by speed).
+def _flop_of(task: Any, config: Any, tensors: Sequence[Any]) -> float:
+    """The FLOP count of a record: its task's (``task.create`` counts it), its space's or its
+    configuration's (templates calling ``cfg.add_flop``), else counted from the instantiated
+    ``tensors`` (a task decoded from a log has none), as ``task.create`` does.
     """
     for owner in (task, getattr(task, "config_space", None), config):
         flop = getattr(owner, "flop", None)
         if flop:
             return float(flop)
-    return 1.0
+    outs = [t for t in tensors if not isinstance(t.op, PlaceholderOp)]
+    return float(compute_flop(outs)) or 1.0
 
 
 class XGBoostCostModel(CostModel):
@@ -138,28 +142,37 @@ class XGBoostCostModel(CostModel):
         self._sample_size = 0
 
     # features
-    def _config_feature(self, task: Any, config: Any, target: Any) -> np.ndarray | None:
-        """The feature vector of ``config`` of ``task`` instantiated under ``target`` (a
-        record's own target for history records); None when it cannot be instantiated.
-        """
-        if self.fea_type == "knob":
-            return get_config_feature(config)
+    def _instantiate(self, task: Any, config: Any, target: Any) -> tuple[Any, list[Any]] | None:
+        """``task.instantiate(config)`` under ``target``; None for an invalid point."""
         if getattr(task, "target", None) is None and target is not None:
-            task = copy.copy(
-                task
-            )  # a decoded record's task: instantiate it for its record's target
+            task = copy.copy(task)  # a decoded record's task: made for its record's target
             task.target = target
         try:
             with contextlib.nullcontext() if target is None else target:
-                sch, args = task.instantiate(config)
-            if self.fea_type == "itervar":
-                fea = get_itervar_feature_flatten(sch, args, take_log=True)
-            else:
-                fea = get_buffer_curve_sample_flatten(sch, args, CURVE_SAMPLE_N)
+                made: tuple[Any, list[Any]] = task.instantiate(config)
         except ValueError as err:  # InstantiationError, TVMValueError: an invalid point
-            logger.debug("feature of %s: %s", config, err)
+            logger.debug("instantiating %s: %s", config, err)
             return None
+        return made
+
+    def _feature_of(self, config: Any, made: tuple[Any, list[Any]] | None) -> np.ndarray | None:
+        """The feature vector of ``config`` from its instantiated schedule and tensors."""
+        if self.fea_type == "knob":
+            return get_config_feature(config)
+        if made is None:
+            return None
+        sch, args = made
+        if self.fea_type == "itervar":
+            fea = get_itervar_feature_flatten(sch, args, take_log=True)
+        else:
+            fea = get_buffer_curve_sample_flatten(sch, args, CURVE_SAMPLE_N)
         return np.concatenate((fea, other_option_feature(config)))
+
+    def _config_feature(self, config: Any) -> np.ndarray | None:
+        """The feature vector of a configuration of this task (None: cannot instantiate)."""
+        if self.fea_type == "knob":
+            return get_config_feature(config)
+        return self._feature_of(config, self._instantiate(self.task, config, self.target))
 
     def _get_feature(self, indexes: Sequence[int] | np.ndarray) -> np.ndarray:
         """Features of the configurations ``indexes`` of this task, computed once each."""
@@ -169,7 +182,7 @@ class XGBoostCostModel(CostModel):
         indexes = [int(i) for i in indexes]
         for i in indexes:
             if i not in cache:
-                cache[i] = self._config_feature(self.task, self.space.get(i), self.target)
+                cache[i] = self._config_feature(self.space.get(i))
         return _stack([cache[i] for i in indexes])
 
     # training
@@ -241,12 +254,15 @@ class XGBoostCostModel(CostModel):
         for inp, res in records:
             if inp.task.name != self.task.name:
                 continue
-            x = self._config_feature(inp.task, inp.config, inp.target or inp.task.target)
-            if x is None:
+            made = self._instantiate(inp.task, inp.config, inp.target or inp.task.target)
+            x = self._feature_of(inp.config, made)
+            if made is None or x is None:
                 continue
             xs.append(x)
             ok = res.error_no == 0
-            ys.append(_flop_of(inp.task, inp.config) / float(np.mean(res.costs)) if ok else 0.0)
+            ys.append(
+                _flop_of(inp.task, inp.config, made[1]) / float(np.mean(res.costs)) if ok else 0.0
+            )
         logger.debug("XGB load %d entries from history log", len(xs))
         if len(xs) < max(min_seed_records, 1):
             return False
