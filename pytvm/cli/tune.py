@@ -13,9 +13,10 @@ at most its space). Each candidate is built here (``LocalBuilder``, ``--parallel
 and timed on a server leased from ``--rpc-tracker`` under ``--rpc-key`` (``RPCRunner``), or,
 without a tracker, on a server of this machine (``LocalRunner``).
 
-Tuning resumes: the records already in ``--output`` and in ``--tuning-records`` are loaded
-into each task's tuner (``load_history``), so their configurations are not measured again
-and count towards the task's trials; a task with all its trials on record is not tuned again.
+Tuning resumes: the records already in ``--output`` and in ``--tuning-records`` measured for
+the same target are loaded into each task's tuner (``load_history``), so their configurations
+are not measured again and count towards the task's trials; a task with all its trials on
+record is not tuned again.
 """
 
 from __future__ import annotations
@@ -33,7 +34,15 @@ from pytvm.ffi.errors import TVMValueError
 
 from ._tune_progress import TaskProgress, TaskSummary, format_table
 
-__all__ = ["TUNERS", "add_parser", "filter_tasks", "make_tuner", "run", "tune_tasks"]
+__all__ = [
+    "TUNERS",
+    "add_parser",
+    "filter_tasks",
+    "make_tuner",
+    "records_for",
+    "run",
+    "tune_tasks",
+]
 
 logger = logging.getLogger("autotvm")
 
@@ -189,6 +198,13 @@ def _history(paths: Sequence[str | None]) -> list[tuple[Any, Any]]:
     return records
 
 
+def records_for(target: Any, records: Sequence[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The records of ``records`` measured for ``target`` (the same target string): a log
+    may hold other targets' measurements, which neither resume nor teach this run.
+    """
+    return [(inp, res) for inp, res in records if str(inp.target) == str(target)]
+
+
 def _shapes(task: Any) -> str:
     tensors = [a for a in task.args if isinstance(a, tuple) and a and a[0] == "TENSOR"]
     return " x ".join("x".join(str(d) for d in t[1]) for t in tensors) or "-"
@@ -214,9 +230,10 @@ def tune_tasks(
     for i, task in enumerate(tasks):
         prefix = f"[Task {i + 1:2d}/{len(tasks):2d}]"
         search = make_tuner(tuner, task)
-        if history:
-            search.load_history(history)
-        seen = {int(inp.config.index) for inp, _ in history if inp.task.workload == task.workload}
+        mine = records_for(task.target, history)
+        if mine:
+            search.load_history(mine)
+        seen = {int(inp.config.index) for inp, _ in mine if inp.task.workload == task.workload}
         n_trial = min(trials, len(task.config_space))
         progress = TaskProgress(f"{prefix} {task.name}", n_trial, len(seen), search.best_flops)
         if n_trial - len(seen) > 0:

@@ -243,3 +243,16 @@ def test_progress_line_and_table() -> None:
         "2.50",
         "3",
     ]
+
+
+def test_resume_reads_the_records_of_the_same_target_only(
+    tuned: tuple[Path, Path, subprocess.CompletedProcess[str]],
+) -> None:
+    _, log, _ = tuned
+    records = autotvm.record.load_from_file(str(log))
+    other = [
+        (inp._replace(target=pytvm.target.Target("llvm -mcpu=core-avx2")), res)
+        for inp, res in records
+    ]
+    assert tune.records_for(pytvm.target.Target("llvm"), records + other) == records
+    assert tune.records_for("llvm -mcpu=core-avx2", records + other) == other
