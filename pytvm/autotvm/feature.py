@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import math
 import zlib
 from collections.abc import Callable, Sequence
@@ -179,8 +180,12 @@ def _features_of_record(line: str) -> list[Row]:
     if decoded is None:
         raise TVMValueError(f"get_flatten_name: {line[:80]!r} is not an AutoTVM log line")
     inp, _ = decoded
+    task = inp.task
+    if getattr(task, "target", None) is None:  # decoded tasks have none: the record's target
+        task = copy.copy(task)
+        task.target = inp.target
     with inp.target:
-        sch, args = inp.task.instantiate(inp.config)
+        sch, args = task.instantiate(inp.config)
     return get_itervar_feature(sch, args)
 
 

@@ -150,3 +150,21 @@ def test_config_feature_lists_the_knob_values(conv_space: ConfigSpace) -> None:
     sizes = [v for k in ("tile_ic", "tile_oc", "tile_ow") for v in cfg[k].size]
     assert fea.tolist() == [*map(float, sizes), 0.0]
     assert feature.other_option_feature(cfg).tolist() == [0.0]
+
+
+def test_flatten_names_of_a_log_line_name_its_kernel() -> None:
+    import time
+
+    import pytvm.topi.x86  # noqa: F401 - registers the template
+    from pytvm.autotvm.measure import MeasureInput, MeasureResult
+    from pytvm.autotvm.record import encode
+
+    task = autotvm.task.create(_CONV, _CONV_ARGS, "llvm")
+    config = task.config_space.get(180)
+    line = encode(
+        MeasureInput(task.target, task, config), MeasureResult((1e-3,), 0, 0.0, time.time())
+    )
+    fea = feature.get_itervar_feature(*_conv(config))
+    assert feature.get_flatten_name(line) == feature.get_flatten_name(fea)
+    with pytest.raises(TVMValueError, match="not an autotvm JSON record"):
+        feature.get_flatten_name("")
