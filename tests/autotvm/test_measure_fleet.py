@@ -7,6 +7,7 @@ die, hang or return wrong numbers while the tuning goes on (``faulty_rpc_server.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -77,14 +78,16 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=10)
 
 
+def _server_argv(port: int) -> list[str]:
+    argv = ["-m", "pytvm.exec.rpc_server", "--tracker", f"127.0.0.1:{port}", "--key", KEY]
+    return [*argv, "--host", "127.0.0.1", "--port", "0", "--silent"]
+
+
 @pytest.fixture(scope="module")
 def tracker_port() -> Iterator[int]:
     """A tracker and two servers of KEY, pinned to cores 0 and 1."""
     with Tracker(host="127.0.0.1", port=0, silent=True) as tracker:
-        addr = f"127.0.0.1:{tracker.port}"
-        argv = ["-m", "pytvm.exec.rpc_server", "--tracker", addr, "--key", KEY]
-        argv += ["--host", "127.0.0.1", "--port", "0", "--silent"]
-        procs = [_start(argv, cpu) for cpu in (0, 1)]
+        procs = [_start(_server_argv(tracker.port), cpu) for cpu in (0, 1)]
         try:
             _wait_for_servers(tracker.port, 2, procs)
             yield tracker.port
@@ -204,5 +207,24 @@ def test_faulty_server(
             after = batch([MeasureInput(task.target, task, c) for c in configs])
             assert [r.error_no for r in after] == [0, 0]
     finally:
+        _stop(proc)
+        _wait_for_servers(tracker_port, 2, [])
+
+
+def test_frozen_server_is_given_up(tracker_port: int, builder: Any) -> None:
+    """A server stopped by SIGSTOP answers nothing, not even the session handshake (where no
+    socket timeout applies yet): the runner's watchdog gives its candidate up as RUN_TIMEOUT.
+    """
+    proc = _start(_server_argv(tracker_port))
+    try:
+        _wait_for_servers(tracker_port, 3, [proc])
+        proc.send_signal(signal.SIGSTOP)
+        task = autotvm.task.create("conv2d_NCHWc.x86", CONV_ARGS, "llvm")
+        kwargs = {"timeout": 1, "upload_margin": 1, "n_parallel": 3, "request_timeout": 1}
+        option = _option(tracker_port, builder, **kwargs)
+        fault_res, _ = _measure_until(task, option, MeasureErrorNo.RUN_TIMEOUT)
+        assert "the server is frozen" in str(fault_res.costs[0])
+    finally:
+        proc.send_signal(signal.SIGCONT)
         _stop(proc)
         _wait_for_servers(tracker_port, 2, [])

@@ -37,7 +37,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -76,6 +75,9 @@ UPLOAD_MARGIN = 5.0
 INPUT_SEED = 0
 #: Bytes ``enable_cpu_cache_flush`` overwrites before each timed repeat (beyond a CPU's caches).
 CACHE_FLUSH_BYTES = 64 << 20
+#: Seconds beyond the request timeout, session timeout and upload margin before a candidate whose
+#: server never answers is given up (the socket timeout applies from the session's start only).
+WATCHDOG_SLACK = 3.0
 #: The name of the kernel each candidate's library exports.
 FUNC_NAME = "default_function"
 
@@ -463,6 +465,56 @@ class RPCRunner:
         cost = build_result.time_cost + time.perf_counter() - tic
         return MeasureResult(costs, int(MeasureErrorNo.NO_ERROR), cost, time.time())
 
+    def _measure_all(self, todo: Sequence[BuildResult]) -> list[MeasureResult]:
+        """Measure ``todo``, ``n_parallel`` at a time, each in a daemon thread; a candidate
+        still unanswered :attr:`watchdog` seconds after it started (a server frozen in the
+        handshake, where no socket timeout applies yet) is ``RUN_TIMEOUT`` and its thread is
+        abandoned, its slot given to the next candidate.
+        """
+        out: list[MeasureResult | None] = [None] * len(todo)
+        started: dict[int, float] = {}
+        abandoned: set[int] = set()
+        cond = threading.Condition()
+        slots = threading.Semaphore(self.n_parallel)
+
+        def work(k: int) -> None:
+            slots.acquire()
+            with cond:
+                started[k] = time.monotonic()
+            try:
+                res = self._measure(todo[k])
+            except Exception as err:  # a failure outside the measuring steps' own handling
+                res = _failed(err, MeasureErrorNo.UNKNOWN_ERROR, 0.0)
+            with cond:
+                if k not in abandoned:
+                    out[k] = res
+                    slots.release()
+                cond.notify_all()
+
+        for k in range(len(todo)):
+            threading.Thread(target=work, args=(k,), name="autotvm-run", daemon=True).start()
+        with cond:
+            while any(r is None for r in out):
+                now = time.monotonic()
+                for k, t0 in started.items():
+                    if out[k] is None and now - t0 > self.watchdog:
+                        err = TimeoutError(
+                            f"no answer from the RPC server within {self.watchdog:g} s "
+                            "(request, session timeout and margins): the server is frozen"
+                        )
+                        out[k] = _failed(err, MeasureErrorNo.RUN_TIMEOUT, now - t0)
+                        abandoned.add(k)
+                        slots.release()
+                live = [t0 for k, t0 in started.items() if out[k] is None]
+                wake = min(live, default=now) + self.watchdog
+                cond.wait(timeout=max(0.05, wake - now))
+        return [r for r in out if r is not None]
+
+    @property
+    def watchdog(self) -> float:
+        """Seconds after which an unanswered candidate is given up (see ``_measure_all``)."""
+        return self.request_timeout + self.timeout + self.upload_margin + WATCHDOG_SLACK
+
     def run(
         self,
         measure_inputs: Sequence[MeasureInput],
@@ -475,10 +527,8 @@ class RPCRunner:
             r if isinstance(r, MeasureResult) else None for r in build_results
         ]
         todo = [(i, r) for i, r in enumerate(build_results) if isinstance(r, BuildResult)]
-        if todo:
-            with ThreadPoolExecutor(max_workers=min(self.n_parallel, len(todo))) as pool:
-                for (i, _), res in zip(todo, pool.map(lambda t: self._measure(t[1]), todo)):
-                    results[i] = res
+        for (i, _), res in zip(todo, self._measure_all([r for _, r in todo]), strict=True):
+            results[i] = res
         for r in build_results:
             if isinstance(r, BuildResult) and r.filename:
                 Path(r.filename).unlink(missing_ok=True)
