@@ -7,6 +7,9 @@ core" and "client and server on two cores" (on loopback the two differ a lot: on
 round trip is two context switches, on two it is two cross-core wake-ups). Sections:
 
 1. round-trip latency of ``rpc.test.addone(1)``, each client against each server, us/call;
+   pytvm with its C codec (the default) and, as the "before" figure, with the pure-Python
+   reference codec on both sides (``PYTVM_RPC_CODEC=python`` server, client switched with
+   ``pytvm.rpc.wire._c_codec.use_c_codec``; every pytvm batch sets its client's codec first);
 2. copy bandwidth host->remote (``.copyfrom`` into a remote array, and ``nd.array(x, dev)``,
    which allocates on the server too) and remote->host (``.numpy()``), MiB/s;
 3. the plain-socket ceiling: ``sendall``/``recv_into`` of the largest size over loopback TCP
@@ -67,6 +70,14 @@ class _Fleet(Fleet):
         argv = [sys.executable, "-m", "pytvm.cli", "rpc", "tracker", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--port-end", str(port + 100), "--silent"]
         return self.start(name, argv, r"tracker listening on [\d.]+:(\d+)")
+
+    def pytvm_python_codec_server(self, name: str) -> Proc:
+        """A plain pytvm server on the pure-Python codec (``PYTVM_RPC_CODEC=python``)."""
+        port = free_port()
+        argv = ["env", "PYTVM_RPC_CODEC=python", sys.executable, "-m", "pytvm.cli", "rpc"]
+        argv += ["server", "--host", "127.0.0.1", "--port", str(port), "--port-end"]
+        argv += [str(port + 100), "--silent"]
+        return self.start(name, argv, r"server listening on [\d.]+:(\d+)")
 
     def tvm_server(self, name: str, tracker: int | None = None) -> Proc:
         port = free_port()
@@ -183,9 +194,8 @@ def _latency(
     a group open together and their batches taken in turn: the three pairs that need at most one
     session on the TVM server, then the pytvm client with the TVM server.
     """
-    out = _latency_group(
-        libs, servers, [("pytvm", "pytvm"), ("tvm", "tvm"), ("tvm", "pytvm")], opts
-    )
+    group = [("pytvm", "pytvm"), ("tvm", "tvm"), ("tvm", "pytvm"), ("pytvm-py", "pytvm-py")]
+    out = _latency_group(libs, servers, group, opts)
     gc.collect()  # a TVM session ends when its last reference goes
     out.update(_latency_group(libs, servers, [("pytvm", "tvm")], opts))
     gc.collect()
@@ -198,19 +208,34 @@ def _latency_group(
     group: list[tuple[str, str]],
     opts: argparse.Namespace,
 ) -> dict[tuple[str, str], float]:
-    sessions = {pair: libs[pair[0]].connect(servers[pair[1]]) for pair in group}
+    from pytvm.rpc.wire._c_codec import use_c_codec
+
+    sessions = {pair: _lib_of(libs, pair[0]).connect(servers[pair[1]]) for pair in group}
     try:
         calls = {pair: sess.get_function("rpc.test.addone") for pair, sess in sessions.items()}
+        fns: dict[tuple[str, str], Callable[[], object]] = {}
         for pair, addone in calls.items():
+            if pair[0].startswith("pytvm"):
+                use_c = pair[0] == "pytvm"
+                # the codec switch is part of every pytvm call, so both codecs pay for it
+                fns[pair] = lambda f=addone, c=use_c: (use_c_codec(c), f(1))
+            else:
+                fns[pair] = lambda f=addone: f(1)
+            fns[pair]()
             assert addone(1) == 2, pair
-        fns = {pair: (lambda f=addone: f(1)) for pair, addone in calls.items()}
         best = interleaved_best(
             fns, batch_s=opts.batch_s, rounds=opts.rounds, budget_s=opts.budget_s
         )
         return {pair: t * 1e6 for pair, t in best.items()}
     finally:
+        use_c_codec(True)
         for sess in sessions.values():
             _close(sess)
+
+
+def _lib_of(libs: dict[str, _Lib], client: str) -> _Lib:
+    """The library of a client name (``pytvm-py``: pytvm on its Python codec)."""
+    return libs["pytvm" if client.startswith("pytvm") else client]
 
 
 _COPY_OPS = ("host->remote copyfrom", "host->remote nd.array", "remote->host numpy()")
@@ -368,6 +393,7 @@ def _run(
     plain = {
         "pytvm": fleet.pytvm_server("pytvm-server"),
         "tvm": fleet.tvm_server("tvm-server"),
+        "pytvm-py": fleet.pytvm_python_codec_server("pytvm-python-codec-server"),
     }
     raw = fleet.raw_peer("raw-peer")
     libs = {"pytvm": _Lib("pytvm"), "tvm": _Lib("tvm")}  # meanwhile, on the other core
@@ -381,6 +407,7 @@ def _run(
     _print_header(fleet, pinnings, usable, libs, opts)
     servers = {name: proc.port for name, proc in plain.items()}
     _report_latency(libs, servers, pinnings, opts)
+    del servers["pytvm-py"]  # the copies are each library's own (default) path
 
     # 2. copies, each client with its own server; 3. the raw socket
     big = opts.sizes[-1]
@@ -433,6 +460,7 @@ def _report_latency(
             ("own server", (lat["pytvm", "pytvm"], lat["tvm", "tvm"])),
             ("pytvm server", (lat["pytvm", "pytvm"], lat["tvm", "pytvm"])),
             ("tvm server", (lat["pytvm", "tvm"], lat["tvm", "tvm"])),
+            ("own server, Python codec", (lat["pytvm-py", "pytvm-py"], lat["tvm", "tvm"])),
         ):
             rows.append((f"{pin_name}, {label}", [mine, peer, mine / peer]))
     _table(

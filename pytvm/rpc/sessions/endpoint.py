@@ -2,7 +2,10 @@
 
 As a client it issues requests one at a time (a lock spans send and reply) and streams copy
 payloads straight between the channel and memory, split to the peer's maximum packet size,
-which is looked up once per endpoint. A request that ends in anything but a complete reply
+which is looked up once per endpoint; a hop forwards an incoming copy piece by piece as it
+arrives (:meth:`Endpoint.copy_to_remote_streamed`). While tracing is off and the C codec is on
+(:mod:`pytvm.rpc.wire._c_codec`), a call is one C encode and, when its kReturn is whole in the
+read buffer, one C decode. A request that ends in anything but a complete reply
 (Ctrl-C or another exception halfway through a send or a reply, a malformed reply) breaks the
 connection: it is closed and every later request raises ``RPCSessionBrokenError`` at once
 (see ``pytvm.rpc.wire._packet_io``); an error reply (kException) leaves it in step and usable.
@@ -21,7 +24,7 @@ receives) come from the packet layer underneath (``_packet_io``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...ffi import trace as _trace
@@ -58,6 +61,7 @@ _EXCEPTION = RPCCode.EXCEPTION
 _CALL_FUNC = RPCCode.CALL_FUNC
 _REPLY_CODES = frozenset((RPCCode.RETURN, RPCCode.COPY_ACK))
 _COPY_WINDOW = 2  # copy packets in flight (see _copy_to_remote_pipelined; more measured slower)
+_FORWARD_PIECE = 256 << 10  # bytes a streamed copy forwards at a time (copy_to_remote_streamed)
 
 
 class Endpoint(RequestDispatch):
@@ -247,6 +251,46 @@ class Endpoint(RequestDispatch):
                     self._copy_to_remote_serial(desc, data, step)
             except BaseException as exc:
                 self._failed(f"a copy of {len(data)} bytes to the remote", exc)
+                raise
+
+    def copy_to_remote_streamed(
+        self, desc: TensorDesc, nbytes: int, fill: Callable[[memoryview], None]
+    ) -> None:
+        """KCopyToRemote of ``nbytes`` whose data ``fill(view)`` supplies piece by piece (it fills
+        ``view`` exactly): each piece is sent on as soon as it is filled, so a hop forwards a
+        copy while its data still arrives (cut-through) instead of storing it all first. Split
+        into the peer's packet size with :data:`_COPY_WINDOW` packets in flight, as
+        :meth:`copy_to_remote`. An error of ``fill`` breaks this connection (a packet is cut off).
+        """
+        step = self.max_transfer(len(desc.shape))
+        piece = memoryview(bytearray(max(1, min(_FORWARD_PIECE, nbytes))))
+        with self._lock:
+            try:
+                if self.closed:
+                    raise self.closed_error()
+                errors: list[BaseException] = []
+                in_flight = 0
+                for start in range(0, max(nbytes, 1), step):
+                    size = min(step, nbytes - start)
+                    part = _at_offset(desc, desc.byte_offset + start)
+                    self.channel.send(encode_copy_to_remote(part, size))
+                    done = 0
+                    while done < size:
+                        view = piece[: min(len(piece), size - done)]
+                        fill(view)
+                        self.channel.send(view)
+                        done += len(view)
+                    in_flight += 1
+                    if in_flight == _COPY_WINDOW:
+                        self._collect_return(errors)
+                        in_flight -= 1
+                for _ in range(in_flight):
+                    self._collect_return(errors)
+                if errors:
+                    self._error_reply = errors[0]  # every reply was read: the stream is in step
+                    raise errors[0]
+            except BaseException as exc:
+                self._failed(f"a streamed copy of {nbytes} bytes to the remote", exc)
                 raise
 
     def copy_from_remote(self, desc: TensorDesc, out: memoryview) -> None:

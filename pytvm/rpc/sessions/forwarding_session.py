@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,15 @@ class ForwardingSession(SessionBase):
         """Send ``data`` into the remote tensor ``desc``."""
         self._flush_frees()
         self.endpoint.copy_to_remote(desc, data)
+
+    def copy_to_remote_streamed(
+        self, desc: TensorDesc, nbytes: int, fill: Callable[[memoryview], None]
+    ) -> None:
+        """Forward a copy of ``nbytes`` into ``desc`` whose data ``fill`` receives piece by piece
+        (a server's incoming kCopyToRemote): each piece goes on to the next hop as it arrives.
+        """
+        self._flush_frees()
+        self.endpoint.copy_to_remote_streamed(desc, nbytes, fill)
 
     def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
         """``nbytes`` of remote tensor ``desc``, into ``out`` or a new buffer."""

@@ -11,7 +11,10 @@ trust (or a vanished peer) ends the session.
 Requests are decoded by :func:`pytvm.rpc.wire.messages.decode_body` (the decoder the protocol
 and fuzz tests exercise) and dispatched on the record it returns; only a kCopyToRemote payload
 is streamed straight from the channel into array memory (its head goes through the same
-decoder).
+decoder), or, when the serving session forwards to a next hop, passed on to that hop piece by
+piece as it arrives (cut-through, not stored first). While tracing is off and the C codec is on
+(:mod:`pytvm.rpc.wire._c_codec`), a whole kCallFunc in the read buffer is decoded in one C call
+(:meth:`RequestDispatch._serve_call`), with the same checks and replies.
 
 Hop-local functions: a kGetGlobalFunc for a ``pytvm.hop.*`` name is answered from this
 endpoint's :class:`~pytvm.rpc.sessions.hop.HopTable` instead of the serving session, so each hop
@@ -289,12 +292,44 @@ class RequestDispatch(PacketIO):
             if target is not None:
                 self._read_into(target)
                 return encode_return([None])
+            forward = getattr(session, "copy_to_remote_streamed", None)
+            if forward is not None and not _trace.ON:
+                return self._forward_copy_to_remote(forward, desc, nbytes)
             data = self._read_staged(nbytes)
             try:
                 session.copy_to_remote(desc, memoryview(data))
             except Exception as err:
                 return encode_exception(format_error(err))
             return encode_return([None])
+
+    def _forward_copy_to_remote(
+        self, forward: Callable[..., None], desc: Any, nbytes: int
+    ) -> bytes:
+        """Pass an incoming kCopyToRemote's data on to the next hop as it arrives (a forwarding
+        session's ``copy_to_remote_streamed``); the reply packet. The next hop's error is
+        answered with kException once the rest of the data is skipped; losing this peer
+        mid-copy propagates (serving ends).
+        """
+        got = 0
+        lost: list[BaseException] = []
+
+        def fill(view: memoryview) -> None:
+            nonlocal got
+            try:
+                self._read_into(view)
+            except BaseException as exc:
+                lost.append(exc)
+                raise
+            got += len(view)
+
+        try:
+            forward(desc, nbytes, fill)
+        except Exception as err:
+            if lost:
+                raise lost[0] from None
+            self._skip(nbytes - got)
+            return encode_exception(format_error(err))
+        return encode_return([None])
 
 
 # ---------------------------------------------------------------------- tracing (only when on)

@@ -5,7 +5,8 @@ cached by source hash (like the fast-call extension, :mod:`pytvm.ffi.libinfo`). 
 decodes the common values (None, bool, int, float, str, bytes) and asks the Python codec
 (:mod:`pytvm.rpc.wire.values`) for every other value and for the wording of every error, so the
 bytes and the errors are the same either way. Where it cannot be built (no compiler, no Python
-headers) :data:`CODEC` stays on the Python codec.
+headers) :data:`CODEC` stays on the Python codec; ``PYTVM_RPC_CODEC=python`` in a process's
+environment keeps it on the Python codec too (benchmarks compare the two that way).
 
 Examples
 --------
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import os
 import sysconfig
 import threading
 from collections.abc import Callable
@@ -30,8 +32,10 @@ from ...ffi import compile_cache, libinfo
 from ...ffi.elf_check import check_shared_object
 from ...ffi.errors import SharedObjectError, TVMError, TVMPermissionError
 
-__all__ = ["CODEC", "c_codec_module", "use_c_codec"]
+__all__ = ["CODEC", "CODEC_ENV", "c_codec_module", "use_c_codec"]
 
+#: Set to ``python`` to start a process on the pure-Python codec.
+CODEC_ENV = "PYTVM_RPC_CODEC"
 _SOURCE = "rpc_codec/rpc_codec.c"
 _NAME = "_pytvm_rpc_codec"
 _lock = threading.Lock()
@@ -104,7 +108,7 @@ def install(
 ) -> None:
     """Give the C codec the Python codec's hooks and switch it on (``values`` calls this)."""
     CODEC.hooks = (encode_value, decode_value, protocol_error)
-    use_c_codec(True)
+    use_c_codec(os.environ.get(CODEC_ENV, "c") != "python")
 
 
 def use_c_codec(enabled: bool) -> bool:
