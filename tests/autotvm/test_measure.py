@@ -101,7 +101,9 @@ def test_local_builder_verdicts() -> None:
 
 def test_tutorial_tuning_with_local_runner(tmp_path: Path) -> None:
     task = autotvm.task.create("test_measure.matmul", (32, 32, 32, "float32"), "llvm")
-    runner = autotvm.LocalRunner(number=2, repeat=2, cooldown_interval=0)
+    runner = autotvm.LocalRunner(
+        number=2, repeat=2, cooldown_interval=0, enable_cpu_cache_flush=True
+    )
     option = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=2), runner=runner)
     log = tmp_path / "matmul.json"
     try:
