@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..graph import Call, Expr, Tuple, call
+from ..graph.op.registry import OpDef, get_op
 
 __all__ = [
     "abs",
@@ -23,6 +24,7 @@ __all__ = [
     "exp",
     "expand_dims",
     "floor",
+    "get",
     "greater",
     "less",
     "log",
@@ -45,6 +47,19 @@ __all__ = [
     "transpose",
     "where",
 ]
+
+
+def get(op_name: str) -> OpDef:
+    """The operator registered as ``op_name`` (TVM's ``relay.op.get``; raises for an unknown
+    name, listing the close ones).
+
+    Examples
+    --------
+    >>> from pytvm import relay
+    >>> relay.op.get("nn.conv2d").name
+    'nn.conv2d'
+    """
+    return get_op(op_name)
 
 
 def _unary(name: str) -> Callable[[Expr], Call]:
