@@ -137,6 +137,8 @@ def test_bad_options_are_rejected() -> None:
         autotvm.RPCRunner("k", "127.0.0.1", 9190, timeout=0)
     with pytest.raises(ValueError, match="builder 'remote'"):
         autotvm.measure_option(builder="remote", runner="local")
+    with pytest.raises(ValueError, match="timeout=-1"):
+        autotvm.LocalBuilder(timeout=-1)
     with pytest.raises(ValueError, match="build_func"):
         autotvm.LocalBuilder(build_func="ndk")
     with pytest.raises(ValueError, match="no 'runner'"):

@@ -170,6 +170,8 @@ class LocalBuilder:
                 f"LocalBuilder: build_func {build_func!r}; expected 'default' or a function "
                 "f(output, objects, options)"
             )
+        if not timeout > 0:
+            raise TVMValueError(f"LocalBuilder: timeout={timeout!r}; expected seconds > 0")
         self.timeout = float(timeout)
         self.n_parallel = int(n_parallel) if n_parallel else (os.cpu_count() or 1)
         self.build_func = None if build_func == "default" else build_func
@@ -393,8 +395,9 @@ class RPCRunner:
     def set_task(self, task: Any) -> None:
         """Measure ``task`` from now on: checks the tracker and computes the reference."""
         self.task = task
+        servers = self._count_servers()  # raises when the tracker knows no server of the key
         if not self._n_parallel:
-            self.n_parallel = self._count_servers()
+            self.n_parallel = servers
         self.n_outputs, self.ref_output = None, None
         check = self.check_correctness
         if check and task.target is not None and not task.target.is_host:
