@@ -4,7 +4,9 @@ compile error, timeout) and tuning a user template with LocalRunner, TVM's tutor
 
 from __future__ import annotations
 
+import gc
 import os
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -143,3 +145,20 @@ def test_bad_options_are_rejected() -> None:
         autotvm.LocalBuilder(build_func="ndk")
     with pytest.raises(ValueError, match="no 'runner'"):
         autotvm.measure.create_measure_batch(None, {"builder": autotvm.LocalBuilder()})
+
+
+def test_local_runner_and_builder_stop_when_dropped() -> None:
+    task = autotvm.task.create("test_measure.modes", (8,), "llvm")
+    runner = autotvm.LocalRunner(check_correctness=False)
+    runner.set_task(task)
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    builder.set_task(task)
+    folder = Path(builder._dir or "")
+    port = runner.port
+    with socket.create_connection(("127.0.0.1", port), timeout=10):
+        pass  # the tracker is up
+    del runner, builder
+    gc.collect()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=10)
+    assert not folder.exists()

@@ -26,7 +26,6 @@ later; either is ``RUN_TIMEOUT``. A server that dies, or a session that breaks, 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib
 import logging
@@ -36,6 +35,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -179,6 +179,7 @@ class LocalBuilder:
         self.build_kwargs: dict[str, Any] = {}
         self._pool: PopenPoolExecutor | None = None
         self._dir: str | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     def set_task(self, task: Any, build_kwargs: dict[str, Any] | None = None) -> None:
         """Build candidates of ``task`` from now on."""
@@ -188,7 +189,7 @@ class LocalBuilder:
                 self.n_parallel, timeout=self.timeout, initializer=_warm_up
             )
             self._dir = tempfile.mkdtemp(prefix="pytvm-autotvm-build-")
-            atexit.register(self.close)
+            self._finalizer = weakref.finalize(self, _release_builder, self._pool, self._dir)
 
     def build(self, measure_inputs: Sequence[MeasureInput]) -> list[BuildResult | MeasureResult]:
         """A :class:`BuildResult` per built input, a failed :class:`MeasureResult` per other."""
@@ -217,13 +218,17 @@ class LocalBuilder:
         return out
 
     def close(self) -> None:
-        """Kill the workers and remove the built libraries."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        """Kill the workers and remove the built libraries (also done when the builder is
+        garbage-collected, or at exit).
+        """
+        if self._finalizer is not None:
+            self._finalizer()
+        self._finalizer, self._pool, self._dir = None, None, None
+
+
+def _release_builder(pool: PopenPoolExecutor, folder: str) -> None:
+    pool.shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _failed(err: BaseException, code: MeasureErrorNo, cost: float) -> MeasureResult:
@@ -550,7 +555,8 @@ def _close(got: np.ndarray, ref: np.ndarray) -> bool:
 
 class LocalRunner(RPCRunner):
     """An :class:`RPCRunner` over its own tracker and one server on loopback (TVM's
-    ``LocalRunner``); both start with the first task and stop on :meth:`close` (or at exit).
+    ``LocalRunner``); both start with the first task and stop on :meth:`close`, when the runner
+    is garbage-collected, or at exit.
     """
 
     def __init__(
@@ -580,6 +586,7 @@ class LocalRunner(RPCRunner):
         )
         self.tracker: Tracker | None = None
         self.server: Server | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
         self._lock = threading.Lock()
 
     def set_task(self, task: Any) -> None:
@@ -596,24 +603,28 @@ class LocalRunner(RPCRunner):
                     tracker_addr=("127.0.0.1", self.port),
                     silent=True,
                 )
-                atexit.register(self.close)
+                self._finalizer = weakref.finalize(self, _stop_services, self.server, self.tracker)
         super().set_task(task)
 
     def close(self) -> None:
-        """Stop the server and the tracker."""
+        """Stop the server and the tracker (also done when the runner is garbage-collected, or
+        at exit).
+        """
         with self._lock:
-            if self.server is not None:
-                self.server.terminate()
-                self.server = None
-            if self.tracker is not None:
-                self.tracker.terminate()
-                self.tracker = None
+            if self._finalizer is not None:
+                self._finalizer()
+            self._finalizer, self.server, self.tracker = None, None, None
 
     def __enter__(self) -> LocalRunner:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stop_services(server: Server, tracker: Tracker) -> None:
+    server.terminate()
+    tracker.terminate()
 
 
 def create_measure_batch(task: Any, option: dict[str, Any]) -> Callable[..., Any]:
