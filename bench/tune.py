@@ -36,6 +36,7 @@ import contextlib
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -378,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--work", type=Path, help="keep records and logs here")
     opts = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the fleet on SIGTERM too
     if opts.tune_worker:
         print(json.dumps(_tune_worker(json.loads(opts.tune_worker))), flush=True)
         return 0

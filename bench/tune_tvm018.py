@@ -5,7 +5,9 @@ The task is resnet18's 3x3 64->64 convolution on 56x56 (NCHW, float32, batch 1, 
 * TVM v0.18 (run by the interpreter ``--tvm-python`` with TVM's ``python/`` on
   ``--tvm-pythonpath``): ``relay.nn.conv2d`` as a Relay function, its task found by
   ``autotvm.task.extract_from_program(..., ops=(relay.op.get("nn.conv2d"),))`` for
-  ``llvm -mcpu=<this CPU, as TVM's LLVM names it>``: the template ``conv2d_NCHWc.x86``.
+  ``llvm -mcpu=<this CPU, as TVM's LLVM names it>`` (where that LLVM is older than the CPU and
+  says ``generic``: the CPU it knows with the same vector ISA, see :func:`tvm_mcpu`): the
+  template ``conv2d_NCHWc.x86``.
 * pytvm: the same convolution as a one-node ONNX model, imported with ``from_onnx``, its task
   found by ``pytvm.autotvm.task.extract_from_program`` for ``llvm`` (this CPU): the strategy
   row's template the graph build uses for it (``conv2d_nchw_packed.x86`` today); and pytvm's
@@ -52,17 +54,15 @@ from pathlib import Path
 from typing import Any
 
 from _harness import Fleet, Proc, cpu_model, free_port
+from tune_conv_worker import CONV, KEY
+from tune_retime import TimerSpec, retime
 
 REPO = Path(__file__).resolve().parents[1]
+WORKER = Path(__file__).resolve().parent / "tune_conv_worker.py"
 
-#: The convolution: resnet18's layer1 3x3 convolution.
-CONV = {"batch": 1, "in_c": 64, "out_c": 64, "size": 56, "kernel": 3, "stride": 1, "pad": 1}
 MARKS = (1, 5, 10, 20, 50, 100, 200)
-#: The channel block of pytvm's ``conv2d_NCHWc.x86`` task (16 float32 lanes: AVX-512).
-NCHWC_BLOCK = 16
 TUNERS = ("xgb", "random", "ga", "gridsearch")
 PEERS = ("tvm018", "pytvm")
-KEY = "tune"
 TRACKER_CORES, SERVER_CORES, TUNER_CORES = "0", "1", "0"
 
 _SITECUSTOMIZE = (
@@ -78,150 +78,6 @@ _TVM_CHECK = (
     "import xgboost, tornado\n"
     "print(tvm.get_global_func('target.build.llvm', allow_missing=True) is not None)\n"
 )
-
-
-# ---------------------------------------------------------------------------- the workers
-
-
-def _conv_nchwc_args(block: int = NCHWC_BLOCK) -> tuple[Any, ...]:
-    """The arguments of pytvm's ``conv2d_NCHWc.x86`` task: TVM's, with the data and kernel
-    already packed (``NCHW<block>c``, ``OIHW<block>i<block>o``), as pytvm's compute takes them.
-    """
-    c, b = CONV, block
-    data = ("TENSOR", (c["batch"], c["in_c"] // b, c["size"], c["size"], b), "float32")
-    kshape = (c["out_c"] // b, c["in_c"] // b, c["kernel"], c["kernel"], b, b)
-    s, p = c["stride"], c["pad"]
-    layout = f"NCHW{b}c"
-    return (
-        data,
-        ("TENSOR", kshape, "float32"),
-        (s, s),
-        (p, p, p, p),
-        (1, 1),
-        layout,
-        layout,
-        "float32",
-    )
-
-
-def _tvm018_tasks(autotvm: Any, tvm: Any) -> tuple[list[Any], str]:
-    import numpy as np
-    from tvm import relay
-
-    c = CONV
-    data = relay.var("data", shape=(c["batch"], c["in_c"], c["size"], c["size"]))
-    weight = relay.var("weight", shape=(c["out_c"], c["in_c"], c["kernel"], c["kernel"]))
-    out = relay.nn.conv2d(
-        data,
-        weight,
-        strides=(c["stride"], c["stride"]),
-        padding=(c["pad"], c["pad"]),
-        channels=c["out_c"],
-        kernel_size=(c["kernel"], c["kernel"]),
-    )
-    mod = tvm.IRModule.from_expr(relay.Function([data, weight], out))
-    rng = np.random.default_rng(0)
-    params = {
-        "weight": tvm.nd.array(
-            rng.standard_normal(weight.type_annotation.concrete_shape).astype("float32")
-        )
-    }
-    cpu = tvm.target.codegen.llvm_get_system_cpu()
-    target = tvm.target.Target(f"llvm -mcpu={cpu}")
-    tasks = autotvm.task.extract_from_program(
-        mod["main"], target=target, params=params, ops=(relay.op.get("nn.conv2d"),)
-    )
-    return list(tasks), str(target)
-
-
-def _pytvm_tasks(autotvm: Any, onnx_path: str, template: str | None) -> tuple[list[Any], str]:
-    import onnx
-
-    from pytvm.frontend import from_onnx
-
-    target = "llvm"
-    if template == "conv2d_NCHWc.x86":
-        from pytvm.autotvm.task.task import TASK_TABLE
-
-        if template not in TASK_TABLE:
-            raise LookupError(f"pytvm registers no template {template}")
-        return [autotvm.task.create(template, _conv_nchwc_args(), target)], target
-    mod, params = from_onnx(onnx.load(onnx_path))
-    return list(autotvm.task.extract_from_program(mod, params=params, target=target)), target
-
-
-def _tuner(autotvm: Any, name: str, task: Any) -> Any:
-    tuners = autotvm.tuner
-    if name == "xgb":
-        return tuners.XGBTuner(task, num_threads=1)
-    if name == "ga":
-        return tuners.GATuner(task)
-    if name == "gridsearch":
-        return tuners.GridSearchTuner(task)
-    return tuners.RandomTuner(task)
-
-
-def _worker(spec: dict[str, Any]) -> None:
-    """Tune the convolution's task with ``spec``'s tuner and options; print one JSON line."""
-    if spec["peer"] == "tvm018":
-        os.environ.setdefault("TOPHUB_LOCATION", "NONE")
-        import tvm
-        from tvm import autotvm
-
-        tasks, target = _tvm018_tasks(autotvm, tvm)
-        version = tvm.__version__
-    else:
-        import pytvm
-        from pytvm import autotvm
-
-        tasks, target = _pytvm_tasks(autotvm, spec["onnx"], spec.get("template"))
-        version = getattr(pytvm, "__version__", "pytvm")
-    if spec.get("template"):
-        tasks = [t for t in tasks if t.name == spec["template"]]
-    if len(tasks) != 1:
-        names = [t.name for t in tasks]
-        raise LookupError(f"expected one tunable conv2d task, found {names}")
-    task = tasks[0]
-    measure = autotvm.measure_option(
-        builder=autotvm.LocalBuilder(n_parallel=spec["n_parallel"], timeout=spec["build_timeout"]),
-        runner=autotvm.RPCRunner(
-            KEY,
-            "127.0.0.1",
-            spec["tracker"],
-            number=spec["number"],
-            repeat=spec["repeat"],
-            min_repeat_ms=spec["min_repeat_ms"],
-            timeout=spec["run_timeout"],
-        ),
-    )
-    trials: list[dict[str, Any]] = []
-    start = time.perf_counter()
-
-    def record(_tuner: Any, inputs: Sequence[Any], results: Sequence[Any]) -> None:
-        for res in results:
-            ok = int(res.error_no) == 0
-            mean = sum(res.costs) / len(res.costs) if ok else 0.0
-            gflops = task.flop / mean / 1e9 if ok and mean > 0 else 0.0
-            elapsed = time.perf_counter() - start
-            trials.append({"gflops": gflops, "error_no": int(res.error_no), "t": elapsed})
-
-    callbacks: list[Any] = [record]
-    if spec.get("log"):
-        callbacks.append(autotvm.callback.log_to_file(spec["log"]))
-    tuner = _tuner(autotvm, spec["tuner"], task)
-    tuner.tune(n_trial=spec["trials"], measure_option=measure, callbacks=callbacks)
-    out = {
-        "version": version,
-        "target": target,
-        "task": task.name,
-        "workload": repr(task.workload),
-        "flop": float(task.flop),
-        "space": len(task.config_space),
-        "wall_s": time.perf_counter() - start,
-        "trials": trials,
-        "best_config": str(tuner.best_config),
-    }
-    print(json.dumps(out), flush=True)
 
 
 # ---------------------------------------------------------------------------- the driver
@@ -388,17 +244,20 @@ def _env(env: dict[str, str]) -> Any:
         os.environ.update(saved)
 
 
+def _peer_env(peer: str, opts: argparse.Namespace, work: Path) -> tuple[str, dict[str, str]]:
+    """The peer's interpreter and environment."""
+    if peer == "tvm018":
+        site = work / "tvm018-site"
+        site.mkdir(exist_ok=True)
+        return opts.tvm_python, _tvm_env(site, opts.tvm_pythonpath, opts.tvm_llvm_plugin)
+    return sys.executable, dict(os.environ)
+
+
 def tune_once(
     peer: str, tuner: str, template: str | None, opts: argparse.Namespace, work: Path
 ) -> dict[str, Any]:
     """One tuning run: the peer's tracker and server started, its worker run, all stopped."""
-    if peer == "tvm018":
-        python = opts.tvm_python
-        site = work / "tvm018-site"
-        site.mkdir(exist_ok=True)
-        env = _tvm_env(site, opts.tvm_pythonpath, opts.tvm_llvm_plugin)
-    else:
-        python, env = sys.executable, dict(os.environ)
+    python, env = _peer_env(peer, opts, work)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS"):
         env[var] = "1"
     name = f"{peer}-{template or 'extracted'}-{tuner}"
@@ -420,7 +279,7 @@ def tune_once(
             "min_repeat_ms": opts.min_repeat_ms,
             "log": str(work / f"{name}.json"),
         }
-        argv = [python, str(Path(__file__).resolve()), "--worker", json.dumps(spec)]
+        argv = [python, str(WORKER), json.dumps(spec)]
         start = time.perf_counter()
         result = run_pinned(argv, TUNER_CORES, env, opts.timeout)
         wall = time.perf_counter() - start
@@ -430,7 +289,7 @@ def tune_once(
         fleet.stop_all()
     if isinstance(result, str):
         return {"name": name, "note": result}
-    result.update(name=name, peer=peer, tuner=tuner, run_wall_s=wall)
+    result.update(name=name, peer=peer, tuner=tuner, run_wall_s=wall, log=spec["log"])
     return result
 
 
@@ -466,11 +325,39 @@ def _fma_peak() -> float | None:
         return None
 
 
+def _retime_best(
+    runs: Sequence[dict[str, Any]], opts: argparse.Namespace, work: Path
+) -> dict[str, dict[str, Any]]:
+    """Re-time every run's best configuration in turns on the servers' core; print the table."""
+    specs = []
+    for run in runs:
+        if "trials" in run and any(t["error_no"] == 0 for t in run["trials"]):
+            python, env = _peer_env(run["peer"], opts, work)
+            key = f"{run['peer']} {run['task']} {run['tuner']}"
+            specs.append(TimerSpec(key, run["peer"], python, env, Path(run["log"])))
+    if not specs or opts.retime_rounds < 1:
+        return {}
+    got = retime(specs, SERVER_CORES, work, rounds=opts.retime_rounds, number=opts.retime_number)
+    print(
+        f"\nbest configurations re-timed in turns on core {SERVER_CORES}"
+        f" (best of {opts.retime_rounds} rounds of time_evaluator(number={opts.retime_number})):"
+    )
+    print(f"{'peer task tuner':40} {'tuning GFLOP/s':>15} {'re-timed GFLOP/s':>17} {'ms':>8}")
+    for key, cell in got.items():
+        if "note" in cell:
+            print(f"{key:40} ({cell['note']})")
+            continue
+        print(
+            f"{key:40} {cell['tuned_gflops']:15.1f} {cell['retimed_gflops']:17.1f}"
+            f" {cell['retimed_ms']:8.2f}"
+        )
+    return got
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--tvm-python", default=os.environ.get("TVM018_PYTHON"))
     ap.add_argument("--tvm-pythonpath", default=os.environ.get("TVM018_PYTHONPATH", ""))
     ap.add_argument(
@@ -488,6 +375,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--min-repeat-ms", type=int, default=50)
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds for one tuning run")
+    ap.add_argument("--retime-rounds", type=int, default=7, help="0: no re-timing")
+    ap.add_argument("--retime-number", type=int, default=10)
     ap.add_argument("--no-peak", action="store_true", help="skip the FMA peak measurement")
     ap.add_argument("--json", type=Path, help="write every run's trials here")
     ap.add_argument("--work", type=Path, help="keep the logs and records here")
@@ -517,9 +406,7 @@ def _print_setup(opts: argparse.Namespace) -> float | None:
 def main(argv: list[str] | None = None) -> int:
     """Tune the convolution with each peer and tuner; print the curves' table."""
     opts = _parser().parse_args(argv)
-    if opts.worker:
-        _worker(json.loads(opts.worker))
-        return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the fleet on SIGTERM too
     peers = opts.peer or list(PEERS)
     tuners = opts.tuner or ["xgb", "random"]
     marks = [m for m in MARKS if m <= opts.trials] or [opts.trials]
@@ -553,8 +440,11 @@ def main(argv: list[str] | None = None) -> int:
                 run = tune_once(peer, tuner, template, opts, work)
                 runs.append(run)
                 print(format_row(run, marks), flush=True)
+        targets = {f"{r['peer']} {r['task']}": r["target"] for r in runs if "target" in r}
+        print("targets: " + "; ".join(f"{k}: {v}" for k, v in targets.items()))
+        retimed = _retime_best(runs, opts, work)
     if opts.json:
-        doc = {"cpu": cpu_model(), "fma_peak": peak, "conv": CONV, "runs": runs}
+        doc = {"cpu": cpu_model(), "fma_peak": peak, "conv": CONV, "runs": runs, "retimed": retimed}
         opts.json.write_text(json.dumps(doc, indent=1))
     return 0
 

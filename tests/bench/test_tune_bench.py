@@ -23,6 +23,7 @@ TVM018_PLUGIN = os.environ.get(
 sys.path.insert(0, str(REPO / "bench"))
 
 import tune  # noqa: E402
+import tune_conv_worker  # noqa: E402
 import tune_tvm018  # noqa: E402
 
 needs_taskset = pytest.mark.skipif(
@@ -52,6 +53,14 @@ def test_task_budgets_split_by_flops() -> None:
     assert tune.task_budgets([1e9, 3e9], 60.0) == [15.0, 45.0]
     assert tune.task_budgets([0.0, 0.0], 60.0) == [30.0, 30.0]
     assert tune.task_budgets([], 60.0) == []
+
+
+def test_tvm_mcpu_falls_back_to_the_vector_isa() -> None:
+    avx512 = frozenset({"avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl"})
+    assert tune_conv_worker.tvm_mcpu("znver3", avx512) == "znver3"
+    assert tune_conv_worker.tvm_mcpu("generic", avx512) == "icelake-server"
+    assert tune_conv_worker.tvm_mcpu("generic", frozenset({"avx2", "fma"})) == "haswell"
+    assert tune_conv_worker.tvm_mcpu("generic", frozenset({"sse2"})) == "generic"
 
 
 def test_geomean() -> None:
@@ -105,20 +114,47 @@ def test_tvm018_curve_with_two_trials(tmp_path: Path) -> None:
         CURVE,
         *("--tvm-python", TVM018_PYTHON, "--tvm-pythonpath", TVM018_PYTHONPATH),
         *("--tvm-llvm-plugin", TVM018_PLUGIN, "--peer", "tvm018", "--tuner", "random"),
-        *("--trials", "2", "--no-peak", "--json", str(out)),
+        *("--trials", "2", "--no-peak", "--retime-rounds", "1", "--retime-number", "2"),
+        *("--json", str(out)),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     row = next(ln for ln in done.stdout.splitlines() if ln.startswith("tvm018 conv2d_NCHWc.x86"))
     cells = row.split()[3:]
     assert len(cells) == 5, row  # @1, @2, trials, failed, wall s
     assert float(cells[1]) > 0 and cells[2] == "2", row
-    (run,) = json.loads(out.read_text())["runs"]
+    doc = json.loads(out.read_text())
+    (run,) = doc["runs"]
     assert run["task"] == "conv2d_NCHWc.x86" and run["version"].startswith("0.18")
-    assert run["flop"] == pytest.approx(2 * 64 * 64 * 9 * 56 * 56)
+    assert "-mcpu=generic" not in run["target"], run["target"]
+    # TVM's FLOP count adds the padding and layout stages' arithmetic to the multiply-adds
+    assert run["flop"] == pytest.approx(2 * 64 * 64 * 9 * 56 * 56, rel=0.01)
+    assert doc["retimed"]["tvm018 conv2d_NCHWc.x86 random"]["retimed_gflops"] > 0
 
 
 @needs_taskset
-def test_tune_bench_measures_untuned_and_onnxruntime(tmp_path: Path) -> None:
+def test_pytvm_curve_with_two_trials(tmp_path: Path) -> None:
+    out = tmp_path / "curve.json"
+    done = _run(
+        CURVE,
+        *("--peer", "pytvm", "--tuner", "random", "--trials", "2", "--no-peak"),
+        *("--retime-rounds", "1", "--retime-number", "2", "--json", str(out)),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(out.read_text())
+    runs = {run["task"]: run for run in doc["runs"]}
+    retimed = doc["retimed"]
+    assert set(retimed) == {f"pytvm {task} random" for task in runs}, done.stdout
+    assert all(cell["retimed_gflops"] > 0 for cell in retimed.values()), done.stdout
+    assert set(runs) == {"conv2d_nchw_packed.x86", "conv2d_NCHWc.x86"}, done.stdout
+    for run in runs.values():
+        assert len(run["trials"]) == 2 and run["flop"] == pytest.approx(2 * 64 * 64 * 9 * 56 * 56)
+        assert max(t["gflops"] for t in run["trials"]) > 0, done.stdout
+    row = next(ln for ln in done.stdout.splitlines() if ln.startswith("pytvm conv2d_nchw_packed"))
+    assert row.split()[5] == "2", row  # @1, @2, then the trials run
+
+
+@needs_taskset
+def test_tune_bench_tunes_and_measures(tmp_path: Path) -> None:
     models = tmp_path / "models"
     models.mkdir()
     subprocess.run(
@@ -132,11 +168,16 @@ def test_tune_bench_measures_untuned_and_onnxruntime(tmp_path: Path) -> None:
         TUNE,
         *("--only", "mlp", "--model-dir", str(models), "--threads", "1", "--no-peak"),
         *("--budget-minutes", "0.05", "--trials", "2", "--min-seconds", "0.05"),
-        *("--json", str(out)),
+        *("--json", str(out), "--work", str(tmp_path / "work")),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     row = next(ln for ln in done.stdout.splitlines() if ln.startswith("mlp "))
     result = json.loads(out.read_text())["models"]["mlp"]
     cells = result["latency"]["1"]
     assert cells["untuned"]["ms"] > 0 and cells["onnxruntime"]["ms"] > 0, row
-    assert cells["untuned"]["rel"] < 1e-3, row
+    for kind in ("untuned", "tuned"):
+        assert cells[kind]["ms"] > 0 and cells[kind]["rel"] < 1e-3, row
+    tasks = result["tune"]["tasks"]
+    assert tasks and all(t["trials"] >= 1 for t in tasks), row
+    records = Path(result["tune"]["records"]).read_text().splitlines()
+    assert len(records) == sum(t["trials"] for t in tasks)
