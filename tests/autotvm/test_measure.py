@@ -7,6 +7,8 @@ from __future__ import annotations
 import gc
 import os
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -162,3 +164,19 @@ def test_local_runner_and_builder_stop_when_dropped() -> None:
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=10)
     assert not folder.exists()
+
+
+def test_importing_topi_loads_no_tuning_module() -> None:
+    """The autotvm package roots load the tuning layer on first use only (PEP 562)."""
+    code = (
+        "import sys, pytvm.topi\n"
+        "from pytvm import autotvm\n"
+        "late = ('pytvm.autotvm.tuner', 'pytvm.autotvm.measure.measure_methods', 'pytvm.graph')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(late)))\n"
+        "autotvm.LocalBuilder\n"
+        "print('pytvm.autotvm.measure.measure_methods' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]
