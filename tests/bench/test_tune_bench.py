@@ -167,7 +167,7 @@ def test_tune_bench_tunes_and_measures(tmp_path: Path) -> None:
     done = _run(
         TUNE,
         *("--only", "mlp", "--model-dir", str(models), "--threads", "1", "--no-peak"),
-        *("--budget-minutes", "0.05", "--trials", "2", "--min-seconds", "0.05"),
+        *("--budget-minutes", "0.05", "--trials", "2", "--min-seconds", "0.05", "--rounds", "1"),
         *("--json", str(out), "--work", str(tmp_path / "work")),
     )
     assert done.returncode == 0, done.stdout + done.stderr
