@@ -13,6 +13,11 @@ and, for microTVM and AOT (``tests/python/micro``, ``tests/python/relay/aot``; t
     git -C tvm archive v0.18.0 conftest.py tests/python/micro tests/python/relay/aot \
         | tar -x -C /tmp/tvm018
 
+and, for AutoTVM (``tests/python/autotvm``; its helper ``tvm.testing.autotvm`` is pytvm's
+``pytvm.testing.autotvm``), with the tutorials ``autotvm_matmul_x86`` and ``tune_relay_x86``::
+
+    git -C tvm archive v0.18.0 conftest.py tests/python/autotvm gallery | tar -x -C /tmp/tvm018
+
 Then::
 
     python scripts/run_tvm_compiler_tests.py /tmp/tvm018 [--jobs 2] [--only PATTERN] [-v]
@@ -26,10 +31,12 @@ so TVM's own marks skip what needs a GPU.
 
 Run:
 - each test file (``tests/python/te``, ``tests/python/topi``, the ONNX frontend's
-  ``test_forward.py``, ``tests/python/micro``, ``tests/python/relay/aot``) in its own pytest
+  ``test_forward.py``, ``tests/python/micro``, ``tests/python/relay/aot``,
+  ``tests/python/autotvm``) in its own pytest
   subprocess, ``--jobs`` at a time, with a per-test alarm
   and a per-file wall-clock limit;
-- each tutorial (``tensor_expr_get_started``, ``relay_quick_start``, ``from_onnx``) as a script;
+- each tutorial (``tensor_expr_get_started``, ``relay_quick_start``, ``from_onnx``,
+  ``autotvm_matmul_x86``, ``tune_relay_x86``) as a script;
   it passes when it exits with 0; one that declares ``sphinx_gallery_requires_cuda = True`` (its
   own mark that it needs a GPU) is skipped.
 
@@ -75,6 +82,7 @@ TEST_GLOBS = (
     "tests/python/frontend/onnx/test_forward.py",
     "tests/python/micro/test_*.py",
     "tests/python/relay/aot/test_*.py",
+    "tests/python/autotvm/test_*.py",
 )
 #: Modules the test files import from their own folder.
 HELPER_GLOBS = ("tests/python/topi/common.py",)
@@ -85,6 +93,8 @@ TUTORIALS = (
     "gallery/tutorial/tensor_expr_get_started.py",
     "gallery/tutorial/relay_quick_start.py",
     "gallery/how_to/compile_models/from_onnx.py",
+    "gallery/tutorial/autotvm_matmul_x86.py",
+    "gallery/how_to/tune_with_autotvm/tune_relay_x86.py",
 )
 
 _GPU = "GPU targets: out of scope (targets are limited to llvm)"

@@ -12,9 +12,12 @@ better defaults (``fallback_split``, ``cfg["k"] = OtherOptionEntity(v)``).
 from __future__ import annotations
 
 import math
+import random
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from ...ffi.errors import TVMIndexError, TVMValueError
 from .knobs import (
@@ -62,6 +65,15 @@ _KIND_TAGS: tuple[tuple[type, str, str], ...] = (
     (OtherOptionEntity, "ot", "val"),
 )
 
+#: Annotation codes of ``ConfigEntity.get_flatten_feature`` (TVM's numbering).
+_ANN_CODES = {
+    name: i
+    for i, name in enumerate(
+        ("none", "vec", "unroll", "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x",
+         "threadIdx.y", "threadIdx.z", "vthread", "fuse")
+    )
+}  # fmt: skip
+
 
 class ConfigSpace:
     """The knobs a template declares and, for each, its space (``space_map``) and current
@@ -78,6 +90,8 @@ class ConfigSpace:
         self.flop: float = 0
         self.cost: float | None = None
         self.is_fallback = False
+        self._shared_filter: Callable[[Any], bool] | None = None
+        self._valid: tuple[bool, ...] | None = None
 
     @staticmethod
     def axis(var: Any) -> VirtualAxis:
@@ -121,10 +135,168 @@ class ConfigSpace:
         """Whether no knob reported this configuration invalid."""
         return not self.errors
 
+    def multi_filter(self, filter: Callable[[Any], bool]) -> None:
+        """Keep only the points whose entities (``{knob name: entity}``) satisfy ``filter``.
+
+        Unlike a knob's own ``filter=``, this one relates several knobs. The index range stays
+        the knobs' full product (``range_length``); ``len(space)`` counts the points kept, and
+        ``get`` of a filtered-out index raises. Walk such a space with ``is_index_valid``,
+        ``get_next_index`` and ``get_rand_index``. Only a space that collects knobs keeps it.
+
+        Examples
+        --------
+        >>> cfg = ConfigSpace()
+        >>> _ = cfg.define_split("tile_x", 16, num_outputs=2)
+        >>> _ = cfg.define_split("tile_y", 16, num_outputs=2)
+        >>> cfg.multi_filter(lambda e: e["tile_x"].size[1] * e["tile_y"].size[1] <= 4)
+        >>> len(cfg), cfg.range_length
+        (6, 25)
+        """
+        if not callable(filter):
+            raise TVMValueError(f"multi_filter: {filter!r} is not a function of the entities")
+        if self._collect:
+            self._shared_filter = filter
+            self._valid = None
+
+    def _validity(self) -> tuple[bool, ...]:
+        if self._valid is None:
+            keep = self._shared_filter
+            assert keep is not None
+            self._valid = tuple(bool(keep(self._entities_of(i))) for i in range(self.range_length))
+        return self._valid
+
+    def _check_index(self, index: int, what: str) -> None:
+        if not 0 <= index < self.range_length:
+            raise TVMIndexError(
+                f"{what}: index {index} out of range; the space has indices "
+                f"0..{self.range_length - 1}"
+            )
+
+    def is_index_valid(self, index: int) -> bool:
+        """Whether point ``index`` (in ``0..range_length-1``) satisfies the multi filter."""
+        self._check_index(index, "is_index_valid")
+        return self._shared_filter is None or self._validity()[index]
+
+    @property
+    def dims(self) -> list[int]:
+        """The size of each knob's space, in declaration order."""
+        return [len(s) for s in self.space_map.values()]
+
+    def subrange_length(self, start: int, end: int) -> int:
+        """The number of valid points with an index in ``[start, end)``."""
+        if not 0 <= start <= end <= self.range_length:
+            raise TVMIndexError(
+                f"subrange_length({start}, {end}): expected 0 <= start <= end <= "
+                f"{self.range_length}"
+            )
+        if self._shared_filter is None:
+            return end - start
+        return sum(self._validity()[start:end])
+
+    def get_rand_index(
+        self, start: int | None = None, end: int | None = None, to_exclude: Any = None
+    ) -> int:
+        """A random valid index in ``[start, end)`` not in ``to_exclude``; raises when there is
+        none.
+        """
+        lo = 0 if start is None else start
+        hi = self.range_length if end is None else end
+        if not 0 <= lo < hi <= self.range_length:
+            raise TVMIndexError(
+                f"get_rand_index: range [{lo}, {hi}) is empty or outside 0..{self.range_length}"
+            )
+        exclude = set(to_exclude) if to_exclude is not None else set()
+        for _ in range(64):  # rejection sampling while most of the range is acceptable
+            index = random.randrange(lo, hi)
+            if index not in exclude and self.is_index_valid(index):
+                return index
+        rest = [i for i in range(lo, hi) if i not in exclude and self.is_index_valid(i)]
+        if not rest:
+            raise TVMValueError(
+                f"get_rand_index: no valid index in [{lo}, {hi}) outside the {len(exclude)} "
+                "excluded"
+            )
+        return random.choice(rest)
+
+    def get_next_index(
+        self, index: int, n: int = 1, start: int | None = None, end: int | None = None
+    ) -> int | None:
+        """The ``n``-th valid index after ``index`` (before it when ``n < 0``) within
+        ``[start, end)``, or None past the range.
+        """
+        if n == 0:
+            raise TVMValueError("get_next_index: n must not be 0")
+        lo = 0 if start is None else start
+        hi = self.range_length if end is None else end
+        step = 1 if n > 0 else -1
+        left = abs(n)
+        while left:
+            index += step
+            if not lo <= index < hi:
+                return None
+            if self.is_index_valid(index):
+                left -= 1
+        return index
+
+    def point2knob(self, point: int) -> list[int]:
+        """The knob indices of point ``point`` (the first knob varies fastest)."""
+        knob = []
+        for dim in self.dims:
+            knob.append(point % dim)
+            point //= dim
+        return knob
+
+    def knob2point(self, knob: Sequence[int]) -> int:
+        """The point of knob indices ``knob`` (inverse of :meth:`point2knob`)."""
+        point, stride = 0, 1
+        for k, dim in zip(knob, self.dims, strict=False):
+            point += int(k) * stride
+            stride *= dim
+        return point
+
+    def sample_ints(self, m: int) -> np.ndarray:
+        """``m`` distinct valid indices at random (works past 2**32 points, unlike numpy)."""
+        if not 0 <= m <= len(self):
+            raise TVMValueError(f"sample_ints({m}): the space has {len(self)} valid points")
+        if m * 2 > len(self):
+            valid = [i for i in range(self.range_length) if self.is_index_valid(i)]
+            return np.array(random.sample(valid, m), dtype=np.int64)
+        seen: set[int] = set()
+        while len(seen) < m:
+            index = random.randrange(self.range_length)
+            if self.is_index_valid(index):
+                seen.add(index)
+        return np.fromiter(seen, np.int64, len(seen))
+
+    def random_walk(self, point: int) -> int:
+        """A valid neighbour of ``point``: one knob moved to another of its values."""
+        old = self.point2knob(point)
+        movable = [i for i, d in enumerate(self.dims) if d > 1]
+        for _ in range(64):
+            if not movable:
+                break
+            knob = list(old)
+            axis = random.choice(movable)
+            knob[axis] = random.choice([v for v in range(self.dims[axis]) if v != old[axis]])
+            new = self.knob2point(knob)
+            if self.is_index_valid(new):
+                return new
+        neighbours = [
+            self.knob2point([*old[:i], v, *old[i + 1 :]])
+            for i in movable
+            for v in range(self.dims[i])
+            if v != old[i]
+        ]
+        neighbours = [p for p in neighbours if self.is_index_valid(p)]
+        if not neighbours:
+            raise TVMValueError(f"random_walk: point {point} has no valid neighbour")
+        return random.choice(neighbours)
+
     def _add_new_transform(
         self, space_class: Any, name: str, axes: Sequence[Any], policy: str, **kwargs: Any
     ) -> list[Axis]:
         if self._collect and not (self.is_fallback and name in self._entity_map):
+            self._valid = None
             vaxes = [a if isinstance(a, VirtualAxis | Axis) else self.axis(a) for a in axes]
             space = space_class(vaxes, policy, **kwargs)
             if not len(space):
@@ -141,20 +313,33 @@ class ConfigSpace:
         return math.prod(len(s) for s in self.space_map.values())
 
     def __len__(self) -> int:
-        return self.range_length
+        """The number of valid points (``range_length`` unless a multi filter is set)."""
+        if self._shared_filter is None:
+            return self.range_length
+        return sum(self._validity())
 
-    def get(self, index: int) -> ConfigEntity:
-        """The point ``index`` of the space (the first knob varies fastest)."""
-        if not 0 <= index < self.range_length:
-            raise TVMIndexError(
-                f"config index {index} out of range; the space has {self.range_length} points"
-            )
+    def _entities_of(self, index: int) -> OrderedDict[str, Any]:
         entities: OrderedDict[str, Any] = OrderedDict()
         rest = index
         for name, space in self.space_map.items():
             entities[name] = space[rest % len(space)]
             rest //= len(space)
-        return ConfigEntity(index, self.code_hash, entities, self._constraints)
+        return entities
+
+    def get(self, index: int) -> ConfigEntity:
+        """The point ``index`` of the space (the first knob varies fastest); raises for an
+        index out of range or filtered out by the multi filter.
+        """
+        if not 0 <= index < self.range_length:
+            raise TVMIndexError(
+                f"config index {index} out of range; the space has {self.range_length} points"
+            )
+        if not self.is_index_valid(index):
+            raise TVMIndexError(
+                f"config index {index} does not satisfy the space's multi_filter; check "
+                "is_index_valid(index) first"
+            )
+        return ConfigEntity(index, self.code_hash, self._entities_of(index), self._constraints)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entity_map)
@@ -170,7 +355,9 @@ class ConfigSpace:
 
     def __repr__(self) -> str:
         rows = "".join(f"  {i:2d} {n}: {s}\n" for i, (n, s) in enumerate(self.space_map.items()))
-        return f"ConfigSpace (len={len(self)}, space_map=\n{rows})"
+        return (
+            f"ConfigSpace (len={len(self)}, range_length={self.range_length}, space_map=\n{rows})"
+        )
 
 
 class ConfigEntity(ConfigSpace):
@@ -189,6 +376,23 @@ class ConfigEntity(ConfigSpace):
         self._entity_map = entity_map
         self._constraints = constraints
         self.code_hash = code_hash
+
+    def get_flatten_feature(self) -> np.ndarray:
+        """The knob values as float32: split sizes, reorder permutations, annotation codes
+        (TVM's numbering), other options' values (numbers; any other value counts 0).
+        """
+        fea: list[float] = []
+        for v in self._entity_map.values():
+            if isinstance(v, SplitEntity):
+                fea.extend(float(x) for x in v.size)
+            elif isinstance(v, ReorderEntity):
+                fea.extend(float(x) for x in v.perm)
+            elif isinstance(v, AnnotateEntity):
+                fea.extend(float(_ANN_CODES.get(a, 0)) for a in v.anns)
+            elif isinstance(v, OtherOptionEntity):
+                val = v.val
+                fea.append(float(val) if isinstance(val, int | float | np.number) else 0.0)
+        return np.array(fea, dtype=np.float32)
 
     def get_other_option(self) -> dict[str, Any]:
         """The values of the ``define_knob`` knobs, by name."""

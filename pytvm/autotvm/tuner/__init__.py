@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import callback
 from .callback import log_to_file, progress_bar
+from .droplet_tuner import DropletTuner
 from .ga_tuner import GATuner
 from .index_based_tuner import GridSearchTuner, IndexBaseTuner, RandomTuner
 from .model_based_tuner import CostModel, ModelBasedTuner, ModelOptimizer
@@ -23,6 +24,7 @@ from .xgboost_tuner import XGBTuner
 
 __all__ = [
     "CostModel",
+    "DropletTuner",
     "GATuner",
     "GridSearchTuner",
     "IndexBaseTuner",

@@ -47,13 +47,12 @@ class GATuner(Tuner):
         self.mutation_prob = mutation_prob
         self.dims = [len(s) for s in self.space.space_map.values()]
         self.rng = np.random.default_rng(seed)
-        # The first generation is drawn on the first next_batch, after any load_history.
         self.genes: list[list[int]] = []
         self.scores: list[float] = []
         self.elites: list[list[int]] = []
         self.elite_scores: list[float] = []
         self.trial_pt = 0
-        self._started = False
+        self._first_generation()
 
     def point2knob(self, index: int) -> list[int]:
         """The knob indices of the space's point ``index``."""
@@ -68,18 +67,40 @@ class GATuner(Tuner):
         return sum(k * math.prod(self.dims[:j]) for j, k in enumerate(knob))
 
     def _unvisited(self) -> list[int]:
-        return [i for i in range(len(self.space)) if i not in self.visited]
+        space = self.space
+        return [
+            i
+            for i in range(space.range_length)
+            if i not in self.visited and space.is_index_valid(i)
+        ]
 
     def _take(self, indices: Iterable[int]) -> list[list[int]]:
         indices = list(indices)
         self.visited.update(indices)
         return [self.point2knob(i) for i in indices]
 
-    def _first_generation(self) -> None:
+    def _draw(self, count: int) -> list[list[int]]:
         rest = self._unvisited()
-        size = min(self.pop_size, len(rest))
-        self.genes = self._take(int(i) for i in self.rng.choice(rest, size=size, replace=False))
-        self._started = True
+        size = min(count, len(rest))
+        return self._take(int(i) for i in self.rng.choice(rest, size=size, replace=False))
+
+    def _first_generation(self) -> None:
+        self.genes = self._draw(self.pop_size)
+
+    def load_history(
+        self, data_set: Iterable[tuple[MeasureInput, MeasureResult]], min_seed_records: int = 500
+    ) -> None:
+        """Resume from earlier measurements (see ``Tuner.load_history``); genes of the first,
+        not yet measured generation that are on record are replaced by unvisited ones.
+        """
+        if self.trial_pt or self.scores:
+            super().load_history(data_set, min_seed_records)
+            return
+        points = [self.knob2point(g) for g in self.genes]
+        self.visited.difference_update(points)
+        super().load_history(data_set, min_seed_records)
+        keep = [p for p in points if p not in self.visited]
+        self.genes = self._take(keep) + self._draw(self.pop_size - len(keep))
 
     def has_next(self) -> bool:
         """Whether a gene of this generation is unmeasured or a configuration unvisited."""
@@ -88,8 +109,6 @@ class GATuner(Tuner):
 
     def next_batch(self, batch_size: int) -> list[Any]:
         """The next ``batch_size`` unmeasured genes of the generation, as configurations."""
-        if not self._started:
-            self._first_generation()
         ret: list[Any] = []
         while len(ret) < batch_size and self.trial_pt < len(self.genes):
             gene = self.genes[self.trial_pt]
@@ -135,7 +154,7 @@ class GATuner(Tuner):
                 if self.rng.random() < self.mutation_prob:
                     child[j] = int(self.rng.integers(dim))
             index = self.knob2point(child)
-            if index not in self.visited:
+            if index not in self.visited and self.space.is_index_valid(index):
                 self.visited.add(index)
                 next_genes.append(child)
         return next_genes

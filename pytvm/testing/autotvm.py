@@ -1,0 +1,110 @@
+"""AutoTVM test helpers (TVM's ``tvm.testing.autotvm``): a runner that measures nothing, the
+``testing/matmul`` template and sample tasks and records built from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import te
+from ..autotvm import MeasureInput, MeasureResult
+from ..autotvm.measure.measure import Runner
+from ..autotvm.task.dispatcher import get_config
+from ..autotvm.task.task import Task, create, template
+from ..target import Target
+
+__all__ = ["DummyRunner", "bad_matmul", "get_sample_records", "get_sample_task", "matmul"]
+
+
+class DummyRunner(Runner):
+    """A runner that runs nothing: every input gets a random cost in [0, 1) seconds and no
+    error, so a tuner's loop can be driven without a device.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(1, 1)
+
+    def run(self, measure_inputs: Sequence[Any], build_results: Sequence[Any]) -> list[Any]:
+        """One successful :class:`MeasureResult` with a random cost per input."""
+        return [
+            MeasureResult((float(np.random.random()),), 0, 0.2, time.time()) for _ in measure_inputs
+        ]
+
+    def get_build_kwargs(self) -> dict[str, Any]:
+        """No device-specific build arguments."""
+        return {}
+
+
+@template("testing/matmul")
+def matmul(N: int, L: int, M: int, dtype: str) -> tuple[Any, list[Any]]:
+    """``C[N, M] = A[N, L] @ B[L, M]`` with two split knobs ``tile_y`` / ``tile_x``.
+
+    ``tile_x`` splits the column loop only when its inner factor exceeds 1, so configurations
+    differ in their number of loops (loop features must cope with that).
+    """
+    A = te.placeholder((N, L), name="A", dtype=dtype)
+    B = te.placeholder((L, M), name="B", dtype=dtype)
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    red = s[C].op.reduce_axis[0]
+    cfg = get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    yo, yi = cfg["tile_y"].apply(s, C, y)
+    if cfg["tile_x"].size[-1] > 1:
+        xo, xi = cfg["tile_x"].apply(s, C, x)
+        s[C].reorder(yo, xo, red, yi, xi)
+    else:
+        s[C].reorder(yo, red, yi, x)
+    return s, [A, B, C]
+
+
+@template("testing/bad_matmul")
+def bad_matmul(N: int, L: int, M: int, dtype: str) -> tuple[Any, list[Any]]:
+    """``testing/matmul``, except under a target with the key ``bad_device``: there the
+    reduction misses its last element, so its output is wrong (a runner's output check must
+    flag it).
+    """
+    target = Target.current(allow_none=True)
+    if target is None or "bad_device" not in target.keys:
+        return matmul(N, L, M, dtype)
+    A = te.placeholder((N, L), name="A", dtype=dtype)
+    B = te.placeholder((L, M), name="B", dtype=dtype)
+    k = te.reduce_axis((0, L - 1), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    cfg = get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    return s, [A, B, C]
+
+
+def get_sample_task(n: int = 128) -> tuple[Task, Target]:
+    """The ``testing/matmul`` task of an ``n``-cube float32 product on ``llvm``, and its
+    target.
+    """
+    target = Target("llvm")
+    task = create("testing/matmul", args=(n, n, n, "float32"), target=target)
+    return task, target
+
+
+def get_sample_records(n: int) -> list[tuple[Any, Any]]:
+    """``n`` (input, result) pairs of the sample task: configuration ``i mod len(space)``,
+    cost ``i + 1`` seconds, all successful.
+    """
+    task, target = get_sample_task()
+    space = task.config_space
+    return [
+        (
+            MeasureInput(target, task, space.get(i % len(space))),
+            MeasureResult((float(i + 1),), 0, float(i), time.time()),
+        )
+        for i in range(n)
+    ]
