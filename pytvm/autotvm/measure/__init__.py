@@ -1,7 +1,8 @@
 """Measuring configurations (TVM's ``autotvm.measure``): what a measurement takes and gives
 (imported here), and the tuning layer's builders and runners, loaded on first use
 (``measure_methods``: ``LocalBuilder``, ``RPCRunner``, ``LocalRunner``, ``measure_option``,
-``create_measure_batch``; ``executor``: the worker processes builds run in).
+``create_measure_batch``; ``local_builder``, ``reference``; ``executor``: the worker processes
+builds run in).
 """
 
 from __future__ import annotations

@@ -1,21 +1,22 @@
 """Building candidates and timing them on RPC servers (TVM's ``autotvm.measure``'s
 ``LocalBuilder``, ``RPCRunner``, ``LocalRunner``, ``measure_option``, ``create_measure_batch``).
 
-Flow of one batch (``create_measure_batch``): ``LocalBuilder.build`` instantiates and compiles
-each configuration in a worker process (:mod:`.executor`; a worker that passes ``timeout`` is
-killed: ``BUILD_TIMEOUT``; a template that rejects the configuration: ``INSTANTIATION_ERROR``;
-a compiler error: ``COMPILE_HOST``) and writes a shared library per candidate into a temporary
-folder. ``RPCRunner.run`` then measures the built candidates on up to ``n_parallel`` servers at
-once, one thread per candidate: each leases a server of ``key`` from the tracker, uploads the
-library, loads it, fills its arguments with random data (fixed seed) on the remote device,
-times it with ``time_evaluator(number, repeat, min_repeat_ms)`` and compares its outputs with
-the reference.
+Flow of one batch (``create_measure_batch``): ``LocalBuilder.build`` (:mod:`.local_builder`)
+instantiates and compiles each configuration in a worker process (a worker that passes
+``timeout`` is killed: ``BUILD_TIMEOUT``; a template that rejects the configuration:
+``INSTANTIATION_ERROR``; a compiler error: ``COMPILE_HOST``) and writes a shared library per
+candidate into a temporary folder. ``RPCRunner.run`` then measures the built candidates on up to
+``n_parallel`` servers at once, one thread per candidate: each leases a server of ``key`` from
+the tracker, uploads the library, loads it, fills its arguments with random data (fixed seed) on
+the remote device, times it with ``time_evaluator(number, repeat, min_repeat_ms)`` and compares
+its outputs with the reference.
 
-Reference (``check_correctness=True``): the task's default configuration (the fallback, what an
-untuned build compiles) is built and run once per task in a local worker process on the same
-inputs (so a faulty server can never supply it; a target that does not run on this machine is
-measured unchecked, with a warning); a candidate whose outputs differ beyond ``rtol=1e-3`` and
-``atol=1e-3 * max|ref|`` (float reassociation; integers exactly) is ``WRONG_ANSWER``.
+Reference (``check_correctness=True``, :mod:`.reference`): the task's default configuration (the
+fallback, what an untuned build compiles) is built and run once per task in a local worker
+process on the same inputs (so a faulty server can never supply it; a target that does not run
+on this machine is measured unchecked, with a warning); a candidate whose outputs differ beyond
+``rtol=1e-3`` and ``atol=1e-3 * max|ref|`` (float reassociation; integers exactly) is
+``WRONG_ANSWER``.
 
 Faults: every remote step is bounded. The server ends a session after ``timeout`` plus
 :data:`UPLOAD_MARGIN` seconds (``session_timeout``), and the client's socket gives up two seconds
@@ -27,33 +28,27 @@ later; either is ``RUN_TIMEOUT``. A server that dies, or a session that breaks, 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
-import shutil
-import tempfile
 import threading
 import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ...driver.build_module import build
-from ...ffi.device import cpu
 from ...ffi.errors import RPCSessionTimeoutError, TVMError, TVMValueError
 from ...rpc.services.server import Server
 from ...rpc.services.tracker import Tracker
 from ...rpc.sessions.tracker_client import connect_tracker
 from ...runtime.ndarray import array
-from ...te.tensor import PlaceholderOp
-from ..task.knobs import InstantiationError
 from ..task.space import FallbackConfigEntity
-from .executor import PopenPoolExecutor, PopenWorker
+from .local_builder import FUNC_NAME, BuildResult, LocalBuilder, failed_result
 from .measure import MeasureErrorNo, MeasureInput, MeasureResult
+from .reference import count_outputs, random_inputs, reference_outputs
 
 __all__ = [
     "UPLOAD_MARGIN",
@@ -71,26 +66,11 @@ logger = logging.getLogger("autotvm")
 
 #: Seconds a session is given beyond the run ``timeout`` for uploading and loading the library.
 UPLOAD_MARGIN = 5.0
-#: Seed of the random inputs (the reference and every candidate get the same).
-INPUT_SEED = 0
 #: Bytes ``enable_cpu_cache_flush`` overwrites before each timed repeat (beyond a CPU's caches).
 CACHE_FLUSH_BYTES = 64 << 20
 #: Seconds beyond the request timeout, session timeout and upload margin before a candidate whose
 #: server never answers is given up (the socket timeout applies from the session's start only).
 WATCHDOG_SLACK = 3.0
-#: The name of the kernel each candidate's library exports.
-FUNC_NAME = "default_function"
-
-
-class BuildResult(NamedTuple):
-    """A built candidate (TVM's): the library's path, ``(shape, dtype)`` of each argument
-    (inputs, then outputs), the error (None when built) and the seconds the build took.
-    """
-
-    filename: str | None
-    arg_info: tuple[tuple[tuple[int, ...], str], ...] | None
-    error: BaseException | None
-    time_cost: float
 
 
 def measure_option(builder: Any, runner: Any) -> dict[str, Any]:
@@ -112,167 +92,6 @@ def measure_option(builder: Any, runner: Any) -> dict[str, Any]:
             raise TVMValueError(f"measure_option: runner {runner!r}; expected 'local' or one")
         runner = LocalRunner()
     return {"builder": builder, "runner": runner}
-
-
-# ----------------------------------------------------------------------------- building
-
-
-def _arg_info(tensors: Sequence[Any]) -> tuple[tuple[tuple[int, ...], str], ...]:
-    return tuple((tuple(int(d) for d in t.shape), str(t.dtype)) for t in tensors)
-
-
-def _warm_up() -> None:
-    """In a new worker, before its first build is timed: import the compiler and topi."""
-    importlib.import_module("pytvm.topi")
-
-
-def _build_candidate(
-    task: Any, config: Any, out_dir: str, build_func: Callable[..., Any] | None
-) -> BuildResult:
-    """In a worker: instantiate ``config`` of ``task``, compile, export a shared library."""
-    tic = time.perf_counter()
-    try:
-        sch, tensors = task.instantiate(config)
-        if not config.valid():
-            raise InstantiationError(f"invalid configuration: {config.errors}")
-    except Exception as err:
-        text = f"{type(err).__name__}: {err}"
-        return BuildResult(None, None, InstantiationError(text), time.perf_counter() - tic)
-    try:
-        func = build(sch, tensors, target=task.target, name=FUNC_NAME)
-        filename = str(Path(out_dir) / f"tmp_func_{uuid.uuid4().hex}.so")
-        if build_func is not None:
-            func.export_library(filename, fcompile=build_func)
-        else:
-            func.export_library(filename)
-    except Exception as err:
-        error = TVMError(f"{type(err).__name__}: {err}")
-        return BuildResult(None, None, error, time.perf_counter() - tic)
-    return BuildResult(filename, _arg_info(tensors), None, time.perf_counter() - tic)
-
-
-class LocalBuilder:
-    """Build candidates in ``n_parallel`` worker processes (TVM's ``LocalBuilder``).
-
-    ``timeout``: seconds per build before its worker is killed; ``build_func``: ``"default"``
-    (``export_library``'s own compiler call) or a function ``f(output, objects, options)`` used
-    as ``export_library``'s ``fcompile``.
-    """
-
-    def __init__(
-        self,
-        timeout: float = 10,
-        n_parallel: int | None = None,
-        build_func: str | Callable[..., Any] = "default",
-    ) -> None:
-        if build_func != "default" and not callable(build_func):
-            raise TVMValueError(
-                f"LocalBuilder: build_func {build_func!r}; expected 'default' or a function "
-                "f(output, objects, options)"
-            )
-        if not timeout > 0:
-            raise TVMValueError(f"LocalBuilder: timeout={timeout!r}; expected seconds > 0")
-        self.timeout = float(timeout)
-        self.n_parallel = int(n_parallel) if n_parallel else (os.cpu_count() or 1)
-        self.build_func = None if build_func == "default" else build_func
-        self.task: Any = None
-        self.build_kwargs: dict[str, Any] = {}
-        self._pool: PopenPoolExecutor | None = None
-        self._dir: str | None = None
-        self._finalizer: weakref.finalize[Any, Any] | None = None
-
-    def set_task(self, task: Any, build_kwargs: dict[str, Any] | None = None) -> None:
-        """Build candidates of ``task`` from now on."""
-        self.task, self.build_kwargs = task, dict(build_kwargs or {})
-        if self._pool is None:
-            self._pool = PopenPoolExecutor(
-                self.n_parallel, timeout=self.timeout, initializer=_warm_up
-            )
-            self._dir = tempfile.mkdtemp(prefix="pytvm-autotvm-build-")
-            self._finalizer = weakref.finalize(self, _release_builder, self._pool, self._dir)
-
-    def build(self, measure_inputs: Sequence[MeasureInput]) -> list[BuildResult | MeasureResult]:
-        """A :class:`BuildResult` per built input, a failed :class:`MeasureResult` per other."""
-        if self._pool is None or self._dir is None:
-            raise TVMValueError("LocalBuilder.build: call set_task(task) first")
-        out: list[BuildResult | MeasureResult] = []
-        futures = [
-            self._pool.submit(_build_candidate, inp.task, inp.config, self._dir, self.build_func)
-            for inp in measure_inputs
-        ]
-        for fut in futures:
-            try:
-                res: BuildResult = fut.result()
-            except TimeoutError as err:
-                out.append(_failed(err, MeasureErrorNo.BUILD_TIMEOUT, self.timeout))
-                continue
-            except Exception as err:
-                out.append(_failed(err, MeasureErrorNo.COMPILE_HOST, self.timeout))
-                continue
-            if res.error is None:
-                out.append(res)
-            elif isinstance(res.error, InstantiationError):
-                out.append(_failed(res.error, MeasureErrorNo.INSTANTIATION_ERROR, res.time_cost))
-            else:
-                out.append(_failed(res.error, MeasureErrorNo.COMPILE_HOST, res.time_cost))
-        return out
-
-    def close(self) -> None:
-        """Kill the workers and remove the built libraries (also done when the builder is
-        garbage-collected, or at exit).
-        """
-        if self._finalizer is not None:
-            self._finalizer()
-        self._finalizer, self._pool, self._dir = None, None, None
-
-
-def _release_builder(pool: PopenPoolExecutor, folder: str) -> None:
-    pool.shutdown()
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _failed(err: BaseException, code: MeasureErrorNo, cost: float) -> MeasureResult:
-    return MeasureResult((err,), int(code), float(cost), time.time())
-
-
-# ----------------------------------------------------------------------------- running
-
-
-def _random_inputs(arg_info: Sequence[tuple[tuple[int, ...], str]]) -> list[np.ndarray]:
-    rng = np.random.default_rng(INPUT_SEED)
-    out = []
-    for shape, dtype in arg_info:
-        if np.issubdtype(np.dtype(dtype), np.floating):
-            out.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
-        else:
-            info = np.iinfo(np.dtype(dtype))
-            lo, hi = max(int(info.min), -8), min(int(info.max), 8)
-            out.append(rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype))
-    return out
-
-
-def _count_outputs(tensors: Sequence[Any]) -> int:
-    return sum(1 for t in tensors if not isinstance(t.op, PlaceholderOp))
-
-
-def _reference(task: Any) -> tuple[int, list[np.ndarray]]:
-    """In a worker: the number of outputs and the outputs of the task's default configuration
-    on the random inputs, run here.
-    """
-    sch, tensors = task.instantiate(FallbackConfigEntity())
-    n_out = _count_outputs(tensors)
-    info = _arg_info(tensors)
-    func = build(sch, tensors, target=task.target, name=FUNC_NAME)
-    values = _random_inputs(info[: len(info) - n_out])
-    values += [np.zeros(shape, dtype) for shape, dtype in info[len(info) - n_out :]]
-    args = [array(v, cpu(0)) for v in values]
-    func[FUNC_NAME](*args)
-    return n_out, [a.numpy() for a in args[len(args) - n_out :]]
-
-
-#: The worker process computing references (one, reused: its imports are paid once).
-_REFERENCE_WORKER = PopenWorker(initializer=_warm_up)
-_REFERENCE_LOCK = threading.Lock()
 
 
 def request_remote(
@@ -414,12 +233,11 @@ class RPCRunner:
             )
             check = False
         if check:
-            with _REFERENCE_LOCK:
-                self.n_outputs, self.ref_output = _REFERENCE_WORKER.call(
-                    _reference, (task,), timeout=max(60.0, 4 * self.timeout)
-                )
+            self.n_outputs, self.ref_output = reference_outputs(
+                task, timeout=max(60.0, 4 * self.timeout)
+            )
         else:
-            self.n_outputs = _count_outputs(task.instantiate(FallbackConfigEntity())[1])
+            self.n_outputs = count_outputs(task.instantiate(FallbackConfigEntity())[1])
 
     def _remote_kwargs(self) -> dict[str, Any]:
         return {
@@ -436,7 +254,7 @@ class RPCRunner:
         assert build_result.arg_info is not None
         info = build_result.arg_info
         n_out = self.n_outputs if self.n_outputs is not None else 1
-        host = _random_inputs(info[: len(info) - n_out])
+        host = random_inputs(info[: len(info) - n_out])
         host += [np.zeros(shape, dtype) for shape, dtype in info[len(info) - n_out :]]
         try:
             with self.module_loader(self._remote_kwargs(), build_result) as (remote, mod):
@@ -455,9 +273,9 @@ class RPCRunner:
             if self.cooldown_interval > 0:
                 time.sleep(self.cooldown_interval)  # let the device cool down (TVM's)
         except (RPCSessionTimeoutError, TimeoutError) as err:
-            return _failed(err, MeasureErrorNo.RUN_TIMEOUT, time.perf_counter() - tic)
+            return failed_result(err, MeasureErrorNo.RUN_TIMEOUT, time.perf_counter() - tic)
         except Exception as err:
-            return _failed(
+            return failed_result(
                 TVMError(f"{type(err).__name__}: {err}"),
                 MeasureErrorNo.RUNTIME_DEVICE,
                 time.perf_counter() - tic,
@@ -469,7 +287,9 @@ class RPCRunner:
                         f"output differs from the default configuration's: largest difference "
                         f"{float(np.max(np.abs(got.astype('f8') - ref.astype('f8')))):g}"
                     )
-                    return _failed(wrong, MeasureErrorNo.WRONG_ANSWER, time.perf_counter() - tic)
+                    return failed_result(
+                        wrong, MeasureErrorNo.WRONG_ANSWER, time.perf_counter() - tic
+                    )
         cost = build_result.time_cost + time.perf_counter() - tic
         return MeasureResult(costs, int(MeasureErrorNo.NO_ERROR), cost, time.time())
 
@@ -492,7 +312,7 @@ class RPCRunner:
             try:
                 res = self._measure(todo[k])
             except Exception as err:  # a failure outside the measuring steps' own handling
-                res = _failed(err, MeasureErrorNo.UNKNOWN_ERROR, 0.0)
+                res = failed_result(err, MeasureErrorNo.UNKNOWN_ERROR, 0.0)
             with cond:
                 if k not in abandoned:
                     out[k] = res
@@ -510,7 +330,7 @@ class RPCRunner:
                             f"no answer from the RPC server within {self.watchdog:g} s "
                             "(request, session timeout and margins): the server is frozen"
                         )
-                        out[k] = _failed(err, MeasureErrorNo.RUN_TIMEOUT, now - t0)
+                        out[k] = failed_result(err, MeasureErrorNo.RUN_TIMEOUT, now - t0)
                         abandoned.add(k)
                         slots.release()
                 live = [t0 for k, t0 in started.items() if out[k] is None]
