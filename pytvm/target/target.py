@@ -362,6 +362,10 @@ class Target:
     def __hash__(self) -> int:
         return hash((self.text, self.host))
 
+    def __reduce__(self) -> tuple[type[Target], tuple[str, Target | None]]:
+        """Pickles and copies as its text and host (its attributes are rebuilt from them)."""
+        return (Target, (self.text, self.host))
+
 
 _STACK: list[Target] = []
 
