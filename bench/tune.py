@@ -10,9 +10,10 @@ in ``bench/real_models_export.py``'s cache, ``--only`` to choose):
    ``measure_option(builder=LocalBuilder(n_parallel=2), runner=RPCRunner(key, tracker, number=,
    repeat=, min_repeat_ms=, timeout=))`` through a pytvm tracker on loopback with two RPC
    servers registered under the key, one pinned to core 0 and one to core 1 (each one runtime
-   thread). ``--budget-minutes`` caps the model's tuning time: each task gets the share of it
-   its FLOPs are of the model's tasks' FLOPs (a task stops at its first batch past its share,
-   and has at least one batch;
+   thread). ``--budget-minutes`` caps the model's tuning time: each task gets the share of what
+   is left of it that its FLOPs are of the FLOPs of the tasks not yet tuned (so time a task did
+   not use, its space exhausted or stopped early, goes to the later ones; a task stops at its
+   first batch past its share, and has at least one batch;
    the records of every trial go to ``<work>/<model>.records.json``);
 2. latency, each in its own worker process pinned with ``taskset`` (1 thread: core 1; 2 threads:
    cores 0,1) and told to use that many threads: pytvm untuned (``graph.build``), pytvm tuned
@@ -80,7 +81,8 @@ def _tune_worker(spec: dict[str, Any]) -> dict[str, Any]:
     mod, params = from_onnx(onnx.load(spec["onnx"]))
     tasks = list(autotvm.task.extract_from_program(mod, params=params, target="llvm"))
     extract_s = time.perf_counter() - start
-    budgets = task_budgets([float(t.flop or 0.0) for t in tasks], spec["budget_s"])
+    flops = [float(t.flop or 0.0) for t in tasks]
+    deadline_all = time.monotonic() + spec["budget_s"]
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(n_parallel=spec["n_parallel"], timeout=spec["build_timeout"]),
         runner=autotvm.RPCRunner(
@@ -94,7 +96,9 @@ def _tune_worker(spec: dict[str, Any]) -> dict[str, Any]:
         ),
     )
     rows = []
-    for task, budget in zip(tasks, budgets, strict=True):
+    for i, task in enumerate(tasks):
+        # the task's FLOPs share of what is left (time a task did not use goes to the others)
+        budget = task_budgets(flops[i:], max(deadline_all - time.monotonic(), 0.0))[0]
         tuner = _make_tuner(autotvm, spec["tuner"], task)
         counted = {"trials": 0, "failed": 0}
 
