@@ -18,7 +18,14 @@ round trip is two context switches, on two it is two cross-core wake-ups). Secti
    first ``addone`` returning, each library with its own tracker and one registered server;
    median (and min, max) ms.
 
-Figures 1-3 are the best of several timed batches, the two libraries' batches taken in turn.
+5. two hops over TCP: ``copyfrom`` and ``numpy()`` of the largest size through a pytvm server
+   whose session forwards to another one (``session_constructor_args=["rpc.Connect", ...]``),
+   beside one hop to such a server: the hop passing each copy on as it arrives (pytvm's
+   forwarding) and, as the "before" figure, a hop that stores each copy packet whole first (the
+   same server with ``copy_to_remote_streamed``/``copy_from_remote_streamed`` removed). These
+   hop peers are plain serving loops (``pytvm.testing.rpc.thread_server``), one per path.
+
+Figures 1-3 and 5 are the best of several timed batches, the two libraries' batches taken in turn.
 A TVM client holds the GIL while it waits on its socket, so no pytvm server or tracker ever runs
 in this process. Run: ``python bench/rpc.py``; ``--quick`` is a smoke run (tiny sizes and
 counts, the client on the second core only, servers allowed on every core so they start fast).
@@ -93,6 +100,11 @@ class _Fleet(Fleet):
         argv += ["--port", str(port), "--port-end", str(port + 100)]
         return self.start(name, argv, r"bind to [\d.]+:(\d+)")
 
+    def hop_server(self, name: str, stored: bool = False) -> Proc:
+        argv = [sys.executable, str(Path(__file__).resolve()), "--hop-server"]
+        argv += ["stored" if stored else "streamed"]
+        return self.start(name, argv, r"hop server listening on [\d.]+:(\d+)")
+
     def raw_peer(self, name: str) -> Proc:
         argv = [sys.executable, str(Path(__file__).resolve()), "--raw-peer"]
         return self.start(name, argv, r"raw peer listening on [\d.]+:(\d+)")
@@ -138,6 +150,21 @@ def _raw_peer() -> None:
                         conn.sendall(view)
             except ConnectionError:
                 pass
+
+
+def _hop_server(stored: bool) -> None:
+    """Serve pytvm RPC sessions one after another until killed; ``stored``: forward copies the
+    way a hop did before it streamed them (each packet received whole, then sent on).
+    """
+    from pytvm.rpc.sessions.forwarding_session import ForwardingSession
+    from pytvm.testing.rpc import thread_server
+
+    if stored:
+        del ForwardingSession.copy_to_remote_streamed
+        del ForwardingSession.copy_from_remote_streamed
+    with thread_server(sessions=1 << 20) as port:
+        print(f"hop server listening on 127.0.0.1:{port}", flush=True)
+        signal.sigwait({signal.SIGTERM, signal.SIGINT})
 
 
 # ---------------------------------------------------------------------------- timing
@@ -355,9 +382,13 @@ def main() -> None:
         "--quick: split)",
     )
     parser.add_argument("--raw-peer", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--hop-server", choices=("streamed", "stored"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.raw_peer:
         _raw_peer()
+        return
+    if opts.hop_server:
+        _hop_server(opts.hop_server == "stored")
         return
     if opts.quick:
         opts.sizes, opts.batch_s, opts.rounds, opts.budget_s = [1024, 256 * 1024], 0.005, 2, 0.1
@@ -419,6 +450,7 @@ def _run(
         raw_bw[pin_name] = _raw_bandwidth(raw.port, big, opts)
     _report_copies(bw, raw_bw, pinnings, opts)
     _report_tracker(libs, (py_trk.port, tvm_trk.port), pinnings, opts)
+    _report_hops(fleet, pinnings, opts)
 
 
 def _print_header(
@@ -534,6 +566,63 @@ def _report_tracker(
         rows,
         ".2f",
     )
+
+
+_HOP_PATHS = ("one hop", "two hops, streamed", "two hops, stored")
+_HOP_OPS = ("host->remote copyfrom", "remote->host numpy()")
+
+
+def _report_hops(fleet: _Fleet, pinnings: list[tuple[str, int]], opts: argparse.Namespace) -> None:
+    """Section 5: copies through a forwarding hop against one hop, MiB/s and ratios."""
+    import pytvm
+    from pytvm import rpc
+
+    size = opts.sizes[-1]
+    inner = {path: fleet.hop_server(f"hop-inner-{i}") for i, path in enumerate(_HOP_PATHS)}
+    outer = {
+        _HOP_PATHS[1]: fleet.hop_server("hop-outer-streamed"),
+        _HOP_PATHS[2]: fleet.hop_server("hop-outer-stored", stored=True),
+    }
+    for proc in (*inner.values(), *outer.values()):
+        proc.wait_ready()
+    host = np.random.default_rng(5).integers(0, 256, size, dtype=np.uint8)
+    rows = []
+    for pin_name, core in pinnings:
+        pin(core)
+        sessions = {_HOP_PATHS[0]: rpc.connect("127.0.0.1", inner[_HOP_PATHS[0]].port)}
+        for path, proc in outer.items():
+            args = ["rpc.Connect", "127.0.0.1", inner[path].port, "", False]
+            sessions[path] = rpc.connect("127.0.0.1", proc.port, session_constructor_args=args)
+        try:
+            fns: dict[tuple[str, str, int], Callable[[], object]] = {}
+            for path, sess in sessions.items():
+                remote = pytvm.nd.empty((size,), "uint8", sess.cpu())
+                remote.copyfrom(host)
+                assert np.array_equal(remote.numpy(), host), f"{path}: round trip differs"
+                fns[path, _HOP_OPS[0], size] = lambda r=remote: r.copyfrom(host)
+                fns[path, _HOP_OPS[1], size] = remote.numpy
+            rates = mib_per_s_by_op(fns, _HOP_OPS, size, opts)
+            del fns, remote
+        finally:
+            for sess in sessions.values():
+                _close(sess)
+        for op in _HOP_OPS:
+            one, streamed, stored = (rates[path, op, size] for path in _HOP_PATHS)
+            rows.append((f"{pin_name}, {op}, {size_name(size)}", one, streamed, stored))
+    print(
+        f"\n5. two hops over TCP (client -> pytvm server -> pytvm server, rpc.Connect), MiB/s "
+        f"(best of {opts.rounds} batches); 'stored': the hop receives each copy packet whole "
+        "before sending it on (before); 'streamed': it passes each piece on as it arrives"
+    )
+    header = f"{'case':40}" + "".join(
+        f" {c:>13}" for c in ("one hop", "streamed", "stored", "streamed/1hop", "stored/1hop")
+    )
+    print(header)
+    print("-" * len(header))
+    for name, one, streamed, stored in rows:
+        cells = f" {one:>13.1f} {streamed:>13.1f} {stored:>13.1f}"
+        print(f"{name:40}{cells} {streamed / one:>13.2f} {stored / one:>13.2f}")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

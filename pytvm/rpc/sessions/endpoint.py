@@ -62,6 +62,7 @@ _CALL_FUNC = RPCCode.CALL_FUNC
 _REPLY_CODES = frozenset((RPCCode.RETURN, RPCCode.COPY_ACK))
 _COPY_WINDOW = 2  # copy packets in flight (see _copy_to_remote_pipelined; more measured slower)
 _FORWARD_PIECE = 256 << 10  # bytes a streamed copy forwards at a time (copy_to_remote_streamed)
+_FORWARD_READ_PIECE = 256 << 10  # the most copy_from_remote_streamed receives at a time
 
 
 class Endpoint(RequestDispatch):
@@ -303,6 +304,45 @@ class Endpoint(RequestDispatch):
                     self._copy_from_remote_packet(desc, out[start : start + step], start)
             except BaseException as exc:
                 self._failed(f"a copy of {len(out)} bytes from the remote", exc)
+                raise
+
+    def copy_from_remote_streamed(
+        self,
+        desc: TensorDesc,
+        nbytes: int,
+        begin: Callable[[], None],
+        sink: Callable[[memoryview], None],
+    ) -> None:
+        """KCopyFromRemote of ``nbytes`` handed on as it arrives: ``begin()`` once the peer has
+        accepted the first packet (its kCopyAck head came: an error before it is a plain error
+        reply), then ``sink(piece)`` for every piece of data in order. Split into the peer's
+        packet size as :meth:`copy_from_remote`. An error of ``sink`` breaks this connection.
+        """
+        step = self.max_transfer(len(desc.shape))
+        piece = memoryview(bytearray(max(1, min(_FORWARD_READ_PIECE, nbytes))))
+        with self._lock:
+            try:
+                if self.closed:
+                    raise self.closed_error()
+                for start in range(0, max(nbytes, 1), step):
+                    size = min(step, nbytes - start)
+                    part = _at_offset(desc, desc.byte_offset + start)
+                    self._send(encode_copy_from_remote(part, size))
+                    code, left = self._reply()
+                    if code != RPCCode.COPY_ACK or left != size:
+                        self._skip(left)
+                        raise ProtocolError(
+                            f"expected kCopyAck of {size} bytes, got code {code} of {left}"
+                        )
+                    if start == 0:
+                        begin()
+                    done = 0
+                    while done < size:  # each receive handed on as it is (no fixed pieces)
+                        n = self._read_some(piece[: min(len(piece), size - done)])
+                        sink(piece[:n])
+                        done += n
+            except BaseException as exc:
+                self._failed(f"a streamed copy of {nbytes} bytes from the remote", exc)
                 raise
 
     # The packet loops below run with the lock held; copy_to_remote/copy_from_remote above

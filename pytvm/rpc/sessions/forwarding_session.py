@@ -95,6 +95,20 @@ class ForwardingSession(SessionBase):
         self._flush_frees()
         self.endpoint.copy_to_remote_streamed(desc, nbytes, fill)
 
+    def copy_from_remote_streamed(
+        self,
+        desc: TensorDesc,
+        nbytes: int,
+        begin: Callable[[], None],
+        sink: Callable[[memoryview], None],
+    ) -> None:
+        """Read ``nbytes`` of remote tensor ``desc`` and hand them on as they arrive (a server
+        answering a kCopyFromRemote): ``begin()`` once the next hop accepted the copy, then
+        ``sink(piece)`` per piece.
+        """
+        self._flush_frees()
+        self.endpoint.copy_from_remote_streamed(desc, nbytes, begin, sink)
+
     def copy_from_remote(self, desc: TensorDesc, nbytes: int, out: memoryview | None = None) -> Any:
         """``nbytes`` of remote tensor ``desc``, into ``out`` or a new buffer."""
         self._flush_frees()

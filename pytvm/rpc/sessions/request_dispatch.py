@@ -146,7 +146,8 @@ class RequestDispatch(PacketIO):
                     if not isinstance(err, (TVMError, ValueError, TypeError, KeyError, OSError)):
                         log.debug("%s: %s", self.name, err, exc_info=True)
                     reply_parts = (encode_exception(format_error(err)),)
-            self._send(*reply_parts)
+            if reply_parts:  # empty: a forwarded copy answered as its data arrived
+                self._send(*reply_parts)
             sp.set(reply_bytes=self._sent_bytes)
         if self._after_reply is not None:
             action, self._after_reply = self._after_reply, None
@@ -218,6 +219,9 @@ class RequestDispatch(PacketIO):
         if type(msg) is CopyFromRemote:
             desc, nbytes = msg.desc, msg.nbytes
             session = self._session()
+            forward = getattr(session, "copy_from_remote_streamed", None)
+            if forward is not None and not _trace.ON:
+                return self._forward_copy_from_remote(forward, desc, nbytes)
             with _trace.span_of(
                 "serving session", _describe_serving, session, "copy_from_remote", nbytes
             ):
@@ -330,6 +334,31 @@ class RequestDispatch(PacketIO):
             self._skip(nbytes - got)
             return encode_exception(format_error(err))
         return encode_return([None])
+
+    def _forward_copy_from_remote(
+        self, forward: Callable[..., None], desc: Any, nbytes: int
+    ) -> tuple[bytes, ...]:
+        """Answer a kCopyFromRemote from the next hop as its data arrives (a forwarding session's
+        ``copy_from_remote_streamed``): the kCopyAck head goes out once the next hop has accepted
+        the copy, then each piece as it comes. Returns ``()`` (answered), or the kException reply
+        of an error before any byte went out; an error after that breaks this connection (the
+        peer's reply is cut off), which ends serving.
+        """
+        started = False
+
+        def begin() -> None:
+            nonlocal started
+            self._send(encode_copy_ack(nbytes))
+            started = True
+
+        try:
+            forward(desc, nbytes, begin, self.channel.send)
+        except Exception as err:
+            if not started:
+                return (encode_exception(format_error(err)),)
+            self.break_stream(f"a forwarded copy of {nbytes} bytes from the next hop", err)
+            raise self.closed_error() from err
+        return ()
 
 
 # ---------------------------------------------------------------------- tracing (only when on)

@@ -94,6 +94,25 @@ class PacketIO:
                 )
             got += n
 
+    def _read_some(self, view: memoryview) -> int:
+        """Up to ``len(view)`` bytes into ``view``: the buffered ones, else one receive (at
+        least one byte); the count. For forwarding data on as it arrives.
+        """
+        have = len(self._rbuf) - self._rpos
+        if have:
+            n = min(have, len(view))
+            view[:n] = self._rbuf[self._rpos : self._rpos + n]
+            self._rpos += n
+            return n
+        with _trace.span_of("wire", _describe_recv, self) as sp:
+            n = self.channel.recv_into(view)
+            sp.set(bytes=n)
+        if n == 0:
+            raise ConnectionError(
+                f"{self.channel.peer} closed the channel in the middle of a packet"
+            )
+        return n
+
     def _read_staged(self, n: int) -> bytearray:
         """``n`` bytes into a buffer that grows as they arrive (a length field alone never
         allocates more than what was actually received plus one step).
