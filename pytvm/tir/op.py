@@ -45,6 +45,7 @@ __all__ = [
     "any",
     "call_intrin",
     "ceil",
+    "div",
     "erf",
     "exp",
     "floor",
@@ -209,6 +210,13 @@ def truncdiv(a: ExprLike, b: ExprLike) -> PrimExpr:
 def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
     """Remainder of :func:`truncdiv` (C's ``%``)."""
     return binary(_Mod, a, b)
+
+
+def div(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """``a / b`` as C computes it (TVM's ``tir.div``): true division of floats, division
+    rounding toward zero of integers.
+    """
+    return binary(_Div, a, b)
 
 
 #: Index division of non-negative indices (TVM's names): floor division.
