@@ -15,6 +15,7 @@ from .._target import num_cores, num_registers, vector_lanes
 
 __all__ = [
     "MIN_PARALLEL_WORK",
+    "divisors",
     "extent",
     "fuse_parallel",
     "pow2_divisor",
@@ -44,6 +45,18 @@ def pow2_divisor(n: int | None, limit: int) -> int:
     while f * 2 <= limit and n % (f * 2) == 0:
         f *= 2
     return f
+
+
+def divisors(n: int | None, cap: int) -> list[int]:
+    """The divisors of ``n`` that are at most ``cap``, ascending (``[1]`` when ``n`` is
+    unknown).
+
+    >>> divisors(12, 5)
+    [1, 2, 3, 4]
+    """
+    if n is None or n < 1:
+        return [1]
+    return [d for d in range(1, max(1, min(cap, n)) + 1) if n % d == 0]
 
 
 def largest_divisor(n: int | None, cap: int) -> int:

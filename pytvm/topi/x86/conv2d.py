@@ -12,6 +12,14 @@ block. A block accumulates in a local buffer
 over the whole reduction (channels, then kernel rows and columns), channels and rows
 unrolled and the width vectorized; blocks run in parallel. The padded input is its own
 stage, computed once before the convolution, so the inner loops carry no bounds checks.
+
+Knobs (AutoTVM, templates ``<row>.x86`` of the rows scheduled here; the fallback is the choice
+above): ``tile_oc`` output channels a block (divisors of the channels up to the accumulator
+budget; 1 for depthwise), ``tile_oh`` its rows (divisors of the height up to 4), ``tile_ow``
+its vectors of a row (1 to 4, at most the row's whole vectors; none for a row shorter than a
+vector), ``unroll_kw`` whether the kernel-column loop of the reduction is unrolled. A point
+whose block holds more accumulators than the vector registers (less a spare one for the
+kernel value and one for the input) raises ``TVMValueError`` (an instantiation error).
 """
 
 from __future__ import annotations
@@ -19,10 +27,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...autotvm.task.space import ConfigEntity
+from ...ffi.errors import TVMValueError
 from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import (
+    divisors,
     extent,
     largest_divisor,
     tile_conv_output,
@@ -31,6 +42,7 @@ from ..generic._tiling import (
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
 from ..tag import CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW, GROUP_CONV2D_NCHW
+from . import tunable
 
 __all__ = [
     "conv2d_width_use",
@@ -43,6 +55,9 @@ __all__ = [
 #: the packed convolution).
 _SPARE_REGISTERS = 4
 _MAX_ACCUMULATORS = 20
+#: The most rows and row vectors a block's knobs offer.
+_MAX_ROWS = 4
+_MAX_ROW_VECTORS = 4
 _CONV_TAGS = (CONV2D_NCHW, GROUP_CONV2D_NCHW, DEPTHWISE_CONV2D_NCHW)
 
 
@@ -104,8 +119,8 @@ def _vectorize_row(stage: Any, axis: Any, width: int, vec: int) -> None:
     stage.vectorize(inner)
 
 
-def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
-    dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
+def _block(conv: ComputeOp, dtype: str) -> tuple[int, int, int, int]:
+    """The schedule's own block: ``(fb, rows, width, vec)``."""
     lanes = vector_lanes(dtype)
     depthwise = conv.tag == DEPTHWISE_CONV2D_NCHW
     width, vec = _row_block(extent(conv.axis[3]), lanes, depthwise)
@@ -116,6 +131,39 @@ def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     fb = largest_divisor(extent(conv.axis[1]), 1 if depthwise else max(1, budget))
     if not depthwise and vec == lanes:  # few channels: more vectors of the row fill the rest
         width = _row_vectors(extent(conv.axis[3]), lanes, accumulators // (fb * rows)) * lanes
+    return fb, rows, width, vec
+
+
+def _block_knobs(cfg: Any, conv: ComputeOp, dtype: str) -> tuple[int, int, int, int, bool]:
+    """``(fb, rows, width, vec, unroll_kw)`` from the knobs of ``cfg`` (declared here; their
+    fallback: :func:`_block`).
+    """
+    fb, rows, width, vec = _block(conv, dtype)
+    lanes = vector_lanes(dtype)
+    depthwise = conv.tag == DEPTHWISE_CONV2D_NCHW
+    channels, oh, ow = (extent(conv.axis[i]) for i in (1, 2, 3))
+    registers = vector_registers(dtype)
+    cap = registers - 2
+    fb = tunable.knob(cfg, "tile_oc", [] if depthwise else divisors(channels, cap), fb)
+    rows = tunable.knob(cfg, "tile_oh", divisors(oh, _MAX_ROWS), rows)
+    whole = (ow or 0) // lanes if vec == lanes else 0
+    options = range(1, min(whole, _MAX_ROW_VECTORS) + 1)
+    width = tunable.knob(cfg, "tile_ow", [v * vec for v in options], width)
+    kw = extent(conv.reduce_axis[-1]) or 1
+    unroll_kw = tunable.knob(cfg, "unroll_kw", [False, True] if kw > 1 else [], False)
+    accumulators = fb * rows * -(-width // max(vec, 1))
+    if accumulators > cap and isinstance(cfg, ConfigEntity):  # a point, not the space
+        raise TVMValueError(
+            f"conv2d_nchw schedule: a block of {fb} channels x {rows} rows x {width} columns "
+            f"holds {accumulators} vector accumulators; the target has {registers} vector "
+            f"registers (at most {cap} accumulators): a smaller tile_oc, tile_oh or tile_ow"
+        )
+    return fb, rows, width, vec, unroll_kw
+
+
+def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
+    dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
+    fb, rows, width, vec, unroll_kw = _block_knobs(tunable.config(out), conv, dtype)
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     if out.op is not conv:
@@ -125,6 +173,8 @@ def _schedule_conv(s: Any, conv: ComputeOp, out: Tensor) -> None:
     s[cc].compute_at(stage, xo)
     cn, cf, cy, cx = s[cc].op.axis
     s[cc].reorder(cn, *s[cc].op.reduce_axis, cf, cy, cx)
+    if unroll_kw:
+        s[cc].unroll(s[cc].op.reduce_axis[-1])
     s[cc].unroll(cf)
     s[cc].unroll(cy)
     _vectorize_row(s[cc], cx, width, vec)

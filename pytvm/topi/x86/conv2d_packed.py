@@ -13,6 +13,12 @@ vector with the fused elementwise work (bias, activation, residual add).
 The unpacking stays a loop over the channels: unrolled, its lane-by-lane stores cost LLVM more
 than the rest of the kernel to compile, and run no faster.
 Blocks run in parallel, output-channel blocks outermost so a kernel panel is reused from cache.
+
+Knobs (AutoTVM, template ``<row>.x86``; the fallback is the choice above): ``tile_ow`` the
+block's columns (1 up to what the vector registers hold beside the kernel vectors and the
+broadcast), ``tile_oh`` its rows (divisors of the height, only as many as whole rows of the
+widest block fit the registers, so every pair of the two fits), ``unroll_kw`` whether the
+kernel-column loop of the reduction is unrolled.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
 from .._target import vector_lanes
 from ..generic._tiling import (
+    divisors,
     extent,
     largest_divisor,
     pow2_divisor,
@@ -34,6 +41,7 @@ from ..generic._tiling import (
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
 from ..tag import CONV2D_NCHW_PACKED
+from . import tunable
 
 __all__ = [
     "conv2d_channel_block",
@@ -125,12 +133,32 @@ def conv2d_packed_block(fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int
     return rows, wb
 
 
+def block_knobs(cfg: Any, fb: int, oh: int, ow: int, dtype: str) -> tuple[int, int]:
+    """``(rows, wb)`` of a register block of ``fb`` channels from knobs ``tile_oh`` and
+    ``tile_ow`` of ``cfg`` (declared here; their fallback: :func:`conv2d_packed_block`).
+
+    ``tile_ow``: 1 up to the accumulators the vector registers hold beside the block's kernel
+    vectors and the broadcast input; ``tile_oh``: divisors of ``oh`` up to as many whole rows of
+    the widest ``tile_ow`` as those registers hold, so every pair fits.
+    """
+    rows, wb = conv2d_packed_block(fb, oh, ow, dtype)
+    vectors = max(1, fb // max(1, vector_lanes(dtype)))
+    cap = max(1, (vector_registers(dtype) - vectors - 1) // vectors)
+    widest = min(ow, cap)
+    wb = tunable.knob(cfg, "tile_ow", range(1, widest + 1), wb)
+    rows = tunable.knob(cfg, "tile_oh", divisors(oh, max(1, cap // widest)), rows)
+    return rows, wb
+
+
 def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     dtype = conv.output(0).dtype  # the accumulators' (the fused output may be requantized)
     lanes = vector_lanes(dtype)
     _, _, oh, ow, fb = (extent(a) for a in conv.axis)
     assert fb is not None and oh is not None and ow is not None
-    rows, wb = conv2d_packed_block(fb, oh, ow, dtype)
+    cfg = tunable.config(out)
+    rows, wb = block_knobs(cfg, fb, oh, ow, dtype)
+    kw = extent(conv.reduce_axis[-1]) or 1
+    unroll_kw = tunable.knob(cfg, "unroll_kw", [False, True] if kw > 1 else [], False)
     c = conv.output(0)
     cc = s.cache_write(c, "local")
     s[c].compute_inline()
@@ -146,6 +174,8 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     vectorize_block(s[staged], sfi, fb, lanes)
     cn, cfo, cy, cx, cfi = s[cc].op.axis
     s[cc].reorder(cn, cfo, *s[cc].op.reduce_axis, cy, cx, cfi)
+    if unroll_kw:
+        s[cc].unroll(s[cc].op.reduce_axis[-1])
     s[cc].unroll(cy)
     s[cc].unroll(cx)
     vectorize_block(s[cc], cfi, fb, lanes)

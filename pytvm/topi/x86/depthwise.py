@@ -6,6 +6,11 @@ the stack), then the product runs as vectors along the band's run of padded rows
 row when rows are read apart), ``_UNROLL`` vectors at a time for independent multiply-add
 chains, the kernel taps unrolled; the output stage keeps ``OW`` columns of each row (every
 ``stride``-th) with the fused elementwise work, vectorized.
+
+Knobs (AutoTVM, templates ``<row>.x86``; the fallback is the choice above): ``tile_oh`` output
+rows a band (divisors of the height whose band of product values is at most four times the
+first-level budget), ``unroll_vectors`` vectors of the product computed together (1, 2, 4
+or 8; with rows read apart, those dividing a padded row's vectors).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ..generic._tiling import extent, fuse_parallel, product, vectorize_inner
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
 from ..tag import DEPTHWISE_CONV2D_NCHW_ROWS, DEPTHWISE_PAD_ROWS
+from . import tunable
 
 __all__ = ["schedule_depthwise_conv2d_nchw_rows"]
 
@@ -27,6 +33,9 @@ __all__ = ["schedule_depthwise_conv2d_nchw_rows"]
 _UNROLL = 4
 #: Product values of one band of rows (with its padded rows, a few KiB: first-level cache).
 _BAND_VALUES = 2048
+#: The widest band (in ``_BAND_VALUES``) and the most vectors computed together the knobs offer.
+_MAX_BAND_SHARE = 4
+_MAX_UNROLL = 8
 
 
 def _carrier(conv: ComputeOp, outputs: Sequence[Tensor]) -> Tensor | None:
@@ -57,17 +66,23 @@ def _schedule_plane(s: Any, conv: ComputeOp, out: Tensor) -> None:
     # lane by lane from the band's stack buffer when strided (still faster than scalar stores).
     vectorize_inner(stage, x, dtype)
     # Bands of rows whose padded input and product fit the first-level cache.
-    band = max(d for d in range(1, oh + 1) if oh % d == 0 and d * pitch <= _BAND_VALUES)
+    bands = [d for d in range(1, oh + 1) if oh % d == 0 and d * pitch <= _BAND_VALUES]
+    wide = [
+        d for d in range(1, oh + 1) if oh % d == 0 and d * pitch <= _MAX_BAND_SHARE * _BAND_VALUES
+    ]
+    cfg = tunable.config(out)
+    band = tunable.knob(cfg, "tile_oh", wide, max(bands))
     band_outer, _ = stage.split(y, factor=band)
     s[conv].compute_at(stage, band_outer)
     cstage = s[conv]
     _, cc, run = cstage.op.axis
     rows: list[Any] = []
-    unroll = _UNROLL
+    unrolls = [1, 2, 4, 8]
     if sh != 1:  # rows read apart: vectors within a row (the pitch is whole vectors)
         row, run = cstage.split(run, factor=pitch)
         rows = [row]
-        unroll = max(u for u in range(1, _UNROLL + 1) if (pitch // lanes) % u == 0)
+        unrolls = [u for u in range(1, _MAX_UNROLL + 1) if (pitch // lanes) % u == 0]
+    unroll = tunable.knob(cfg, "unroll_vectors", unrolls, max(u for u in unrolls if u <= _UNROLL))
     outer, inner = cstage.split(run, factor=lanes * unroll)
     group, lane = cstage.split(inner, factor=lanes)
     cstage.reorder(*rows, outer, *cstage.op.reduce_axis, group, lane)

@@ -6,6 +6,11 @@ of it (whole vectors), and the product, an output row at a time in runs of ``wb`
 accumulators stay in registers across the unrolled kernel taps (``wb`` from the target's vector
 registers, as the packed convolution's blocks). The output stage reads the block back into
 NCHW, with the fused elementwise work, a row of each channel a vector.
+
+Knobs (AutoTVM, templates ``<row>.x86``; the fallback is the choice above): ``tile_ow`` pixels
+of a run (1 up to the vector registers less two: the kernel vector and the input), ``tile_oh``
+output rows a run spans (divisors of the height, only as many as whole rows of the widest run
+fit the registers, so every pair fits).
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from typing import Any
 from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
 from .._target import vector_lanes
-from ..generic._tiling import extent, fuse_parallel, product, vector_registers
+from ..generic._tiling import divisors, extent, fuse_parallel, product, vector_registers
 from ..generic._traverse import is_inlinable
 from ..generic.anchored import schedule_anchored
 from ..tag import DEPTHWISE_CONV2D_NCHW_CHANNELS, DEPTHWISE_PACK
+from . import tunable
 
 __all__ = ["channel_run", "schedule_depthwise_conv2d_nchw_channels"]
 
@@ -81,9 +87,19 @@ def _schedule_block(s: Any, conv: ComputeOp, out: Tensor) -> None:
     s[conv].compute_at(stage, fused)
     cstage = s[conv]
     _, _, y, px, lane = cstage.op.axis
-    run = channel_run(extent(px) or 1, dtype)
+    cfg = tunable.config(out)
+    width, height = extent(px) or 1, extent(y) or 1
+    cap = max(1, vector_registers(dtype) - 2)
+    widest = min(width, cap)
+    run = tunable.knob(cfg, "tile_ow", range(1, widest + 1), channel_run(width, dtype))
+    rows = tunable.knob(cfg, "tile_oh", divisors(height, cap // widest), 1)
     outer, inner = cstage.split(px, factor=run)
-    cstage.reorder(y, outer, *cstage.op.reduce_axis, inner, lane)
+    if rows > 1:
+        y, yi = cstage.split(y, factor=rows)
+        cstage.reorder(y, outer, *cstage.op.reduce_axis, yi, inner, lane)
+        cstage.unroll(yi)
+    else:
+        cstage.reorder(y, outer, *cstage.op.reduce_axis, inner, lane)
     for r in cstage.op.reduce_axis:
         cstage.unroll(r)
     cstage.unroll(inner)
