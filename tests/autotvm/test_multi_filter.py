@@ -162,3 +162,16 @@ def test_sample_task_and_records_of_the_testing_helpers() -> None:
     results = runner.run([records[0][0]], [None])
     assert results[0].error_no == 0 and 0.0 <= results[0].costs[0] < 1.0
     assert runner.get_build_kwargs() == {}
+
+
+def test_droplet_starting_on_a_filtered_out_point_begins_with_its_neighbours() -> None:
+    task = _task()
+    space = task.config_space
+    start = next(i for i in range(space.range_length) if not space.is_index_valid(i))
+    knob = space.point2knob(start)
+    tuner = DropletTuner(task, start_position=knob)
+    assert start not in tuner.visited
+    first = [p for p, _ in tuner.next]
+    assert first and all(space.is_index_valid(p) for p in first)
+    # distance-1 neighbours come first
+    assert max(abs(a - b) for a, b in zip(space.point2knob(first[0]), knob, strict=True)) == 1

@@ -118,12 +118,13 @@ class DropletTuner(Tuner):
         self.execution, self.total_execution, self.pvalue = 1, max(self.dims), pvalue
         self.step, self.iter, self.batch = 1, 0, max(16, os.cpu_count() or 1)
         point = self.space.knob2point(start)
-        self.visited.add(point)
         self._proposed: dict[int, list[int]] = {}
-        self.next: list[tuple[int, list[int]]] = (
-            [(point, start)] if self.space.is_index_valid(point) else []
-        )
-        if not self.next:
+        self.next: list[tuple[int, list[int]]] = []
+        if self.space.is_index_valid(point):
+            self.visited.add(point)
+            self.next.append((point, start))
+        else:  # a start the multi filter leaves out: begin with its valid neighbours
+            self.best_choice = (-1, start, [99999])
             self.next = self.next_pos(self.search_space())
             self.speculation()
 
