@@ -134,6 +134,7 @@ SKIPS: dict[str, dict[str, str]] = {
     "test_c_device_api.py": {"*": _ETHOS_CMSIS},
     "test_crt_forward_declarations.py": {"*": _ETHOS_CMSIS},
     "test_autotvm_dispatch_context.py": {"test_tophub_kinds_match": _TOPHUB},
+    "test_autotvm_feature.py": {"test_feature_shape": _GPU + " (binds thread axes for cuda/mali)"},
 }
 
 
