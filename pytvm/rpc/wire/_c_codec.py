@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import logging
 import os
 import sysconfig
 import threading
@@ -39,6 +40,7 @@ CODEC_ENV = "PYTVM_RPC_CODEC"
 _SOURCE = "rpc_codec/rpc_codec.c"
 _NAME = "_pytvm_rpc_codec"
 _lock = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 class _Codec:
@@ -79,8 +81,11 @@ def _load() -> Any:
     try:
         path = compile_cache.cached_file(_path(), _compile, root=libinfo.cache_dir())
         check_shared_object(path)
-    except (TVMPermissionError, SharedObjectError):
-        raise  # an untrusted cache or a damaged library is the user's to know about
+    except (TVMPermissionError, SharedObjectError) as err:
+        # an untrusted cache or a damaged library is the user's to know about; the wire still
+        # works (this runs when pytvm.rpc is imported), on the Python codec
+        logger.warning("RPC codec: using the Python codec: %s", err)
+        return None
     except (TVMError, OSError):
         return None
     loader = importlib.machinery.ExtensionFileLoader(_NAME, str(path))

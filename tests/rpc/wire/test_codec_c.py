@@ -6,6 +6,7 @@ after a bad request.
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import struct
@@ -308,3 +309,25 @@ def test_server_answers_bad_calls_and_keeps_serving(raw_server: socket.socket) -
     code, reply = _recv_packet(sock)
     assert code == protocol.RPCCode.RETURN
     assert values.decode_pseq(Reader(reply)) == [1, 42]
+
+
+def test_untrusted_cache_falls_back_to_the_python_codec(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    (cache / "pytvm").mkdir(parents=True)
+    (cache / "pytvm").chmod(0o777)  # writable by others: pytvm refuses to load from it
+    code = (
+        "import pytvm.rpc.wire.values as v, pytvm.rpc.wire._c_codec as c; "
+        "assert c.CODEC.module is None; "
+        "assert v.decode_pseq(v.Reader(v.encode_pseq([1, 'a']))) == [1, 'a']; print('ok')"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "using the Python codec" in out.stderr
