@@ -24,6 +24,7 @@ from .space import FallbackConfigEntity
 
 __all__ = [
     "ApplyConfig",
+    "ApplyGraphBest",
     "ApplyHistoryBest",
     "DispatchContext",
     "FallbackContext",
@@ -139,6 +140,48 @@ class ApplyHistoryBest(DispatchContext):
         cfg.cost = 0
         for k in (_model(target), *target.keys):
             self._best_user_defined[(k, workload)] = cfg
+
+
+class ApplyGraphBest(DispatchContext):
+    """Answer with the configurations a graph tuner chose (TVM's ``apply_graph_best``).
+
+    ``records`` (a path, an open file or pairs, as :class:`ApplyHistoryBest` takes) hold one
+    record per tuned node in node order, as ``BaseGraphTuner.write_opt_sch2record_file`` writes
+    them. TVM hands them out by a counter in query order; pytvm matches each query by its
+    workload and target key instead, since the compile engine lowers a kernel once for all the
+    nodes that share it. A workload without a record gets a fallback configuration (TVM's
+    warning, once).
+    """
+
+    def __init__(self, records: Any) -> None:
+        super().__init__()
+        self._records = _unpack_records(records)
+        self._chosen: dict[tuple[str, Any], Any] = {}
+        for inp, _res in self._records:
+            for key in inp.target.keys:
+                self._chosen.setdefault((key, inp.task.workload), inp.config)
+        self._global_cfg_dict: dict[tuple[str, Any], Any] = {}
+
+    def _query_inside(self, target: Any, workload: Any) -> Any:
+        for key in target.keys if target is not None else ():
+            if (key, workload) in self._chosen:
+                return self._chosen[(key, workload)]
+        key2 = (str(target), workload)
+        if key2 not in self._global_cfg_dict:
+            msg = (
+                f"Config for target={target}, workload={workload} is missing in ApplyGraphBest "
+                "context. A fallback configuration is used, which may bring great performance "
+                "regression."
+            )
+            if not GLOBAL_SCOPE.silent and msg not in DispatchContext.warning_messages:
+                DispatchContext.warning_messages.add(msg)
+                logger.warning(msg)
+            self._global_cfg_dict[key2] = FallbackConfigEntity()
+        return self._global_cfg_dict[key2]
+
+    def update(self, target: Any, workload: Any, cfg: Any) -> None:
+        """Use ``cfg`` for ``workload`` on ``target``."""
+        self._global_cfg_dict[(str(target), workload)] = cfg
 
 
 def _keep_faster(
