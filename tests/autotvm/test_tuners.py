@@ -166,3 +166,19 @@ def test_ga_rejects_more_elites_than_its_population() -> None:
 
 def test_callback_is_the_tuners_callback_module() -> None:
     assert autotvm.callback is autotvm.tuner.callback
+
+
+def test_progress_bar_ends_its_line_when_tuning_stops_early(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    option, _ = _option(n_parallel=1)
+    tuner = GridSearchTuner(_task())
+    tuner.tune(
+        n_trial=40,
+        measure_option=option,
+        early_stopping=3,
+        callbacks=[autotvm.callback.progress_bar(40, prefix="[Task 1/1]")],
+    )
+    err = capsys.readouterr().err
+    assert "Progress: (40/40)" not in err
+    assert err.endswith(" Done.\n") and err.count(" Done.") == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -42,7 +43,8 @@ def log_to_file(file_out: str | os.PathLike[str] | TextIO, protocol: str = "json
 def progress_bar(total: int, prefix: str = "", si_prefix: str = "G") -> Callback:
     """Rewrite one line on stderr after each batch, in TVM's text:
     ``{prefix} Current/Best: {cur}/{best} GFLOPS | Progress: (done/total) | {secs} s``;
-    `` Done.`` ends it once ``total`` trials are measured.
+    `` Done.`` ends it once ``total`` trials are measured, or when the callback is released
+    (tuning stopped early).
     """
     format_si_prefix(0, si_prefix)
     tic = time.time()
@@ -57,6 +59,13 @@ def progress_bar(total: int, prefix: str = "", si_prefix: str = "G") -> Callback
 
     sys.stderr.write(_line(0, 0))
     sys.stderr.flush()
+    ended = [False]
+
+    def _end() -> None:
+        if not ended[0]:
+            ended[0] = True
+            sys.stderr.write(" Done.\n")
+            sys.stderr.flush()
 
     def _callback(
         tuner: Tuner, inputs: Sequence[MeasureInput], results: Sequence[MeasureResult]
@@ -67,8 +76,11 @@ def progress_bar(total: int, prefix: str = "", si_prefix: str = "G") -> Callback
             if res.error_no == 0:
                 cur = score(inp, res)
         sys.stderr.write(_line(cur, tuner.best_flops))
-        if done[0] >= total:
-            sys.stderr.write(" Done.\n")
         sys.stderr.flush()
+        if done[0] >= total:
+            _end()
 
+    # Tuning that stops early (early_stopping, an exhausted space) ends the line when the
+    # callback is released, as TVM's does, so the next output starts on a line of its own.
+    weakref.finalize(_callback, _end)
     return _callback
