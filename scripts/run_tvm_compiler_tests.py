@@ -13,10 +13,12 @@ and, for microTVM and AOT (``tests/python/micro``, ``tests/python/relay/aot``; t
     git -C tvm archive v0.18.0 conftest.py tests/python/micro tests/python/relay/aot \
         | tar -x -C /tmp/tvm018
 
-and, for AutoTVM (``tests/python/autotvm``; its helper ``tvm.testing.autotvm`` is pytvm's
-``pytvm.testing.autotvm``), with the tutorials ``autotvm_matmul_x86`` and ``tune_relay_x86``::
+and, for AutoTVM (``tests/python/autotvm``, ``tests/python/relay/test_autotvm_task_extraction.py``;
+the helper ``tvm.testing.autotvm`` is pytvm's ``pytvm.testing.autotvm``), with the tutorials
+``autotvm_matmul_x86`` and ``tune_relay_x86``::
 
-    git -C tvm archive v0.18.0 conftest.py tests/python/autotvm gallery | tar -x -C /tmp/tvm018
+    git -C tvm archive v0.18.0 conftest.py tests/python/autotvm \
+        tests/python/relay/test_autotvm_task_extraction.py gallery | tar -x -C /tmp/tvm018
 
 Then::
 
@@ -83,6 +85,7 @@ TEST_GLOBS = (
     "tests/python/micro/test_*.py",
     "tests/python/relay/aot/test_*.py",
     "tests/python/autotvm/test_*.py",
+    "tests/python/relay/test_autotvm_task_extraction.py",
 )
 #: Modules the test files import from their own folder.
 HELPER_GLOBS = ("tests/python/topi/common.py",)
@@ -135,6 +138,7 @@ SKIPS: dict[str, dict[str, str]] = {
     "test_crt_forward_declarations.py": {"*": _ETHOS_CMSIS},
     "test_autotvm_dispatch_context.py": {"test_tophub_kinds_match": _TOPHUB},
     "test_autotvm_feature.py": {"test_feature_shape": _GPU + " (binds thread axes for cuda/mali)"},
+    "test_autotvm_task_extraction.py": {"test_task_extraction_for_dense_int8_cuda": _GPU},
 }
 
 
