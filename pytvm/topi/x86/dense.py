@@ -19,8 +19,11 @@ would read past its inputs).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from ...autotvm.task.space import FallbackConfigEntity
+from ...ffi.errors import TVMValueError
 from ...te.tensor import ComputeOp, Tensor
 from .._shape import const_int
 from .._target import vector_lanes
@@ -35,6 +38,7 @@ from ..generic._tiling import (
 from ..generic._traverse import as_outputs, create_schedule, is_inlinable, traverse_inline
 from ..generic.injective import schedule_injective_from_existing
 from ..tag import BATCH_MATMUL, BATCH_MATMUL_NN, DENSE, DENSE_PACK, DENSE_PACK_WEIGHT, MATMUL
+from . import tunable
 
 __all__ = ["schedule_batch_matmul", "schedule_dense", "schedule_dense_pack", "schedule_matmul"]
 
@@ -60,8 +64,21 @@ def _row_block(dtype: str, col_vectors: int, rows: int | None) -> int:
     return _divisor_block(rows, cap)
 
 
+def _divisors(n: int | None, cap: int) -> list[int]:
+    """The divisors of ``n`` up to ``cap`` ([1] for a symbolic ``n``)."""
+    if n is None:
+        return [1]
+    return [d for d in range(1, max(1, min(cap, n)) + 1) if n % d == 0]
+
+
 def _tile_product(
-    s: Any, product_op: ComputeOp, out: Tensor, nb: int, vectorize: bool, mb: int | None = None
+    s: Any,
+    product_op: ComputeOp,
+    out: Tensor,
+    nb: int,
+    vectorize: bool,
+    mb: int | None = None,
+    cfg: Any = None,
 ) -> None:
     """Tile the last two axes of ``out`` (the product, or an injective stage reading it in the
     same or a smaller shape) by ``mb x nb``: each tile accumulates in a local buffer
@@ -73,6 +90,9 @@ def _tile_product(
     panel of the right operand is read from memory once. When ``nb`` does not divide
     ``out``'s columns, the column-tile loop stays on its own (not fused) so that loop
     partitioning can split off its last tile.
+
+    ``cfg`` (an AutoTVM configuration; None: a fallback one) supplies the knobs
+    (:func:`_tile_knobs`); on a fallback configuration they are the choices above.
     """
     dtype = product_op.output(0).dtype  # the accumulators' (the output may be requantized)
     lanes = vector_lanes(dtype)
@@ -82,6 +102,16 @@ def _tile_product(
         mb = _row_block(dtype, max(1, nb // lanes), extent(product_op.axis[-2]))
     red = [extent(k) for k in product_op.reduce_axis]
     work = product([*(extent(a) for a in product_op.axis), *red])
+    *lead0, m0, n0 = out.op.axis
+    cols = extent(n0)
+    default_outer = padded and cols is not None and _columns_outer(lead0, extent(m0), mb, cols, nb)
+    tiles = _tile_knobs(
+        FallbackConfigEntity() if cfg is None else cfg,
+        product_op,
+        _Tiles(mb, nb, 1, default_outer),
+        vectorize,
+    )
+    mb, nb = tiles.rows, tiles.cols
     cc = s.cache_write(c, "local")
     if out.op is not product_op:
         s[c].compute_inline()
@@ -89,9 +119,8 @@ def _tile_product(
     *lead, m, n = stage.op.axis
     mo, mi = stage.split(m, factor=mb)
     no, ni = stage.split(n, factor=nb)
-    cols = extent(n)
     whole = cols is None or cols % nb == 0
-    if padded and cols is not None and _columns_outer(lead, extent(m), mb, cols, nb):
+    if tiles.columns_outer and cols is not None:
         stage.reorder(no, *lead, mo, mi, ni)
         if whole:
             attach = fuse_parallel(stage, [no, *lead, mo], work)
@@ -109,10 +138,90 @@ def _tile_product(
     if vectorize:
         vectorize_block(stage, ni, nb, lanes)
     *c_lead, cm, cn = s[cc].op.axis
-    s[cc].reorder(*c_lead, *s[cc].op.reduce_axis, cm, cn)
+    if tiles.unroll_k > 1:
+        (k,) = s[cc].op.reduce_axis
+        ko, ki = s[cc].split(k, factor=tiles.unroll_k)
+        s[cc].reorder(*c_lead, ko, ki, cm, cn)
+        s[cc].unroll(ki)
+    else:
+        s[cc].reorder(*c_lead, *s[cc].op.reduce_axis, cm, cn)
     s[cc].unroll(cm)
     if vectorize:
         vectorize_block(s[cc], cn, nb, lanes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tiles:
+    """A product's tiling: rows and columns per tile, the reduction's unroll (1: none), and
+    whether the column tiles are the outer loop.
+    """
+
+    rows: int
+    cols: int
+    unroll_k: int
+    columns_outer: bool
+
+
+#: Largest reduction unroll the ``tile_k`` knob offers.
+_MAX_UNROLL_K = 8
+#: Widest column tile the ``tile_x`` knob offers, in vectors (vectorized products).
+_MAX_COL_VECTORS = 4
+
+
+def _tile_knobs(cfg: Any, product_op: ComputeOp, default: _Tiles, vectorize: bool) -> _Tiles:
+    """Declare the product's knobs on ``cfg`` and return their values.
+
+    On a fallback configuration they are ``default``. The knobs, in this order, their
+    candidates from the product's shape and the target only:
+
+    - ``tile_y``: rows per tile, a divisor of the product's rows (padded rows for a panel
+      product) up to the vector registers less the spare ones;
+    - ``tile_x``: columns per tile, a divisor of the product's columns (padded to whole panels
+      for a panel product); vectorized products: a multiple of the default's vector width up
+      to four vectors; others: up to one vector's worth of unrolled columns;
+    - ``tile_k``: the reduction's unroll (a power of two dividing it, up to 8; 1: the
+      reduction loop is not split);
+    - ``columns_outer``: whether the column tiles are the outer (parallel) loop.
+
+    A vectorized tile other than the default whose accumulators need more vectors than the
+    target has registers raises TVMValueError (the tuner records an instantiation error):
+    spilled accumulators are never faster, and their unrolled code is slow to build.
+
+    Tiles divide their axis: the tile is the unit the product's local buffer is computed in,
+    and a partial tile would read past its inputs (past the padding of a panel product).
+    """
+    dtype = product_op.output(0).dtype
+    lanes = vector_lanes(dtype)
+    rows = extent(product_op.axis[-2])
+    cols = extent(product_op.axis[-1])
+    row_cap = max(1, vector_registers(dtype) - _SPARE_REGISTERS)
+    mb = tunable.knob(cfg, "tile_y", _divisors(rows, row_cap), default.rows)
+    if vectorize:
+        vec = pow2_divisor(default.cols, lanes)
+        col_choices = [d for d in _divisors(cols, _MAX_COL_VECTORS * lanes) if d % vec == 0]
+    else:
+        col_choices = _divisors(cols, lanes)
+    nb = tunable.knob(cfg, "tile_x", col_choices, default.cols)
+    k_extent = product([extent(k) for k in product_op.reduce_axis])
+    single = len(product_op.reduce_axis) == 1
+    k_choices = [1] + [
+        u
+        for u in (2, 4, _MAX_UNROLL_K)
+        if single and k_extent is not None and k_extent % u == 0 and u < k_extent
+    ]
+    unroll_k = tunable.knob(cfg, "tile_k", k_choices, default.unroll_k)
+    outer = tunable.knob(cfg, "columns_outer", [False, True], default.columns_outer)
+    tiles = _Tiles(int(mb), int(nb), int(unroll_k), bool(outer))
+    if vectorize and tiles != default:
+        vectors = -(-tiles.cols // pow2_divisor(tiles.cols, lanes))
+        registers = vector_registers(dtype)
+        if tiles.rows * vectors > registers:
+            raise TVMValueError(
+                f"{product_op.name}: a tile of {tiles.rows} x {tiles.cols} keeps "
+                f"{tiles.rows * vectors} vectors of accumulators; the target has {registers} "
+                "vector registers (this configuration is not instantiated)"
+            )
+    return tiles
 
 
 def _columns_outer(lead: Sequence[Any], rows: int | None, mb: int, cols: int, nb: int) -> bool:
@@ -150,12 +259,15 @@ def _schedule_products(outs: Tensor | Sequence[Tensor], tags: tuple[str, ...]) -
             tiled_here.append(op)
 
     traverse_inline(s, outputs, visit)
+    cfg = tunable.config(outputs)
     carriers = set()
-    for op in found:
+    for i, op in enumerate(found):
         nb, vectorize = _column_block(op)
         stage = _tiled_stage(op, outputs)
         mb = op.attrs.get("row_block") if op.tag == DENSE_PACK else None
-        _tile_product(s, op, stage, nb, vectorize, None if mb is None else int(mb))
+        # the knobs tune one product: the first (a fused group has one)
+        knobs = cfg if i == 0 else None
+        _tile_product(s, op, stage, nb, vectorize, None if mb is None else int(mb), knobs)
         carriers.add(id(stage.op))
     for op in tiled_here:
         if id(op) not in carriers:
