@@ -185,12 +185,16 @@ def socket_session(
     constructor_args: Sequence[Any] = (),
     timeout: float | None = None,
 ) -> ForwardingSession:
-    """Dial ``host:port``, handshake with ``key`` (already ``client:``-prefixed), init."""
+    """Dial ``host:port``, handshake with ``key`` (already ``client:``-prefixed), init.
+
+    ``timeout`` (seconds; None: none) bounds the dial, the handshake and the session's
+    initialisation, so a server that accepts and then stops answering is an error, not a hang;
+    the session's calls are unbounded after that, as TVM's.
+    """
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
     except OSError as err:
         raise ConnectionError(f"cannot connect to RPC server {host}:{port}: {err}") from err
-    sock.settimeout(None)
     set_nodelay(sock)
     try:
         send_key(sock, RPC_MAGIC, key)
@@ -206,12 +210,23 @@ def socket_session(
         if code != RPC_MAGIC:
             raise RPCError(f"{host}:{port} is not a TVM RPC server (reply magic {code:#x})")
         remote_key = recv_key(sock)
+    except TimeoutError as err:
+        sock.close()
+        raise RPCError(
+            f"{host}:{port} accepted the connection but did not answer the handshake within "
+            f"{timeout} s"
+        ) from err
     except BaseException:
         sock.close()
         raise
-    return connect_channel(
-        SocketChannel(sock), f"{host}:{port}", constructor_args, remote_key=remote_key
-    )
+    try:
+        session = connect_channel(
+            SocketChannel(sock), f"{host}:{port}", constructor_args, remote_key=remote_key
+        )
+    except TimeoutError as err:
+        raise RPCError(f"{host}:{port} did not initialise the session within {timeout} s") from err
+    sock.settimeout(None)
+    return session
 
 
 def popen_session(
