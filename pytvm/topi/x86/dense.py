@@ -14,6 +14,14 @@ partitioning leaves guard-free main loops and a tail. With fewer tiles of rows t
 inside each: the right operand is read from memory once, the cores reading disjoint parts of
 it. Other products divide their axes by their blocks (a partial tile of an attached stage
 would read past its inputs).
+
+Each schedule is an AutoTVM template's (the strategy rows' ``<row>.x86``, and TVM's
+``dense_pack.x86``/``dense_nopack.x86``/``batch_matmul.x86`` entry points): the product's
+tile (``tile_y`` rows x ``tile_x`` columns), the reduction's unroll (``tile_k``) and the loop
+order (``columns_outer``) are knobs of the configuration the current dispatch context gives
+the recorded workload (:func:`_tile_knobs`), the choices above on a fallback configuration.
+The panel width of a packed weight is not a knob: it is the weight's layout, part of the
+workload.
 """
 
 from __future__ import annotations
