@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..target import Target
+from .record import load_from_file
 from .task.dispatcher import ApplyHistoryBest, DispatchContext
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "PACKAGE_VERSION",
     "EmptyContext",
     "context",
+    "load_reference_log",
     "package_path",
 ]
 
@@ -49,6 +51,8 @@ PACKAGE_VERSION = {
 }
 _ALIAS = {"vtacpu": "vta", "webgpu": "opencl", "vulkan": "opencl", "nvptx": "cuda"}
 _reported: set[Path] = set()
+#: load_reference_log's answers by (backend, model, template name).
+REFERENCE_LOG_CACHE: dict[tuple[str, str, str], list[tuple[Any, Any]]] = {}
 
 
 class EmptyContext:
@@ -107,3 +111,35 @@ def context(
     for filename in extra_files or ():
         best.load(filename)
     return best
+
+
+def load_reference_log(backend: str, model: str, workload_name: str) -> list[tuple[Any, Any]]:
+    """The records of template ``workload_name`` in ``backend``'s TopHub package for the device
+    ``model`` (the model with the most records when the package has none of ``model``), for
+    ``FallbackConfigEntity.fallback_with_reference_log``; empty when the package is not on disk
+    (pytvm does not download it) or TopHub is off. Cached per arguments.
+    """
+    key = (backend, model, workload_name)
+    if key in REFERENCE_LOG_CACHE:
+        return REFERENCE_LOG_CACHE[key]
+    path = package_path(backend)
+    if (
+        os.environ.get(AUTOTVM_TOPHUB_LOC_VAR) == AUTOTVM_TOPHUB_NONE_LOC
+        or path is None
+        or not path.is_file()
+    ):
+        return []
+    records = load_from_file(path)
+    counts: dict[str, int] = {}
+    for inp, _ in records:
+        name = str(inp.target.attrs.get("model", "unknown"))
+        counts[name] = counts.get(name, 0) + 1
+    if model not in counts and counts:
+        model = max(counts.items(), key=lambda kv: kv[1])[0]
+    found = [
+        (inp, res)
+        for inp, res in records
+        if str(inp.target.attrs.get("model", "unknown")) == model and inp.task.name == workload_name
+    ]
+    REFERENCE_LOG_CACHE[key] = found
+    return found

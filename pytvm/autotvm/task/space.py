@@ -463,6 +463,37 @@ class FallbackConfigEntity(ConfigSpace):
             entity.size[i] = fits[-1]
             left //= fits[-1]
 
+    def fallback_with_reference_log(self, ref_log: Sequence[tuple[Any, Any]]) -> None:
+        """Mimic the closest record of ``ref_log`` (pairs, e.g. ``tophub.load_reference_log``'s):
+        the record whose split sizes' products (an outer ``-1`` left out) share the most factors
+        with this space's split lengths wins;
+        each split knob then takes its inner sizes (the outer one absorbing the rest, as
+        :meth:`fallback_split` fits them) and every other knob its value. Nothing changes when
+        no record has this space's split knobs.
+        """
+        names = [n for n, sp in self.space_map.items() if isinstance(sp, SplitSpace)]
+        ours = [set(get_factors(self.space_map[n].product)) for n in names]  # type: ignore[attr-defined]
+        best, best_score = None, 0.0
+        for inp, _res in ref_log:
+            cfg = inp.config
+            try:
+                sizes = [cfg[n].size for n in names]
+            except (KeyError, TVMValueError, AttributeError):
+                continue
+            score = sum(
+                len(f & set(get_factors(math.prod(int(x) for x in size if int(x) > 0)))) / len(f)
+                for f, size in zip(ours, sizes, strict=True)
+            )
+            if score > best_score:
+                best, best_score = cfg, score
+        if best is None:
+            return
+        for n in names:
+            self.fallback_split(n, [-1, *[int(x) for x in best[n].size[1:]]])
+        for n, sp in self.space_map.items():
+            if not isinstance(sp, SplitSpace) and n in getattr(best, "_entity_map", {}):
+                self._entity_map[n] = best[n]
+
     def __setitem__(self, name: str, entity: Any) -> None:
         """Set the entity of knob ``name``."""
         self._entity_map[name] = entity
