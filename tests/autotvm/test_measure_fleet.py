@@ -212,8 +212,9 @@ def test_faulty_server(
 
 
 def test_frozen_server_is_given_up(tracker_port: int, builder: Any) -> None:
-    """A server stopped by SIGSTOP answers nothing, not even the session handshake (where no
-    socket timeout applies yet): the runner's watchdog gives its candidate up as RUN_TIMEOUT.
+    """A server stopped by SIGSTOP answers nothing, not even the session handshake: the
+    connect timeout ends the lease (the runner's watchdog is the backstop) and its candidate is
+    given up as RUN_TIMEOUT.
     """
     proc = _start(_server_argv(tracker_port))
     try:
@@ -223,7 +224,7 @@ def test_frozen_server_is_given_up(tracker_port: int, builder: Any) -> None:
         kwargs = {"timeout": 1, "upload_margin": 1, "n_parallel": 3, "request_timeout": 1}
         option = _option(tracker_port, builder, **kwargs)
         fault_res, _ = _measure_until(task, option, MeasureErrorNo.RUN_TIMEOUT)
-        assert "the server is frozen" in str(fault_res.costs[0])
+        assert "did not answer the handshake" in str(fault_res.costs[0])
     finally:
         proc.send_signal(signal.SIGCONT)
         _stop(proc)

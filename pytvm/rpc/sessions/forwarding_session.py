@@ -214,7 +214,7 @@ def socket_session(
         sock.close()
         raise RPCError(
             f"{host}:{port} accepted the connection but did not answer the handshake within "
-            f"{timeout} s"
+            f"{timeout:.3g} s"
         ) from err
     except BaseException:
         sock.close()
@@ -224,7 +224,9 @@ def socket_session(
             SocketChannel(sock), f"{host}:{port}", constructor_args, remote_key=remote_key
         )
     except TimeoutError as err:
-        raise RPCError(f"{host}:{port} did not initialise the session within {timeout} s") from err
+        raise RPCError(
+            f"{host}:{port} did not initialise the session within {timeout:.3g} s"
+        ) from err
     sock.settimeout(None)
     return session
 
