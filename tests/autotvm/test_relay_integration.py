@@ -5,6 +5,7 @@ compile engine's cache keyed on the dispatch context.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,23 @@ def test_compile_engine_cache_keys_on_the_dispatch_context(
     for other in (lowered[1], lowered[2], untuned):
         assert all(x is not y for x, y in zip(lowered[0], other, strict=True))
     assert engine.hits == 3 * len(calls)
+
+
+def test_untuned_build_logs_no_fallback_warning(
+    model: tuple[onnx.ModelProto, Any, dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A strategy row's fallback is its hand-chosen schedule: an untuned build says nothing,
+    while a build under records reports each workload they lack.
+    """
+    _, mod, params = model
+    autotvm.DispatchContext.warning_messages.clear()
+    with caplog.at_level(logging.WARNING, logger="autotvm"):
+        pytvm.graph.build(mod, target="llvm", params=params)
+    assert "Cannot find config" not in caplog.text
+    autotvm.DispatchContext.warning_messages.clear()
+    root = autotvm.DispatchContext.current
+    assert isinstance(root, autotvm.FallbackContext)
+    with caplog.at_level(logging.WARNING, logger="autotvm"), autotvm.apply_history_best([]):
+        root.memory.clear()  # forget the untuned build's fallbacks, as a fresh process would
+        pytvm.graph.build(mod, target="llvm", params=params)
+    assert "Cannot find config" in caplog.text

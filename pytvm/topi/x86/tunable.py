@@ -18,7 +18,8 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...autotvm.task.dispatcher import DispatchContext
+from ...autotvm.env import GLOBAL_SCOPE
+from ...autotvm.task.dispatcher import DispatchContext, FallbackContext
 from ...autotvm.task.space import FallbackConfigEntity, OtherOptionEntity
 from ...autotvm.task.task import TASK_TABLE
 from ...autotvm.task.topi_integration import get_workload
@@ -96,11 +97,22 @@ def config(outs: Tensor | Sequence[Tensor]) -> Any:
     """The configuration a schedule of ``outs`` reads its knobs from: the current dispatch
     context's for the workload recorded on ``outs``' anchor (a row's template), else a fresh
     fallback (a computation made outside the strategy table, which records no workload).
+
+    A row's fallback is its hand-chosen schedule, so an untuned build (only the root fallback
+    context) logs no "cannot find config" warning; under records (``apply_history_best``) a
+    workload they lack is still reported once, as TVM does.
     """
     workload = get_workload(outs)
     if workload is None or not str(workload[0]).endswith(SUFFIX):
         return FallbackConfigEntity()
-    return DispatchContext.current.query(Target.current(allow_none=True), workload)
+    ctx, target = DispatchContext.current, Target.current(allow_none=True)
+    if not isinstance(ctx, FallbackContext):
+        return ctx.query(target, workload)
+    silent, GLOBAL_SCOPE.silent = GLOBAL_SCOPE.silent, True
+    try:
+        return ctx.query(target, workload)
+    finally:
+        GLOBAL_SCOPE.silent = silent
 
 
 def knob(cfg: Any, name: str, candidates: Sequence[Any], default: Any) -> Any:
