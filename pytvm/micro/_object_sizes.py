@@ -197,8 +197,9 @@ def measure_crt_image(target: Any, config: str = "full") -> Measured:
     """The C runtime's device image for ``target``'s architecture (``config``: ``"full"`` or
     ``"minimal"``): MinRPC, serial framing and the runtime, linked with ``--gc-sections``
     from ``main`` (C library excluded), plus the CRT's AOT executor when the tree has one.
-    Built with ``make`` into ``<cache>/micro-crt/`` once per compiler; ``make`` rebuilds on a
-    change.
+    Built with ``make`` into ``<cache>/micro-crt/<source tree>/`` once per compiler (one folder
+    per CRT source tree: make's dependency files name the sources' absolute paths, so two
+    checkouts never share one); ``make`` rebuilds on a change.
     """
     if config not in ("full", "minimal"):
         raise TVMValueError(f"CRT image config {config!r}; expected 'full' or 'minimal'")
@@ -206,7 +207,8 @@ def measure_crt_image(target: Any, config: str = "full") -> Measured:
     image = _IMAGE_TARGETS.get(target.arch)
     if image is None:
         raise TVMValueError(f"no CRT image for arch {target.arch} (images: {list(_IMAGE_TARGETS)})")
-    out = cache_dir() / "micro-crt" / image
+    tree = hashlib.sha256(str(source_dir().resolve()).encode()).hexdigest()[:16]
+    out = cache_dir() / "micro-crt" / tree / image
     var = "CROSS_CC" if image == "cortex-m4" else "CC"
     _run(
         [
