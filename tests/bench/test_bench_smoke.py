@@ -65,7 +65,12 @@ def test_rpc_bench_prints_tables() -> None:
         ["case", "pytvm", "apache-tvm", "pytvm/tvm"],
         ["case", "raw", "socket", "pytvm", "apache-tvm", "pytvm/raw"],
         ["case", "pytvm", "apache-tvm", "pytvm/tvm"],
+        ["case", "one", "hop", "streamed", "stored", "streamed/1hop", "stored/1hop"],
     ]
+    two_hops = lines[lines.index(next(x for x in lines if x.startswith("5. two hops"))) :]
+    for case in ("host->remote copyfrom", "remote->host numpy()"):
+        rows = [x for x in two_hops if case in x]
+        assert len(rows) == 1 and all(float(n) > 0 for n in rows[0].rsplit(None, 5)[1:]), rows
     expected = [
         ("own server", 3),
         ("pytvm server", 3),
