@@ -100,6 +100,12 @@ EXPECTED: dict[str, list[str]] = {
         "matches ONNX Runtime: True",
         "time on the device: ",
     ],
+    "10_autotuning.py": [
+        "tasks: 3 (",
+        " measured, 0 more after a restart",
+        "matches ONNX Runtime: True",
+        "latency: untuned ",
+    ],
 }
 
 

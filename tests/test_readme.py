@@ -29,6 +29,7 @@ BIN = Path(sys.executable).parent
 KERNELS = "Calling C from Python, from C to Python"
 RPC = "Remote devices over RPC"
 MICRO = "Models on a microcontroller"
+TUNING = "Auto-tuning across a tracker fleet"
 
 
 def _section(section: str) -> str:
@@ -63,7 +64,7 @@ def _is_excerpt(code: str, source: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize("section", [KERNELS, RPC, MICRO])
+@pytest.mark.parametrize("section", [KERNELS, RPC, MICRO, TUNING])
 def test_readme_code_is_quoted_from_the_example_it_names(section: str) -> None:
     quoted = 0
     for prose, lang, code in _blocks(section):
