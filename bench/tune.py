@@ -15,20 +15,22 @@ in ``bench/real_models_export.py``'s cache, ``--only`` to choose):
    not use, its space exhausted or stopped early, goes to the later ones; a task stops at its
    first batch past its share, and has at least one batch;
    the records of every trial go to ``<work>/<model>.records.json``);
-2. latency, each in its own worker process pinned with ``taskset`` (1 thread: core 1; 2 threads:
-   cores 0,1) and told to use that many threads: pytvm untuned (``graph.build``), pytvm tuned
-   (``graph.build`` inside ``autotvm.apply_history_best(records)``), ONNX Runtime (CPU
-   provider), one after the other, ``--rounds`` rounds of them in turn (the best of each kept)
-   so that they see the same machine load; latency is the best of five batches
-   (``real_models.best_ms``). Untuned and tuned builds each get their own empty
-   compile cache; both are checked against ONNX Runtime's outputs.
+2. latency, in worker processes pinned with ``taskset`` (1 thread: core 1; 2 threads: cores
+   0,1) and told to use that many threads: one builds pytvm untuned (``graph.build``) and tuned
+   (``graph.build`` inside ``autotvm.apply_history_best(records)``) and times the two in
+   interleaved batches (best of five, ``_harness.interleaved_best``: a load change hits both
+   alike; on this shared machine separate processes differed by up to 1.4x where one process
+   found them equal); the other times ONNX Runtime (CPU provider, ``real_models.best_ms``).
+   ``--rounds`` rounds of the two workers in turn, the best of each kind kept; the first round's
+   builds start from an empty compile cache. Both builds are checked against ONNX Runtime.
 
 The table: model, tasks, trials, tuning wall time, then per thread count untuned, tuned and
 ORT milliseconds, tuned/ORT and tuned/untuned; the geometric means of the ratios last. The CPU
 and its measured FMA peak come first.
 
 Run: ``.venv/bin/python bench/tune.py --budget-minutes 15`` (``--only resnet18``; ``--real``
-for the real-architecture suite; ``--trials 1000 --early-stopping 400``; ``--json out.json``).
+for the real-architecture suite; ``--trials 1000 --early-stopping 400``; ``--json out.json``;
+``--from-records DIR``: measure the latency with an earlier run's records, no tuning).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,8 @@ SERVER_CORES = ("0", "1")
 TUNE_CORES = "0,1"
 KEY = "tune"
 KINDS = ("untuned", "tuned", "onnxruntime")
+#: The latency workers and the kinds each measures.
+WORKERS = {"pytvm": ("untuned", "tuned"), "onnxruntime": ("onnxruntime",)}
 
 
 # ---------------------------------------------------------------------------- tuning worker
@@ -152,15 +157,19 @@ def _make_tuner(autotvm: Any, name: str, task: Any) -> Any:
 
 
 def _latency_worker(
-    kind: str, path: Path, threads: int, records: str, min_seconds: float
-) -> dict[str, Any]:
-    """Milliseconds per inference of one build kind, and its difference from ONNX Runtime."""
+    worker: str, path: Path, threads: int, records: str, min_seconds: float
+) -> dict[str, dict[str, Any]]:
+    """Milliseconds per inference: ONNX Runtime's (worker ``onnxruntime``), or pytvm's untuned
+    and tuned builds timed in interleaved batches in this one process (worker ``pytvm``; tuned
+    only with ``records``), each with its difference from ONNX Runtime.
+    """
+    from _harness import interleaved_best
     from real_models import _ort_session, best_ms, compare, feeds
 
     inputs = feeds(path)
     sess = _ort_session(path, threads)
-    if kind == "onnxruntime":
-        return {"ms": best_ms(lambda: sess.run(None, inputs), min_seconds)}
+    if worker == "onnxruntime":
+        return {"onnxruntime": {"ms": best_ms(lambda: sess.run(None, inputs), min_seconds)}}
     expected = sess.run(None, inputs)
     import onnx
 
@@ -171,19 +180,25 @@ def _latency_worker(
 
     pytvm.runtime.set_num_threads(threads)
     mod, params = from_onnx(onnx.load(str(path)))
-    start = time.perf_counter()
-    if kind == "tuned":
-        with autotvm.apply_history_best(records):
+    out: dict[str, dict[str, Any]] = {}
+    modules: dict[str, Any] = {}
+    for kind in ("untuned", "tuned") if records else ("untuned",):
+        start = time.perf_counter()
+        with autotvm.apply_history_best(records) if kind == "tuned" else contextlib.nullcontext():
             lib = graph.build(mod, target="llvm", params=params)
-    else:
-        lib = graph.build(mod, target="llvm", params=params)
-    build_s = time.perf_counter() - start
-    m = GraphModule(lib["default"](pytvm.cpu()))
-    m.set_input(None, None, **inputs)
-    m.run()
-    ours = [m.get_output(i).numpy() for i in range(m.get_num_outputs())]
-    max_abs, rel = compare(ours, expected)
-    return {"ms": best_ms(m.run, min_seconds), "build_s": build_s, "max_abs": max_abs, "rel": rel}
+        build_s = time.perf_counter() - start
+        m = GraphModule(lib["default"](pytvm.cpu()))
+        m.set_input(None, None, **inputs)
+        m.run()
+        ours = [m.get_output(i).numpy() for i in range(m.get_num_outputs())]
+        max_abs, rel = compare(ours, expected)
+        out[kind] = {"build_s": build_s, "max_abs": max_abs, "rel": rel}
+        modules[kind] = m
+    fns: dict[str, Callable[[], object]] = {k: m.run for k, m in modules.items()}
+    best = interleaved_best(fns, batch_s=min_seconds / 5, rounds=5, budget_s=3 * min_seconds)
+    for kind, seconds in best.items():
+        out[kind]["ms"] = 1e3 * float(seconds)
+    return out
 
 
 # ---------------------------------------------------------------------------- driver
@@ -244,6 +259,20 @@ def tune_model(name: str, path: Path, opts: argparse.Namespace, work: Path) -> d
     return result
 
 
+def records_summary(records: Path) -> dict[str, Any]:
+    """What an earlier run's records say: per workload its trials and failures (no wall time)."""
+    if not records.is_file():
+        return {"note": f"no records {records}"}
+    tasks: dict[str, dict[str, Any]] = {}
+    for line in records.read_text().splitlines():
+        row = json.loads(line)
+        key = json.dumps(row["input"][1:3])
+        cell = tasks.setdefault(key, {"task": row["input"][1], "trials": 0, "failed": 0})
+        cell["trials"] += 1
+        cell["failed"] += int(row["result"][1] != 0)
+    return {"tasks": list(tasks.values()), "records": str(records), "wall_s": math.nan}
+
+
 @contextlib.contextmanager
 def _environ(env: dict[str, str]) -> Any:
     """``env`` as this process's environment while the block runs (started servers inherit it)."""
@@ -260,30 +289,30 @@ def _environ(env: dict[str, str]) -> Any:
 def measure_model(
     path: Path, records: str, opts: argparse.Namespace, work: Path
 ) -> dict[int, dict[str, dict[str, Any]]]:
-    """Latency of every kind at every thread count, each in its own pinned worker; ``--rounds``
-    rounds of the kinds in turn, the best of each kept (a load change hits them alike).
+    """Latency of every kind at every thread count: pytvm's untuned and tuned builds in one
+    pinned worker (interleaved batches), ONNX Runtime in another; ``--rounds`` rounds of the
+    two workers in turn, the best of each kind kept (a load change hits them alike).
     """
     has_records = bool(records and Path(records).is_file() and Path(records).stat().st_size)
     cells: dict[int, dict[str, dict[str, Any]]] = {t: {} for t in opts.threads}
-    # untuned and tuned builds each start from an empty compile cache (later rounds find it)
-    caches = {
-        (t, kind): tempfile.mkdtemp(prefix=f"{kind}{t}-cache-", dir=work)
-        for t in opts.threads
-        for kind in KINDS
-    }
+    # each thread count's builds start from an empty compile cache (later rounds find it)
+    caches = {t: tempfile.mkdtemp(prefix=f"pytvm{t}-cache-", dir=work) for t in opts.threads}
     for _ in range(opts.rounds):
         for threads in opts.threads:
-            for kind in KINDS:
-                if kind == "tuned" and not has_records:
-                    cells[threads][kind] = {"note": "no tuning records"}
-                    continue
-                argv = [sys.executable, str(Path(__file__).resolve()), "--latency-worker", kind]
+            if not has_records:
+                cells[threads]["tuned"] = {"note": "no tuning records"}
+            for worker, kinds in WORKERS.items():
+                argv = [sys.executable, str(Path(__file__).resolve()), "--latency-worker", worker]
                 argv += ["--model-path", str(path), "--threads", str(threads)]
-                argv += ["--records", records, "--min-seconds", str(opts.min_seconds)]
-                env = _worker_env(threads, caches[(threads, kind)])
+                argv += ["--records", records if has_records else ""]
+                argv += ["--min-seconds", str(opts.min_seconds)]
+                env = _worker_env(threads, caches[threads])
                 got = run_pinned(argv, CORES[threads], env, 1800.0)
-                new = {"note": got[:160]} if isinstance(got, str) else got
-                cells[threads][kind] = _best(cells[threads].get(kind, {}), new)
+                for kind in kinds:
+                    if kind == "tuned" and not has_records:
+                        continue
+                    new = {"note": got[:160]} if isinstance(got, str) else got.get(kind, {})
+                    cells[threads][kind] = _best(cells[threads].get(kind, {}), new)
     return cells
 
 
@@ -382,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--tune-worker", help=argparse.SUPPRESS)
-    ap.add_argument("--latency-worker", choices=KINDS, help=argparse.SUPPRESS)
+    ap.add_argument("--latency-worker", choices=tuple(WORKERS), help=argparse.SUPPRESS)
     ap.add_argument("--model-path", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--records", default="", help=argparse.SUPPRESS)
     ap.add_argument("--only", nargs="+", help="these models only")
@@ -406,6 +435,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peak", action="store_true", help="skip the FMA peak measurement")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--work", type=Path, help="keep records and logs here")
+    ap.add_argument(
+        "--from-records",
+        type=Path,
+        metavar="DIR",
+        help="no tuning: the records DIR/<model>.records.json of an earlier run (its --work)",
+    )
     opts = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the fleet on SIGTERM too
     if opts.tune_worker:
@@ -446,7 +481,10 @@ def _drive(opts: argparse.Namespace) -> int:
         print(header(opts), flush=True)
         results: dict[str, Any] = {}
         for name, path in paths.items():
-            tune = tune_model(name, path, opts, work)
+            if opts.from_records:
+                tune = records_summary(opts.from_records / f"{name}.records.json")
+            else:
+                tune = tune_model(name, path, opts, work)
             latency = measure_model(path, tune.get("records", ""), opts, work)
             results[name] = {"tune": tune, "latency": latency}
             print(format_row(name, results[name], opts), flush=True)

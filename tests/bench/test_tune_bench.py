@@ -181,3 +181,14 @@ def test_tune_bench_tunes_and_measures(tmp_path: Path) -> None:
     assert tasks and all(t["trials"] >= 1 for t in tasks), row
     records = Path(result["tune"]["records"]).read_text().splitlines()
     assert len(records) == sum(t["trials"] for t in tasks)
+    # the latency again from those records, no tuning
+    again = _run(
+        TUNE,
+        *("--only", "mlp", "--model-dir", str(models), "--threads", "1", "--no-peak"),
+        *("--from-records", str(tmp_path / "work"), "--min-seconds", "0.05", "--rounds", "1"),
+        *("--json", str(out)),
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    result = json.loads(out.read_text())["models"]["mlp"]
+    assert result["latency"]["1"]["tuned"]["rel"] < 1e-3, again.stdout
+    assert sum(t["trials"] for t in result["tune"]["tasks"]) == len(records)
