@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import env, measure, record, task, tophub
+from . import database, env, measure, record, task, tophub
 from .env import GLOBAL_SCOPE
 from .measure import MeasureErrorNo, MeasureInput, MeasureResult
 from .task import (
@@ -33,11 +33,13 @@ from .task import (
     ConfigSpace,
     DispatchContext,
     FallbackContext,
+    create,
     get_config,
     register_topi_compute,
     register_topi_schedule,
     template,
 )
+from .task import ApplyGraphBest as apply_graph_best
 from .task import ApplyHistoryBest as apply_history_best
 
 __all__ = [
@@ -54,10 +56,14 @@ __all__ = [
     "MeasureInput",
     "MeasureResult",
     "RPCRunner",
+    "apply_graph_best",
     "apply_history_best",
     "callback",
+    "create",
     "create_measure_batch",
+    "database",
     "env",
+    "feature",
     "get_config",
     "measure",
     "measure_option",
@@ -85,6 +91,8 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module("pytvm.autotvm.measure.measure_methods"), name)
     if name == "tuner":
         return importlib.import_module("pytvm.autotvm.tuner")
+    if name == "feature":
+        return importlib.import_module("pytvm.autotvm.feature")
     if name == "callback":
         return importlib.import_module("pytvm.autotvm.tuner.callback")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

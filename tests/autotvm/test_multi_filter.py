@@ -175,3 +175,15 @@ def test_droplet_starting_on_a_filtered_out_point_begins_with_its_neighbours() -
     assert first and all(space.is_index_valid(p) for p in first)
     # distance-1 neighbours come first
     assert max(abs(a - b) for a, b in zip(space.point2knob(first[0]), knob, strict=True)) == 1
+
+
+def test_xgb_tuner_measures_only_kept_points() -> None:
+    pytest.importorskip("xgboost", reason="the xgboost package is not installed")
+    from pytvm.autotvm.tuner import XGBTuner
+
+    task = _task()
+    option, runner = _option()
+    tuner = XGBTuner(task, plan_size=16, feature_type="knob", seed=0)
+    tuner.tune(n_trial=80, measure_option=option)
+    assert len(runner.measured) == 80 == len(set(runner.measured))
+    assert all(task.config_space.is_index_valid(i) for i in runner.measured)

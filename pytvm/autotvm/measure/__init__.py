@@ -10,16 +10,19 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .measure import MeasureErrorNo, MeasureInput, MeasureResult
+from .measure import Builder, MeasureErrorNo, MeasureInput, MeasureResult, Runner
 
 __all__ = [
     "BuildResult",
+    "Builder",
+    "Executor",
     "LocalBuilder",
     "LocalRunner",
     "MeasureErrorNo",
     "MeasureInput",
     "MeasureResult",
     "RPCRunner",
+    "Runner",
     "create_measure_batch",
     "default_module_loader",
     "executor",
@@ -34,6 +37,7 @@ _METHOD_NAMES = {
     "LocalBuilder",
     "LocalRunner",
     "RPCRunner",
+    "Runner",
     "create_measure_batch",
     "default_module_loader",
     "measure_option",
@@ -48,4 +52,6 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module("pytvm.autotvm.measure.measure_methods")
     if name == "executor":
         return importlib.import_module("pytvm.autotvm.measure.executor")
+    if name == "Executor":
+        return importlib.import_module("pytvm.autotvm.measure.executor").Executor
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,7 +35,14 @@ import cloudpickle
 
 from ...ffi.errors import TVMError, TVMValueError
 
-__all__ = ["MapResult", "PopenPoolExecutor", "PopenWorker", "StatusKind", "WorkerTimeoutError"]
+__all__ = [
+    "Executor",
+    "MapResult",
+    "PopenPoolExecutor",
+    "PopenWorker",
+    "StatusKind",
+    "WorkerTimeoutError",
+]
 
 _HEADER = struct.Struct("<Q")
 
@@ -201,7 +208,17 @@ class PopenWorker:
             self.kill()
 
 
-class PopenPoolExecutor:
+class Executor:
+    """What runs functions for the measuring (TVM's ``autotvm.measure.executor.Executor``):
+    ``submit(fn, *args, **kwargs)`` returns a ``concurrent.futures.Future`` of the call.
+    """
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
+        """Run ``fn(*args, **kwargs)``; its result or exception comes through the future."""
+        raise NotImplementedError(f"{type(self).__name__}.submit: an Executor defines submit()")
+
+
+class PopenPoolExecutor(Executor):
     """``max_workers`` worker processes behind a thread per worker (TVM's name and methods).
 
     ``submit(fn, *args)`` returns a ``concurrent.futures.Future``; ``map_with_error_catching``

@@ -25,7 +25,7 @@ from ...driver.build_module import build
 from ...ffi.errors import TVMError, TVMValueError
 from ..task.knobs import InstantiationError
 from .executor import PopenPoolExecutor
-from .measure import MeasureErrorNo, MeasureInput, MeasureResult
+from .measure import Builder, MeasureErrorNo, MeasureInput, MeasureResult
 
 __all__ = ["FUNC_NAME", "BuildResult", "LocalBuilder", "arg_info", "failed_result", "warm_up"]
 
@@ -84,7 +84,7 @@ def _build_candidate(
     return BuildResult(filename, arg_info(tensors), None, time.perf_counter() - tic)
 
 
-class LocalBuilder:
+class LocalBuilder(Builder):
     """Build candidates in ``n_parallel`` worker processes (TVM's ``LocalBuilder``).
 
     ``timeout``: seconds per build before its worker is killed; ``build_func``: ``"default"``

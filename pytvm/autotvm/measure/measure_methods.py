@@ -47,7 +47,7 @@ from ...rpc.sessions.tracker_client import connect_tracker
 from ...runtime.ndarray import array
 from ..task.space import FallbackConfigEntity
 from .local_builder import FUNC_NAME, BuildResult, LocalBuilder, failed_result
-from .measure import MeasureErrorNo, MeasureInput, MeasureResult
+from .measure import MeasureErrorNo, MeasureInput, MeasureResult, Runner
 from .reference import count_outputs, random_inputs, reference_outputs
 
 __all__ = [
@@ -148,7 +148,7 @@ def default_module_loader(
     return loader
 
 
-class RPCRunner:
+class RPCRunner(Runner):
     """Time built candidates on RPC servers leased from a tracker (TVM's ``RPCRunner``; see the
     module for the flow, the reference check and the faults).
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import dispatcher, space, task, topi_integration
+from . import code_hash, dispatcher, space, task, topi_integration
+from .code_hash import attach_code_hash, attach_code_hash_to_arg
 from .dispatcher import (
     ApplyConfig,
+    ApplyGraphBest,
     ApplyHistoryBest,
     DispatchContext,
     FallbackContext,
@@ -32,6 +34,7 @@ from .topi_integration import get_workload, register_topi_compute, register_topi
 __all__ = [
     "TASK_TABLE",
     "ApplyConfig",
+    "ApplyGraphBest",
     "ApplyHistoryBest",
     "ConfigEntity",
     "ConfigSpace",
@@ -39,8 +42,12 @@ __all__ = [
     "FallbackConfigEntity",
     "FallbackContext",
     "Task",
+    "TaskExtractEnv",
     "args_to_workload",
+    "attach_code_hash",
+    "attach_code_hash_to_arg",
     "clear_fallback_cache",
+    "code_hash",
     "compute_flop",
     "create",
     "deserialize_args",
@@ -60,7 +67,12 @@ __all__ = [
 ]
 
 #: Names of the tuning layer (``relay_integration`` imports the graph compiler), loaded on use.
-_TUNING_NAMES = {"extract_from_program", "extract_from_multiple_program", "relay_integration"}
+_TUNING_NAMES = {
+    "TaskExtractEnv",
+    "extract_from_program",
+    "extract_from_multiple_program",
+    "relay_integration",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -18,7 +18,8 @@ FLOP count (:func:`compute_flop`): every compute operation reachable from the ou
 its output elements times the arithmetic nodes of its body; a reduction step counts the nodes of
 its source plus one for the combiner (a multiply-add is 2). Loads (their index arithmetic
 included), casts, constants and the condition of a ``Select`` count nothing; a ``Select`` counts
-its costlier branch. Pure data movement (padding, layout changes) therefore counts 0.
+its costlier branch. Pure data movement (padding, layout changes) computes no arithmetic:
+``compute_flop`` raises for it, as TVM's does, and :func:`create` counts it 0.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ from typing import Any, TypeVar, overload
 
 import cloudpickle
 
-from ...ffi.errors import TVMTypeError, TVMValueError
+from ...ffi.errors import TVMError, TVMTypeError, TVMValueError
 from ...target import Target
 from ...te.operation import placeholder
-from ...te.schedule.schedule import create_schedule
+from ...te.schedule.schedule import Schedule, create_schedule
 from ...te.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from ...tir.expr import Call, FloatImm, IntImm, Reduce, Select, StringImm, Var
 from ...tir.expr_operators import BinaryOp, Cast
@@ -198,8 +199,15 @@ def _extent(iv: Any) -> int:
     return int(ext.value)
 
 
-def compute_flop(outs: Sequence[Tensor]) -> int:
-    """Floating-point (arithmetic) operations computing ``outs`` (see the module)."""
+def compute_flop(outs: Sequence[Tensor] | Schedule) -> int:
+    """Floating-point (arithmetic) operations computing ``outs``, output tensors or a schedule
+    of them (TVM's argument; see the module for what counts).
+
+    Raises TVMError (a RuntimeError, as TVM's) when they compute no arithmetic at all (pure data
+    movement): a template of such an operator sets its count with ``cfg.add_flop``.
+    """
+    if isinstance(outs, Schedule):
+        outs = [op.output(i) for op in outs.outputs for i in range(op.num_outputs)]
     total = 0
     for op in _walk(outs):
         if not isinstance(op, ComputeOp):
@@ -212,6 +220,11 @@ def compute_flop(outs: Sequence[Tensor]) -> int:
                 total += points * steps * per
             else:
                 total += points * _count(body)
+    if total == 0:
+        raise TVMError(
+            "compute_flop: the outputs compute no floating-point operation (pure data "
+            "movement); set the template's count with cfg.add_flop(n)"
+        )
     return total
 
 
@@ -303,6 +316,14 @@ def _inputs_of(outs: Sequence[Tensor], args: Sequence[Any]) -> list[Tensor]:
     return first + [op.output(0) for op in read if id(op) not in taken]
 
 
+def _flop_or_zero(outs: Sequence[Tensor]) -> int:
+    """:func:`compute_flop`, 0 for pure data movement (such a task is still tunable)."""
+    try:
+        return compute_flop(outs)
+    except TVMError:
+        return 0
+
+
 def create(task_name: str, args: Sequence[Any], target: Any, target_host: Any = None) -> Task:
     """A task of template ``task_name`` called with ``args`` (tensors or their serialized form)
     for ``target``: its configuration space (the template run once under
@@ -324,5 +345,5 @@ def create(task_name: str, args: Sequence[Any], target: Any, target_host: Any = 
     _, tensors = task.instantiate(space)
     task.config_space = space
     outs = [t for t in tensors if not isinstance(t.op, PlaceholderOp)]
-    task.flop = float(space.flop) if space.flop else float(compute_flop(outs))
+    task.flop = float(space.flop) if space.flop else float(_flop_or_zero(outs))
     return task

@@ -209,7 +209,21 @@ class ModelBasedTuner(Tuner):
         self.train_ct = 0
 
     def _is_index_valid(self, index: int) -> bool:
-        return 0 <= index < len(self.space)
+        """Inside the space's index range and kept by its multi filter (if any)."""
+        return 0 <= index < self.space.range_length and bool(self.space.is_index_valid(index))
+
+    def _rand_unvisited_valid(self) -> int:
+        space = self.space
+        if space.range_length == len(space):  # no multi filter: every index is valid
+            return _rand_unvisited(len(space), self.visited, self.rng)
+        rest = [
+            i
+            for i in range(space.range_length)
+            if i not in self.visited and space.is_index_valid(i)
+        ]
+        if not rest:
+            raise TVMValueError(f"no unvisited configuration left in a space of {len(space)}")
+        return rest[int(self.rng.integers(len(rest)))]
 
     def next_batch(self, batch_size: int) -> list[Any]:
         """The next ``batch_size`` unvisited configurations of the plan (random ones for the
@@ -223,7 +237,7 @@ class ModelBasedTuner(Tuner):
                     break
                 self.trial_pt += 1
             if self.trial_pt >= len(self.trials) - int(0.05 * self.plan_size):
-                index = _rand_unvisited(len(self.space), self.visited, self.rng)
+                index = self._rand_unvisited_valid()
             ret.append(self.space.get(index))
             self.visited.add(index)
         return ret
@@ -234,7 +248,8 @@ class ModelBasedTuner(Tuner):
             index = int(inp.config.index)
             if not self._is_index_valid(index):
                 raise TVMValueError(
-                    f"update: config index {index} is outside the space of {len(self.space)}"
+                    f"update: config index {index} is not a valid point of the space "
+                    f"(indices 0..{self.space.range_length - 1}, multi filter applied)"
                 )
             flops = score(inp, res)
             self.flops_max = max(self.flops_max, flops)

@@ -56,14 +56,25 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
         self.log_interval = log_interval
         self.rng = np.random.default_rng(seed)
         self.points: np.ndarray | None = None
+        #: Whether the space has a multi filter (some indices are not valid points).
+        self._filtered = task.config_space.range_length != self.space_len
+
+    def _sample(self) -> np.ndarray:
+        """``parallel_size`` distinct valid points at random."""
+        space = self.task.config_space
+        if not self._filtered:
+            return sample_ints(self.parallel_size, self.space_len, self.rng)
+        valid = [i for i in range(space.range_length) if space.is_index_valid(i)]
+        return self.rng.permutation(np.array(valid, dtype=np.int64))[: self.parallel_size]
 
     def find_maximums(self, model: CostModel, num: int, exclusive: set[int]) -> list[int]:
         """Up to ``num`` points outside ``exclusive`` with the highest predicted scores."""
         tic = time.time()
+        space = self.task.config_space
         if self.persistent and self.points is not None:
             points = self.points
         else:
-            points = sample_ints(self.parallel_size, self.space_len, self.rng)
+            points = self._sample()
         scores = np.asarray(model.predict(points), dtype="float64")
 
         heap: list[tuple[float, int]] = [(-np.inf, -1 - i) for i in range(num)]
@@ -88,6 +99,9 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
         k = k_last_modify = 0
         while k < self.n_iter and k < k_last_modify + self.early_stop:
             new_points = np.array([random_walk(int(p), self.dims, self.rng) for p in points])
+            if self._filtered:  # a walk onto a point the multi filter leaves out stays put
+                keep = np.array([space.is_index_valid(int(p)) for p in new_points])
+                new_points = np.where(keep, new_points, points)
             new_scores = np.asarray(model.predict(new_points), dtype="float64")
             ac_prob = np.exp(np.minimum((new_scores - scores) / (t + 1e-5), 1))
             accept = self.rng.random(len(ac_prob)) < ac_prob

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ffi.errors import TVMValueError
+from ...ffi.errors import TVMError, TVMValueError
 from ...te.tensor import PlaceholderOp
 from ..feature import (
     CURVE_SAMPLE_N,
@@ -91,7 +91,10 @@ def _flop_of(task: Any, config: Any, tensors: Sequence[Any]) -> float:
         if flop:
             return float(flop)
     outs = [t for t in tensors if not isinstance(t.op, PlaceholderOp)]
-    return float(compute_flop(outs)) or 1.0
+    try:
+        return float(compute_flop(outs))
+    except TVMError:  # pure data movement: no arithmetic to count
+        return 1.0
 
 
 class XGBoostCostModel(CostModel):
