@@ -126,6 +126,7 @@ def _tune_worker(spec: dict[str, Any]) -> dict[str, Any]:
             measure_option=measure,
             early_stopping=spec["early_stopping"],
             callbacks=[count, autotvm.callback.log_to_file(spec["records"])],
+            default_first=True,
         )
         rows.append(
             {

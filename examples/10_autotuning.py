@@ -104,6 +104,7 @@ def tune(mod: Any, params: dict[str, Any], tracker_port: int, log: Path) -> int:
                 autotvm.callback.progress_bar(n_trial, prefix=f"[Task {i + 1:2d}/{len(tasks)}]"),
                 autotvm.callback.log_to_file(str(log)),
             ],
+            default_first=True,  # the untuned build's configuration is trial 1
         )
     return len(tasks)
 

@@ -221,7 +221,9 @@ def tune_tasks(
 ) -> list[TaskSummary]:
     """Tune each of ``tasks`` with ``--tuner tuner`` for up to ``trials`` trials (at most its
     space), appending the measurements to ``log_file`` (tvmc's ``tune_tasks``); the records of
-    ``log_file`` and ``tuning_records`` resume it (see the module). Returns a row per task.
+    ``log_file`` and ``tuning_records`` resume it (see the module). A task's first trial is
+    its default configuration (what an untuned build compiles) unless it is on record, so the
+    log's best is never slower than the default as measured. Returns a row per task.
     """
     from pytvm.autotvm.tuner.callback import log_to_file
 
@@ -242,6 +244,7 @@ def tune_tasks(
                 measure_option=measure_option,
                 early_stopping=early_stopping,
                 callbacks=[progress, log_to_file(log_file)],
+                default_first=True,
             )
             progress.finish()
         else:

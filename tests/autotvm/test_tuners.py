@@ -182,3 +182,71 @@ def test_progress_bar_ends_its_line_when_tuning_stops_early(
     err = capsys.readouterr().err
     assert "Progress: (40/40)" not in err
     assert err.endswith(" Done.\n") and err.count(" Done.") == 1
+
+
+class _FlatRunner(_Runner):
+    """Every configuration takes 1 ms (the templates' knobs are not the toy's)."""
+
+    def run(self, inputs: Sequence[MeasureInput], builds: Sequence[None]) -> list[MeasureResult]:
+        self.measured += [inp.config.index for inp in inputs]
+        return [MeasureResult((1e-3,), 0, 0.0, time.time()) for _ in inputs]
+
+
+def _flat_option() -> tuple[dict[str, Any], _Runner]:
+    runner = _FlatRunner()
+    return {"builder": _Builder(2), "runner": runner}, runner
+
+
+def _dense_task() -> Any:
+    from pytvm.topi.x86 import strategy  # noqa: F401 - registers the strategy rows' templates
+    from pytvm.topi.x86.tunable import attrs_key
+
+    args = (
+        ("TENSOR", (4, 64), "float32"),
+        ("TENSOR", (32, 64), "float32"),
+        "nn.dense",
+        attrs_key({"units": 32}),
+        True,
+    )
+    return autotvm.task.create("dense.x86", args, "llvm")
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_default_first_measures_the_untuned_configuration_first(kind: int) -> None:
+    """With ``default_first`` the first trial is the configuration an untuned build compiles
+    (its lowered loops equal the fallback's), then the tuner's own proposals, none twice.
+    """
+    import pytvm
+    from pytvm.autotvm.task.space import FallbackConfigEntity
+    from pytvm.autotvm.tuner.tuner import default_config
+
+    task = _dense_task()
+    default = default_config(task)
+    assert default is not None and len(task.config_space) > 1
+
+    def lowered(config: Any) -> str:
+        sch, tensors = task.instantiate(config)
+        return str(pytvm.lower(sch, tensors, simple_mode=True))
+
+    assert lowered(default) == lowered(FallbackConfigEntity())
+    option, runner = _flat_option()
+    tuner = _tuners(task)[kind]
+    tuner.tune(n_trial=5, measure_option=option, default_first=True)
+    assert runner.measured[0] == default.index
+    assert len(runner.measured) == len(set(runner.measured)) == 5
+
+
+def test_default_first_skips_a_default_on_record() -> None:
+    from pytvm.autotvm.tuner.tuner import default_config
+
+    task = _dense_task()
+    default = default_config(task)
+    record = (
+        MeasureInput(task.target, task, default),
+        MeasureResult((1e-3,), 0, 0.0, time.time()),
+    )
+    option, runner = _flat_option()
+    tuner = GridSearchTuner(task)
+    tuner.load_history([record])
+    tuner.tune(n_trial=3, measure_option=option, default_first=True)
+    assert default.index not in runner.measured and len(runner.measured) == 3

@@ -20,12 +20,20 @@ from typing import Any
 
 import numpy as np
 
-from ...ffi.errors import TVMValueError
+from ...ffi.errors import TVMError, TVMValueError
 from ..env import GLOBAL_SCOPE
 from ..measure.measure import MeasureInput, MeasureResult
 from ..measure.measure_methods import create_measure_batch
+from ..task.space import FallbackConfigEntity
 
-__all__ = ["Callback", "MeasureBatch", "Tuner", "create_measure_batch", "format_si_prefix"]
+__all__ = [
+    "Callback",
+    "MeasureBatch",
+    "Tuner",
+    "create_measure_batch",
+    "default_config",
+    "format_si_prefix",
+]
 
 logger = logging.getLogger("autotvm")
 
@@ -50,6 +58,35 @@ def format_si_prefix(x: float, si_prefix: str) -> float:
             f"si_prefix {si_prefix!r} is not an SI prefix; expected one of {list(_SI_PREFIXES)}"
         )
     return float(x) / float(10.0 ** _SI_PREFIXES[si_prefix])
+
+
+def _same_entity(a: Any, b: Any) -> bool:
+    """Whether two knob entities choose the same thing (split sizes, option, order, ...)."""
+    return all(
+        getattr(a, attr, None) == getattr(b, attr, None) for attr in ("size", "val", "perm", "anns")
+    )
+
+
+def default_config(task: Any) -> Any:
+    """The point of ``task``'s space that is its template's default: the knobs its fallback
+    configuration takes (an untuned build's), or None when the space does not hold them (or
+    the template fails on the fallback).
+    """
+    space = task.config_space
+    fallback = FallbackConfigEntity()
+    try:
+        task.instantiate(fallback)
+    except TVMError:
+        return None
+    knob = []
+    for name, transform in space.space_map.items():
+        chosen = fallback._entity_map.get(name)
+        pos = next((p for p in range(len(transform)) if _same_entity(transform[p], chosen)), None)
+        if chosen is None or pos is None:
+            return None
+        knob.append(pos)
+    point = space.knob2point(knob)
+    return space.get(point) if space.is_index_valid(point) else None
 
 
 def _flop_of(task: Any) -> float:
@@ -107,9 +144,15 @@ class Tuner:
         early_stopping: int | None = None,
         callbacks: Iterable[Callback] = (),
         si_prefix: str = "G",
+        *,
+        default_first: bool = False,
     ) -> None:
         """Measure up to ``n_trial`` configurations, stopping ``early_stopping`` trials after
         the best one (see the module).
+
+        ``default_first`` (pytvm's): the first trial is the template's default configuration
+        (:func:`default_config`, what an untuned build compiles) unless it is on record, so the
+        records' best is never a configuration measured slower than the default.
         """
         format_si_prefix(0, si_prefix)
         measure_batch = create_measure_batch(self.task, measure_option)
@@ -120,9 +163,13 @@ class Tuner:
         old_level = logger.level
         GLOBAL_SCOPE.in_tuning = True
         i = error_ct = 0
+        pending = self._default_pending(default_first and n_trial > 0)
         try:
-            while i < n_trial and self.has_next():
-                configs = self.next_batch(min(n_parallel, n_trial - i))
+            while i < n_trial and (pending or self.has_next()):
+                # the default is measured alone, outside the tuner's own proposals
+                configs = (
+                    [pending.pop()] if pending else self.next_batch(min(n_parallel, n_trial - i))
+                )
                 if not configs:
                     break
                 inputs = [MeasureInput(self.task.target, self.task, c) for c in configs]
@@ -158,6 +205,16 @@ class Tuner:
         finally:
             GLOBAL_SCOPE.in_tuning = False
             logger.setLevel(old_level)
+
+    def _default_pending(self, wanted: bool) -> list[Any]:
+        """The default configuration, marked visited, when ``wanted`` and not on record (nor
+        unknown).
+        """
+        default = default_config(self.task) if wanted else None
+        if default is None or int(default.index) in self.visited:
+            return []
+        self.visited.add(int(default.index))
+        return [default]
 
     def reset(self) -> None:
         """Forget the best configuration."""
