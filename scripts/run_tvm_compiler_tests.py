@@ -106,7 +106,6 @@ _AUTOTVM = "AutoTVM tuning: out of scope here"
 _MICRO = "microTVM (Arm Cortex-M code generation): out of scope here"
 _TORCH = "needs PyTorch"
 _INTERNET = "downloads from the internet"
-_TOPHUB = "downloads TopHub's pre-tuned arm_cpu package from the internet"
 _META_SCHEDULE = "MetaSchedule tuning: out of scope here"
 _USMP = (
     "USMP (memory pools, tvm.tir.usmp): pytvm's AOT plans one static workspace with its arena "
@@ -136,8 +135,8 @@ SKIPS: dict[str, dict[str, str]] = {
     "test_aot_legalize_packed_call.py": {"*": _AOT_PASSES},
     "test_c_device_api.py": {"*": _ETHOS_CMSIS},
     "test_crt_forward_declarations.py": {"*": _ETHOS_CMSIS},
-    "test_autotvm_dispatch_context.py": {"test_tophub_kinds_match": _TOPHUB},
-    "test_autotvm_feature.py": {"test_feature_shape": _GPU + " (binds thread axes for cuda/mali)"},
+    "test_autotvm_dispatch_context.py": {"test_tophub_kinds_match": _INTERNET},
+    "test_autotvm_feature.py": {"test_feature_shape": _GPU},
     "test_autotvm_task_extraction.py": {"test_task_extraction_for_dense_int8_cuda": _GPU},
 }
 
