@@ -1,5 +1,6 @@
 """AutoTVM test helpers (TVM's ``tvm.testing.autotvm``): a runner that measures nothing, the
-``testing/matmul`` template and sample tasks and records built from it.
+``testing/matmul`` template and sample tasks and records built from it, and the workload
+arguments of the x86 strategy rows' tasks that several tests tune.
 """
 
 from __future__ import annotations
@@ -16,8 +17,27 @@ from ..autotvm.measure.measure import Runner
 from ..autotvm.task.dispatcher import get_config
 from ..autotvm.task.task import Task, create, template
 from ..target import Target
+from ..topi.x86.tunable import attrs_key
 
-__all__ = ["DummyRunner", "bad_matmul", "get_sample_records", "get_sample_task", "matmul"]
+__all__ = [
+    "DENSE_ARGS",
+    "DummyRunner",
+    "bad_matmul",
+    "conv2d_nchwc_args",
+    "get_sample_records",
+    "get_sample_task",
+    "matmul",
+    "tutorial_matmul",
+]
+
+# ``dense.x86``: a (4, 64) x (32, 64)^T product (32 units).
+DENSE_ARGS: tuple[Any, ...] = (
+    ("TENSOR", (4, 64), "float32"),
+    ("TENSOR", (32, 64), "float32"),
+    "nn.dense",
+    attrs_key({"units": 32}),
+    True,
+)
 
 
 class DummyRunner(Runner):
@@ -84,6 +104,45 @@ def bad_matmul(N: int, L: int, M: int, dtype: str) -> tuple[Any, list[Any]]:
     cfg.define_split("tile_y", y, num_outputs=2)
     cfg.define_split("tile_x", x, num_outputs=2)
     return s, [A, B, C]
+
+
+def tutorial_matmul(n: int, l: int, m: int, dtype: str) -> tuple[Any, list[Any]]:  # noqa: E741
+    """TVM's ``tune_simple_template`` matmul body (two split knobs, always applied); a test
+    registers it under its own name with ``autotvm.template(name, tutorial_matmul)``.
+    """
+    a = te.placeholder((n, l), name="A", dtype=dtype)
+    b = te.placeholder((l, m), name="B", dtype=dtype)
+    k = te.reduce_axis((0, l), name="k")
+    c = te.compute((n, m), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
+    s = te.create_schedule(c.op)
+    y, x = s[c].op.axis
+    k = s[c].op.reduce_axis[0]
+    cfg = get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    yo, yi = cfg["tile_y"].apply(s, c, y)
+    xo, xi = cfg["tile_x"].apply(s, c, x)
+    s[c].reorder(yo, xo, k, yi, xi)
+    return s, [a, b, c]
+
+
+def conv2d_nchwc_args(
+    in_blocks: int, size: int, padding: tuple[int, ...] = (1, 1)
+) -> tuple[Any, ...]:
+    """The workload arguments of a ``conv2d_NCHWc.x86`` task: batch 1, ``in_blocks`` x 8 input
+    channels of ``size`` x ``size`` and as many output channels, a 3x3 kernel, stride and
+    dilation 1, ``padding``, layout ``NCHW8c``, float32.
+    """
+    return (
+        ("TENSOR", (1, in_blocks, size, size, 8), "float32"),
+        ("TENSOR", (in_blocks, in_blocks, 3, 3, 8, 8), "float32"),
+        (1, 1),
+        padding,
+        (1, 1),
+        "NCHW8c",
+        "NCHW8c",
+        "float32",
+    )
 
 
 def get_sample_task(n: int = 128) -> tuple[Task, Target]:

@@ -18,19 +18,11 @@ from pytvm.autotvm.task.space import ConfigSpace
 from pytvm.autotvm.task.task import TASK_TABLE, deserialize_args
 from pytvm.ffi.errors import TVMValueError
 from pytvm.target import Target
+from pytvm.testing.autotvm import conv2d_nchwc_args
 from pytvm.tir.expr import Var
 
 _CONV = "conv2d_NCHWc.x86"
-_CONV_ARGS = (
-    ("TENSOR", (1, 4, 14, 14, 8), "float32"),
-    ("TENSOR", (4, 4, 3, 3, 8, 8), "float32"),
-    (1, 1),
-    (1, 1, 1, 1),
-    (1, 1),
-    "NCHW8c",
-    "NCHW8c",
-    "float32",
-)
+_CONV_ARGS = conv2d_nchwc_args(4, 14, padding=(1, 1, 1, 1))
 
 
 def _conv(config: Any) -> tuple[Any, list[Any]]:

@@ -21,25 +21,10 @@ from pytvm import autotvm, te
 from pytvm.autotvm.measure import MeasureErrorNo, MeasureInput
 from pytvm.autotvm.measure.executor import PopenPoolExecutor, StatusKind
 from pytvm.autotvm.task.knobs import InstantiationError
+from pytvm.testing.autotvm import tutorial_matmul
 
-
-@autotvm.template("test_measure.matmul")
-def matmul(n: int, l: int, m: int, dtype: str) -> Any:  # noqa: E741 - TVM's tutorial names
-    """TVM's tune_simple_template matmul (two split knobs)."""
-    a = te.placeholder((n, l), name="A", dtype=dtype)
-    b = te.placeholder((l, m), name="B", dtype=dtype)
-    k = te.reduce_axis((0, l), name="k")
-    c = te.compute((n, m), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
-    s = te.create_schedule(c.op)
-    y, x = s[c].op.axis
-    k = s[c].op.reduce_axis[0]
-    cfg = autotvm.get_config()
-    cfg.define_split("tile_y", y, num_outputs=2)
-    cfg.define_split("tile_x", x, num_outputs=2)
-    yo, yi = cfg["tile_y"].apply(s, c, y)
-    xo, xi = cfg["tile_x"].apply(s, c, x)
-    s[c].reorder(yo, xo, k, yi, xi)
-    return s, [a, b, c]
+# TVM's tune_simple_template matmul (two split knobs)
+matmul = autotvm.template("test_measure.matmul", tutorial_matmul)
 
 
 @autotvm.template("test_measure.modes")

@@ -23,28 +23,12 @@ from pytvm import autotvm
 from pytvm.autotvm.measure import MeasureErrorNo, MeasureInput
 from pytvm.rpc.services.tracker import Tracker
 from pytvm.rpc.sessions.tracker_client import connect_tracker
+from pytvm.testing.autotvm import DENSE_ARGS, conv2d_nchwc_args
 from pytvm.topi.x86 import strategy  # noqa: F401 - registers the strategy rows' templates
-from pytvm.topi.x86.tunable import attrs_key
 
 KEY = "fleet"
 FAULTY_SERVER = Path(__file__).with_name("faulty_rpc_server.py")
-CONV_ARGS = (
-    ("TENSOR", (1, 2, 8, 8, 8), "float32"),
-    ("TENSOR", (2, 2, 3, 3, 8, 8), "float32"),
-    (1, 1),
-    (1, 1),
-    (1, 1),
-    "NCHW8c",
-    "NCHW8c",
-    "float32",
-)
-DENSE_ARGS = (
-    ("TENSOR", (4, 64), "float32"),
-    ("TENSOR", (32, 64), "float32"),
-    "nn.dense",
-    attrs_key({"units": 32}),
-    True,
-)
+CONV_ARGS = conv2d_nchwc_args(2, 8)
 
 
 def _servers(port: int) -> int:

@@ -15,39 +15,14 @@ from pytvm import autotvm, te
 from pytvm.autotvm.measure.executor import PopenWorker
 from pytvm.autotvm.task.space import FallbackConfigEntity
 from pytvm.ffi.errors import TVMValueError
+from pytvm.testing.autotvm import DENSE_ARGS, conv2d_nchwc_args, tutorial_matmul
 from pytvm.topi.x86 import strategy  # noqa: F401 - registers the strategy rows' templates
-from pytvm.topi.x86.tunable import attrs_key
+
+# TVM's tune_simple_template matmul, two split knobs
+matmul = autotvm.template("test_task.matmul", tutorial_matmul)
 
 
-@autotvm.template("test_task.matmul")
-def matmul(n: int, l: int, m: int, dtype: str) -> Any:  # noqa: E741 - TVM's tutorial names
-    """TVM's tune_simple_template matmul, two split knobs."""
-    a = te.placeholder((n, l), name="A", dtype=dtype)
-    b = te.placeholder((l, m), name="B", dtype=dtype)
-    k = te.reduce_axis((0, l), name="k")
-    c = te.compute((n, m), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
-    s = te.create_schedule(c.op)
-    y, x = s[c].op.axis
-    k = s[c].op.reduce_axis[0]
-    cfg = autotvm.get_config()
-    cfg.define_split("tile_y", y, num_outputs=2)
-    cfg.define_split("tile_x", x, num_outputs=2)
-    yo, yi = cfg["tile_y"].apply(s, c, y)
-    xo, xi = cfg["tile_x"].apply(s, c, x)
-    s[c].reorder(yo, xo, k, yi, xi)
-    return s, [a, b, c]
-
-
-NCHWC_ARGS = (
-    ("TENSOR", (1, 2, 8, 8, 8), "float32"),
-    ("TENSOR", (2, 2, 3, 3, 8, 8), "float32"),
-    (1, 1),
-    (1, 1),
-    (1, 1),
-    "NCHW8c",
-    "NCHW8c",
-    "float32",
-)
+NCHWC_ARGS = conv2d_nchwc_args(2, 8)
 
 
 def _run(sch: Any, tensors: list[Any], values: list[np.ndarray]) -> np.ndarray:
@@ -109,14 +84,7 @@ def test_topi_template_configs_agree_with_the_default() -> None:
 
 
 def test_strategy_row_task_from_a_recorded_workload() -> None:
-    args = (
-        ("TENSOR", (4, 64), "float32"),
-        ("TENSOR", (32, 64), "float32"),
-        "nn.dense",
-        attrs_key({"units": 32}),
-        True,
-    )
-    task = autotvm.task.create("dense.x86", args, "llvm")
+    task = autotvm.task.create("dense.x86", DENSE_ARGS, "llvm")
     assert task.flop == 2 * 4 * 32 * 64
     sch, tensors = task.instantiate(FallbackConfigEntity())
     rng = np.random.default_rng(3)

@@ -198,17 +198,10 @@ def _flat_option() -> tuple[dict[str, Any], _Runner]:
 
 
 def _dense_task() -> Any:
+    from pytvm.testing.autotvm import DENSE_ARGS
     from pytvm.topi.x86 import strategy  # noqa: F401 - registers the strategy rows' templates
-    from pytvm.topi.x86.tunable import attrs_key
 
-    args = (
-        ("TENSOR", (4, 64), "float32"),
-        ("TENSOR", (32, 64), "float32"),
-        "nn.dense",
-        attrs_key({"units": 32}),
-        True,
-    )
-    return autotvm.task.create("dense.x86", args, "llvm")
+    return autotvm.task.create("dense.x86", DENSE_ARGS, "llvm")
 
 
 @pytest.mark.parametrize("kind", [0, 1, 2])

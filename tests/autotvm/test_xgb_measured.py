@@ -14,6 +14,7 @@ import pytest
 
 from pytvm import autotvm
 from pytvm.autotvm.tuner import XGBoostCostModel, XGBTuner
+from pytvm.testing.autotvm import conv2d_nchwc_args
 
 pytest.importorskip("xgboost", reason="the xgboost package is not installed")
 pytestmark = pytest.mark.slow  # a LocalRunner and 8 real builds: about 20 s
@@ -22,16 +23,7 @@ pytestmark = pytest.mark.slow  # a LocalRunner and 8 real builds: about 20 s
 def _conv_task(size: int) -> Any:
     import pytvm.topi.x86  # noqa: F401 - registers the template
 
-    args = (
-        ("TENSOR", (1, 2, size, size, 8), "float32"),
-        ("TENSOR", (2, 2, 3, 3, 8, 8), "float32"),
-        (1, 1),
-        (1, 1, 1, 1),
-        (1, 1),
-        "NCHW8c",
-        "NCHW8c",
-        "float32",
-    )
+    args = conv2d_nchwc_args(2, size, padding=(1, 1, 1, 1))
     return autotvm.task.create("conv2d_NCHWc.x86", args, "llvm")
 
 
