@@ -6,7 +6,7 @@ arguments of the x86 strategy rows' tasks that several tests tune.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,11 +22,15 @@ from ..topi.x86.tunable import attrs_key
 __all__ = [
     "DENSE_ARGS",
     "DummyRunner",
+    "NullBuilder",
+    "ScoringRunner",
     "bad_matmul",
     "conv2d_nchwc_args",
     "get_sample_records",
     "get_sample_task",
     "matmul",
+    "scoring_cost",
+    "scoring_option",
     "tutorial_matmul",
 ]
 
@@ -57,6 +61,55 @@ class DummyRunner(Runner):
     def get_build_kwargs(self) -> dict[str, Any]:
         """No device-specific build arguments."""
         return {}
+
+
+def scoring_cost(config: Any, best: Mapping[str, Any]) -> float:
+    """Seconds for ``config`` of a knob-only space: 1 ms times one plus the squared distance of
+    its knob values from ``best``, so ``best`` is the unique optimum.
+    """
+    opts = config.get_other_option()
+    return 1e-3 * (1 + sum(float(opts[k] - v) ** 2 for k, v in best.items()))
+
+
+class NullBuilder:
+    """A builder that builds nothing (one ``None`` per input), for runners that need no
+    artifact.
+    """
+
+    def __init__(self, n_parallel: int = 4) -> None:
+        self.n_parallel = n_parallel
+
+    def build(self, inputs: Sequence[MeasureInput]) -> list[None]:
+        """One ``None`` per input."""
+        return [None] * len(inputs)
+
+
+class ScoringRunner:
+    """A runner that scores each configuration with :func:`scoring_cost` around ``best``
+    (deterministic, no device) and records the indices it measured, in order, in ``measured``.
+    """
+
+    def __init__(self, best: Mapping[str, Any]) -> None:
+        self.best = dict(best)
+        self.measured: list[int] = []
+
+    def run(self, inputs: Sequence[MeasureInput], builds: Sequence[None]) -> list[MeasureResult]:
+        """One successful :class:`MeasureResult` per input, its cost from ``scoring_cost``."""
+        assert len(builds) == len(inputs)
+        self.measured += [inp.config.index for inp in inputs]
+        return [
+            MeasureResult((scoring_cost(i.config, self.best),), 0, 0.0, time.time()) for i in inputs
+        ]
+
+
+def scoring_option(
+    best: Mapping[str, Any], n_parallel: int = 4
+) -> tuple[dict[str, Any], ScoringRunner]:
+    """A ``measure_option`` of a :class:`NullBuilder` and a :class:`ScoringRunner` around
+    ``best``, and that runner.
+    """
+    runner = ScoringRunner(best)
+    return {"builder": NullBuilder(n_parallel), "runner": runner}, runner
 
 
 @template("testing/matmul")

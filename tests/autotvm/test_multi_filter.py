@@ -6,8 +6,6 @@ resumes from a log, and its t-test agrees with scipy's.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +17,14 @@ from pytvm.autotvm.tuner import DropletTuner, GATuner, GridSearchTuner, RandomTu
 from pytvm.autotvm.tuner.droplet_tuner import ttest_pvalue
 from pytvm.ffi.errors import TVMIndexError, TVMValueError
 from pytvm.target import Target
-from pytvm.testing.autotvm import DummyRunner, get_sample_records, get_sample_task
+from pytvm.testing.autotvm import (
+    DummyRunner,
+    ScoringRunner,
+    get_sample_records,
+    get_sample_task,
+    scoring_cost,
+    scoring_option,
+)
 
 _BEST = {"a": 5, "b": 2, "c": 6}
 
@@ -41,30 +46,8 @@ def _task(filtered: bool = True) -> Task:
     return task
 
 
-def _cost(config: Any) -> float:
-    opts = config.get_other_option()
-    return 1e-3 * (1 + sum(float(opts[k] - v) ** 2 for k, v in _BEST.items()))
-
-
-class _Builder:
-    n_parallel = 4
-
-    def build(self, inputs: Sequence[MeasureInput]) -> list[None]:
-        return [None] * len(inputs)
-
-
-class _Runner:
-    def __init__(self) -> None:
-        self.measured: list[int] = []
-
-    def run(self, inputs: Sequence[MeasureInput], builds: Sequence[None]) -> list[MeasureResult]:
-        self.measured += [inp.config.index for inp in inputs]
-        return [MeasureResult((_cost(i.config),), 0, 0.0, time.time()) for i in inputs]
-
-
-def _option() -> tuple[dict[str, Any], _Runner]:
-    runner = _Runner()
-    return {"builder": _Builder(), "runner": runner}, runner
+def _option() -> tuple[dict[str, Any], ScoringRunner]:
+    return scoring_option(_BEST)
 
 
 def test_multi_filter_keeps_the_index_range_and_counts_kept_points() -> None:
@@ -127,7 +110,7 @@ def test_droplet_tuner_resumes_from_records() -> None:
     tuner.tune(n_trial=24, measure_option=option)
     history = [
         (MeasureInput(tuner.task.target, tuner.task, tuner.task.config_space.get(i)),
-         MeasureResult((_cost(tuner.task.config_space.get(i)),), 0, 0.0, 0.0))
+         MeasureResult((scoring_cost(tuner.task.config_space.get(i), _BEST),), 0, 0.0, 0.0))
         for i in first.measured
     ]  # fmt: skip
     resumed = DropletTuner(_task(filtered=False))

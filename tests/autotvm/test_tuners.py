@@ -20,6 +20,7 @@ from pytvm.autotvm.task import ConfigSpace, Task
 from pytvm.autotvm.tuner import GATuner, GridSearchTuner, RandomTuner, Tuner
 from pytvm.ffi.errors import TVMValueError
 from pytvm.target import Target
+from pytvm.testing.autotvm import NullBuilder, ScoringRunner, scoring_option
 
 _ARGS = (("TENSOR", (4, 8), "float32"), None, "float32")
 _BEST = {"a": 2, "b": 3, "c": 1}
@@ -35,33 +36,9 @@ def _task() -> Task:
     return task
 
 
-def _cost(config: Any) -> float:
-    """Seconds: smallest (and unique) at ``_BEST``."""
-    opts = config.get_other_option()
-    return 1e-3 * (1 + sum(float(opts[k] - v) ** 2 for k, v in _BEST.items()))
-
-
-class _Builder:
-    def __init__(self, n_parallel: int) -> None:
-        self.n_parallel = n_parallel
-
-    def build(self, inputs: Sequence[MeasureInput]) -> list[None]:
-        return [None] * len(inputs)
-
-
-class _Runner:
-    def __init__(self) -> None:
-        self.measured: list[int] = []
-
-    def run(self, inputs: Sequence[MeasureInput], builds: Sequence[None]) -> list[MeasureResult]:
-        assert len(builds) == len(inputs)
-        self.measured += [inp.config.index for inp in inputs]
-        return [MeasureResult((_cost(i.config),), 0, 0.0, time.time()) for i in inputs]
-
-
-def _option(n_parallel: int = 4) -> tuple[dict[str, Any], _Runner]:
-    runner = _Runner()
-    return {"builder": _Builder(n_parallel), "runner": runner}, runner
+def _option(n_parallel: int = 4) -> tuple[dict[str, Any], ScoringRunner]:
+    """A builder of ``n_parallel`` and a runner whose cost is smallest (and unique) at _BEST."""
+    return scoring_option(_BEST, n_parallel)
 
 
 def _tuners(task: Task) -> list[Tuner]:
@@ -156,7 +133,7 @@ def test_progress_bar_prints_tvms_line(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_tune_without_a_builder_names_the_missing_step() -> None:
     with pytest.raises(TVMValueError, match=r"'builder'.*LocalBuilder"):
-        GridSearchTuner(_task()).tune(n_trial=1, measure_option={"runner": _Runner()})
+        GridSearchTuner(_task()).tune(n_trial=1, measure_option={"runner": ScoringRunner(_BEST)})
 
 
 def test_ga_rejects_more_elites_than_its_population() -> None:
@@ -184,7 +161,7 @@ def test_progress_bar_ends_its_line_when_tuning_stops_early(
     assert err.endswith(" Done.\n") and err.count(" Done.") == 1
 
 
-class _FlatRunner(_Runner):
+class _FlatRunner(ScoringRunner):
     """Every configuration takes 1 ms (the templates' knobs are not the toy's)."""
 
     def run(self, inputs: Sequence[MeasureInput], builds: Sequence[None]) -> list[MeasureResult]:
@@ -192,9 +169,9 @@ class _FlatRunner(_Runner):
         return [MeasureResult((1e-3,), 0, 0.0, time.time()) for _ in inputs]
 
 
-def _flat_option() -> tuple[dict[str, Any], _Runner]:
-    runner = _FlatRunner()
-    return {"builder": _Builder(2), "runner": runner}, runner
+def _flat_option() -> tuple[dict[str, Any], ScoringRunner]:
+    runner = _FlatRunner(_BEST)
+    return {"builder": NullBuilder(2), "runner": runner}, runner
 
 
 def _dense_task() -> Any:
