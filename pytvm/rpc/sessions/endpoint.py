@@ -265,31 +265,21 @@ class Endpoint(RequestDispatch):
         """
         step = self.max_transfer(len(desc.shape))
         piece = memoryview(bytearray(max(1, min(_FORWARD_PIECE, nbytes))))
+
+        def send_part(head: bytes, start: int, size: int) -> None:
+            self.channel.send(head)
+            done = 0
+            while done < size:
+                view = piece[: min(len(piece), size - done)]
+                fill(view)
+                self.channel.send(view)
+                done += len(view)
+
         with self._lock:
             try:
                 if self.closed:
                     raise self.closed_error()
-                errors: list[BaseException] = []
-                in_flight = 0
-                for start in range(0, max(nbytes, 1), step):
-                    size = min(step, nbytes - start)
-                    part = _at_offset(desc, desc.byte_offset + start)
-                    self.channel.send(encode_copy_to_remote(part, size))
-                    done = 0
-                    while done < size:
-                        view = piece[: min(len(piece), size - done)]
-                        fill(view)
-                        self.channel.send(view)
-                        done += len(view)
-                    in_flight += 1
-                    if in_flight == _COPY_WINDOW:
-                        self._collect_return(errors)
-                        in_flight -= 1
-                for _ in range(in_flight):
-                    self._collect_return(errors)
-                if errors:
-                    self._error_reply = errors[0]  # every reply was read: the stream is in step
-                    raise errors[0]
+                self._copy_to_remote_windowed(desc, nbytes, step, send_part)
             except BaseException as exc:
                 self._failed(f"a streamed copy of {nbytes} bytes to the remote", exc)
                 raise
@@ -382,12 +372,29 @@ class Endpoint(RequestDispatch):
     # against 630 MiB/s on one core).
 
     def _copy_to_remote_pipelined(self, desc: TensorDesc, data: memoryview, step: int) -> None:
+        def send_part(head: bytes, start: int, size: int) -> None:
+            self._send(head, data[start : start + size])
+
+        self._copy_to_remote_windowed(desc, len(data), step, send_part)
+
+    def _copy_to_remote_windowed(
+        self,
+        desc: TensorDesc,
+        nbytes: int,
+        step: int,
+        send_part: Callable[[bytes, int, int], None],
+    ) -> None:
+        """Send a kCopyToRemote of ``nbytes`` in ``step``-byte packets (one empty packet when
+        ``nbytes`` is 0), :data:`_COPY_WINDOW` in flight: ``send_part(head, start, size)`` sends
+        each packet's head and its ``size`` bytes from offset ``start``. Every reply is read
+        before the first error reply is raised, so the stream stays in step.
+        """
         errors: list[BaseException] = []
         in_flight = 0
-        for start in range(0, len(data), step):
-            chunk = data[start : start + step]
+        for start in range(0, max(nbytes, 1), step):
+            size = min(step, nbytes - start)
             part = _at_offset(desc, desc.byte_offset + start)
-            self._send(encode_copy_to_remote(part, len(chunk)), chunk)
+            send_part(encode_copy_to_remote(part, size), start, size)
             in_flight += 1
             if in_flight == _COPY_WINDOW:
                 self._collect_return(errors)
