@@ -49,6 +49,7 @@ __all__ = [
     "create",
     "deserialize_args",
     "get_config",
+    "query_config",
     "serialize_args",
     "template",
 ]
@@ -104,6 +105,22 @@ def args_to_workload(args: Sequence[Any], task_name: str | None = None) -> tuple
     return body if task_name is None else (task_name, *body)
 
 
+def query_config(
+    task_name: str, args: Sequence[Any], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], Any]:
+    """The workload of a call of template ``task_name`` and the configuration the current
+    dispatch context gives it under the current target. Keyword arguments are refused: they
+    would not be part of the workload.
+    """
+    if kwargs:
+        raise TVMValueError(
+            f"template {task_name}: keyword arguments {sorted(kwargs)}; pass every "
+            "argument positionally (they form the workload)"
+        )
+    workload = args_to_workload(args, task_name)
+    return workload, DispatchContext.current.query(Target.current(), workload)
+
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -141,13 +158,7 @@ def template(task_name: str, func: Callable[..., Any] | None = None) -> Any:
 
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if kwargs:
-                raise TVMValueError(
-                    f"template {task_name}: keyword arguments {sorted(kwargs)}; pass every "
-                    "argument positionally (they form the workload)"
-                )
-            workload = args_to_workload(args, task_name)
-            cfg = DispatchContext.current.query(Target.current(), workload)
+            _, cfg = query_config(task_name, args, kwargs)
             with ApplyConfig(cfg):
                 return f(*args)
 

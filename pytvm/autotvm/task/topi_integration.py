@@ -19,7 +19,7 @@ from ...ffi.errors import TVMValueError
 from ...target import Target
 from ...te.tensor import Operation, Tensor
 from .dispatcher import DispatchContext
-from .task import TASK_TABLE, args_to_workload
+from .task import TASK_TABLE, query_config
 
 __all__ = ["get_workload", "register_topi_compute", "register_topi_schedule"]
 
@@ -42,13 +42,7 @@ def register_topi_compute(task_name: str, func: Func | None = None) -> Func:
     def decorate(compute: Func) -> Func:
         @functools.wraps(compute)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if kwargs:
-                raise TVMValueError(
-                    f"template {task_name}: keyword arguments {sorted(kwargs)}; pass every "
-                    "argument positionally (they form the workload)"
-                )
-            workload = args_to_workload(args, task_name)
-            cfg = DispatchContext.current.query(Target.current(), workload)
+            workload, cfg = query_config(task_name, args, kwargs)
             out = compute(cfg, *args)
             if isinstance(out, Tensor):
                 return _with_workload(out, workload)
