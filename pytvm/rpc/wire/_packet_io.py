@@ -174,10 +174,9 @@ class PacketIO:
     # (untraced: callers take them only while tracing is off and the C codec is on; whenever
     # they return None the general path above reads the same bytes)
 
-    def _packet_ready(self, c: Any) -> tuple[int, int, int] | None:
-        """``(code, body_start, body_end)`` in the read buffer of the next packet once it is
-        whole (one receive when the buffer is empty, untraced); None when it is not whole yet,
-        is padding or has a length the general path must refuse.
+    def _fill_if_empty(self) -> bool:
+        """When every buffered byte is consumed, one receive into the emptied read buffer;
+        False when that receive finds the end of the stream.
         """
         rbuf = self._rbuf
         if self._rpos == len(rbuf):
@@ -185,9 +184,20 @@ class PacketIO:
             self._rpos = 0
             chunk = self.channel.recv(_CHUNK)
             if not chunk:
-                return None  # the general path sees the end of the stream again
+                return False
             rbuf += chunk
-        head: tuple[int, int, int] | None = c.packet_at(rbuf, self._rpos, self.limits.max_packet)
+        return True
+
+    def _packet_ready(self, c: Any) -> tuple[int, int, int] | None:
+        """``(code, body_start, body_end)`` in the read buffer of the next packet once it is
+        whole (one receive when the buffer is empty, untraced); None when it is not whole yet,
+        is padding or has a length the general path must refuse.
+        """
+        if not self._fill_if_empty():
+            return None  # the general path sees the end of the stream again
+        head: tuple[int, int, int] | None = c.packet_at(
+            self._rbuf, self._rpos, self.limits.max_packet
+        )
         return head
 
     def _take_return(self, c: Any) -> list[Any] | None:
@@ -195,14 +205,9 @@ class PacketIO:
         is empty), consumed; None otherwise, nothing consumed. A malformed kReturn raises
         ``ProtocolError``.
         """
+        if not self._fill_if_empty():
+            return None
         rbuf = self._rbuf
-        if self._rpos == len(rbuf):
-            rbuf.clear()
-            self._rpos = 0
-            chunk = self.channel.recv(_CHUNK)
-            if not chunk:
-                return None
-            rbuf += chunk
         limits = self.limits
         got = c.take_return(
             rbuf, self._rpos, limits.max_packet, limits.max_args, limits.max_bytes, limits
