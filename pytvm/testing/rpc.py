@@ -20,6 +20,7 @@ from ..ffi.registry import (
 )
 from ..rpc.sessions.client import RPCSession, connect
 from ..rpc.sessions.endpoint import serve
+from ..rpc.sessions.tracker_client import connect_tracker
 from ..rpc.wire.base import RPC_MAGIC, recv_key, recvall, send_key, set_nodelay
 from ..rpc.wire.channel import SocketChannel, reap
 
@@ -29,6 +30,7 @@ __all__ = [
     "server_session",
     "service_process",
     "thread_server",
+    "tracker_with_server",
     "wait_for",
 ]
 
@@ -104,6 +106,26 @@ def service_process(
         yield proc, int(match.group(1))
     finally:
         reap(proc, timeout=10, terminate=True)
+
+
+@contextmanager
+def tracker_with_server(key: str) -> Iterator[int]:
+    """A ``pytvm rpc tracker`` and a ``pytvm rpc server`` of ``key`` on loopback, each in a
+    subprocess (see :func:`service_process`); yields the tracker's port once the server is in
+    the tracker's queue of ``key``.
+    """
+    with service_process("tracker", "--host", "127.0.0.1") as (_, tracker_port):
+        with service_process(
+            "server", "--host", "127.0.0.1", "--tracker", f"127.0.0.1:{tracker_port}",
+            "--key", key,
+        ):  # fmt: skip
+
+            def registered() -> bool:
+                with connect_tracker("127.0.0.1", tracker_port) as tracker:
+                    return key in tracker.summary()["queue_info"]
+
+            wait_for(registered, f"the server of key {key!r} registering with the tracker")
+            yield tracker_port
 
 
 @contextmanager

@@ -5,8 +5,6 @@ through a tracker, checked against ONNX Runtime; bad input named in one line.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,20 +13,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from pytvm.testing.rpc import service_process, wait_for
+from pytvm.testing.cli import run_pytvm
+from pytvm.testing.rpc import tracker_with_server
 
 pytestmark = pytest.mark.needs_cc
-
-
-def _pytvm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytvm", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def _model(path: Path) -> Path:
@@ -59,7 +47,9 @@ def _model(path: Path) -> Path:
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("cli")
     model = _model(tmp / "net.onnx")
-    result = _pytvm("compile", str(model), "-o", "net.so", "--input-shapes", "x:[1,3,8,8]", cwd=tmp)
+    result = run_pytvm(
+        "compile", str(model), "-o", "net.so", "--input-shapes", "x:[1,3,8,8]", cwd=tmp
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp / "net.so").is_file()
     return model, tmp / "net.so"
@@ -71,7 +61,7 @@ def test_run_checks_against_onnx_runtime_and_times(
     model, lib = compiled
     x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype("float32")
     np.savez(tmp_path / "x.npz", x=x)
-    result = _pytvm(
+    result = run_pytvm(
         "run", str(lib), "--inputs", "x.npz", "-o", "out.npz", "--print-time", "--repeat", "3",
         "--print-top", "3", "--compare", str(model), cwd=tmp_path,
     )  # fmt: skip
@@ -89,47 +79,36 @@ def test_run_names_an_input_missing_from_the_npz(
     compiled: tuple[Path, Path], tmp_path: Path
 ) -> None:
     np.savez(tmp_path / "bad.npz", z=np.zeros(3, "float32"))
-    result = _pytvm("run", str(compiled[1]), "--inputs", "bad.npz", cwd=tmp_path)
+    result = run_pytvm("run", str(compiled[1]), "--inputs", "bad.npz", cwd=tmp_path)
     assert result.returncode == 1
     assert "pytvm run: error: bad.npz has no array for input(s) ['x']" in result.stderr
 
 
 def test_compile_refuses_a_file_that_is_not_onnx(tmp_path: Path) -> None:
     (tmp_path / "junk.onnx").write_bytes(b"\x00not a model")
-    result = _pytvm("compile", "junk.onnx", cwd=tmp_path)
+    result = run_pytvm("compile", "junk.onnx", cwd=tmp_path)
     assert result.returncode == 1
     assert "pytvm compile: error: junk.onnx is not a readable ONNX model" in result.stderr
 
 
 def test_compile_refuses_unreadable_input_shapes(tmp_path: Path) -> None:
     model = _model(tmp_path / "net.onnx")
-    result = _pytvm("compile", str(model), "--input-shapes", "x:[1,a]", cwd=tmp_path)
+    result = run_pytvm("compile", str(model), "--input-shapes", "x:[1,a]", cwd=tmp_path)
     assert result.returncode == 1
     assert "x:[1,a] has a non-integer dimension" in result.stderr
 
 
 @pytest.fixture
 def tracker_with_board() -> Iterator[int]:
-    with service_process("tracker", "--host", "127.0.0.1") as (_, tracker_port):
-        with service_process(
-            "server", "--host", "127.0.0.1", "--tracker", f"127.0.0.1:{tracker_port}",
-            "--key", "board",
-        ):  # fmt: skip
-            from pytvm import rpc
-
-            def registered() -> bool:
-                with rpc.connect_tracker("127.0.0.1", tracker_port) as tracker:
-                    return "board" in tracker.summary()["queue_info"]
-
-            wait_for(registered, "the board registering with the tracker")
-            yield tracker_port
+    with tracker_with_server("board") as tracker_port:
+        yield tracker_port
 
 
 def test_run_through_a_tracker_runs_on_the_board(
     compiled: tuple[Path, Path], tracker_with_board: int, tmp_path: Path
 ) -> None:
     model, lib = compiled
-    result = _pytvm(
+    result = run_pytvm(
         "run", str(lib), "--rpc-tracker", f"127.0.0.1:{tracker_with_board}", "--rpc-key",
         "board", "--print-time", "--repeat", "2", "--compare", str(model), cwd=tmp_path,
     )  # fmt: skip
@@ -141,7 +120,7 @@ def test_run_through_a_tracker_runs_on_the_board(
 
 def test_viz_memory_draws_the_plan(tmp_path: Path) -> None:
     model = _model(tmp_path / "net.onnx")
-    result = _pytvm(
+    result = run_pytvm(
         "viz", "memory", str(model), "-o", "plan.svg", "--input-shapes", "x:[1,3,8,8]",
         cwd=tmp_path,
     )  # fmt: skip

@@ -5,7 +5,6 @@ the file, the input or the array, exit status 1, no traceback, nothing unpickled
 from __future__ import annotations
 
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -16,17 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from pytvm.cli.compile_model import byte_count, parse_input_shapes
 from pytvm.ffi.errors import TVMValueError
-
-
-def _pytvm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytvm", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+from pytvm.testing.cli import run_pytvm
 
 
 def _one_error_line(result: subprocess.CompletedProcess[str], command: str) -> str:
@@ -72,7 +61,7 @@ def _fill(path: Path, side: int) -> Path:
 def test_an_input_shape_past_int64_is_one_error_naming_the_input(tmp_path: Path) -> None:
     model = _relu(tmp_path / "relu.onnx")
     shapes = "x:[99999999999999999999999,4]"
-    result = _pytvm("compile", str(model), "--input-shapes", shapes, cwd=tmp_path)
+    result = run_pytvm("compile", str(model), "--input-shapes", shapes, cwd=tmp_path)
     line = _one_error_line(result, "compile")
     assert line == (
         "pytvm compile: error: --input-shapes: input 'x' of shape [99999999999999999999999,4] "
@@ -94,7 +83,7 @@ def test_byte_counts_take_binary_suffixes() -> None:
 
 def test_a_huge_constant_in_the_model_is_one_error_line(tmp_path: Path) -> None:
     model = _fill(tmp_path / "fill.onnx", 2**20)
-    line = _one_error_line(_pytvm("compile", str(model), cwd=tmp_path), "compile")
+    line = _one_error_line(run_pytvm("compile", str(model), cwd=tmp_path), "compile")
     assert line.startswith("pytvm compile: error: ONNX node 'fill' (ConstantOfShape, opset 17)")
     assert "4 TiB (4398046511104 bytes), over the limit of 512 MiB" in line
 
@@ -102,9 +91,11 @@ def test_a_huge_constant_in_the_model_is_one_error_line(tmp_path: Path) -> None:
 @pytest.mark.needs_cc
 def test_max_constant_bytes_sets_the_limit(tmp_path: Path) -> None:
     model = _fill(tmp_path / "fill.onnx", 64)  # a 16 KiB constant
-    refused = _pytvm("compile", str(model), "--max-constant-bytes", "8K", cwd=tmp_path)
+    refused = run_pytvm("compile", str(model), "--max-constant-bytes", "8K", cwd=tmp_path)
     assert "over the limit of 8192 bytes" in _one_error_line(refused, "compile")
-    built = _pytvm("compile", str(model), "-o", "f.so", "--max-constant-bytes", "1M", cwd=tmp_path)
+    built = run_pytvm(
+        "compile", str(model), "-o", "f.so", "--max-constant-bytes", "1M", cwd=tmp_path
+    )
     assert built.returncode == 0, built.stderr
 
 
@@ -112,14 +103,14 @@ def test_max_constant_bytes_sets_the_limit(tmp_path: Path) -> None:
 def relu_so(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("relu")
     model = _relu(tmp / "relu.onnx")
-    result = _pytvm("compile", str(model), "-o", "relu.so", "--input-shapes", "x:[2,4]", cwd=tmp)
+    result = run_pytvm("compile", str(model), "-o", "relu.so", "--input-shapes", "x:[2,4]", cwd=tmp)
     assert result.returncode == 0, result.stderr
     return tmp / "relu.so"
 
 
 def _run_with(relu_so: Path, inputs: Path) -> str:
     return _one_error_line(
-        _pytvm("run", str(relu_so), "--inputs", inputs.name, cwd=inputs.parent), "run"
+        run_pytvm("run", str(relu_so), "--inputs", inputs.name, cwd=inputs.parent), "run"
     )
 
 

@@ -11,7 +11,6 @@ import importlib.util
 import io
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,10 @@ from pytvm.cli._tune_progress import TaskProgress, TaskSummary, format_table
 from pytvm.cli.main import main
 from pytvm.contrib import graph_executor
 from pytvm.ffi.errors import TVMValueError
-from pytvm.testing.rpc import service_process, wait_for
+from pytvm.testing import rpc as rpc_testing
+from pytvm.testing.cli import run_pytvm
 
 pytestmark = pytest.mark.needs_cc
-
-
-def _pytvm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytvm", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 #: cnn_small has four tunable tasks (three convolutions, the dense): one trial each, the first
@@ -55,7 +44,7 @@ def tuned(
 ) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     tmp = tmp_path_factory.mktemp("tune")
     model = reference_models["cnn_small"]
-    run = _pytvm(
+    run = run_pytvm(
         "tune", str(model), *_TUNE, "--trials", "4", "--parallel", "2", "-o", "rec.json", cwd=tmp
     )
     assert run.returncode == 0, run.stderr
@@ -90,7 +79,7 @@ def test_tune_resumes_without_measuring_again(
 ) -> None:
     model, log, _ = tuned
     before = log.read_text()
-    again = _pytvm("tune", str(model), *_TUNE, "--trials", "4", "-o", str(log), cwd=log.parent)
+    again = run_pytvm("tune", str(model), *_TUNE, "--trials", "4", "-o", str(log), cwd=log.parent)
     assert again.returncode == 0, again.stderr
     assert log.read_text() == before
     assert again.stderr.count("all trials on record") == 4
@@ -101,7 +90,7 @@ def test_compile_with_tuning_records_matches_onnxruntime(
 ) -> None:
     model, log, _ = tuned
     out = log.parent / "tuned.so"
-    result = _pytvm(
+    result = run_pytvm(
         "compile", str(model), "--tuning-records", str(log), "-o", str(out), cwd=log.parent
     )
     assert result.returncode == 0, result.stderr
@@ -117,19 +106,8 @@ def test_compile_with_tuning_records_matches_onnxruntime(
 
 @pytest.fixture
 def tracker_with_server() -> Iterator[int]:
-    with service_process("tracker", "--host", "127.0.0.1") as (_, tracker_port):
-        with service_process(
-            "server", "--host", "127.0.0.1", "--tracker", f"127.0.0.1:{tracker_port}",
-            "--key", "cpu-board",
-        ):  # fmt: skip
-            from pytvm import rpc
-
-            def registered() -> bool:
-                with rpc.connect_tracker("127.0.0.1", tracker_port) as tracker:
-                    return "cpu-board" in tracker.summary()["queue_info"]
-
-            wait_for(registered, "the server registering with the tracker")
-            yield tracker_port
+    with rpc_testing.tracker_with_server("cpu-board") as tracker_port:
+        yield tracker_port
 
 
 def test_tune_measures_on_a_tracker_server(
@@ -140,7 +118,7 @@ def test_tune_measures_on_a_tracker_server(
     model, prior, _ = tuned
     tracker = f"127.0.0.1:{tracker_with_server}"
     args = ("--rpc-tracker", tracker, "--rpc-key", "cpu-board", "--tasks", "3")
-    run = _pytvm(
+    run = run_pytvm(
         "tune", str(model), *_TUNE, *args, "--trials", "2", "--parallel", "1",
         "--tuning-records", str(prior), "-o", "remote.json",
         cwd=tmp_path,
