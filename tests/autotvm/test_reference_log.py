@@ -34,15 +34,21 @@ def _package(root: Path) -> None:
     (root / "llvm_v0.04.log").write_text("\n".join(rows) + "\n")
 
 
-def test_reference_log_filters_by_model_and_template(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def tophub_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path`` as the TopHub package folder (no ``TOPHUB_LOCATION``, an empty cache)."""
     monkeypatch.setattr(tophub, "AUTOTVM_TOPHUB_ROOT_PATH", tmp_path)
     monkeypatch.delenv("TOPHUB_LOCATION", raising=False)
     monkeypatch.setattr(tophub, "REFERENCE_LOG_CACHE", {})
+    return tmp_path
+
+
+def test_reference_log_filters_by_model_and_template(
+    tophub_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert tophub.load_reference_log("llvm", "skylake", "mm.x86") == []  # not on disk
     monkeypatch.setattr(tophub, "REFERENCE_LOG_CACHE", {})
-    _package(tmp_path)
+    _package(tophub_root)
     found = tophub.load_reference_log("llvm", "skylake", "mm.x86")
     assert [i.config.index for i, _ in found] == [5, 7]
     # an unknown model falls back to the model with the most records
@@ -52,13 +58,8 @@ def test_reference_log_filters_by_model_and_template(
     ]
 
 
-def test_fallback_mimics_the_closest_reference(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tophub, "AUTOTVM_TOPHUB_ROOT_PATH", tmp_path)
-    monkeypatch.delenv("TOPHUB_LOCATION", raising=False)
-    monkeypatch.setattr(tophub, "REFERENCE_LOG_CACHE", {})
-    _package(tmp_path)
+def test_fallback_mimics_the_closest_reference(tophub_root: Path) -> None:
+    _package(tophub_root)
     ref = tophub.load_reference_log("llvm", "skylake", "mm.x86")
     cfg = FallbackConfigEntity()
     _space(cfg, 128)
