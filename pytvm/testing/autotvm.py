@@ -6,7 +6,7 @@ arguments of the x86 strategy rows' tasks that several tests tune.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,8 @@ import numpy as np
 from .. import te
 from ..autotvm import MeasureInput, MeasureResult
 from ..autotvm.measure.measure import Runner
-from ..autotvm.task.dispatcher import get_config
+from ..autotvm.task.dispatcher import ApplyConfig, get_config
+from ..autotvm.task.space import ConfigEntity, ConfigSpace, FallbackConfigEntity
 from ..autotvm.task.task import Task, create, template
 from ..target import Target
 from ..topi.x86.tunable import attrs_key
@@ -26,6 +27,7 @@ __all__ = [
     "ScoringRunner",
     "bad_matmul",
     "conv2d_nchwc_args",
+    "fallback_point",
     "get_sample_records",
     "get_sample_task",
     "matmul",
@@ -196,6 +198,22 @@ def conv2d_nchwc_args(
         "NCHW8c",
         "float32",
     )
+
+
+def fallback_point(space: ConfigSpace, schedule: Callable[[], Any]) -> ConfigEntity:
+    """The point of ``space`` whose knobs hold the values a fallback configuration takes while
+    ``schedule()`` runs under it (target ``llvm``): an untuned build's configuration.
+    """
+    fallback = FallbackConfigEntity()
+    with Target("llvm"), ApplyConfig(fallback):
+        schedule()
+    index, stride = 0, 1
+    for name, knob in space.space_map.items():
+        vals = [e.val for e in knob.entities]
+        index += vals.index(fallback[name].val) * stride
+        stride *= len(knob)
+    entity: ConfigEntity = space.get(index)
+    return entity
 
 
 def get_sample_task(n: int = 128) -> tuple[Task, Target]:

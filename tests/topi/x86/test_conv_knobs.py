@@ -17,6 +17,7 @@ from pytvm.autotvm.task.space import ConfigEntity, ConfigSpace, FallbackConfigEn
 from pytvm.ffi.errors import TVMValueError
 from pytvm.graph.op.layout import layout_transform_np
 from pytvm.target import Target
+from pytvm.testing.autotvm import fallback_point
 from pytvm.topi import testing
 from pytvm.topi.x86 import strategy
 from pytvm.topi.x86.strategy import OpWorkload
@@ -150,15 +151,7 @@ def test_points_of_the_space_match_numpy(built: Built) -> None:
 
 def _defaults(built: Built) -> ConfigEntity:
     """The point of the space whose knobs hold the fallback's values."""
-    fallback = FallbackConfigEntity()
-    with Target("llvm"), autotvm.ApplyConfig(fallback):
-        built.schedule()
-    index, stride = 0, 1
-    for name, space in built.space.space_map.items():
-        vals = [e.val for e in space.entities]
-        index += vals.index(fallback[name].val) * stride
-        stride *= len(space)
-    return built.space.get(index)
+    return fallback_point(built.space, built.schedule)
 
 
 def test_fallback_builds_the_defaults_kernel(built: Built) -> None:

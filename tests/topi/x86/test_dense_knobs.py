@@ -21,6 +21,7 @@ from pytvm.autotvm.task.space import ConfigEntity, ConfigSpace, FallbackConfigEn
 from pytvm.autotvm.task.task import TASK_TABLE
 from pytvm.ffi.errors import TVMValueError
 from pytvm.target import Target
+from pytvm.testing.autotvm import fallback_point
 from pytvm.topi.x86 import strategy
 from pytvm.topi.x86.strategy import OpWorkload
 from pytvm.topi.x86.tunable import attrs_key
@@ -132,15 +133,7 @@ class Built:
 
     def defaults(self) -> ConfigEntity:
         """The point of the space whose knobs hold the fallback's values."""
-        fallback = FallbackConfigEntity()
-        with Target("llvm"), autotvm.ApplyConfig(fallback):
-            self.schedule()
-        index, stride = 0, 1
-        for name, space in self.space.space_map.items():
-            vals = [e.val for e in space.entities]
-            index += vals.index(fallback[name].val) * stride
-            stride *= len(space)
-        return self.space.get(index)
+        return fallback_point(self.space, self.schedule)
 
 
 @pytest.fixture(scope="module", params=PRODUCTS, ids=lambda p: f"{p.row}-{p.a}-{p.b}")
