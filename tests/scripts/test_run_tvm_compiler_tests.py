@@ -5,24 +5,19 @@ status says whether anything failed.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from pytvm.testing.scripts import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_tvm_compiler_tests.py"
 
 
 @pytest.fixture(scope="module")
 def runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("run_tvm_compiler_tests", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("run_tvm_compiler_tests", SCRIPT)
 
 
 def _tree(root: Path, te_body: str, tutorial: str) -> Path:

@@ -6,26 +6,19 @@ reason.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from pytvm.testing.scripts import load_script
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 @pytest.fixture(scope="module")
 def runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "run_tvm_compiler_tests_autotvm", SCRIPTS / "run_tvm_compiler_tests.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("run_tvm_compiler_tests_autotvm", SCRIPTS / "run_tvm_compiler_tests.py")
 
 
 _AUTOTVM_TEST = """from tvm.testing.autotvm import DummyRunner, get_sample_task, get_sample_records
