@@ -63,7 +63,9 @@ def test_pickle_rows_round_trip_and_refuse_classes() -> None:
     inp, res = get_sample_records(1)[0]
     row = encode(inp, res, protocol="pickle")
     assert row.count("\t") == 4 and row.split("\t")[0] == str(inp.target)
-    inp2, res2 = decode(row, protocol="pickle")
+    decoded = decode(row, protocol="pickle")
+    assert decoded is not None
+    inp2, res2 = decoded
     assert measure_str_key(inp2) == measure_str_key(inp) and res2 == res
     # A row pickling an object (what TVM writes) is refused without loading the class.
     evil = row.split("\t")

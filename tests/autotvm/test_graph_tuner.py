@@ -7,6 +7,7 @@ chosen records uses them and computes what the untuned build computes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,7 @@ def test_nodes_are_the_tuned_workloads_and_each_gets_its_fastest(
         tuner.run()
         chosen = tuner.get_optimal_records()
         assert [inp.task.workload for inp, _ in chosen] == [t.workload for t in tasks[:2]]
-        best = [min(range(6), key=lambda i, n=no: _cost(n, i)) for no in range(2)]
+        best = [min(range(6), key=functools.partial(_cost, no)) for no in range(2)]
         assert [inp.config.index for inp, _ in chosen] == best
         out = tmp_path / f"{solver.__name__}.log"
         tuner.write_opt_sch2record_file(str(out))
@@ -101,8 +102,9 @@ def test_solvers_are_exact_for_any_transform_costs(
 
         def total(ch: tuple[int, ...], t: Any = tuner) -> float:
             m = t._layout_transform_costs
-            return sum(costs[i][c] for i, c in enumerate(ch)) + sum(
-                m[i][ch[i], ch[i + 1]] for i in range(2)
+            return float(
+                sum(costs[i][c] for i, c in enumerate(ch))
+                + sum(m[i][ch[i], ch[i + 1]] for i in range(2))
             )
 
         brute = min(itertools.product(range(4), repeat=3), key=total)

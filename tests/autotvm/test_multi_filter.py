@@ -131,7 +131,9 @@ def test_ttest_pvalue_matches_scipy() -> None:
     rng = np.random.default_rng(1)
     for shift in (0.0, 0.2, 1.0, 5.0):
         a, b = rng.random(5), rng.random(7) + shift
-        assert ttest_pvalue(a, b) == pytest.approx(stats.ttest_ind(a, b).pvalue, rel=1e-9)
+        assert ttest_pvalue(list(a), list(b)) == pytest.approx(
+            stats.ttest_ind(a, b).pvalue, rel=1e-9
+        )
 
 
 def test_sample_task_and_records_of_the_testing_helpers() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,9 +24,20 @@ TVM018_PLUGIN = os.environ.get(
 
 sys.path.insert(0, str(REPO / "bench"))
 
-import tune  # noqa: E402
-import tune_conv_worker  # noqa: E402
-import tune_tvm018  # noqa: E402
+
+def _bench_module(name: str) -> Any:
+    """The bench script ``bench/<name>.py`` as a module (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+tune = _bench_module("tune")
+tune_conv_worker = _bench_module("tune_conv_worker")
+tune_tvm018 = _bench_module("tune_tvm018")
 
 needs_taskset = pytest.mark.skipif(
     shutil.which("taskset") is None or not hasattr(os, "sched_setaffinity"),
@@ -100,7 +113,10 @@ def test_missing_tvm_interpreter_is_reported(tmp_path: Path) -> None:
 
 
 def _tvm018_missing() -> str | None:
-    return tune_tvm018.tvm018_unavailable(TVM018_PYTHON, TVM018_PYTHONPATH, TVM018_PLUGIN)
+    why: str | None = tune_tvm018.tvm018_unavailable(
+        TVM018_PYTHON, TVM018_PYTHONPATH, TVM018_PLUGIN
+    )
+    return why
 
 
 @pytest.mark.slow
