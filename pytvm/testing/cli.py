@@ -9,9 +9,12 @@ from pathlib import Path
 __all__ = ["run_pytvm"]
 
 
-def run_pytvm(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python -m pytvm <args>`` in ``cwd``: its exit status, stdout and stderr as text
-    (a non-zero status does not raise; ``subprocess.TimeoutExpired`` after ``timeout`` s).
+def run_pytvm(
+    *args: str, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m pytvm <args>`` in ``cwd`` (with environment ``env``, this process's when
+    None): its exit status, stdout and stderr as text (a non-zero status does not raise;
+    ``subprocess.TimeoutExpired`` after ``timeout`` s).
     """
     return subprocess.run(
         [sys.executable, "-m", "pytvm", *args],
@@ -19,5 +22,6 @@ def run_pytvm(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Complet
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=env,
         check=False,
     )

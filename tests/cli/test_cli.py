@@ -18,19 +18,13 @@ import numpy
 import pytest
 
 from pytvm.cli.main import build_parser
+from pytvm.testing.cli import run_pytvm
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pytvm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytvm", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_pytvm(*args, cwd=REPO_ROOT, timeout=120)
 
 
 def test_help_lists_subcommands() -> None:

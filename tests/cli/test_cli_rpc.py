@@ -18,21 +18,14 @@ import pytest
 from pytvm.cli.main import main
 from pytvm.rpc.services.tracker import Tracker
 from pytvm.rpc.wire.base import RPC_TRACKER_MAGIC, TrackerCode, recvall, recvjson, sendjson
+from pytvm.testing.cli import run_pytvm
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0
 
 
 def _pytvm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytvm", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=env,
-        check=False,
-    )
+    return run_pytvm(*args, cwd=REPO_ROOT, timeout=TIMEOUT, env=env)
 
 
 def _start(*args: str) -> tuple[subprocess.Popen[str], int]:
