@@ -50,8 +50,13 @@ _MIRRORED_IR_NAMES = {
     # class (how a microTVM session reaches its board).
     "Transport": ["pytvm.contrib.hexagon.transport", "pytvm.micro.transport"],
     # TVM v0.18's relay.backend.Executor (an executor's configuration for relay.build) and the
-    # base class of create_executor's results (relay.backend.interpreter.Executor).
-    "Executor": ["pytvm.relay.backend.executor", "pytvm.relay.executor"],
+    # base class of create_executor's results (relay.backend.interpreter.Executor), and
+    # autotvm.measure.executor.Executor (the base of the measuring worker pools).
+    "Executor": [
+        "pytvm.autotvm.measure.executor",
+        "pytvm.relay.backend.executor",
+        "pytvm.relay.executor",
+    ],
     # TVM v0.18's tvm.micro.project_api.client.RPCError (a Project API reply that does not fit
     # its request) beside tvm.error.RPCError.
     "RPCError": ["pytvm.ffi.errors", "pytvm.micro.project_api.client"],
