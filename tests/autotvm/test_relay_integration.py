@@ -258,3 +258,11 @@ def test_untuned_build_logs_no_fallback_warning(
         root.memory.clear()  # forget the untuned build's fallbacks, as a fresh process would
         pytvm.graph.build(mod, target="llvm", params=params)
     assert "Cannot find config" in caplog.text
+
+
+def test_extract_refuses_a_target_the_templates_do_not_compile_for(
+    model: tuple[onnx.ModelProto, Any, dict[str, Any]],
+) -> None:
+    _, mod, params = model
+    with pytest.raises(TVMValueError, match=r"of kind 'cuda'.*CPU schedules"):
+        autotvm.task.extract_from_program(mod, params, "cuda")

@@ -144,6 +144,10 @@ def extract_from_program(
     return extract_from_multiple_program([mod], [params], target, target_host, ops)
 
 
+#: The target kinds the strategy table's templates compile for.
+_CPU_KINDS = ("llvm", "c")
+
+
 def extract_from_multiple_program(
     mods: Sequence[Any],
     params: Sequence[Mapping[str, Any] | None],
@@ -162,6 +166,11 @@ def extract_from_multiple_program(
     tgt, _ = Target.canon_target_and_host(target, target_host)
     if tgt is None:
         raise TVMValueError("extract_from_program: target is None; pass e.g. target='llvm'")
+    if tgt.kind.name not in _CPU_KINDS:
+        raise TVMValueError(
+            f"extract_from_program: target {str(tgt)!r} is of kind {tgt.kind.name!r}; pytvm's "
+            f"tunable templates are its CPU schedules, for targets of kind {list(_CPU_KINDS)}"
+        )
     env = TaskExtractEnv(ops)
     ctx = PassContext.current()
     for mod, param in zip(mods, params, strict=True):
