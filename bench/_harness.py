@@ -22,6 +22,21 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 
 
+@contextlib.contextmanager
+def environ(env: dict[str, str]) -> Any:
+    """``env`` as this process's environment while the block runs (processes started inside
+    inherit it).
+    """
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _harness import Fleet, cpu_model, free_port
+from _harness import Fleet, cpu_model, environ, free_port
 from tune_tvm018 import run_pinned
 
 REPO = Path(__file__).resolve().parents[1]
@@ -227,7 +227,7 @@ def tune_model(name: str, path: Path, opts: argparse.Namespace, work: Path) -> d
         tracker.wait_ready()
         for core in SERVER_CORES:
             fleet.cores = core
-            with _environ(_worker_env(1)):
+            with environ(_worker_env(1)):
                 fleet.pytvm_server(
                     f"{name}-server{core}", tracker=tracker.port, key=KEY
                 ).wait_ready()
@@ -272,19 +272,6 @@ def records_summary(records: Path) -> dict[str, Any]:
         cell["trials"] += 1
         cell["failed"] += int(row["result"][1] != 0)
     return {"tasks": list(tasks.values()), "records": str(records), "wall_s": math.nan}
-
-
-@contextlib.contextmanager
-def _environ(env: dict[str, str]) -> Any:
-    """``env`` as this process's environment while the block runs (started servers inherit it)."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def measure_model(

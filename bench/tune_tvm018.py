@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _harness import Fleet, Proc, cpu_model, free_port
+from _harness import Fleet, Proc, cpu_model, environ, free_port
 from tune_conv_worker import CONV, KEY
 from tune_retime import TimerSpec, retime
 
@@ -212,7 +212,7 @@ def _start_servers(fleet: Fleet, peer: str, python: str, env: dict[str, str]) ->
         argv = [python, "-m", "pytvm.cli", "rpc", "tracker", "--host", "127.0.0.1"]
         pattern = r"tracker listening on [\d.]+:(\d+)"
     argv += ["--port", str(port), "--port-end", str(port + 100)]
-    with _env(env):
+    with environ(env):
         tracker = fleet.start(f"{peer}-tracker", argv, pattern)
     tracker.wait_ready()
     fleet.cores = SERVER_CORES
@@ -225,23 +225,10 @@ def _start_servers(fleet: Fleet, peer: str, python: str, env: dict[str, str]) ->
         pattern = r"server listening on [\d.]+:(\d+)"
     argv += ["--port", str(port), "--port-end", str(port + 100)]
     argv += ["--key", KEY, "--tracker", f"127.0.0.1:{tracker.port}"]
-    with _env({**env, "TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}):
+    with environ({**env, "TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}):
         server = fleet.start(f"{peer}-server", argv, pattern)
     server.wait_ready()
     return tracker, server
-
-
-@contextlib.contextmanager
-def _env(env: dict[str, str]) -> Any:
-    """``env`` as this process's environment while the block runs (Fleet's processes inherit it)."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _peer_env(peer: str, opts: argparse.Namespace, work: Path) -> tuple[str, dict[str, str]]:
